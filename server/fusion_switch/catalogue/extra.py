@@ -1,0 +1,101 @@
+"""Extra catalogue files: our own format (validated by schemas/catalogue.schema.json) or a CANN
+`fusion_config.json` from a toolkit install, whose Switch entries become rules with their defaults."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+
+from .rules import SCHEMAS_DIR, SECTIONS, Catalogue, Rule, catalogue_from_json
+
+
+@dataclass(frozen=True)
+class CatalogueError:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@cache
+def _validator() -> jsonschema.protocols.Validator:
+    schema = json.loads((SCHEMAS_DIR / "catalogue.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _from_fusion_config(data: dict, origin: str) -> Catalogue:
+    cat = Catalogue(origins=[origin])
+    switch = data.get("Switch", {})
+    for section in SECTIONS:
+        entries = switch.get(section, {}) if isinstance(switch, dict) else {}
+        if not isinstance(entries, dict):
+            continue
+        for name, value in entries.items():
+            if name == "ALL":
+                continue
+            default = value if value in ("on", "off") else None
+            cat.add(
+                Rule(
+                    name=name,
+                    section=section,
+                    description=f"Listed in the CANN built-in configuration {origin}.",
+                    registration="built-in fusion_config.json",
+                    default=default,
+                    origin=origin,
+                )
+            )
+    for name in data.get("ExceptionalPassOfO1Level", []) or []:
+        if isinstance(name, str) and not any(name in cat.rules[s] for s in SECTIONS):
+            cat.add(Rule(name=name, section="GraphFusion", o1_exceptional=True, origin=origin))
+    return cat
+
+
+def load_extra_file(path: str | Path) -> tuple[Catalogue | None, CatalogueError | None]:
+    """Read one extra catalogue; on any problem return one error naming the file, never raise."""
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, CatalogueError(str(p), "file not found; fix the path in fusionSwitch.catalogue.extraFiles")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, CatalogueError(str(p), f"cannot read it ({exc})")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, CatalogueError(
+            str(p), f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        )
+    if isinstance(data, dict) and "Switch" in data and "rules" not in data:
+        return _from_fusion_config(data, str(p)), None
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    if error is not None:
+        where = "/".join(str(x) for x in error.absolute_path) or "top level"
+        return None, CatalogueError(
+            str(p),
+            f"not a fusion-switch catalogue ({where}: {error.message}); expected "
+            '{"rules": [{"name": ..., "section": "GraphFusion"|"UBFusion"}]} '
+            "or a CANN fusion_config.json",
+        )
+    return catalogue_from_json(data, str(p)), None
+
+
+def load_catalogue(
+    extra_files: list[str] | tuple[str, ...] = (), base: Catalogue | None = None
+) -> tuple[Catalogue, list[CatalogueError]]:
+    """The built-in catalogue with extra files layered on top in order (later files win)."""
+    from .rules import builtin_catalogue
+
+    cat = base if base is not None else builtin_catalogue()
+    errors: list[CatalogueError] = []
+    for path in extra_files:
+        extra, error = load_extra_file(path)
+        if error is not None:
+            errors.append(error)
+        elif extra is not None:
+            cat = cat.merged(extra)
+    return cat, errors
