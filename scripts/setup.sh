@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Create .venv and install fusion-switch into it (editable). Idempotent; works on a fresh machine
+# with Python >= 3.11. Usage: bash scripts/setup.sh [--test]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+if [ "${1:-}" = "--test" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+  # msaccucmp (inside mindstudio-probe) is the test oracle for the comparison engine. Its declared
+  # dependencies pull in torch and more that msaccucmp does not need; numpy + psutil suffice.
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps 'mindstudio-probe==26.2.0'
+else
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e .
+fi

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up everything the tests need on a fresh Debian machine and run the whole suite.
+# Installs: Debian packages for the real-editor tests (needs root or sudo), the Python venv with
+# test extras, the VS Code extension's npm packages. Exits non-zero when any test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(neovim emacs-nox elpa-eglot)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+bash scripts/setup.sh --test
+
+if command -v npm >/dev/null 2>&1 && [ -f client-config/vscode/package.json ]; then
+  (cd client-config/vscode && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/python -m pytest -q "$@"
