@@ -1,0 +1,142 @@
+;;; fusion-switch.el --- Eglot setup for CANN fusion_switch.cfg files  -*- lexical-binding: t; -*-
+
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "27.1") (eglot "1.9"))
+;; Keywords: languages, tools
+
+;;; Commentary:
+
+;; A major mode for Ascend CANN `fusion_switch.cfg' files (derived from `js-mode', so JSON
+;; highlighting and indentation work) and an Eglot entry that starts the fusion-switch
+;; language server (`fusion-switch serve').  Put this file on your `load-path' and add:
+;;
+;;   (require 'fusion-switch)
+;;   (add-hook 'fusion-switch-mode-hook #'eglot-ensure)
+;;
+;; Choose the target per project in .dir-locals.el:
+;;
+;;   ((fusion-switch-mode . ((fusion-switch-target . "Ascend950PR_9599"))))
+;;
+;; Commands: `fusion-switch-compare', `fusion-switch-cancel-compare',
+;; `fusion-switch-apply-suspects', `fusion-switch-all-off', `fusion-switch-restore',
+;; `fusion-switch-show-report', `fusion-switch-reload-catalogue'.
+
+;;; Code:
+
+(require 'js)
+(require 'eglot)
+(require 'subr-x)
+(require 'cl-lib)
+(require 'json)
+
+(defgroup fusion-switch nil
+  "Editing and checking CANN fusion_switch.cfg files."
+  :group 'languages
+  :prefix "fusion-switch-")
+
+(defcustom fusion-switch-server-command nil
+  "Command that starts the language server over stdio, as a list of strings.
+When nil, the environment variable FUSION_SWITCH_SERVER_CMD (split like a
+shell command line) is used, else (\"fusion-switch\" \"serve\")."
+  :type '(choice (const :tag "Default" nil) (repeat string)))
+
+(defcustom fusion-switch-target ""
+  "Target the configuration is for: a --soc_version such as Ascend950PR_9599,
+or a product name such as Atlas 350.  Empty: no target-specific checks."
+  :type 'string
+  :safe #'stringp)
+
+(defcustom fusion-switch-catalogue-extra-files nil
+  "Extra rule catalogues (for example CANN fusion_config.json files)."
+  :type '(repeat string)
+  :safe (lambda (v) (and (listp v) (seq-every-p #'stringp v))))
+
+(defcustom fusion-switch-compare-paths nil
+  "Comparison inputs, relative to the project root, as a plist.
+Keys: :onDump :offDump :onGraph :offGraph :output."
+  :type 'plist
+  :safe #'listp)
+
+(defun fusion-switch--server-command ()
+  "The server command: the option, else $FUSION_SWITCH_SERVER_CMD, else PATH."
+  (or fusion-switch-server-command
+      (let ((from-env (getenv "FUSION_SWITCH_SERVER_CMD")))
+        (and from-env (not (string-blank-p from-env))
+             (split-string-and-unquote from-env)))
+      (list "fusion-switch" "serve")))
+
+(defun fusion-switch--settings ()
+  "The fusionSwitch settings section as a plist, from the options above."
+  (list :fusionSwitch
+        (list :target fusion-switch-target
+              :catalogue (list :extraFiles (vconcat fusion-switch-catalogue-extra-files))
+              :compare (cl-loop for key in '(:onDump :offDump :onGraph :offGraph :output)
+                                collect key
+                                collect (or (plist-get fusion-switch-compare-paths key) "")))))
+
+(defun fusion-switch-workspace-configuration (&optional _server)
+  "Value for `eglot-workspace-configuration' in fusion-switch buffers."
+  (fusion-switch--settings))
+
+(defun fusion-switch-eglot-contact (&optional _interactive)
+  "Eglot contact: the server command with the settings as initializationOptions."
+  (append (fusion-switch--server-command)
+          (list :initializationOptions (fusion-switch--settings))))
+
+;;;###autoload
+(define-derived-mode fusion-switch-mode js-mode "FusionSwitch"
+  "Major mode for CANN fusion_switch.cfg (strict JSON; no comments allowed)."
+  (setq-local js-indent-level 2)
+  (setq-local comment-start nil)
+  (setq-local eglot-workspace-configuration #'fusion-switch-workspace-configuration))
+
+;;;###autoload
+(add-to-list 'auto-mode-alist '("/fusion_switch[^/]*\\.cfg\\'" . fusion-switch-mode))
+;;;###autoload
+(add-to-list 'auto-mode-alist '("\\.fusion_switch\\.cfg\\'" . fusion-switch-mode))
+
+(add-to-list 'eglot-server-programs '(fusion-switch-mode . fusion-switch-eglot-contact))
+
+(defun fusion-switch-execute (command &optional extra)
+  "Run the server COMMAND on this buffer's configuration and return its result.
+EXTRA is a plist merged into the argument object."
+  (let ((server (eglot--current-server-or-lose)))
+    (jsonrpc-request server :workspace/executeCommand
+                     (list :command command
+                           :arguments (vector (append (list :cfgUri (eglot--path-to-uri
+                                                                    (buffer-file-name)))
+                                                      extra))))))
+
+(defmacro fusion-switch--define-command (name command doc)
+  "Define interactive NAME running server COMMAND, documented by DOC."
+  `(defun ,name ()
+     ,doc
+     (interactive)
+     (let ((result (fusion-switch-execute ,command)))
+       (when (called-interactively-p 'interactive)
+         (message "%s: %s" ,command (if result (json-encode result) "done")))
+       result)))
+
+(fusion-switch--define-command fusion-switch-compare "fusionSwitch.compare"
+  "Compare the fusion-on and fusion-off dumps named in the settings.")
+(fusion-switch--define-command fusion-switch-cancel-compare "fusionSwitch.cancelCompare"
+  "Stop the running comparison.")
+(fusion-switch--define-command fusion-switch-apply-suspects "fusionSwitch.applySuspects"
+  "Switch the rules suspected by the last comparison off.")
+(fusion-switch--define-command fusion-switch-all-off "fusionSwitch.allOff"
+  "Switch every fusion rule off (step 1 of the fusion-anomaly recipe).")
+(fusion-switch--define-command fusion-switch-restore "fusionSwitch.restore"
+  "Bring back the configuration from before `fusion-switch-all-off'.")
+(fusion-switch--define-command fusion-switch-show-report "fusionSwitch.showReport"
+  "Open the HTML report of the last comparison.")
+(fusion-switch--define-command fusion-switch-reload-catalogue "fusionSwitch.reloadCatalogue"
+  "Re-read the rule catalogues.")
+
+(defun fusion-switch-set-target (target)
+  "Set `fusion-switch-target' to TARGET for this buffer and tell the server."
+  (interactive "sTarget (--soc_version or product, empty for none): ")
+  (setq-local fusion-switch-target target)
+  (eglot-signal-didChangeConfiguration (eglot--current-server-or-lose)))
+
+(provide 'fusion-switch)
+;;; fusion-switch.el ends here

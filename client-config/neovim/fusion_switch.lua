@@ -1,0 +1,212 @@
+-- fusion-switch language server for Neovim 0.7+ without plugins.
+--
+-- Copy this file to ~/.config/nvim/lua/fusion_switch.lua and add to init.lua:
+--
+--   require('fusion_switch').setup({
+--     settings = { fusionSwitch = { target = 'Ascend950PR_9599' } },
+--   })
+--
+-- Files named fusion_switch*.cfg or *.fusion_switch.cfg get filetype `fusion_switch` (JSON
+-- highlighting) and the server `fusion-switch serve` (or $FUSION_SWITCH_SERVER_CMD, or the `cmd`
+-- option). Commands: :FusionSwitchCompare, :FusionSwitchCancelCompare, :FusionSwitchApplySuspects,
+-- :FusionSwitchAllOff, :FusionSwitchRestore, :FusionSwitchShowReport,
+-- :FusionSwitchReloadCatalogue, :FusionSwitchTarget {name}.
+-- Uses vim.lsp.start on Neovim 0.8+, vim.lsp.start_client + buf_attach_client on 0.7.
+
+local M = {}
+
+M.filetype = 'fusion_switch'
+M.patterns = { 'fusion_switch*.cfg', '*.fusion_switch.cfg' }
+M.root_markers = { '.git', '.fusion-switch', '.vscode' }
+
+local defaults = {
+  -- Command that starts the server over stdio; nil: $FUSION_SWITCH_SERVER_CMD (split on
+  -- whitespace) or { 'fusion-switch', 'serve' }.
+  cmd = nil,
+  settings = {
+    fusionSwitch = {
+      target = '',
+      catalogue = { extraFiles = {} },
+      compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '' },
+    },
+  },
+  on_attach = nil, -- function(client, bufnr), e.g. your keymaps
+}
+
+local config = vim.deepcopy(defaults)
+local clients_by_root = {} -- Neovim 0.7: one client per root directory
+
+-- Client methods are called with `:` from 0.11 on (the `.` form is deprecated there).
+local function call(client, method, ...)
+  if vim.fn.has('nvim-0.11') == 1 then
+    return client[method](client, ...)
+  end
+  return client[method](...)
+end
+
+local function fusion_clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ name = 'fusion-switch', bufnr = bufnr })
+  end
+  local found = {}
+  local all = bufnr and vim.lsp.buf_get_clients(bufnr) or vim.lsp.get_active_clients()
+  for _, client in pairs(all) do
+    if client.name == 'fusion-switch' then
+      table.insert(found, client)
+    end
+  end
+  return found
+end
+
+local function server_cmd()
+  if config.cmd then
+    return config.cmd
+  end
+  local from_env = os.getenv('FUSION_SWITCH_SERVER_CMD')
+  if from_env and from_env:match('%S') then
+    return vim.split(vim.trim(from_env), '%s+')
+  end
+  return { 'fusion-switch', 'serve' }
+end
+
+--- The nearest folder above the file holding a root marker, else the file's folder.
+local function root_dir(bufnr)
+  local file = vim.api.nvim_buf_get_name(bufnr)
+  local start = vim.fn.fnamemodify(file, ':p:h')
+  local dir = start
+  while dir and dir ~= '' do
+    for _, marker in ipairs(M.root_markers) do
+      if vim.loop.fs_stat(dir .. '/' .. marker) then
+        return dir
+      end
+    end
+    local parent = vim.fn.fnamemodify(dir, ':h')
+    if parent == dir then
+      break
+    end
+    dir = parent
+  end
+  return start
+end
+
+local function client_config(root)
+  return {
+    name = 'fusion-switch',
+    cmd = server_cmd(),
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ':t') } },
+    settings = config.settings,
+    init_options = config.settings,
+    on_init = function(client)
+      if vim.fn.has('nvim-0.8') == 0 then
+        -- 0.7 does not send settings by itself.
+        call(client, 'notify', 'workspace/didChangeConfiguration', { settings = config.settings })
+      end
+      return true
+    end,
+    on_attach = config.on_attach,
+  }
+end
+
+--- The settings sent to the server (the `settings` option merged over the defaults).
+function M.settings()
+  return config.settings
+end
+
+--- Starts (or reuses) the server for the buffer's root folder and attaches it.
+function M.attach(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local root = root_dir(bufnr)
+  if vim.lsp.start then
+    return vim.lsp.start(client_config(root), { bufnr = bufnr })
+  end
+  local id = clients_by_root[root]
+  local client = id and vim.lsp.get_client_by_id(id)
+  if not client or call(client, 'is_stopped') then
+    id = vim.lsp.start_client(client_config(root))
+    if not id then
+      vim.notify('fusion-switch: cannot start ' .. table.concat(server_cmd(), ' ') ..
+        ' (install it with `pip install fusion-switch`)', vim.log.levels.ERROR)
+      return nil
+    end
+    clients_by_root[root] = id
+  end
+  vim.lsp.buf_attach_client(bufnr, id)
+  return id
+end
+
+--- The fusion-switch client attached to the buffer, if any.
+function M.client(bufnr)
+  return fusion_clients(bufnr or vim.api.nvim_get_current_buf())[1]
+end
+
+--- Runs a server command on the buffer's configuration; `extra` adds to its argument object.
+function M.execute(command, bufnr, extra, on_result)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local client = M.client(bufnr)
+  if not client then
+    vim.notify('fusion-switch: no server attached to this buffer', vim.log.levels.WARN)
+    return
+  end
+  local argument = vim.tbl_extend('force', { cfgUri = vim.uri_from_bufnr(bufnr) }, extra or {})
+  local params = { command = command, arguments = { argument } }
+  call(client, 'request', 'workspace/executeCommand', params, function(err, result)
+    if on_result then
+      return on_result(err, result)
+    end
+    if err then
+      vim.notify(command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    elseif result ~= nil and result ~= vim.NIL then
+      vim.notify(command .. ': ' .. vim.inspect(result), vim.log.levels.INFO)
+    end
+  end, bufnr)
+end
+
+--- Changes fusionSwitch.target for every running fusion-switch client.
+function M.set_target(target)
+  config.settings.fusionSwitch.target = target
+  for _, client in ipairs(fusion_clients(nil)) do
+    client.config.settings = config.settings
+    call(client, 'notify', 'workspace/didChangeConfiguration', { settings = config.settings })
+  end
+end
+
+local user_commands = {
+  FusionSwitchCompare = 'fusionSwitch.compare',
+  FusionSwitchCancelCompare = 'fusionSwitch.cancelCompare',
+  FusionSwitchApplySuspects = 'fusionSwitch.applySuspects',
+  FusionSwitchAllOff = 'fusionSwitch.allOff',
+  FusionSwitchRestore = 'fusionSwitch.restore',
+  FusionSwitchShowReport = 'fusionSwitch.showReport',
+  FusionSwitchReloadCatalogue = 'fusionSwitch.reloadCatalogue',
+}
+
+function M.setup(opts)
+  config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  local group = vim.api.nvim_create_augroup('fusion_switch', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, {
+    group = group,
+    pattern = M.patterns,
+    callback = function(args)
+      vim.bo[args.buf].filetype = M.filetype
+    end,
+  })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = M.filetype,
+    callback = function(args)
+      vim.bo[args.buf].syntax = 'json'
+      M.attach(args.buf)
+    end,
+  })
+  for name, command in pairs(user_commands) do
+    vim.api.nvim_create_user_command(name, function()
+      M.execute(command)
+    end, { desc = command })
+  end
+  vim.api.nvim_create_user_command('FusionSwitchTarget', function(args)
+    M.set_target(args.args)
+  end, { nargs = '?', desc = 'Set fusionSwitch.target (empty: none)' })
+end
+
+return M

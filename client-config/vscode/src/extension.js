@@ -1,0 +1,298 @@
+// VS Code entry point: starts the fusion-switch language server and wires the editor UI to it.
+//
+// The server does the work (diagnostics, completion, commands); this file only finds and starts
+// it, forwards settings, turns menu clicks into command arguments, and shows the status item.
+'use strict';
+
+const vscode = require('vscode');
+const { LanguageClient, State } = require('vscode-languageclient/node');
+
+const {
+  CLIENT_COMMANDS,
+  LANGUAGE_ID,
+  SECTION,
+  STATUS_NOTIFICATION,
+} = require('./contract');
+const { INSTALL_HINT, chooseServer, serverCandidates, startFailureMessage } = require('./serverCommand');
+const { statusText } = require('./status');
+const { commandArguments } = require('./commandArgs');
+
+const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
+const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
+
+/** @type {LanguageClient | undefined} */
+let client;
+/** @type {vscode.OutputChannel} */
+let output;
+/** @type {vscode.StatusBarItem} */
+let statusItem;
+/** @type {{target?: unknown, catalogue?: unknown, suspects?: unknown} | undefined} */
+let lastStatus;
+let starting;
+
+/** @param {vscode.ExtensionContext} context */
+async function activate(context) {
+  output = vscode.window.createOutputChannel('Fusion Switch', { log: true });
+  statusItem = vscode.window.createStatusBarItem('fusionSwitch.status', vscode.StatusBarAlignment.Right, 100);
+  statusItem.name = 'Fusion Switch Target';
+  statusItem.command = 'fusionSwitch.selectTarget';
+  context.subscriptions.push(output, statusItem);
+
+  const handlers = {
+    'fusionSwitch.selectTarget': () => selectTarget(context),
+    'fusionSwitch.restartServer': () => restart(context),
+    'fusionSwitch.showOutput': () => output.show(true),
+  };
+  for (const id of CLIENT_COMMANDS) {
+    context.subscriptions.push(vscode.commands.registerCommand(id, handlers[id]));
+  }
+
+  context.subscriptions.push(
+    vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration(`${SECTION}.server`)) {
+        restart(context);
+      } else if (event.affectsConfiguration(`${SECTION}.target`)) {
+        updateStatus();
+      }
+    }),
+  );
+  updateStatus();
+  await start(context);
+}
+
+async function deactivate() {
+  if (client) {
+    await client.stop();
+    client = undefined;
+  }
+}
+
+/** The Python extension's interpreter for the first workspace folder, if it is installed. */
+async function pythonFromExtension() {
+  const extension = vscode.extensions.getExtension('ms-python.python');
+  if (!extension) {
+    return undefined;
+  }
+  try {
+    const api = extension.isActive ? extension.exports : await extension.activate();
+    const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
+    if (api?.environments?.getActiveEnvironmentPath) {
+      const active = api.environments.getActiveEnvironmentPath(resource);
+      const resolved = await api.environments.resolveEnvironment(active);
+      return resolved?.executable?.uri?.fsPath ?? active?.path;
+    }
+    return api?.settings?.getExecutionDetails?.(resource)?.execCommand?.[0];
+  } catch (error) {
+    output.warn(`Python extension did not give an interpreter: ${error}`);
+    return undefined;
+  }
+}
+
+function start(context) {
+  if (!starting) {
+    starting = doStart(context).finally(() => {
+      starting = undefined;
+    });
+  }
+  return starting;
+}
+
+async function doStart(context) {
+  statusItem.text = '$(sync~spin) Fusion Switch';
+  statusItem.tooltip = 'Starting the fusion-switch language server';
+  const settings = vscode.workspace.getConfiguration(SECTION);
+  const candidates = serverCandidates(
+    { command: settings.get('server.command'), pythonPath: settings.get('server.pythonPath') },
+    await pythonFromExtension(),
+  );
+  const { server, failures } = await chooseServer(candidates);
+  for (const failure of failures) {
+    output.info(`Not usable: ${failure.candidate.source}: ${failure.error}`);
+  }
+  if (!server) {
+    showStartError(startFailureMessage(failures), failures.at(-1)?.candidate.setting);
+    return;
+  }
+  output.info(`Starting ${[server.command, ...server.args].join(' ')} (from ${server.source})`);
+
+  const serverOptions = {
+    command: server.command,
+    args: server.args,
+    options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
+  };
+  const clientOptions = {
+    documentSelector: [
+      { scheme: 'file', language: LANGUAGE_ID },
+      { scheme: 'untitled', language: LANGUAGE_ID },
+    ],
+    synchronize: { configurationSection: SECTION },
+    initializationOptions: { [SECTION]: plainSettings() },
+    outputChannel: output,
+    traceOutputChannel: output,
+    // Start failures are reported by showStartError with a fix; no second pop-up.
+    initializationFailedHandler: () => false,
+    middleware: { executeCommand: (command, args, next) => next(command, withCfgUri(args)) },
+  };
+  const current = new LanguageClient(CLIENT_ID, 'Fusion Switch', serverOptions, clientOptions);
+  current.registerFeature(statusCapability);
+  client = current;
+  context.subscriptions.push(
+    current.onDidChangeState((event) => {
+      if (client !== current) {
+        return; // a stopped predecessor after a restart
+      }
+      const running = event.newState === State.Running;
+      vscode.commands.executeCommand('setContext', RUNNING_CONTEXT, running);
+      if (event.newState === State.Stopped) {
+        statusItem.text = '$(error) Fusion Switch';
+        statusItem.tooltip = 'The fusion-switch language server is not running. Click for its output.';
+        statusItem.command = 'fusionSwitch.showOutput';
+      } else if (running) {
+        statusItem.command = 'fusionSwitch.selectTarget';
+        updateStatus();
+      }
+    }),
+    current.onNotification(STATUS_NOTIFICATION, (params) => {
+      lastStatus = params && typeof params === 'object' ? params : undefined;
+      updateStatus();
+    }),
+  );
+  try {
+    await current.start();
+  } catch (error) {
+    const message =
+      `Fusion Switch: the language server (${[server.command, ...server.args].join(' ')}, ` +
+      `from ${server.source}) did not start: ${error?.message ?? error}. ` +
+      `Install it with \`${INSTALL_HINT}\` or fix the setting.`;
+    client = undefined;
+    showStartError(message, server.setting);
+  }
+}
+
+/**
+ * Tells the server, in `capabilities.experimental.fusionSwitch`, that this client shows the
+ * `fusionSwitch/status` notification (other editors do not get it).
+ */
+const statusCapability = {
+  fillClientCapabilities(capabilities) {
+    capabilities.experimental = {
+      ...(capabilities.experimental ?? {}),
+      [SECTION]: { statusNotification: STATUS_NOTIFICATION },
+    };
+  },
+  initialize() {},
+  getState: () => ({ kind: 'static' }),
+  clear() {},
+};
+
+async function restart(context) {
+  if (starting) {
+    await starting;
+  }
+  const previous = client;
+  client = undefined;
+  lastStatus = undefined;
+  if (previous) {
+    try {
+      await previous.stop();
+    } catch (error) {
+      output.warn(`Stopping the server failed: ${error}`);
+    }
+  }
+  await start(context);
+}
+
+/** The fusionSwitch settings as plain JSON (the configuration object carries functions). */
+function plainSettings() {
+  return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration(SECTION)));
+}
+
+function activeCfgUri() {
+  const editor = vscode.window.activeTextEditor;
+  return editor && editor.document.languageId === LANGUAGE_ID
+    ? editor.document.uri.toString()
+    : undefined;
+}
+
+function withCfgUri(args) {
+  const uriString = (value) => (value instanceof vscode.Uri ? value.toString() : undefined);
+  return commandArguments(args, uriString, activeCfgUri());
+}
+
+function updateStatus() {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== LANGUAGE_ID) {
+    statusItem.hide();
+    return;
+  }
+  if (client && client.state === State.Running) {
+    const configured = vscode.workspace.getConfiguration(SECTION, editor.document.uri).get('target', '');
+    const { text, tooltip } = statusText(lastStatus, configured);
+    statusItem.text = text;
+    statusItem.tooltip = tooltip;
+  }
+  statusItem.show();
+}
+
+async function showStartError(message, setting) {
+  output.error(message);
+  statusItem.text = '$(error) Fusion Switch';
+  statusItem.tooltip = message;
+  statusItem.command = 'fusionSwitch.showOutput';
+  const openSetting = 'Open Setting';
+  const install = 'Install in Terminal';
+  const retry = 'Retry';
+  const choice = await vscode.window.showErrorMessage(message, openSetting, install, retry);
+  if (choice === openSetting) {
+    await vscode.commands.executeCommand('workbench.action.openSettings', setting ?? `${SECTION}.server`);
+  } else if (choice === install) {
+    const terminal = vscode.window.createTerminal('Install fusion-switch');
+    terminal.show();
+    terminal.sendText(`python -m ${INSTALL_HINT}`, false); // the user presses Enter
+  } else if (choice === retry) {
+    await vscode.commands.executeCommand('fusionSwitch.restartServer');
+  }
+}
+
+/** Quick pick over the known targets (the setting's `examples`); free text is accepted too. */
+async function selectTarget(context) {
+  const schema = context.extension.packageJSON.contributes.configuration.properties[`${SECTION}.target`];
+  const editor = vscode.window.activeTextEditor;
+  const scope = editor && editor.document.languageId === LANGUAGE_ID ? editor.document.uri : undefined;
+  const settings = vscode.workspace.getConfiguration(SECTION, scope);
+  const current = settings.get('target', '');
+  const pick = vscode.window.createQuickPick();
+  pick.title = 'Fusion Switch: target (--soc_version or product name)';
+  pick.placeholder = current ? `Current: ${current}. Type any --soc_version to use it.` : 'Type or pick a target';
+  const known = schema.examples.map((name, index) => ({
+    label: name,
+    description: schema.enumDescriptions?.[index] ?? '',
+  }));
+  const none = { label: '', description: 'No target: no target-specific checks' };
+  pick.items = [...known, none];
+  pick.onDidChangeValue((value) => {
+    const typed = value.trim();
+    const extra = typed && !known.some((item) => item.label === typed) ? [{ label: typed, description: 'custom' }] : [];
+    pick.items = [...extra, ...known, none];
+  });
+  const chosen = await new Promise((resolve) => {
+    pick.onDidAccept(() => resolve(pick.selectedItems[0]));
+    pick.onDidHide(() => resolve(undefined));
+    pick.show();
+  });
+  pick.dispose();
+  if (chosen === undefined) {
+    return;
+  }
+  const inspect = settings.inspect('target');
+  const where =
+    inspect?.workspaceFolderValue !== undefined
+      ? vscode.ConfigurationTarget.WorkspaceFolder
+      : vscode.workspace.workspaceFolders
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
+  await settings.update('target', chosen.label, where);
+}
+
+module.exports = { activate, deactivate };

@@ -1,0 +1,44 @@
+// Text of the status bar item, from the server's `fusionSwitch/status` notification
+// ({target, catalogue, suspects?}) or, before it arrives, from the fusionSwitch.target setting.
+'use strict';
+
+/** A display name for a target or catalogue sent as a string or a small object. */
+function label(value) {
+  if (typeof value === 'string') {
+    return value.trim();
+  }
+  if (value && typeof value === 'object') {
+    for (const key of ['given', 'name', 'product', 'id']) {
+      if (typeof value[key] === 'string' && value[key].trim() !== '') {
+        return value[key].trim();
+      }
+    }
+  }
+  return '';
+}
+
+/**
+ * @param {{target?: unknown, catalogue?: unknown, suspects?: unknown} | undefined} status
+ * @param {string} configuredTarget  fusionSwitch.target of the active document's folder
+ * @returns {{text: string, tooltip: string}}
+ */
+function statusText(status, configuredTarget) {
+  const target = label(status ? status.target : undefined) || label(configuredTarget);
+  const catalogue = label(status ? status.catalogue : undefined);
+  const suspects = status && Number.isInteger(status.suspects) ? status.suspects : undefined;
+  let text = `$(circuit-board) ${target || 'no target'}`;
+  if (suspects !== undefined && suspects > 0) {
+    text += ` $(warning) ${suspects}`;
+  }
+  const lines = [
+    `Fusion Switch target: ${target || 'none (set fusionSwitch.target)'}`,
+    `Catalogue: ${catalogue || (status ? 'unknown' : 'waiting for the server')}`,
+  ];
+  if (suspects !== undefined) {
+    lines.push(`Suspected rules from the last comparison: ${suspects}`);
+  }
+  lines.push('Click to select the target.');
+  return { text, tooltip: lines.join('\n') };
+}
+
+module.exports = { label, statusText };

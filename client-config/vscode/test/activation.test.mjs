@@ -1,0 +1,200 @@
+// The packaged bundle (dist/extension.js) activated against a stand-in `vscode` module
+// (test/fakeVscode.cjs): it starts the real server through vscode-languageclient, forwards the
+// target, syncs a fusion_switch.cfg, receives the server's diagnostics and runs its commands;
+// when no server can start, the user gets the error with the fix.
+// Python: $FUSION_SWITCH_PYTHON, else the repository's .venv/bin/python.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import Module, { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { afterEach, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const { createFake } = require('./fakeVscode.cjs');
+
+const extensionDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const repoRoot = resolve(extensionDir, '..', '..');
+const bundle = join(extensionDir, 'dist', 'extension.js');
+const manifest = JSON.parse(readFileSync(join(extensionDir, 'package.json'), 'utf8'));
+const python = process.env.FUSION_SWITCH_PYTHON || join(repoRoot, '.venv', 'bin', 'python');
+const skip = !existsSync(bundle) && 'not built: npm run build';
+
+const CFG = `{
+  "Switch": {
+    "GraphFusion": {
+      "ConvBatchnormFusionPas": "off"
+    }
+  }
+}
+`;
+
+function defaults() {
+  const settings = {};
+  for (const [key, schema] of Object.entries(manifest.contributes.configuration.properties)) {
+    settings[key] = structuredClone(schema.default);
+  }
+  return settings;
+}
+
+/** Loads a fresh copy of the bundle wired to a new fake `vscode`, and activates it. */
+async function activate(settings) {
+  const folder = mkdtempSync(join(tmpdir(), 'fusion-switch-vscode-'));
+  const fake = createFake({ settings: { ...defaults(), ...settings }, folder });
+  const load = Module._load;
+  Module._load = function (request, ...rest) {
+    return request === 'vscode' ? fake.vscode : load.call(this, request, ...rest);
+  };
+  let extension;
+  try {
+    delete require.cache[bundle];
+    for (const key of Object.keys(require.cache)) {
+      if (key.includes('node_modules')) delete require.cache[key];
+    }
+    extension = require(bundle);
+  } finally {
+    Module._load = load;
+  }
+  const context = { subscriptions: [], extension: { packageJSON: manifest }, extensionPath: extensionDir };
+  await extension.activate(context);
+  return { fake, extension, folder, context };
+}
+
+async function until(predicate, what, seconds = 20) {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    const value = predicate();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+const running = [];
+afterEach(async () => {
+  while (running.length) await running.pop().deactivate();
+});
+
+describe('activation with the real server', { skip }, () => {
+  test('starts the server from fusionSwitch.server.pythonPath and works on a fusion_switch.cfg', async () => {
+    const { fake, extension, folder } = await activate({
+      'fusionSwitch.server.pythonPath': python,
+      'fusionSwitch.target': 'Ascend950PR_9599',
+      'fusionSwitch.trace.server': 'verbose',
+    });
+    running.push(extension);
+    const { recorded } = fake;
+    assert.deepEqual(recorded.messages, [], 'no error shown');
+    assert.ok(
+      recorded.executed.some(([id, key, value]) => id === 'setContext' && key === 'fusionSwitch.serverRunning' && value === true),
+      'the serverRunning context (menus) is set',
+    );
+    assert.ok(recorded.log.some((l) => l.includes(`${python} -m fusion_switch serve`)), 'start logged');
+    const initialize = recorded.log.find((l) => l.includes("Sending request 'initialize"));
+    assert.ok(initialize, 'trace.server honoured');
+    const params = JSON.parse(initialize.slice(initialize.indexOf('Params: ') + 8));
+    assert.deepEqual(params.capabilities.experimental.fusionSwitch, { statusNotification: 'fusionSwitch/status' });
+    assert.equal(params.initializationOptions.fusionSwitch.target, 'Ascend950PR_9599');
+    assert.equal('server' in params.initializationOptions.fusionSwitch, true); // whole section
+    // Server commands are registered by the client from executeCommandProvider.
+    for (const id of ['fusionSwitch.reloadCatalogue', 'fusionSwitch.selectTarget', 'fusionSwitch.restartServer']) {
+      assert.ok(recorded.commands.has(id), `${id} registered`);
+    }
+
+    const path = join(folder, 'fusion_switch.cfg');
+    writeFileSync(path, CFG);
+    const document = fake.open(path, 'fusion-switch', CFG);
+    const diagnostics = await until(() => recorded.diagnostics.get(document.uri.toString())?.length && recorded.diagnostics.get(document.uri.toString()), 'diagnostics');
+    const unknown = diagnostics.find((d) => (d.code?.value ?? d.code) === 'unknown-rule');
+    assert.ok(unknown, JSON.stringify(diagnostics));
+    assert.equal(unknown.source, 'fusion-switch');
+    assert.match(unknown.message, /Did you mean ConvBatchnormFusionPass/i);
+    assert.equal(unknown.range.start.line, 3);
+
+    // The palette passes no argument: the active configuration is named by cfgUri, and the
+    // target from the settings (initializationOptions) is in force.
+    const reply = await recorded.commands.get('fusionSwitch.reloadCatalogue')();
+    assert.ok(reply.rules > 600, JSON.stringify(reply));
+    assert.match(reply.target, /Ascend950PR_9599/);
+
+    const status = recorded.statusItems.find((item) => item.id === 'fusionSwitch.status');
+    assert.equal(status.shown, true);
+    assert.match(status.text, /Ascend950PR_9599|Atlas 350/);
+  });
+});
+
+describe('status bar', { skip }, () => {
+  test('shows the fusionSwitch/status notification; server.command starts any server', async () => {
+    const server = fileURLToPath(new URL('./statusServer.mjs', import.meta.url));
+    const { fake, extension, folder } = await activate({
+      'fusionSwitch.server.command': [process.execPath, server],
+      'fusionSwitch.target': 'Ascend910B1',
+    });
+    running.push(extension);
+    const status = fake.recorded.statusItems.find((item) => item.id === 'fusionSwitch.status');
+    const path = join(folder, 'fusion_switch.cfg');
+    fake.open(path, 'fusion-switch', CFG);
+    await until(() => status.text.includes('Atlas 350'), 'the status notification');
+    assert.equal(status.text, '$(circuit-board) Atlas 350 (Ascend950PR_9599) $(warning) 2');
+    assert.match(status.tooltip, /Catalogue: 674 rules from built-in/);
+    assert.match(status.tooltip, /Suspected rules from the last comparison: 2/);
+    assert.equal(status.command, 'fusionSwitch.selectTarget');
+    assert.equal(status.shown, true);
+  });
+
+  for (const [target, text] of [['', '$(circuit-board) no target'], ['Ascend910B1', '$(circuit-board) Ascend910B1']]) {
+    test(`without a notification, shows the configured target: ${JSON.stringify(target)}`, async () => {
+      const server = fileURLToPath(new URL('./statusServer.mjs', import.meta.url));
+      const { fake, extension, folder } = await activate({
+        'fusionSwitch.server.command': [process.execPath, server, '--silent'],
+        'fusionSwitch.target': target,
+      });
+      running.push(extension);
+      const status = fake.recorded.statusItems.find((item) => item.id === 'fusionSwitch.status');
+      fake.open(join(folder, 'fusion_switch.cfg'), 'fusion-switch', CFG);
+      assert.equal(status.shown, true);
+      assert.equal(status.text, text);
+      assert.match(status.tooltip, /Catalogue: waiting for the server/);
+    });
+  }
+});
+
+describe('when no server can start', { skip }, () => {
+  test('a wrong pythonPath names the setting and the install command', async () => {
+    const { fake, extension } = await activate({ 'fusionSwitch.server.pythonPath': '/nonexistent/bin/python3' });
+    running.push(extension);
+    const [[level, text]] = await until(() => fake.recorded.messages.length && fake.recorded.messages, 'an error');
+    assert.equal(level, 'error');
+    assert.match(text, /setting fusionSwitch\.server\.pythonPath \(\/nonexistent\/bin\/python3: not found/);
+    assert.match(text, /pip install fusion-switch/);
+    assert.equal(fake.recorded.messages.length, 1, 'one message, not the client\'s as well');
+  });
+
+  test('an interpreter without fusion_switch is reported with Python\'s own error', async () => {
+    // The project's interpreter with site-packages disabled cannot import fusion_switch.
+    const wrapper = join(mkdtempSync(join(tmpdir(), 'python-')), 'python');
+    writeFileSync(wrapper, `#!/bin/sh\nexec ${JSON.stringify(python)} -S "$@"\n`, { mode: 0o755 });
+    const { fake, extension } = await activate({ 'fusionSwitch.server.pythonPath': wrapper });
+    running.push(extension);
+    const [[level, text]] = await until(() => fake.recorded.messages.length && fake.recorded.messages, 'an error');
+    assert.equal(level, 'error');
+    assert.match(text, /-c import fusion_switch: ModuleNotFoundError: No module named 'fusion_switch'/);
+  });
+
+  test('nothing configured and nothing on PATH: says what was tried', async () => {
+    const path = process.env.PATH;
+    process.env.PATH = mkdtempSync(join(tmpdir(), 'empty-path-'));
+    try {
+      const { fake, extension } = await activate({});
+      running.push(extension);
+      const [[level, text]] = await until(() => fake.recorded.messages.length && fake.recorded.messages, 'an error');
+      assert.equal(level, 'error');
+      assert.match(text, /Tried `fusion-switch` on PATH \(fusion-switch: not found or not executable\)/);
+      assert.match(text, /pip install fusion-switch/);
+      assert.equal(fake.recorded.commands.has('fusionSwitch.reloadCatalogue'), false);
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+});

@@ -1,0 +1,321 @@
+// A stand-in for the `vscode` module, enough for the extension and vscode-languageclient to start
+// the real server, sync a document, receive diagnostics and run commands in plain Node.
+// (VS Code itself cannot be downloaded here, so @vscode/test-electron is not an option.)
+// What the real editor does with a call is recorded in `recorded` for the test to check;
+// any API the test does not model is an inert callable stand-in (see `inert`).
+'use strict';
+
+const { pathToFileURL, fileURLToPath } = require('node:url');
+
+
+/** A callable, constructible object whose every property is another one (returns itself). */
+function inert(path) {
+  const target = function () {};
+  return new Proxy(target, {
+    get(_t, prop) {
+      if (prop === 'then') return undefined;
+      if (prop === Symbol.iterator) return function* () {};
+      if (prop === Symbol.toPrimitive) return () => `[${path}]`;
+      if (prop === 'dispose') return () => {};
+      return inert(`${path}.${String(prop)}`);
+    },
+    apply: () => inert(`${path}()`),
+    construct: () => inert(`new ${path}`),
+  });
+}
+
+class Disposable {
+  constructor(fn) {
+    this._fn = fn;
+  }
+  static from(...items) {
+    return new Disposable(() => items.forEach((d) => d && d.dispose && d.dispose()));
+  }
+  dispose() {
+    if (this._fn) this._fn();
+    this._fn = undefined;
+  }
+}
+
+class EventEmitter {
+  constructor() {
+    this._listeners = new Set();
+    this.event = (listener, thisArg) => {
+      const bound = thisArg ? listener.bind(thisArg) : listener;
+      this._listeners.add(bound);
+      return new Disposable(() => this._listeners.delete(bound));
+    };
+  }
+  fire(value) {
+    for (const listener of [...this._listeners]) listener(value);
+  }
+  dispose() {
+    this._listeners.clear();
+  }
+}
+
+class CancellationTokenSource {
+  constructor() {
+    const emitter = new EventEmitter();
+    this._emitter = emitter;
+    this.token = { isCancellationRequested: false, onCancellationRequested: emitter.event };
+  }
+  cancel() {
+    this.token.isCancellationRequested = true;
+    this._emitter.fire();
+  }
+  dispose() {}
+}
+
+class CancellationError extends Error {}
+
+class Uri {
+  constructor(text) {
+    const url = new URL(text);
+    this.scheme = url.protocol.slice(0, -1);
+    this._text = text;
+    this.path = url.pathname;
+    this.fsPath = this.scheme === 'file' ? fileURLToPath(url) : url.pathname;
+  }
+  static parse(text) {
+    return new Uri(text);
+  }
+  static file(path) {
+    return new Uri(pathToFileURL(path).href);
+  }
+  toString() {
+    return this._text;
+  }
+  toJSON() {
+    return this._text;
+  }
+  with() {
+    return this;
+  }
+}
+
+class Position {
+  constructor(line, character) {
+    this.line = line;
+    this.character = character;
+  }
+}
+
+class Range {
+  constructor(a, b, c, d) {
+    [this.start, this.end] =
+      typeof a === 'number' ? [new Position(a, b), new Position(c, d)] : [a, b];
+  }
+}
+
+class TabInputText {
+  constructor(uri) {
+    this.uri = uri;
+  }
+}
+class TabInputTextDiff {}
+class TabInputCustom {}
+class TabInputNotebook {}
+
+class Diagnostic {
+  constructor(range, message, severity) {
+    Object.assign(this, { range, message, severity });
+  }
+}
+
+const enums = {
+  DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
+  StatusBarAlignment: { Left: 1, Right: 2 },
+  ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
+  ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
+  LogLevel: { Off: 0, Trace: 1, Debug: 2, Info: 3, Warning: 4, Error: 5 },
+  DiagnosticTag: { Unnecessary: 1, Deprecated: 2 },
+  TextDocumentSaveReason: { Manual: 1, AfterDelay: 2, FocusOut: 3 },
+};
+
+/** A text document as VS Code hands it to extensions. */
+function textDocument(path, languageId, text) {
+  return {
+    uri: Uri.file(path),
+    fileName: path,
+    languageId,
+    version: 1,
+    isClosed: false,
+    isUntitled: false,
+    getText: () => text,
+    lineCount: text.split('\n').length,
+  };
+}
+
+function createFake({ settings, folder }) {
+  const recorded = {
+    commands: new Map(), // id -> callback
+    executed: [], // [id, ...args] of executeCommand
+    diagnostics: new Map(), // uri string -> Diagnostic[]
+    messages: [], // [level, text]
+    statusItems: [],
+    log: [],
+  };
+  const events = {
+    openDocument: new EventEmitter(),
+    activeEditor: new EventEmitter(),
+    configuration: new EventEmitter(),
+    tabs: new EventEmitter(),
+    visibleEditors: new EventEmitter(),
+  };
+  const tabGroup = { tabs: [], isActive: true, viewColumn: 1 };
+  const documents = [];
+  const window = {
+    activeTextEditor: undefined,
+    visibleTextEditors: [],
+    tabGroups: { all: [tabGroup], onDidChangeTabs: events.tabs.event },
+    onDidChangeActiveTextEditor: events.activeEditor.event,
+    onDidChangeVisibleTextEditors: events.visibleEditors.event,
+    createOutputChannel: (name) => {
+      const line = (level) => (text) => recorded.log.push(`[${level}] ${text}`);
+      return {
+        name,
+        append: line('append'),
+        appendLine: line('line'),
+        trace: line('trace'),
+        debug: line('debug'),
+        info: line('info'),
+        warn: line('warn'),
+        error: line('error'),
+        replace: () => {},
+        clear: () => {},
+        show: () => {},
+        hide: () => {},
+        dispose: () => {},
+        logLevel: enums.LogLevel.Trace,
+        onDidChangeLogLevel: new EventEmitter().event,
+      };
+    },
+    createStatusBarItem: (id) => {
+      const item = { id, shown: false, show() { this.shown = true; }, hide() { this.shown = false; }, dispose() {} };
+      recorded.statusItems.push(item);
+      return item;
+    },
+    showErrorMessage: async (text) => void recorded.messages.push(['error', text]),
+    showWarningMessage: async (text) => void recorded.messages.push(['warning', text]),
+    showInformationMessage: async (text) => void recorded.messages.push(['info', text]),
+    withProgress: (_options, task) => task({ report() {} }, new CancellationTokenSource().token),
+  };
+  const configuration = (section) => {
+    const prefix = section ? `${section}.` : '';
+    const lookup = (key) => settings[`${prefix}${key}`];
+    const nested = {};
+    for (const [key, value] of Object.entries(settings)) {
+      if (!key.startsWith(prefix)) continue;
+      const parts = key.slice(prefix.length).split('.');
+      let node = nested;
+      for (const part of parts.slice(0, -1)) node = node[part] ??= {};
+      node[parts.at(-1)] = value;
+    }
+    return {
+      ...nested,
+      get: (key, fallback) => (lookup(key) === undefined ? fallback : lookup(key)),
+      has: (key) => lookup(key) !== undefined,
+      inspect: (key) => ({ key, globalValue: lookup(key) }),
+      update: async (key, value) => {
+        settings[`${prefix}${key}`] = value;
+        events.configuration.fire({ affectsConfiguration: (s) => `${prefix}${key}`.startsWith(s) });
+      },
+    };
+  };
+  const workspace = {
+    workspaceFolders: [{ uri: Uri.file(folder), name: 'project', index: 0 }],
+    textDocuments: documents,
+    notebookDocuments: [],
+    getConfiguration: configuration,
+    getWorkspaceFolder: () => workspace.workspaceFolders[0],
+    onDidOpenTextDocument: events.openDocument.event,
+    onDidChangeConfiguration: events.configuration.event,
+    applyEdit: async () => true,
+  };
+  const languages = {
+    match: (selector, document) => {
+      const filters = Array.isArray(selector) ? selector : [selector];
+      return filters.some(
+        (f) =>
+          (typeof f === 'string' ? f === document.languageId : true) &&
+          (!f.language || f.language === document.languageId) &&
+          (!f.scheme || f.scheme === document.uri.scheme),
+      )
+        ? 10
+        : 0;
+    },
+    createDiagnosticCollection: () => ({
+      set: (uri, diagnostics) => {
+        if (Array.isArray(uri)) {
+          for (const [u, d] of uri) recorded.diagnostics.set(u.toString(), d);
+        } else {
+          recorded.diagnostics.set(uri.toString(), diagnostics);
+        }
+      },
+      delete: (uri) => recorded.diagnostics.delete(uri.toString()),
+      clear: () => recorded.diagnostics.clear(),
+      forEach: () => {},
+      dispose: () => {},
+    }),
+  };
+  const commands = {
+    registerCommand: (id, callback) => {
+      if (recorded.commands.has(id)) throw new Error(`command '${id}' already exists`);
+      recorded.commands.set(id, callback);
+      return new Disposable(() => recorded.commands.delete(id));
+    },
+    executeCommand: async (id, ...args) => {
+      recorded.executed.push([id, ...args]);
+      const callback = recorded.commands.get(id);
+      return callback ? callback(...args) : undefined;
+    },
+  };
+  const known = {
+    version: '1.91.0',
+    env: { appName: 'Fake Code', language: 'en', openExternal: async () => true, machineId: 'test' },
+    extensions: { getExtension: () => undefined },
+    Disposable,
+    EventEmitter,
+    CancellationTokenSource,
+    CancellationError,
+    Uri,
+    Position,
+    Range,
+    Diagnostic,
+    TabInputText,
+    TabInputTextDiff,
+    TabInputCustom,
+    TabInputNotebook,
+    ...enums,
+    window,
+    workspace,
+    languages,
+    commands,
+  };
+  const vscode = new Proxy(known, {
+    get: (target, prop) => (prop in target ? target[prop] : inert(`vscode.${String(prop)}`)),
+  });
+  for (const area of ['window', 'workspace', 'languages', 'commands', 'env']) {
+    known[area] = new Proxy(known[area], {
+      get: (target, prop) => (prop in target ? target[prop] : inert(`vscode.${area}.${String(prop)}`)),
+    });
+  }
+  /** Opens a document in a tab and makes it the active editor, as a user opening the file. */
+  const open = (path, languageId, text) => {
+    const document = textDocument(path, languageId, text);
+    const tab = { input: new TabInputText(document.uri), label: path, isActive: true };
+    tabGroup.tabs.push(tab);
+    events.tabs.fire({ opened: [tab], closed: [], changed: [] });
+    documents.push(document);
+    events.openDocument.fire(document);
+    window.activeTextEditor = { document, viewColumn: 1 };
+    window.visibleTextEditors = [window.activeTextEditor];
+    events.visibleEditors.fire(window.visibleTextEditors);
+    events.activeEditor.fire(window.activeTextEditor);
+    return document;
+  };
+  return { vscode, recorded, open };
+}
+
+module.exports = { createFake };

@@ -1,0 +1,177 @@
+// The extension's pure parts: which server to start, the status text, command arguments.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import Module, { builtinModules, createRequire } from 'node:module';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const { chooseServer, probe, resolveExecutable, serverCandidates, startFailureMessage } = require(
+  '../src/serverCommand.js',
+);
+const { statusText } = require('../src/status.js');
+const { commandArguments } = require('../src/commandArgs.js');
+
+const MODULE = ['-m', 'fusion_switch', 'serve'];
+
+describe('serverCandidates', () => {
+  const table = [
+    {
+      name: 'server.command wins over everything',
+      settings: { command: ['/v/bin/fusion-switch', 'serve', '--log', 'x'], pythonPath: '/py' },
+      python: '/ext/python',
+      want: [['/v/bin/fusion-switch', ['serve', '--log', 'x'], true]],
+    },
+    {
+      name: 'pythonPath runs the module',
+      settings: { command: [], pythonPath: ' /opt/py/bin/python ' },
+      python: '/ext/python',
+      want: [['/opt/py/bin/python', MODULE, true]],
+    },
+    {
+      name: 'Python extension interpreter, then PATH',
+      settings: { command: [], pythonPath: '' },
+      python: '/ext/python',
+      want: [
+        ['/ext/python', MODULE, false],
+        ['fusion-switch', ['serve'], false],
+      ],
+    },
+    {
+      name: 'only PATH when nothing is configured',
+      settings: {},
+      python: undefined,
+      want: [['fusion-switch', ['serve'], false]],
+    },
+    {
+      name: 'an empty or non-string command is ignored',
+      settings: { command: [''], pythonPath: 42 },
+      python: undefined,
+      want: [['fusion-switch', ['serve'], false]],
+    },
+  ];
+  for (const { name, settings, python, want } of table) {
+    test(name, () => {
+      const got = serverCandidates(settings, python).map((c) => [c.command, c.args, c.explicit]);
+      assert.deepEqual(got, want);
+    });
+  }
+});
+
+describe('chooseServer', () => {
+  const auto = serverCandidates({}, '/ext/python');
+
+  test('the first automatic candidate that passes its probe wins', async () => {
+    const probed = [];
+    const { server, failures } = await chooseServer(auto, async (c) => {
+      probed.push(c.command);
+      return c.command === '/ext/python' ? 'No module named fusion_switch' : undefined;
+    });
+    assert.equal(server.command, 'fusion-switch');
+    assert.deepEqual(probed, ['/ext/python', 'fusion-switch']);
+    assert.deepEqual(failures.map((f) => f.error), ['No module named fusion_switch']);
+  });
+
+  test('an explicit setting that fails is reported, never replaced by a fallback', async () => {
+    const explicit = serverCandidates({ pythonPath: '/nowhere/python' }, '/ext/python');
+    const { server, failures } = await chooseServer(explicit, async () => 'not found');
+    assert.equal(server, undefined);
+    assert.deepEqual(failures.map((f) => f.candidate.setting), ['fusionSwitch.server.pythonPath']);
+    assert.match(startFailureMessage(failures), /setting fusionSwitch\.server\.pythonPath \(not found\)/);
+  });
+
+  test('nothing works: the message names each attempt and the install command', async () => {
+    const { server, failures } = await chooseServer(auto, async (c) => `${c.command}: not found`);
+    assert.equal(server, undefined);
+    const message = startFailureMessage(failures);
+    assert.match(message, /the Python extension interpreter \(\/ext\/python: not found\)/);
+    assert.match(message, /`fusion-switch` on PATH \(fusion-switch: not found\)/);
+    assert.match(message, /pip install fusion-switch/);
+    assert.match(message, /fusionSwitch\.server\.pythonPath/);
+  });
+
+  test('probe runs the real executable: missing, failing and working', async () => {
+    const missing = await probe({ command: '/nonexistent/python3', args: MODULE });
+    assert.equal(missing, '/nonexistent/python3: not found or not executable');
+    const failing = await probe({ command: process.execPath, args: ['serve'] }, (cmd, args, opts, cb) =>
+      require('node:child_process').execFile(cmd, ['-e', 'process.exit(3)'], opts, cb),
+    );
+    assert.match(failing, /^.+ --version: /);
+    const working = await probe({ command: process.execPath, args: ['serve'] });
+    assert.equal(working, undefined); // node --version succeeds
+    // A custom server.command is only checked for an executable: its arguments are the user's.
+    const custom = { command: 'node', args: ['--some', 'server.js'], explicit: true };
+    assert.equal(await probe(custom, () => assert.fail('ran')), undefined);
+  });
+
+  test('resolveExecutable follows PATH and rejects non-executables', () => {
+    assert.equal(resolveExecutable('node', { PATH: dirname(process.execPath) }), join(dirname(process.execPath), 'node'));
+    assert.equal(resolveExecutable('node', { PATH: '/nonexistent' }), undefined);
+    assert.equal(resolveExecutable(process.execPath), process.execPath);
+    assert.equal(resolveExecutable(fileURLToPath(new URL('../package.json', import.meta.url))), undefined);
+  });
+});
+
+describe('statusText', () => {
+  const table = [
+    [undefined, '', '$(circuit-board) no target', /waiting for the server/],
+    [undefined, 'Ascend950PR_9599', '$(circuit-board) Ascend950PR_9599', /target: Ascend950PR_9599/],
+    [{ target: null, catalogue: 'built-in (674 rules)' }, '', '$(circuit-board) no target', /Catalogue: built-in \(674 rules\)/],
+    [{ target: 'Atlas 350', catalogue: 'built-in', suspects: 2 }, 'x', '$(circuit-board) Atlas 350 $(warning) 2', /Suspected rules from the last comparison: 2/],
+    [{ target: { given: 'Ascend910B1', product: 'Atlas A2' }, catalogue: { name: 'cann' } }, '', '$(circuit-board) Ascend910B1', /Catalogue: cann/],
+    [{ target: 'A3', catalogue: 'c', suspects: 0 }, '', '$(circuit-board) A3', /last comparison: 0/],
+  ];
+  for (const [status, configured, text, tooltip] of table) {
+    test(`${JSON.stringify(status)} + ${JSON.stringify(configured)}`, () => {
+      const got = statusText(status, configured);
+      assert.equal(got.text, text);
+      assert.match(got.tooltip, tooltip);
+    });
+  }
+});
+
+describe('commandArguments', () => {
+  const uri = (value) => (value && value.isUri ? value.text : undefined);
+  const table = [
+    ['palette, active cfg', [], 'file:///w/fusion_switch.cfg', [{ cfgUri: 'file:///w/fusion_switch.cfg' }]],
+    ['palette, no cfg open', [], undefined, [{}]],
+    ['menu click on a file', [{ isUri: true, text: 'file:///w/b.fusion_switch.cfg' }], 'file:///w/a.cfg', [{ cfgUri: 'file:///w/b.fusion_switch.cfg' }]],
+    ['server-built arguments stay', [{ cfgUri: 'file:///x', rules: ['R'] }], 'file:///w/a.cfg', [{ cfgUri: 'file:///x', rules: ['R'] }]],
+    ['object without cfgUri gets the active one', [{ onDump: 'd' }], 'file:///w/a.cfg', [{ onDump: 'd', cfgUri: 'file:///w/a.cfg' }]],
+    ['non-object arguments stay', ['x', 1], 'file:///w/a.cfg', ['x', 1]],
+  ];
+  for (const [name, args, active, want] of table) {
+    test(name, () => assert.deepEqual(commandArguments(args, uri, active), want));
+  }
+});
+
+describe('dist/extension.js', () => {
+  const bundle = fileURLToPath(new URL('../dist/extension.js', import.meta.url));
+
+  test('loads with only `vscode` external and exports activate/deactivate', { skip: !existsSync(bundle) && 'not built: npm run build' }, () => {
+    // Any property of this stand-in is another stand-in, callable and constructible; it is
+    // enough for module-level code, which is all that runs at load time.
+    const standIn = (path) =>
+      new Proxy(function () {}, {
+        get: (_target, prop) => (prop === 'then' ? undefined : standIn(`${path}.${String(prop)}`)),
+        apply: () => standIn(`${path}()`),
+        construct: () => standIn(`new ${path}`),
+      });
+    const requests = [];
+    const load = Module._load;
+    Module._load = function (request, ...rest) {
+      requests.push(request);
+      return request === 'vscode' ? standIn('vscode') : load.call(this, request, ...rest);
+    };
+    try {
+      const extension = require(bundle);
+      assert.equal(typeof extension.activate, 'function');
+      assert.equal(typeof extension.deactivate, 'function');
+    } finally {
+      Module._load = load;
+    }
+    const external = requests.filter((r) => !r.startsWith('node:') && !builtinModules.includes(r));
+    assert.deepEqual([...new Set(external)].filter((r) => r !== bundle), ['vscode']);
+  });
+});

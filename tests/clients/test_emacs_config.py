@@ -1,0 +1,128 @@
+"""client-config/emacs/fusion-switch.el as a user installs it, in real Emacs + eglot (batch).
+
+The user's init file adds the folder to `load-path`, requires `fusion-switch`, hooks
+`eglot-ensure`; the project's .dir-locals.el sets the target, as the README says. The only
+test-specific input is FUSION_SWITCH_SERVER_CMD (which the config reads). Emacs runs without -Q
+so that Debian's site-lisp (elpa-eglot) is found.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+
+import pytest
+from client_case import (
+    CLIENT_CONFIG,
+    COMPLETION_POSITION,
+    DRIVERS,
+    EXPECTED_CODES,
+    MATCHING_NAMES,
+    OTHER_NAMES,
+    SERVER_COMMAND,
+    TARGET,
+    UNKNOWN_RULE_LINE,
+    dotted_keys,
+    editor_env,
+    make_workspace,
+    server_read_settings,
+)
+
+EMACS = shutil.which("emacs")
+pytestmark = [
+    pytest.mark.editor,
+    pytest.mark.skipif(
+        EMACS is None, reason="emacs not installed (CI: apt-get install emacs-nox elpa-eglot)"
+    ),
+]
+
+USER_INIT = """\
+(add-to-list 'load-path {config_dir})
+(require 'fusion-switch)
+(add-hook 'fusion-switch-mode-hook #'eglot-ensure)
+"""
+DIR_LOCALS = """\
+((fusion-switch-mode . ((fusion-switch-target . {target}))))
+"""
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Runs the driver once and returns what Emacs received."""
+    tmp_path = tmp_path_factory.mktemp("editor")
+    workspace = make_workspace(tmp_path)
+    init = tmp_path / "init.el"
+    init.write_text(USER_INIT.format(config_dir=json.dumps(str(CLIENT_CONFIG / "emacs"))))
+    (workspace / ".dir-locals.el").write_text(DIR_LOCALS.format(target=json.dumps(TARGET)))
+    out = tmp_path / "emacs-out.json"
+    line, character = COMPLETION_POSITION
+    env = editor_env(
+        tmp_path,
+        {
+            "FUSION_SWITCH_SERVER_CMD": shlex.join(SERVER_COMMAND),
+            "FUSION_SWITCH_TEST_CFG": str(workspace / "fusion_switch.cfg"),
+            "FUSION_SWITCH_TEST_OUT": str(out),
+            "FUSION_SWITCH_TEST_LINE": str(line),
+            "FUSION_SWITCH_TEST_CHAR": str(character),
+            "FUSION_SWITCH_TEST_CODES": ",".join(EXPECTED_CODES),
+            "FUSION_SWITCH_TEST_NAMES": ",".join(MATCHING_NAMES + OTHER_NAMES),
+        },
+    )
+    result = subprocess.run(
+        [EMACS, "--batch", "-l", str(init), "-l", str(DRIVERS / "emacs_drive.el")],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.is_file(), f"Emacs wrote no result (exit {result.returncode}):\n{result.stderr}"
+    return json.loads(out.read_text())
+
+
+def test_mode_and_server_from_the_config(session: dict) -> None:
+    assert session["major_mode"] == "fusion-switch-mode"
+    assert session["connected"] is True
+    assert session["server_command"] == SERVER_COMMAND
+
+
+def test_unknown_rule_diagnostic_with_did_you_mean(session: dict) -> None:
+    assert session["all_codes_arrived"], session["diagnostics"]
+    unknown = [d for d in session["diagnostics"] if "[unknown-rule]" in d["text"]]
+    assert len(unknown) == 1, session["diagnostics"]
+    (diag,) = unknown
+    assert diag["line"] == UNKNOWN_RULE_LINE
+    assert diag["type"] == "eglot-warning"
+    assert "fusion-switch" in diag["text"]
+    assert "did you mean" in diag["text"].lower()
+    assert "ConvBatchnormFusionPass" in diag["text"]
+
+
+def test_target_from_the_settings_reaches_the_server(session: dict) -> None:
+    assert any("[ub-unsupported-on-target]" in d["text"] for d in session["diagnostics"])
+    assert session["command_rules"] > 600
+    assert session["command_target"]
+
+
+def test_changing_the_target_revalidates(session: dict) -> None:
+    assert session["retargeted"] is True
+
+
+def test_completion_offers_graph_fusion_rules(session: dict) -> None:
+    labels = session["completion"]
+    assert "ConvBatchnormFusionPass" in labels, labels[:20]
+    assert "TbeConv2DAddMulQuantPass" not in labels
+
+
+def test_the_config_sends_exactly_the_settings_the_server_reads(session: dict) -> None:
+    assert dotted_keys(json.loads(session["settings"])) == server_read_settings()
+
+
+def test_auto_mode_covers_the_same_names_as_vscode(session: dict) -> None:
+    modes = session["modes"]
+    assert {name: modes[name] for name in MATCHING_NAMES} == dict.fromkeys(
+        MATCHING_NAMES, "fusion-switch-mode"
+    )
+    assert "fusion-switch-mode" not in [modes[name] for name in OTHER_NAMES]
