@@ -1,0 +1,824 @@
+"""Binary dump files: read the header, read one tensor at a time, write files in the real layout.
+
+Layout (CANN "binary" dump, msaccucmp ``-v 2``)::
+
+    uint64 little-endian header_len | DumpData protobuf (header_len bytes) |
+    input[0] bytes, input[1] ..., output[0] ..., buffer[0] ..., space[0] ...
+
+Each tensor occupies exactly its ``size`` field; there is no padding. :func:`read_dump` decodes
+only the header and computes where every tensor's bytes start; :meth:`DumpFile.array` then reads
+one tensor. Invariants: nothing is read past the end of the file, no buffer larger than the file
+is allocated, and every problem is a :class:`DumpError` naming the file and what is wrong.
+
+Proto field numbers follow the newest ``dump_task.proto`` (formats.md 1.2). Older protos agree
+except DumpData field 7, which is ``attr`` (OpAttr) in new files and ``space`` (Workspace) in
+old ones: a field-7 entry carrying a varint ``type`` or ``size`` is taken as a Workspace.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+import numpy as np
+
+from . import protowire as pw
+from .dtypes import DtypeInfo, code_for_numpy, data_type_name, decode_dtype, encode_values
+from .formats import format_name, primary_format
+
+TensorKind = Literal["input", "output", "buffer", "space"]
+KINDS: tuple[TensorKind, ...] = ("input", "output", "buffer", "space")
+_LENGTH_BYTES = 8
+NPY_FORMAT = 40  # msaccucmp tags tensors read from .npy files as FORMAT_RESERVED
+
+
+class DumpError(Exception):
+    """A dump file that cannot be read as claimed. ``str()`` names the file and the problem."""
+
+    def __init__(self, path: str | os.PathLike, message: str) -> None:
+        self.path = str(path)
+        self.message = message
+        super().__init__(f"{self.path}: {message}")
+
+
+class UnsupportedDtypeError(DumpError):
+    """The tensor is well-formed but its data type cannot be compared numerically."""
+
+
+@dataclass(frozen=True)
+class OriginalOp:
+    """The framework op an output stands for (``OpOutput.original_op``)."""
+
+    name: str = ""
+    output_index: int = 0
+    data_type: int = 0
+    format: int = 0
+
+
+@dataclass(frozen=True)
+class DumpTensor:
+    """One tensor listed in a dump header and where its bytes are in the file.
+
+    ``format`` is the primary format (low byte of ``raw_format``); ``sub_format`` is the proto
+    field, or the high bits of ``raw_format`` when the field is absent. For buffers and spaces
+    ``type_code`` holds ``buffer_type`` / workspace ``type``. ``data_offset`` is the absolute byte
+    position of the tensor's first byte in the file.
+    """
+
+    kind: TensorKind
+    index: int
+    data_type: int = 0
+    format: int = 2
+    shape: tuple[int, ...] = ()
+    original_shape: tuple[int, ...] = ()
+    size: int = 0
+    data_offset: int = 0
+    original_op: OriginalOp | None = None
+    sub_format: int = 0
+    address: int = 0
+    raw_format: int = 2
+    addr_offset: int = 0
+    arg_index: int = 0
+    input_type: int = 0
+    type_code: int = 0
+    dim_range: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def name(self) -> str:
+        """``output:0`` style label used in messages and CSV tensor indexes."""
+        return f"{self.kind}:{self.index}"
+
+    @property
+    def dtype(self) -> DtypeInfo:
+        return decode_dtype(self.data_type)
+
+    @property
+    def data_type_name(self) -> str:
+        return data_type_name(self.data_type)
+
+    @property
+    def format_name(self) -> str:
+        return format_name(self.format, len(self.shape))
+
+    @property
+    def host_shape(self) -> tuple[int, ...]:
+        """The framework-side shape: ``original_shape`` when present, else ``shape``."""
+        return self.original_shape or self.shape
+
+
+@dataclass
+class DumpFile:
+    """A dump file's header; tensor bytes are read on demand by :meth:`array`."""
+
+    path: Path
+    op_name: str = ""
+    version: str = ""
+    dump_time: int = 0
+    inputs: list[DumpTensor] = field(default_factory=list)
+    outputs: list[DumpTensor] = field(default_factory=list)
+    buffers: list[DumpTensor] = field(default_factory=list)
+    spaces: list[DumpTensor] = field(default_factory=list)
+    attrs: list[tuple[str, str]] = field(default_factory=list)
+    dfx_message: str = ""
+    file_size: int = 0
+    header_len: int = 0
+    npy_dtype: np.dtype | None = None  # set for .npy dumps: the stored numpy dtype
+    npy_fortran: bool = False
+    _handle: BinaryIO | None = field(default=None, repr=False, compare=False)
+
+    def tensors(self) -> Iterator[DumpTensor]:
+        """All tensors in file order (inputs, outputs, buffers, spaces)."""
+        yield from self.inputs
+        yield from self.outputs
+        yield from self.buffers
+        yield from self.spaces
+
+    def attr_json(self) -> object | None:
+        """``attrs[0]`` value parsed as JSON, as msaccucmp reads FFTS+ slicing info; else None."""
+        if not self.attrs:
+            return None
+        try:
+            return json.loads(self.attrs[0][1])
+        except ValueError:
+            return None
+
+    def element_shape(self, tensor: DumpTensor) -> tuple[int, ...]:
+        """Shape :meth:`array` returns, as msaccucmp decodes it: ``DT_UNDEFINED`` with bytes is
+        ``(size,)`` int8; an empty shape is a scalar (its first element), or ``(0,)`` when
+        ``size`` cannot hold one element."""
+        if tensor.data_type == 0 and tensor.size and self.npy_dtype is None:
+            return (tensor.size,)
+        if not tensor.shape:
+            itemsize = self.npy_dtype.itemsize if self.npy_dtype is not None else None
+            needed = itemsize if itemsize is not None else tensor.dtype.nbytes(1)
+            return () if tensor.size >= needed else (0,)
+        return tensor.shape
+
+    def array(self, tensor: DumpTensor) -> np.ndarray:
+        """Decode one tensor, shaped. Reads exactly the bytes it needs and never more than
+        ``tensor.size``; trailing bytes beyond ``prod(shape)`` elements are ignored."""
+        info = tensor.dtype
+        if self.npy_dtype is None and not info.supported:
+            raise UnsupportedDtypeError(self.path, f"{tensor.name}: {info.reason}")
+        shape = self.element_shape(tensor)
+        count = math.prod(shape)
+        if count == 0:
+            dtype = self.npy_dtype if self.npy_dtype is not None else info.numpy
+            try:
+                return np.empty(shape, dtype=dtype)
+            except (ValueError, OverflowError):
+                raise DumpError(
+                    self.path, f"{tensor.name}: shape {list(shape)} is not a valid array shape"
+                ) from None
+        if self.npy_dtype is not None:
+            needed = count * self.npy_dtype.itemsize
+        else:
+            needed = info.nbytes(count)
+        if needed > tensor.size:
+            raise DumpError(
+                self.path,
+                f"{tensor.name}: shape {list(shape)} of {info.name} needs {needed} bytes "
+                f"but the header gives it only {tensor.size}",
+            )
+        raw = self._read_bytes(tensor, needed)
+        if self.npy_dtype is not None:
+            values = raw.view(self.npy_dtype)
+            order = "F" if self.npy_fortran else "C"
+            return values.reshape(shape, order=order)
+        return info.decode(raw, count).reshape(shape)
+
+    def raw_bytes(self, tensor: DumpTensor) -> bytes:
+        """The tensor's ``size`` bytes exactly as stored."""
+        return self._read_bytes(tensor, tensor.size).tobytes()
+
+    @contextmanager
+    def opened(self) -> Iterator[DumpFile]:
+        """Keep the file open while reading several tensors (one open instead of one each)."""
+        if self._handle is not None:
+            yield self
+            return
+        try:
+            self._handle = open(self.path, "rb")  # noqa: SIM115 - closed below
+        except OSError as error:
+            raise DumpError(self.path, f"cannot read: {error.strerror or error}") from None
+        try:
+            yield self
+        finally:
+            handle, self._handle = self._handle, None
+            handle.close()
+
+    def _read_bytes(self, tensor: DumpTensor, nbytes: int) -> np.ndarray:
+        end = tensor.data_offset + nbytes
+        if end > self.file_size:
+            raise DumpError(
+                self.path,
+                f"{tensor.name}: bytes {tensor.data_offset}..{end} "
+                f"lie beyond the end of the file ({self.file_size} bytes)",
+            )
+        buffer = np.empty(nbytes, dtype=np.uint8)
+        try:
+            if self._handle is not None:
+                self._handle.seek(tensor.data_offset)
+                got = self._handle.readinto(memoryview(buffer))
+            else:
+                with open(self.path, "rb") as handle:
+                    handle.seek(tensor.data_offset)
+                    got = handle.readinto(memoryview(buffer))
+        except OSError as error:
+            raise DumpError(self.path, f"cannot read {tensor.name}: {error.strerror}") from None
+        if got != nbytes:
+            raise DumpError(
+                self.path,
+                f"{tensor.name}: file ended after {got} of {nbytes} bytes at offset "
+                f"{tensor.data_offset} (was it truncated after the header was read?)",
+            )
+        return buffer
+
+
+# ----------------------------------------------------------------------------- header decoding
+
+
+def _header_error(path: str | os.PathLike, error: pw.WireError) -> DumpError:
+    offset = error.offset
+    return DumpError(
+        path,
+        f"dump header is not a valid DumpData message: {error.message} "
+        f"(header byte {offset}, file offset {offset + _LENGTH_BYTES})",
+    )
+
+
+def _int(f: pw.Field, what: str) -> int:
+    pw.expect(f, pw.VARINT, what)
+    return int(f.value)  # type: ignore[arg-type]
+
+
+def _sub(buf: memoryview, f: pw.Field, what: str) -> Iterator[pw.Field]:
+    """Fields of the sub-message ``f``, with offsets absolute in ``buf``."""
+    pw.expect(f, pw.LEN, what)
+    return pw.iter_fields(buf, f.start, f.end)
+
+
+_WIRE = {pw.VARINT: "varint", pw.LEN: "length-delimited", pw.I64: "64-bit", pw.I32: "32-bit"}
+
+
+def _need(wire_type: int, expected: int, what: str, number: int, at: int) -> None:
+    if wire_type != expected:
+        raise pw.WireError(
+            f"{what} (field {number}) should be {_WIRE[expected]}, found "
+            f"{_WIRE.get(wire_type, wire_type)}",
+            at,
+        )
+
+
+def _shape(buf: bytes, start: int, end: int) -> tuple[int, ...]:
+    dims: list[int] = []
+    for number, wire_type, a, b in pw.scan(buf, start, end):
+        if number == 1:
+            if wire_type == pw.LEN:
+                dims.extend(pw.unpack_varints(buf, a, b))
+            else:
+                _need(wire_type, pw.VARINT, "shape.dim", number, b)
+                dims.append(a)
+    return tuple(dims)
+
+
+def _original_op(buf: bytes, start: int, end: int) -> OriginalOp:
+    values: dict[str, object] = {}
+    for number, wire_type, a, b in pw.scan(buf, start, end):
+        if number == 1:
+            _need(wire_type, pw.LEN, "original_op.name", number, a)
+            values["name"] = _text(buf, a, b)
+        elif 2 <= number <= 4:
+            _need(wire_type, pw.VARINT, "original_op field", number, b)
+            if number == 2:
+                values["output_index"] = a & 0xFFFFFFFF
+            else:
+                values["data_type" if number == 3 else "format"] = pw.as_int32(a)
+    return OriginalOp(**values)  # type: ignore[arg-type]
+
+
+def _text(buf: bytes, start: int, end: int) -> str:
+    return buf[start:end].decode("utf-8", errors="replace")
+
+
+# field numbers of OpOutput / OpInput (the only difference is the numbering)
+_OUTPUT_FIELDS = {
+    1: "data_type",
+    2: "format",
+    3: "shape",
+    4: "original_op",
+    5: "data",
+    6: "size",
+    7: "original_shape",
+    8: "sub_format",
+    9: "address",
+    10: "dim_range",
+    11: "arg_index",
+}
+_INPUT_FIELDS = {
+    1: "data_type",
+    2: "format",
+    3: "shape",
+    4: "data",
+    5: "size",
+    6: "original_shape",
+    7: "sub_format",
+    8: "address",
+    9: "offset",
+    10: "arg_index",
+    11: "input_type",
+}
+_BUFFER_FIELDS = {1: "type", 2: "data", 3: "size"}
+_SPACE_FIELDS = {1: "type", 2: "data", 3: "size", 4: "arg_index"}
+_ATTR_FIELDS = {1: "name", 2: "value"}
+_MESSAGE_FIELDS = {
+    "input": _INPUT_FIELDS,
+    "output": _OUTPUT_FIELDS,
+    "buffer": _BUFFER_FIELDS,
+    "space": _SPACE_FIELDS,
+}
+_MESSAGE_NAMES = {"shape", "original_shape", "original_op", "dim_range", "data"}
+
+
+def _decode_entry(buf: bytes, start: int, end: int, kind: TensorKind, what: str) -> dict:
+    """Decode one OpInput/OpOutput/OpBuffer/Workspace into a dict of named values."""
+    names = _MESSAGE_FIELDS[kind]
+    values: dict[str, object] = {}
+    for number, wire_type, a, b in pw.scan(buf, start, end):
+        name = names.get(number)
+        if name is None:
+            continue
+        if name not in _MESSAGE_NAMES:
+            _need(wire_type, pw.VARINT, f"{what}.{name}", number, b)
+            values[name] = a
+            continue
+        _need(wire_type, pw.LEN, f"{what}.{name}", number, a)
+        if name == "shape" or name == "original_shape":
+            values[name] = _shape(buf, a, b)
+        elif name == "original_op":
+            values[name] = _original_op(buf, a, b)
+        elif name == "data":
+            values[name] = (a, b - a)
+        else:  # dim_range
+            bounds = [0, 0]
+            for sub_number, sub_type, value, at in pw.scan(buf, a, b):
+                if sub_number in (1, 2):
+                    _need(sub_type, pw.VARINT, "dim_range", sub_number, at)
+                    bounds[sub_number - 1] = value
+            values.setdefault(name, []).append(tuple(bounds))  # type: ignore[union-attr]
+    return values
+
+
+def _is_workspace(buf: bytes, start: int, end: int) -> bool:
+    """Old protos put Workspace{type=1, data=2, size=3} in DumpData field 7, new ones OpAttr."""
+    return any(
+        wire_type == pw.VARINT and number in (1, 3)
+        for number, wire_type, _, _ in pw.scan(buf, start, end)
+    )
+
+
+@dataclass
+class _Header:
+    version: str = ""
+    dump_time: int = 0
+    op_name: str = ""
+    dfx_message: str = ""
+    entries: dict[str, list[dict[str, object]]] = field(
+        default_factory=lambda: {kind: [] for kind in KINDS}
+    )
+    attrs: list[tuple[str, str]] = field(default_factory=list)
+
+
+_ENTRY_KINDS: dict[int, TensorKind] = {3: "output", 4: "input", 5: "buffer", 8: "space"}
+_STRING_FIELDS = {1: "version", 6: "op_name", 9: "dfx_message"}
+
+
+def _decode_header(header: bytes) -> _Header:
+    out = _Header()
+    counts = dict.fromkeys(KINDS, 0)
+    for number, wire_type, a, b in pw.scan(header, 0, len(header)):
+        if number in _STRING_FIELDS:
+            _need(wire_type, pw.LEN, _STRING_FIELDS[number], number, a)
+            setattr(out, _STRING_FIELDS[number], _text(header, a, b))
+        elif number == 2:
+            _need(wire_type, pw.VARINT, "dump_time", number, b)
+            out.dump_time = a
+        elif number in _ENTRY_KINDS or number == 7:
+            kind = _ENTRY_KINDS.get(number, "space")
+            if number == 7:
+                _need(wire_type, pw.LEN, "attr", number, a)
+                if not _is_workspace(header, a, b):
+                    name = value = ""
+                    for sub_number, sub_type, c, d in pw.scan(header, a, b):
+                        if sub_number in (1, 2):
+                            _need(sub_type, pw.LEN, "attr field", sub_number, c)
+                            if sub_number == 1:
+                                name = _text(header, c, d)
+                            else:
+                                value = _text(header, c, d)
+                    out.attrs.append((name, value))
+                    continue
+            label = f"{kind}[{counts[kind]}]"
+            counts[kind] += 1
+            _need(wire_type, pw.LEN, label, number, a)
+            out.entries[kind].append(_decode_entry(header, a, b, kind, label))
+    return out
+
+
+def _make_tensor(
+    kind: TensorKind, index: int, values: dict[str, object], data_offset: int, size: int
+) -> DumpTensor:
+    raw_format = int(values.get("format", 0))  # type: ignore[arg-type]
+    raw_format = pw.as_int32(raw_format) & 0xFFFFFFFF
+    sub_format = pw.as_int32(int(values.get("sub_format", 0)))  # type: ignore[arg-type]
+    if not sub_format and raw_format > 0xFF:
+        sub_format = (raw_format >> 8) & 0xFFFF
+    return DumpTensor(
+        kind=kind,
+        index=index,
+        data_type=pw.as_int32(int(values.get("data_type", 0))),  # type: ignore[arg-type]
+        format=primary_format(raw_format),
+        raw_format=raw_format,
+        shape=tuple(values.get("shape", ())),  # type: ignore[arg-type]
+        original_shape=tuple(values.get("original_shape", ())),  # type: ignore[arg-type]
+        size=size,
+        data_offset=data_offset,
+        original_op=values.get("original_op"),  # type: ignore[arg-type]
+        sub_format=sub_format,
+        address=int(values.get("address", 0)),  # type: ignore[arg-type]
+        addr_offset=int(values.get("offset", 0)),  # type: ignore[arg-type]
+        arg_index=int(values.get("arg_index", 0)) & 0xFFFFFFFF,  # type: ignore[arg-type]
+        input_type=int(values.get("input_type", 0)) & 0xFFFFFFFF,  # type: ignore[arg-type]
+        type_code=pw.as_int32(int(values.get("type", 0))),  # type: ignore[arg-type]
+        dim_range=tuple(values.get("dim_range", ())),  # type: ignore[arg-type]
+    )
+
+
+def read_dump(path: str | os.PathLike) -> DumpFile:
+    """Read a dump file's header (binary layout, or ``.npy``). Raises :class:`DumpError`."""
+    path = Path(path)
+    if path.suffix == ".npy":
+        return read_npy_dump(path)
+    try:
+        with open(path, "rb") as handle:
+            file_size = os.fstat(handle.fileno()).st_size
+            if file_size <= _LENGTH_BYTES:
+                raise DumpError(
+                    path,
+                    f"file is {file_size} bytes; a dump needs an 8-byte header length "
+                    "followed by the header",
+                )
+            header_len = int.from_bytes(handle.read(_LENGTH_BYTES), "little")
+            if header_len > file_size - _LENGTH_BYTES:
+                raise DumpError(
+                    path,
+                    f"header length {header_len} (first 8 bytes) exceeds the {file_size - 8} "
+                    "bytes that follow; not a binary dump file or truncated",
+                )
+            header = handle.read(header_len)
+    except OSError as error:
+        raise DumpError(path, f"cannot read: {error.strerror or error}") from None
+    if len(header) != header_len:
+        raise DumpError(path, f"file ended inside the {header_len}-byte header")
+    return _build_dump_file(path, header, header_len, file_size)
+
+
+def _build_dump_file(path: Path, header: bytes, header_len: int, file_size: int) -> DumpFile:
+    try:
+        decoded = _decode_header(header)
+    except pw.WireError as error:
+        raise _header_error(path, error) from None
+    dump = DumpFile(
+        path=path,
+        op_name=decoded.op_name,
+        version=decoded.version,
+        dump_time=decoded.dump_time,
+        attrs=decoded.attrs,
+        dfx_message=decoded.dfx_message,
+        file_size=file_size,
+        header_len=header_len,
+    )
+    position = _LENGTH_BYTES + header_len
+    lists = {
+        "input": dump.inputs,
+        "output": dump.outputs,
+        "buffer": dump.buffers,
+        "space": dump.spaces,
+    }
+    for kind in KINDS:
+        for index, values in enumerate(decoded.entries[kind]):
+            size = int(values.get("size", 0))  # type: ignore[arg-type]
+            inline = values.get("data")
+            if inline is not None and not size:
+                # Old "protobuf dump" style: the bytes sit inside the header itself.
+                start, length = inline  # type: ignore[misc]
+                tensor = _make_tensor(kind, index, values, _LENGTH_BYTES + start, length)
+            else:
+                if size > file_size - position:
+                    raise DumpError(
+                        path,
+                        f"{kind}:{index} claims {size} bytes at offset {position}, but the file "
+                        f"has only {file_size - position} bytes left ({file_size} in all); "
+                        "truncated or corrupt",
+                    )
+                tensor = _make_tensor(kind, index, values, position, size)
+                position += size
+            lists[kind].append(tensor)
+    return dump
+
+
+# ----------------------------------------------------------------------------- .npy dumps
+
+
+def read_npy_dump(path: str | os.PathLike) -> DumpFile:
+    """A ``.npy`` dump as a DumpFile with a single output (msaccucmp's view of such files)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            file_size = os.fstat(handle.fileno()).st_size
+            try:
+                version = np.lib.format.read_magic(handle)
+                if version == (1, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
+                else:
+                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
+            except (ValueError, SyntaxError, EOFError, TypeError) as error:
+                raise DumpError(path, f"not a valid .npy file: {error}") from None
+            offset = handle.tell()
+    except OSError as error:
+        raise DumpError(path, f"cannot read: {error.strerror or error}") from None
+    if dtype.hasobject:
+        raise DumpError(path, "holds Python objects; only numeric .npy dumps can be compared")
+    shape = tuple(int(d) for d in shape)
+    size = math.prod(shape) * dtype.itemsize
+    if size > file_size - offset:
+        raise DumpError(
+            path,
+            f"shape {list(shape)} of {dtype} needs {size} bytes but only "
+            f"{file_size - offset} follow the header",
+        )
+    code = code_for_numpy(dtype)
+    tensor = DumpTensor(
+        kind="output",
+        index=0,
+        data_type=code if code is not None else 0,
+        format=NPY_FORMAT,
+        raw_format=NPY_FORMAT,
+        shape=shape,
+        size=size,
+        data_offset=offset,
+    )
+    if code is None:
+        raise DumpError(path, f"numpy dtype {dtype} has no CANN data type")
+    return DumpFile(
+        path=path,
+        outputs=[tensor],
+        file_size=file_size,
+        header_len=offset,
+        version="npy",
+        npy_dtype=dtype,
+        npy_fortran=bool(fortran),
+    )
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+@dataclass
+class TensorSpec:
+    """What :func:`write_dump` writes for one tensor.
+
+    ``data`` is an array (encoded as ``data_type``) or raw bytes. Unset fields default to the
+    array's own: data type from its dtype, shape from its shape, ``size`` from the bytes (set
+    ``size`` explicitly only to forge inconsistent files in tests).
+    """
+
+    data: np.ndarray | bytes
+    data_type: int | None = None
+    format: int = 2
+    shape: Sequence[int] | None = None
+    original_shape: Sequence[int] | None = None
+    original_op: OriginalOp | None = None
+    sub_format: int = 0
+    address: int = 0
+    size: int | None = None
+    type_code: int = 0  # buffer_type / workspace type
+
+    def resolved(self) -> tuple[int, tuple[int, ...], bytes]:
+        """(data type, shape, bytes) after defaults."""
+        if isinstance(self.data, bytes | bytearray | memoryview):
+            data_type = 0 if self.data_type is None else self.data_type
+            shape = tuple(self.shape) if self.shape is not None else (len(self.data),)
+            return data_type, shape, bytes(self.data)
+        array = np.asarray(self.data)
+        data_type = self.data_type if self.data_type is not None else code_for_numpy(array.dtype)
+        if data_type is None:
+            raise ValueError(f"numpy dtype {array.dtype} has no CANN data type; set data_type")
+        shape = tuple(self.shape) if self.shape is not None else tuple(array.shape)
+        return data_type, shape, encode_values(data_type, array)
+
+
+def _shape_message(dims: Sequence[int]) -> pw.MessageWriter:
+    return pw.MessageWriter().packed_varints(1, dims)
+
+
+def _original_op_message(op: OriginalOp) -> pw.MessageWriter:
+    return (
+        pw.MessageWriter()
+        .string(1, op.name)
+        .varint(2, op.output_index)
+        .varint(3, op.data_type)
+        .varint(4, op.format)
+    )
+
+
+def _tensor_message(spec: TensorSpec, kind: TensorKind) -> tuple[bytes, bytes]:
+    data_type, shape, data = spec.resolved()
+    size = len(data) if spec.size is None else spec.size
+    msg = pw.MessageWriter()
+    if kind == "output":
+        msg.varint(1, data_type).varint(2, spec.format).message(3, _shape_message(shape))
+        if spec.original_op is not None:
+            msg.message(4, _original_op_message(spec.original_op))
+        msg.varint(6, size)
+        if spec.original_shape is not None:
+            msg.message(7, _shape_message(spec.original_shape))
+        msg.varint(8, spec.sub_format).varint(9, spec.address)
+    elif kind == "input":
+        msg.varint(1, data_type).varint(2, spec.format).message(3, _shape_message(shape))
+        msg.varint(5, size)
+        if spec.original_shape is not None:
+            msg.message(6, _shape_message(spec.original_shape))
+        msg.varint(7, spec.sub_format).varint(8, spec.address)
+    else:  # buffer and space share type=1, data=2, size=3
+        msg.varint(1, spec.type_code).varint(3, size)
+    return msg.getvalue(), data
+
+
+def encode_dump(
+    op_name: str,
+    inputs: Sequence[TensorSpec] = (),
+    outputs: Sequence[TensorSpec] = (),
+    *,
+    buffers: Sequence[TensorSpec] = (),
+    spaces: Sequence[TensorSpec] = (),
+    version: str = "2.0",
+    dump_time: int = 0,
+    attrs: Sequence[tuple[str, str]] = (),
+    legacy_space_field: bool = False,
+) -> bytes:
+    """The bytes of a dump file. ``legacy_space_field`` writes spaces as field 7 (old protos)."""
+    header = pw.MessageWriter().string(1, version).varint(2, dump_time)
+    blobs: dict[str, list[bytes]] = {kind: [] for kind in KINDS}
+    encoded: dict[str, list[bytes]] = {kind: [] for kind in KINDS}
+    for kind, specs in (
+        ("input", inputs),
+        ("output", outputs),
+        ("buffer", buffers),
+        ("space", spaces),
+    ):
+        for spec in specs:
+            message, data = _tensor_message(spec, kind)  # type: ignore[arg-type]
+            encoded[kind].append(message)
+            blobs[kind].append(data)
+    for message in encoded["output"]:
+        header.message(3, message)
+    for message in encoded["input"]:
+        header.message(4, message)
+    for message in encoded["buffer"]:
+        header.message(5, message)
+    header.string(6, op_name)
+    if legacy_space_field:
+        for message in encoded["space"]:
+            header.message(7, message)
+    else:
+        for name, value in attrs:
+            header.message(7, pw.MessageWriter().string(1, name).string(2, value))
+        for message in encoded["space"]:
+            header.message(8, message)
+    body = header.getvalue()
+    parts = [len(body).to_bytes(_LENGTH_BYTES, "little"), body]
+    for kind in KINDS:
+        parts.extend(blobs[kind])
+    return b"".join(parts)
+
+
+def write_dump(
+    path: str | os.PathLike,
+    op_name: str,
+    inputs: Sequence[TensorSpec] = (),
+    outputs: Sequence[TensorSpec] = (),
+    **options,
+) -> Path:
+    """Write a dump file in the real binary layout (see :func:`encode_dump` for options)."""
+    path = Path(path)
+    path.write_bytes(encode_dump(op_name, inputs, outputs, **options))
+    return path
+
+
+# ----------------------------------------------------------------------------- protobuf JSON
+
+
+_JSON_64_BIT = {"size", "address", "offset", "dump_time", "dim_start", "dim_end"}
+
+
+def _message_json(
+    buf: memoryview, message: pw.Field, names: dict[int, str], nested: dict[str, object]
+) -> dict[str, object]:
+    """Protobuf-JSON of one message: snake_case names, enums as ints, 64-bit ints as strings,
+    scalars at their default omitted (proto3 JSON)."""
+    out: dict[str, object] = {}
+    for f in _sub(buf, message, "message"):
+        name = names.get(f.number)
+        if name is None:
+            continue
+        if name in ("shape", "original_shape"):
+            dims = []
+            for sub in _sub(buf, f, name):
+                if sub.number == 1:
+                    dims.extend(str(d) for d in pw.decode_packed_varints(sub))
+            out[name] = {"dim": dims} if dims else {}
+        elif name in nested:
+            value = _message_json(buf, f, *nested[name])  # type: ignore[misc]
+            if name == "dim_range":
+                out.setdefault(name, []).append(value)  # type: ignore[union-attr]
+            else:
+                out[name] = value
+        elif name in ("data",):
+            pw.expect(f, pw.LEN, name)
+            if len(f.value):  # type: ignore[arg-type]
+                out[name] = base64.b64encode(bytes(f.value)).decode("ascii")  # type: ignore[arg-type]
+        elif name in ("name", "value"):
+            text = pw.decode_string(f, name)
+            if text:
+                out[name] = text
+        else:
+            raw = _int(f, name)
+            if name in _JSON_64_BIT:
+                if raw:
+                    out[name] = str(raw)
+            elif name in ("data_type", "format", "sub_format", "type", "buffer_type"):
+                value32 = pw.as_int32(raw)
+                if value32:
+                    out[name] = value32
+            elif raw & 0xFFFFFFFF:
+                out[name] = raw & 0xFFFFFFFF
+    return out
+
+
+_ORIGINAL_OP_JSON = ({1: "name", 2: "output_index", 3: "data_type", 4: "format"}, {})
+_DIM_RANGE_JSON = ({1: "dim_start", 2: "dim_end"}, {})
+_NESTED_JSON = {"original_op": _ORIGINAL_OP_JSON, "dim_range": _DIM_RANGE_JSON}
+_BUFFER_JSON_FIELDS = {1: "buffer_type", 2: "data", 3: "size"}
+
+
+def header_to_json(header: bytes | memoryview) -> dict[str, object]:
+    """The protobuf-JSON mapping of a DumpData header (what CANN's dump parser library emits).
+
+    Field names as in the proto, enums as integers, 64-bit integers as strings, unset
+    sub-messages and default scalars absent. Old files' field-7 workspaces appear under
+    ``space``. Raises :class:`protowire.WireError` on malformed bytes.
+    """
+    view = memoryview(header)
+    out: dict[str, object] = {}
+    for f in pw.iter_fields(view, 0, len(view)):
+        if f.number in (1, 6, 9):
+            text = pw.decode_string(f, "string")
+            if text:
+                out[{1: "version", 6: "op_name", 9: "dfx_message"}[f.number]] = text
+        elif f.number == 2:
+            raw = _int(f, "dump_time")
+            if raw:
+                out["dump_time"] = str(raw)
+        elif f.number in (3, 4, 5, 8) or (f.number == 7 and _is_workspace(view, f.start, f.end)):
+            key = {3: "output", 4: "input", 5: "buffer", 7: "space", 8: "space"}[f.number]
+            names = {
+                "output": _OUTPUT_FIELDS,
+                "input": _INPUT_FIELDS,
+                "buffer": _BUFFER_JSON_FIELDS,
+                "space": _SPACE_FIELDS,
+            }[key]
+            entry = _message_json(view, f, names, _NESTED_JSON)
+            out.setdefault(key, []).append(entry)  # type: ignore[union-attr]
+        elif f.number == 7:
+            entry = _message_json(view, f, _ATTR_FIELDS, {})
+            out.setdefault("attr", []).append(entry)  # type: ignore[union-attr]
+    return out
+
+
+def dump_header_to_json(data: bytes) -> dict[str, object]:
+    """Protobuf JSON of a whole dump file's content (8-byte length + header + tensor bytes),
+    the input msaccucmp's ``BigDumpDataParser._parse_dump_to_json`` hands to CANN's parser."""
+    if len(data) < _LENGTH_BYTES:
+        raise pw.WireError("shorter than the 8-byte header length", 0)
+    header_len = int.from_bytes(data[:_LENGTH_BYTES], "little")
+    if header_len > len(data) - _LENGTH_BYTES:
+        raise pw.WireError(f"header length {header_len} exceeds the data", 0)
+    return header_to_json(memoryview(data)[_LENGTH_BYTES : _LENGTH_BYTES + header_len])

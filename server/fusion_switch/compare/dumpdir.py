@@ -1,0 +1,346 @@
+"""Dump directories: find the folder holding the files, index files by op name, pick the newest.
+
+CANN writes ``{dump_path}/{YYYYMMDDHHMMSS}/{device_id}/{model_name}/{model_id}/{data_index}/``
+and, inside, one file per executed task named ``{op_type}.{op_name}.{task_id}[.{stream_id}].
+{timestamp}`` (FFTS+ adds ``.{task_type}.{context_id}.{thread_id}[.{device_id}]``), or
+``{op_name}.{output_index}.{timestamp}.npy`` for numpy dumps. Names too long for the file
+system are replaced by numbers and listed in ``mapping.csv``. Names are recognised with
+msaccucmp's own pattern so both tools see the same files (formats.md 1.7).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAPPING_FILE = "mapping.csv"
+OFFLINE_PATTERN = re.compile(
+    r"^[A-Za-z0-9_-]+\.([A-Za-z0-9_-]+)\.[0-9]+(\.[0-9]+)?\.[0-9]{1,255}"
+    r"(\.[0-9]+\.[0-9]+\.[0-9]+)?(\.[0-9]+)?"
+)
+NPY_PATTERN = re.compile(r"^([.A-Za-z0-9_-]+)\.([0-9]+)\.([0-9]{1,255})\.npy$")
+_LXSLICE = re.compile(r"_lxslice[0-9]+$")
+_SGT_GRAPH = re.compile(r"sgt_graph_[0-9]+")
+_TIMESTAMP_DIR = re.compile(r"^[0-9]{14}$")
+_SANITIZE = str.maketrans({"/": "_", ".": "_", "\\": "_", " ": "_"})
+_MAX_DEPTH = 8
+TASK_TYPES = {0: "AICORE", 1: "AICPU", 2: "DEBUG", 3: "HCCL", 4: "FFTSPLUS"}
+_IGNORED_FILES = {MAPPING_FILE, "convert_failed_file_list.txt"}
+
+
+class DumpDirError(Exception):
+    """A dump folder that cannot be used; ``str()`` names the folder and the problem."""
+
+    def __init__(self, path: str | os.PathLike, message: str) -> None:
+        self.path = str(path)
+        self.message = message
+        super().__init__(f"{self.path}: {message}")
+
+
+def sanitize_op_name(name: str) -> str:
+    """The op name as it appears in dump file names: ``/ . \\`` and space become ``_``.
+
+    (msaccucmp's lookup replaces only ``/`` and ``.``; CANN's writer replaces all four.)
+    """
+    return name.translate(_SANITIZE)
+
+
+def dump_file_name(
+    op_type: str, op_name: str, task_id: int, stream_id: int | None, timestamp: int
+) -> str:
+    """A dump file name as CANN writes it (timestamps are 16-digit microseconds)."""
+    fields = [sanitize_op_name(op_type), sanitize_op_name(op_name), str(task_id)]
+    if stream_id is not None:
+        fields.append(str(stream_id))
+    fields.append(f"{timestamp:016d}")
+    return ".".join(fields)
+
+
+@dataclass(frozen=True)
+class DumpName:
+    """The fields of one dump file name. ``real_name`` differs from the file's name when it
+    came from ``mapping.csv``."""
+
+    path: Path
+    real_name: str
+    op_name: str
+    timestamp: int
+    op_type: str = ""
+    task_id: int | None = None
+    stream_id: int | None = None
+    task_type: int | None = None
+    context_id: int | None = None
+    thread_id: int | None = None
+    device_id: int | None = None
+    output_index: int | None = None  # .npy dumps only
+    is_npy: bool = False
+
+    @property
+    def sort_key(self) -> tuple[int, int, str]:
+        return (self.timestamp, self.thread_id or 0, self.real_name)
+
+
+def _is_timestamp(text: str) -> bool:
+    return len(text) == 16 and text.isdigit()
+
+
+def _strip_op_name(name: str) -> str:
+    """msaccucmp's clean-up of names in dump files: drop an ``sgt_graph_N_`` prefix."""
+    matches = list(_SGT_GRAPH.finditer(name))
+    if "_sgt_graph" in name and matches and matches[-1].end() != len(name):
+        return name[matches[-1].end() + 1 :]
+    return name
+
+
+def parse_dump_name(real_name: str, path: Path | None = None) -> DumpName | str:
+    """Parse a dump file name; returns the reason as a string when it is not one."""
+    path = path or Path(real_name)
+    if real_name.endswith(".npy"):
+        match = NPY_PATTERN.match(real_name)
+        if not match:
+            return "not named {op_name}.{output_index}.{timestamp}.npy"
+        return DumpName(
+            path=path,
+            real_name=real_name,
+            op_name=match.group(1),
+            output_index=int(match.group(2)),
+            timestamp=int(match.group(3)),
+            is_npy=True,
+        )
+    match = OFFLINE_PATTERN.match(real_name)
+    if not match:
+        return "not named {op_type}.{op_name}.{task_id}[.{stream_id}].{timestamp}"
+    fields = real_name.split(".")
+    numbers = fields[2:]
+    if not all(n.isdigit() for n in numbers):
+        return "trailing fields after the timestamp are not numbers"
+    values = [int(n) for n in numbers]
+    info: dict[str, int | None] = {}
+    if len(values) <= 3:  # task[.stream].timestamp
+        info["task_id"] = values[0]
+        info["stream_id"] = values[1] if len(values) == 3 else None
+        info["timestamp"] = values[-1]
+    else:  # FFTS+: [stream.]task.timestamp.task_type.context.thread[.device]
+        if len(values) == 5:
+            stream, head, device = None, values[:2], None
+        elif len(values) == 6 and _is_timestamp(numbers[1]) and not _is_timestamp(numbers[2]):
+            stream, head, device = None, values[:2], values[5]
+        elif len(values) == 6:
+            stream, head, device = values[0], values[1:3], None
+        else:
+            stream, head, device = values[0], values[1:3], values[6] if len(values) > 6 else None
+        offset = 2 if stream is None else 3
+        info.update(
+            task_id=head[0],
+            stream_id=stream,
+            timestamp=head[1],
+            task_type=values[offset],
+            context_id=values[offset + 1],
+            thread_id=values[offset + 2],
+            device_id=device,
+        )
+    return DumpName(
+        path=path,
+        real_name=real_name,
+        op_name=_strip_op_name(match.group(1)),
+        op_type=fields[0],
+        **info,  # type: ignore[arg-type]
+    )
+
+
+def read_mapping(folder: Path) -> dict[str, str]:
+    """``mapping.csv`` (``numeric_name,real_name`` rows, no header) → {numeric: real}."""
+    mapping_path = folder / MAPPING_FILE
+    if not mapping_path.is_file():
+        return {}
+    result: dict[str, str] = {}
+    try:
+        with open(mapping_path, newline="", encoding="utf-8", errors="replace") as handle:
+            for row in csv.reader(handle):
+                if len(row) == 2:
+                    result[row[0].strip()] = row[1].strip()
+    except (OSError, csv.Error):
+        return {}
+    return result
+
+
+@dataclass
+class DumpDir:
+    """The dump files of one folder, by op name (as written in file names)."""
+
+    path: Path
+    requested: Path
+    notes: list[str] = field(default_factory=list)
+    ignored: list[tuple[str, str]] = field(default_factory=list)  # (file name, reason)
+    _files: dict[str, list[DumpName]] = field(default_factory=dict, repr=False)
+
+    @property
+    def op_names(self) -> list[str]:
+        return sorted(self._files)
+
+    @property
+    def is_npy(self) -> bool:
+        return any(name.is_npy for names in self._files.values() for name in names)
+
+    def entries(self, op_name: str, output_index: int | None = None) -> list[DumpName]:
+        """Parsed names of an op's files, oldest first. ``op_name`` may be the graph name."""
+        names = self._files.get(op_name)
+        if names is None:
+            names = self._files.get(sanitize_op_name(op_name), [])
+        if output_index is not None:
+            names = [n for n in names if n.output_index in (None, output_index)]
+        return list(names)
+
+    def files_for(self, op_name: str, output_index: int | None = None) -> list[Path]:
+        """Paths of an op's dump files, oldest → newest."""
+        return [name.path for name in self.entries(op_name, output_index)]
+
+    def latest(self, op_name: str, output_index: int | None = None) -> Path | None:
+        """The file msaccucmp would use for the op: the one with the newest timestamp."""
+        files = self.files_for(op_name, output_index)
+        return files[-1] if files else None
+
+    def __contains__(self, op_name: object) -> bool:
+        return isinstance(op_name, str) and bool(self.entries(op_name))
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
+def _index_folder(folder: Path) -> tuple[dict[str, list[DumpName]], list[tuple[str, str]]]:
+    mapping = read_mapping(folder)
+    files: dict[str, list[DumpName]] = {}
+    ignored: list[tuple[str, str]] = []
+    try:
+        listing = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as error:
+        raise DumpDirError(folder, f"cannot list the folder: {error.strerror or error}") from None
+    for entry in listing:
+        name = entry.name
+        if name in _IGNORED_FILES or name.startswith("."):
+            continue
+        try:
+            if not entry.is_file():
+                continue
+        except OSError:
+            continue
+        stem, suffix = os.path.splitext(name)
+        real = name
+        if name.isdigit() or (stem.isdigit() and suffix == ".npy"):
+            if name not in mapping:
+                ignored.append((name, f"numeric name not listed in {MAPPING_FILE}"))
+                continue
+            real = mapping[name]
+        parsed = parse_dump_name(real, Path(entry.path))
+        if isinstance(parsed, str):
+            ignored.append((name, parsed))
+            continue
+        if _LXSLICE.search(parsed.op_name):
+            ignored.append((name, "FFTS+ slice file (_lxslice); slices are not merged"))
+            continue
+        files.setdefault(parsed.op_name, []).append(parsed)
+    for names in files.values():
+        names.sort(key=lambda n: n.sort_key)
+    return files, ignored
+
+
+def _has_dump_names(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if name == MAPPING_FILE:
+                    return True
+                if entry.is_file() and not isinstance(parse_dump_name(name), str):
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def _has_dumps_below(folder: Path, depth: int) -> bool:
+    if _has_dump_names(folder):
+        return True
+    if depth <= 0:
+        return False
+    return any(_has_dumps_below(sub, depth - 1) for sub in _subfolders(folder))
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        return sorted(
+            (Path(e.path) for e in os.scandir(folder) if e.is_dir() and not e.name.startswith(".")),
+            key=lambda p: p.name,
+        )
+    except OSError:
+        return []
+
+
+def _choose(folder: Path, candidates: list[Path], graph_name: str | None) -> tuple[Path, str]:
+    names = [c.name for c in candidates]
+    if graph_name:
+        for wanted in (graph_name, sanitize_op_name(graph_name)):
+            if wanted in names:
+                return folder / wanted, f"model folder {wanted!r} matches the graph name"
+    if len(candidates) == 1:
+        return candidates[0], f"only sub-folder {names[0]!r}"
+    if all(_TIMESTAMP_DIR.match(n) for n in names):
+        newest = max(names)
+        return folder / newest, f"newest dump time {newest!r} of {len(names)}"
+    if all(n.isdigit() for n in names):
+        last = max(names, key=int)
+        return (
+            folder / last,
+            f"highest number {last!r} of {sorted(names, key=int)} (last iteration)",
+        )
+    if graph_name:
+        raise DumpDirError(
+            folder,
+            f"no model folder named {graph_name!r} (the graph name); found {names}. "
+            "Pass the folder of the right model.",
+        )
+    newest_path = max(candidates, key=lambda p: p.stat().st_mtime)
+    return newest_path, f"most recently modified of {names} (no graph name to match)"
+
+
+def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> DumpDir:
+    """Index the dump files under ``path``: the leaf folder itself, or any folder above it (then
+    the newest timestamp folder, the model folder named like the graph, the last iteration are
+    picked and ``notes`` says so). Raises :class:`DumpDirError` when nothing usable is found."""
+    requested = Path(path)
+    if not requested.exists():
+        raise DumpDirError(requested, "does not exist")
+    if not requested.is_dir():
+        raise DumpDirError(requested, "is not a folder (give the folder holding the dump files)")
+    notes: list[str] = []
+    folder = requested
+    for _ in range(_MAX_DEPTH + 1):
+        if _has_dump_names(folder):
+            break
+        candidates = [c for c in _subfolders(folder) if _has_dumps_below(c, _MAX_DEPTH)]
+        if not candidates:
+            raise DumpDirError(
+                requested,
+                "no dump files found here or in the folders below "
+                "(expected names like Conv2D.conv1.3.1700000000000000)",
+            )
+        folder, why = _choose(folder, candidates, graph_name)
+        if len(candidates) > 1 or "graph name" in why:
+            notes.append(f"picked {folder.name!r} in {folder.parent}: {why}")
+    else:
+        raise DumpDirError(requested, f"no dump files within {_MAX_DEPTH} folder levels")
+    if folder != requested:
+        notes.insert(0, f"dump files are in {folder}")
+    files, ignored = _index_folder(folder)
+    if not files:
+        reasons = "; ".join(f"{n}: {r}" for n, r in ignored[:3])
+        raise DumpDirError(folder, f"no usable dump files ({reasons})" if reasons else "empty")
+    if ignored:
+        notes.append(f"ignored {len(ignored)} file(s) that are not dump files")
+    kinds = {n.is_npy for names in files.values() for n in names}
+    if len(kinds) > 1:
+        notes.append("the folder mixes .npy and binary dumps (msaccucmp refuses such folders)")
+    return DumpDir(path=folder, requested=requested, notes=notes, ignored=ignored, _files=files)

@@ -1,0 +1,502 @@
+"""One model for GE graphs, whether they come as ``atc`` JSON or as ``ge_proto_*.txt`` text.
+
+Both files are the protobuf ``ge.proto.ModelDef`` (formats.md 2.2): the JSON is its JSON
+mapping (maps as ``[{"key", "value"}]``, enums as names), the text file its TextFormat, which
+:mod:`.graph_text` parses into the same dict shape. :func:`graph_from_dict` turns that dict into
+:class:`Graph` / :class:`Op` / :class:`TensorDesc` with attribute values as plain Python values.
+
+Attribute conversion (``AttrDef`` → Python): ``s``/``bt`` → str, ``i``/``dt`` → int, ``f`` →
+float, ``b`` → bool, ``list`` → list of the member that is present (``[]`` when none is),
+``list_list_int``/``list_list_float`` → list of lists, ``func`` → ``{"name", "attr"}``, ``td`` →
+:class:`TensorDesc`, ``t`` → ``{"desc": TensorDesc}``, an empty AttrDef (``null``) → None.
+The raw AttrDef dicts stay available (``raw_attrs``) for callers that must mimic msaccucmp's
+exact reading of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .dtypes import data_type_name
+
+ORIGINAL_OP_NAMES = "_datadump_original_op_names"
+PASS_NAME = "pass_name"
+PASS_NAME_UB = "pass_name_ub"
+SINGLE_OP_UB_PASS_NAME = "_single_op_ub_pass_name"
+_LIST_MEMBERS = ("s", "i", "f", "b", "bt", "td", "t", "g", "na", "dt")
+
+
+class GraphError(Exception):
+    """A graph file that cannot be read; ``str()`` names the file (and line/column if known)."""
+
+    def __init__(
+        self, path: str | os.PathLike | None, message: str, line: int = 0, column: int = 0
+    ):
+        self.path = str(path) if path is not None else "<graph>"
+        self.message = message
+        self.line = line
+        self.column = column
+        where = f"{self.path}:{line}:{column}" if line else self.path
+        super().__init__(f"{where}: {message}")
+
+
+def _to_int(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return int(str(value).strip())
+
+
+def _to_float(value: Any) -> float:
+    if isinstance(value, str):
+        text = value.strip()
+        if text[-1:] in ("f", "F") and text[-2:-1].isdigit():
+            text = text[:-1]  # C-style "1.5f"
+        return float(text)
+    return float(value)
+
+
+def attr_value(attr_def: Any) -> Any:
+    """Python value of one ``AttrDef`` dict (see the module docstring)."""
+    if not isinstance(attr_def, Mapping) or not attr_def:
+        return None
+    if "list" in attr_def:
+        listed = attr_def["list"] or {}
+        for member in _LIST_MEMBERS:
+            if member in listed:
+                return [_scalar(member, item) for item in listed[member] or []]
+        return []
+    if "list_list_int" in attr_def:
+        rows = (attr_def["list_list_int"] or {}).get("list_list_i", [])
+        return [[_to_int(v) for v in (row or {}).get("list_i", [])] for row in rows]
+    if "list_list_float" in attr_def:
+        rows = (attr_def["list_list_float"] or {}).get("list_list_f", [])
+        return [[_to_float(v) for v in (row or {}).get("list_f", [])] for row in rows]
+    for member in ("s", "i", "f", "b", "bt", "dt", "td", "t", "func", "g", "expression"):
+        if member in attr_def:
+            return _scalar(member, attr_def[member])
+    return dict(attr_def)
+
+
+def _scalar(member: str, value: Any) -> Any:
+    """Convert one AttrDef member; a value of the wrong type is kept as it is, not fatal."""
+    try:
+        if member in ("i", "dt"):
+            return _to_int(value)
+        if member == "f":
+            return _to_float(value)
+    except (TypeError, ValueError):
+        return value
+    if member == "b":
+        return bool(value) if not isinstance(value, str) else value.lower() == "true"
+    if member == "td":
+        return TensorDesc.from_dict(value or {})
+    if member == "t":
+        return {"desc": TensorDesc.from_dict((value or {}).get("desc") or {})}
+    if member in ("func", "na"):
+        value = value or {}
+        return {"name": value.get("name", ""), "attr": attrs_from_list(value.get("attr"))}
+    return value
+
+
+def attrs_from_list(entries: Iterable[Mapping[str, Any]] | None) -> dict[str, Any]:
+    """A proto map rendered as ``[{"key": k, "value": AttrDef}]`` → ``{k: python value}``."""
+    return {entry.get("key", ""): attr_value(entry.get("value")) for entry in entries or ()}
+
+
+def raw_attrs_from_list(entries: Iterable[Mapping[str, Any]] | None) -> dict[str, Any]:
+    """The same map with the AttrDef dicts left as they are (``None`` for ``null``)."""
+    return {entry.get("key", ""): entry.get("value") for entry in entries or ()}
+
+
+def _dtype_name(value: Any) -> str:
+    """Data type as its enum name (text format may give the number instead)."""
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return data_type_name(value)
+    return str(value)
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if not isinstance(shape, Mapping):
+        return ()
+    return tuple(_to_int(d) for d in shape.get("dim", []) or [])
+
+
+@dataclass
+class TensorDesc:
+    """One ``TensorDescriptor``: data type name, layout (format) name, shape and attributes."""
+
+    dtype: str = ""
+    layout: str = ""
+    shape: tuple[int, ...] = ()
+    attrs: dict[str, Any] = field(default_factory=dict)
+    has_attr: bool = False  # the desc carried an "attr" key (msaccucmp only counts those)
+    name: str = ""
+    raw_attrs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, desc: Mapping[str, Any]) -> TensorDesc:
+        return cls(
+            dtype=_dtype_name(desc.get("dtype")),
+            layout=str(desc.get("layout", "") or ""),
+            shape=_shape(desc.get("shape")),
+            attrs=attrs_from_list(desc.get("attr")),
+            has_attr="attr" in desc,
+            name=str(desc.get("name", "") or ""),
+            raw_attrs=raw_attrs_from_list(desc.get("attr")),
+        )
+
+    @property
+    def format(self) -> str:
+        return self.layout
+
+    @property
+    def origin_shape(self) -> tuple[int, ...] | None:
+        value = self.attrs.get("origin_shape")
+        if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
+            return None
+        return tuple(value)
+
+    @property
+    def origin_format(self) -> str:
+        """``_datadump_origin_format``, else ``origin_format`` (msaccucmp's order), else ''."""
+        for key in ("_datadump_origin_format", "origin_format"):
+            value = self.attrs.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return ""
+
+    @property
+    def origin_name(self) -> str:
+        value = self.attrs.get("_datadump_origin_name")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def origin_output_index(self) -> int | None:
+        value = self.attrs.get("_datadump_origin_output_index")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def origin_data_type(self) -> str:
+        for key in ("_datadump_origin_data_type", "origin_data_type"):
+            value = self.attrs.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return ""
+
+
+def _string_list(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    if isinstance(value, str) and value:
+        return [value]
+    return []
+
+
+@dataclass
+class Op:
+    """One ``OpDef``. ``inputs`` keeps the raw ``"src:idx"`` strings (control ``":-1"`` and empty
+    entries included, as in the file); ``id`` is 0 when the file omits it (proto3 default)."""
+
+    name: str
+    type: str = ""
+    id: int = 0
+    inputs: list[str] = field(default_factory=list)
+    attrs: dict[str, Any] = field(default_factory=dict)
+    input_descs: list[TensorDesc] = field(default_factory=list)
+    output_descs: list[TensorDesc] = field(default_factory=list)
+    raw_attrs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    stream_id: int = 0
+    has_id: bool = False
+
+    @classmethod
+    def from_dict(cls, op: Mapping[str, Any]) -> Op:
+        return cls(
+            name=str(op.get("name", "") or ""),
+            type=str(op.get("type", "") or ""),
+            id=_to_int(op.get("id", 0) or 0),
+            has_id="id" in op,
+            inputs=_string_list(op.get("input")),
+            attrs=attrs_from_list(op.get("attr")),
+            raw_attrs=raw_attrs_from_list(op.get("attr")),
+            input_descs=[TensorDesc.from_dict(d or {}) for d in op.get("input_desc", []) or []],
+            output_descs=[TensorDesc.from_dict(d or {}) for d in op.get("output_desc", []) or []],
+            stream_id=_to_int(op.get("stream_id", 0) or 0),
+        )
+
+    @property
+    def data_inputs(self) -> list[str]:
+        """Inputs without control edges (``:-1``) and empty entries."""
+        return [item for item in self.inputs if item and not item.endswith(":-1")]
+
+    @property
+    def has_original_names(self) -> bool:
+        return ORIGINAL_OP_NAMES in self.raw_attrs
+
+    @property
+    def original_names(self) -> list[str]:
+        """``_datadump_original_op_names`` as written ([] when absent or an empty list)."""
+        return _string_list(self.attrs.get(ORIGINAL_OP_NAMES))
+
+    @property
+    def msaccucmp_original_names(self) -> list[str]:
+        """What msaccucmp reads: absent → ``[name]``; present without ``s`` → ``['']``."""
+        if not self.has_original_names:
+            return [self.name]
+        raw = self.raw_attrs.get(ORIGINAL_OP_NAMES) or {}
+        listed = raw.get("list") if isinstance(raw, Mapping) else None
+        if not isinstance(listed, Mapping) or "s" not in listed:
+            return [""]
+        return [str(v) for v in listed.get("s") or []]
+
+    @property
+    def ub_pass_names(self) -> list[str]:
+        """UB fusion passes: ``pass_name_ub`` then ``_single_op_ub_pass_name`` (no duplicates)."""
+        names = _string_list(self.attrs.get(PASS_NAME_UB))
+        names += _string_list(self.attrs.get(SINGLE_OP_UB_PASS_NAME))
+        return list(dict.fromkeys(n for n in names if n))
+
+    @property
+    def pass_names(self) -> list[str]:
+        """Every pass that produced this op, oldest first, most recent last: the ``pass_name``
+        list, then UB passes not already in it."""
+        names = _string_list(self.attrs.get(PASS_NAME)) + self.ub_pass_names
+        return list(dict.fromkeys(n for n in names if n))
+
+    @property
+    def is_fused(self) -> bool:
+        """Produced by fusion: carries a pass name, or stands for other original ops."""
+        if self.pass_names:
+            return True
+        names = [n for n in self.original_names if n]
+        return bool(names) and names != [self.name]
+
+    @property
+    def fusion_scope(self) -> int | None:
+        value = self.attrs.get("fusion_scope")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass
+class Graph:
+    """A ``GraphDef`` plus the model attributes around it. ``others`` are the model's further
+    graphs (sub-graphs) when this is the main one."""
+
+    name: str
+    soc_version: str | None = None
+    ops: list[Op] = field(default_factory=list)
+    attrs: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = field(default=None, compare=False)
+    model_name: str = ""
+    model_attrs: dict[str, Any] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+    others: list[Graph] = field(default_factory=list)
+    _by_name: dict[str, Op] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_name = {op.name: op for op in self.ops}
+
+    def op(self, name: str) -> Op | None:
+        return self._by_name.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    @property
+    def all_graphs(self) -> list[Graph]:
+        return [self, *self.others]
+
+    def fused_ops(self) -> list[Op]:
+        return [op for op in self.ops if op.is_fused]
+
+
+def _soc_version(*attr_maps: Mapping[str, Any]) -> str | None:
+    for attrs in attr_maps:
+        value = attrs.get("soc_version")
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def graph_from_dict(model: Mapping[str, Any], path: str | os.PathLike | None = None) -> Graph:
+    """Build the main :class:`Graph` (``graph[0]``) from a ModelDef dict; other graphs go to
+    ``others``. Also accepts a bare GraphDef dict (one with ``op`` at the top)."""
+    if not isinstance(model, Mapping):
+        raise GraphError(path, "top level is not an object (expected a ModelDef with 'graph')")
+    if "graph" not in model and "op" in model:
+        model = {"graph": [model]}
+    graphs = model.get("graph")
+    if not isinstance(graphs, list) or not graphs:
+        raise GraphError(path, "no 'graph' list in the model; is this an atc/GE graph file?")
+    try:
+        model_attrs = attrs_from_list(model.get("attr"))
+    except (TypeError, ValueError, AttributeError) as error:
+        raise GraphError(path, f"model attr: {error}") from None
+    built = []
+    for index, graph in enumerate(graphs):
+        try:
+            built.append(_graph(graph, index, model, model_attrs, path))
+        except (TypeError, ValueError, AttributeError) as error:
+            raise GraphError(path, f"graph[{index}]: {error}") from None
+    main = built[0]
+    main.others = built[1:]
+    return main
+
+
+def _graph(graph: Any, index: int, model: Mapping[str, Any], model_attrs: dict, path: Any) -> Graph:
+    """One GraphDef dict → Graph (errors from malformed values are the caller's to wrap)."""
+    if not isinstance(graph, Mapping):
+        raise GraphError(path, f"graph[{index}] is not an object")
+    ops_raw = graph.get("op", []) or []
+    if not isinstance(ops_raw, list):
+        raise GraphError(path, f"graph[{index}].op is not a list")
+    ops = []
+    for op_index, op in enumerate(ops_raw):
+        if not isinstance(op, Mapping):
+            raise GraphError(path, f"graph[{index}].op[{op_index}] is not an object")
+        try:
+            ops.append(Op.from_dict(op))
+        except (TypeError, ValueError, AttributeError) as error:
+            name = op.get("name", f"#{op_index}")
+            raise GraphError(path, f"op {name!r}: {error}") from None
+    graph_attrs = attrs_from_list(graph.get("attr"))
+    return Graph(
+        name=str(graph.get("name", "") or ""),
+        soc_version=_soc_version(model_attrs, graph_attrs),
+        ops=ops,
+        attrs=graph_attrs,
+        path=Path(path) if path is not None else None,
+        model_name=str(model.get("name", "") or ""),
+        model_attrs=model_attrs,
+        inputs=_string_list(graph.get("input")),
+    )
+
+
+def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
+    """The ModelDef dict of a graph file, JSON or protobuf text format (decided by content)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError as error:
+        raise GraphError(path, f"cannot read: {error.strerror or error}") from None
+    first = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if first in (b"{", b"["):
+        try:
+            with open(path, encoding="utf-8-sig") as handle:
+                data = json.load(handle)
+        except json.JSONDecodeError as error:
+            raise GraphError(
+                path, f"invalid JSON: {error.msg}", error.lineno, error.colno
+            ) from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise GraphError(path, f"cannot read: {error}") from None
+        if isinstance(data, list):  # some tools wrap the model in a list
+            data = data[0] if data and isinstance(data[0], dict) else {"graph": data}
+        return data
+    from .graph_text import parse_graph_text_file
+
+    return parse_graph_text_file(path)
+
+
+def load_graph(path: str | os.PathLike) -> Graph:
+    """Read a graph file (atc JSON or ``ge_proto_*.txt``) into a :class:`Graph`."""
+    return graph_from_dict(load_graph_dict(path), path)
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _atc_floats(value: Any) -> Any:
+    """atc writes AttrDef ``f`` values as strings ("0.01"); do the same for dicts we write."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if key == "f" and isinstance(item, float):
+                out[key] = repr(item)
+            elif isinstance(item, (dict, list)):
+                out[key] = _atc_floats(item)
+            else:
+                out[key] = item
+        return out
+    if isinstance(value, list):
+        return [_atc_floats(item) if isinstance(item, (dict, list)) else item for item in value]
+    return value
+
+
+def check_graph_dict(model: Mapping[str, Any]) -> list[str]:
+    """Problems that would make msaccucmp's FusionRuleParser reject or misread a graph dict:
+    op ``id`` not an integer, op/attr entries without string ``name``/``type``/``key``, list
+    attrs of the original-name keys without ``list``. Empty when the dict is acceptable."""
+    problems: list[str] = []
+    graphs = model.get("graph")
+    if not isinstance(graphs, list):
+        return ["'graph' must be a list"]
+    for g_index, graph in enumerate(graphs):
+        ops = graph.get("op") if isinstance(graph, Mapping) else None
+        if not isinstance(ops, list):
+            problems.append(f"graph[{g_index}]: 'op' must be a list")
+            continue
+        for op in ops:
+            name = op.get("name")
+            if not isinstance(name, str) or not isinstance(op.get("type"), str):
+                problems.append(f"op {name!r}: 'name' and 'type' must be strings")
+            if "id" in op and (not isinstance(op["id"], int) or isinstance(op["id"], bool)):
+                problems.append(f"op {name!r}: 'id' must be a JSON integer")
+            if "input" in op and not isinstance(op["input"], list):
+                problems.append(f"op {name!r}: 'input' must be a list")
+            entries = list(op.get("attr") or [])
+            for index, desc in enumerate(op.get("output_desc") or []):
+                if "attr" not in desc:
+                    problems.append(
+                        f"op {name!r}: output_desc[{index}] has no 'attr' key "
+                        "(msaccucmp skips such descs, shifting the ones after it)"
+                    )
+                entries += list(desc.get("attr") or [])
+            for entry in entries:
+                key = entry.get("key")
+                if not isinstance(key, str):
+                    problems.append(f"op {name!r}: attr entry without a string 'key'")
+                    continue
+                value = entry.get("value")
+                if key in (ORIGINAL_OP_NAMES, "origin_shape") and not (
+                    isinstance(value, Mapping) and "list" in value
+                ):
+                    problems.append(f"op {name!r}: attr {key!r} must hold a 'list'")
+                if key in (
+                    "_datadump_origin_name",
+                    "_datadump_origin_format",
+                    "origin_format",
+                    "_L1_fusion_sub_graph_no",
+                ) and not (isinstance(value, Mapping) and isinstance(value.get("s"), str)):
+                    problems.append(f"op {name!r}: attr {key!r} must hold a string 's'")
+                if key == "_datadump_origin_output_index" and not (
+                    isinstance(value, Mapping) and isinstance(value.get("i"), int)
+                ):
+                    problems.append(f"op {name!r}: attr {key!r} must hold an integer 'i'")
+                if key == "_datadump_is_multiop" and not (
+                    isinstance(value, Mapping) and isinstance(value.get("b"), bool)
+                ):
+                    problems.append(f"op {name!r}: attr {key!r} must hold a bool 'b'")
+    return problems
+
+
+def graph_json_text(model: Mapping[str, Any], indent: int | None = 2) -> str:
+    """JSON text of a ModelDef dict in atc's conventions: sorted keys, float attrs as strings."""
+    return json.dumps(_atc_floats(model), indent=indent, sort_keys=True, ensure_ascii=False)
+
+
+def write_graph_json(model: Mapping[str, Any], path: str | os.PathLike, indent: int | None = 2):
+    """Write a ModelDef dict as an atc-style graph JSON file (see :func:`graph_json_text`)."""
+    Path(path).write_text(graph_json_text(model, indent) + "\n", encoding="utf-8")
+    return Path(path)

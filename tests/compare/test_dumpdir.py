@@ -1,0 +1,263 @@
+"""Dump folders: file names, mapping.csv, newest file per op, finding the leaf folder."""
+
+import os
+from pathlib import Path
+
+import pytest
+from fusion_switch.compare.dumpdir import (
+    DumpDirError,
+    dump_file_name,
+    parse_dump_name,
+    read_mapping,
+    sanitize_op_name,
+    scan_dump_dir,
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "fields"),
+    [
+        (
+            "Conv2D.conv1.3.1700000000000001",
+            dict(
+                op_type="Conv2D",
+                op_name="conv1",
+                task_id=3,
+                stream_id=None,
+                timestamp=1700000000000001,
+            ),
+        ),
+        (
+            "Conv2D.conv1.3.2.1700000000000001",
+            dict(op_name="conv1", task_id=3, stream_id=2, timestamp=1700000000000001),
+        ),
+        (  # FFTS+: stream.task.timestamp.task_type.context.thread.device
+            "Add.add_1.5.12.1670205071724946.4.487.1.0",
+            dict(
+                op_name="add_1",
+                stream_id=5,
+                task_id=12,
+                timestamp=1670205071724946,
+                task_type=4,
+                context_id=487,
+                thread_id=1,
+                device_id=0,
+            ),
+        ),
+        (  # FFTS+ without stream and device
+            "Add.add_1.12.1670205071724946.4.487.1",
+            dict(
+                op_name="add_1",
+                stream_id=None,
+                task_id=12,
+                timestamp=1670205071724946,
+                task_type=4,
+                context_id=487,
+                thread_id=1,
+                device_id=None,
+            ),
+        ),
+        (  # FFTS+ with device but no stream
+            "Add.add_1.12.1670205071724946.4.487.1.3",
+            dict(stream_id=None, task_id=12, timestamp=1670205071724946, thread_id=1, device_id=3),
+        ),
+        (  # FFTS+ with stream but no device
+            "Add.add_1.7.12.1670205071724946.4.487.1",
+            dict(stream_id=7, task_id=12, timestamp=1670205071724946, thread_id=1, device_id=None),
+        ),
+        (
+            "Conv2D.partition0_sgt_graph_0_conv_1.3.1700000000000001",
+            dict(op_name="conv_1"),  # msaccucmp drops the sgt_graph prefix
+        ),
+        (
+            "conv1.0.1700000000000000.npy",
+            dict(op_name="conv1", output_index=0, timestamp=1700000000000000, is_npy=True),
+        ),
+        (
+            "a.b.c.2.1700000000000000.npy",
+            dict(op_name="a.b.c", output_index=2, is_npy=True),
+        ),
+    ],
+)
+def test_parse_dump_name(name, fields):
+    parsed = parse_dump_name(name)
+    assert not isinstance(parsed, str), parsed
+    for key, value in fields.items():
+        assert getattr(parsed, key) == value, key
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mapping.csv",
+        "Conv2D.conv1",
+        "Conv2D.conv/1.3.1700000000000001",
+        "readme.txt",
+        "conv1.x.1700000000000000.npy",
+        "Conv2D.conv1.3.1700000000000001.a",
+    ],
+)
+def test_not_dump_names(name):
+    assert isinstance(parse_dump_name(name), str)
+
+
+@pytest.mark.parametrize(
+    ("name", "sanitized"),
+    [("conv1/BiasAdd", "conv1_BiasAdd"), ("a.b c\\d", "a_b_c_d"), ("plain-name_1", "plain-name_1")],
+)
+def test_sanitize(name, sanitized):
+    assert sanitize_op_name(name) == sanitized
+
+
+def test_dump_file_name_round_trips():
+    name = dump_file_name("Conv2D", "net/conv1.w", 3, 2, 1700000000000001)
+    assert name == "Conv2D.net_conv1_w.3.2.1700000000000001"
+    parsed = parse_dump_name(name)
+    assert (parsed.op_name, parsed.task_id, parsed.stream_id) == ("net_conv1_w", 3, 2)
+    assert dump_file_name("Add", "a", 1, None, 5) == "Add.a.1.0000000000000005"
+
+
+def _touch(folder: Path, *names: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / name).write_bytes(b"x" * 16)
+
+
+def test_leaf_folder_index_and_newest_file(tmp_path):
+    _touch(
+        tmp_path,
+        "Conv2D.conv1_BiasAdd.3.1700000000000009",
+        "Conv2D.conv1_BiasAdd.4.1700000000000002",
+        "Relu.relu.5.1700000000000003",
+        "notes.txt",
+    )
+    dump_dir = scan_dump_dir(tmp_path)
+    assert dump_dir.path == tmp_path and dump_dir.notes == [
+        "ignored 1 file(s) that are not dump files"
+    ]
+    assert dump_dir.op_names == ["conv1_BiasAdd", "relu"]
+    files = dump_dir.files_for("conv1/BiasAdd")  # graph name, sanitised for the lookup
+    assert [f.name for f in files] == [
+        "Conv2D.conv1_BiasAdd.4.1700000000000002",
+        "Conv2D.conv1_BiasAdd.3.1700000000000009",
+    ]
+    assert dump_dir.latest("conv1/BiasAdd").name.endswith("1700000000000009")
+    assert dump_dir.latest("missing") is None and dump_dir.files_for("missing") == []
+    assert "relu" in dump_dir and "missing" not in dump_dir and len(dump_dir) == 2
+    assert dump_dir.ignored == [("notes.txt", dump_dir.ignored[0][1])]
+
+
+def test_mapping_csv_names(tmp_path):
+    long_name = "Conv2D." + "x" * 300 + ".3.1700000000000001"
+    _touch(tmp_path, "12345", "99999", "Relu.relu.5.1700000000000003")
+    (tmp_path / "mapping.csv").write_text(f"12345,{long_name}\nbad row without comma\n")
+    assert read_mapping(tmp_path) == {"12345": long_name}
+    dump_dir = scan_dump_dir(tmp_path)
+    assert dump_dir.latest("x" * 300) == tmp_path / "12345"
+    assert ("99999", "numeric name not listed in mapping.csv") in dump_dir.ignored
+
+
+def test_lxslice_files_are_set_aside(tmp_path):
+    _touch(tmp_path, "Add.add_lxslice0.1.1700000000000000", "Add.add.1.1700000000000001")
+    dump_dir = scan_dump_dir(tmp_path)
+    assert dump_dir.op_names == ["add"]
+    assert "lxslice" in dump_dir.ignored[0][1]
+
+
+def test_npy_folder(tmp_path):
+    _touch(
+        tmp_path,
+        "conv1.0.1700000000000000.npy",
+        "conv1.1.1700000000000000.npy",
+        "conv1.0.1700000000000005.npy",
+    )
+    dump_dir = scan_dump_dir(tmp_path)
+    assert dump_dir.is_npy
+    assert [f.name for f in dump_dir.files_for("conv1", 0)] == [
+        "conv1.0.1700000000000000.npy",
+        "conv1.0.1700000000000005.npy",
+    ]
+    assert dump_dir.latest("conv1", 1).name == "conv1.1.1700000000000000.npy"
+
+
+def test_mixed_folder_is_noted(tmp_path):
+    _touch(tmp_path, "conv1.0.1700000000000000.npy", "Relu.relu.5.1700000000000003")
+    assert any("mixes .npy and binary" in note for note in scan_dump_dir(tmp_path).notes)
+
+
+def _cann_tree(root: Path) -> Path:
+    """Two dump times, two models, two iterations; returns the expected leaf."""
+    _touch(root / "20240101000000" / "0" / "ge_default_1" / "1" / "0", "Add.old.1.1700000000000000")
+    base = root / "20240613143502" / "0"
+    _touch(base / "ge_default_20240613143502_1" / "1" / "0", "Add.a.1.1700000000000000")
+    _touch(base / "ge_default_20240613143502_1" / "1" / "10", "Add.a.1.1700000000000010")
+    _touch(base / "ge_default_20240613143502_1" / "1" / "9", "Add.a.1.1700000000000009")
+    _touch(base / "other_graph" / "1" / "0", "Add.b.1.1700000000000000")
+    (base / "empty_model").mkdir()
+    return base / "ge_default_20240613143502_1" / "1" / "10"
+
+
+def test_descends_from_the_dump_root(tmp_path):
+    leaf = _cann_tree(tmp_path)
+    dump_dir = scan_dump_dir(tmp_path, graph_name="ge_default_20240613143502_1")
+    assert dump_dir.path == leaf and dump_dir.requested == tmp_path
+    notes = "\n".join(dump_dir.notes)
+    assert "newest dump time '20240613143502'" in notes
+    assert f"dump files are in {leaf}" == dump_dir.notes[0]
+    assert len(dump_dir.notes) == 4  # a folder with a single sub-folder is not worth a note
+    assert "matches the graph name" in notes
+    assert "highest number '10' of ['0', '9', '10'] (last iteration)" in notes
+
+
+def test_descends_from_the_model_folder(tmp_path):
+    leaf = _cann_tree(tmp_path)
+    dump_dir = scan_dump_dir(leaf.parent.parent)
+    assert dump_dir.path == leaf
+
+
+def test_unknown_graph_name_is_an_error_listing_the_models(tmp_path):
+    _cann_tree(tmp_path)
+    with pytest.raises(DumpDirError) as info:
+        scan_dump_dir(tmp_path, graph_name="nope")
+    assert "no model folder named 'nope'" in str(info.value)
+    assert "ge_default_20240613143502_1" in str(info.value)
+
+
+def test_without_graph_name_the_newest_model_folder_wins(tmp_path):
+    _cann_tree(tmp_path)
+    base = tmp_path / "20240613143502" / "0"
+    os.utime(base / "other_graph", (1, 1))
+    os.utime(base / "ge_default_20240613143502_1", (2, 2))
+    dump_dir = scan_dump_dir(tmp_path)
+    assert dump_dir.path.parent.parent.name == "ge_default_20240613143502_1"
+    assert any("most recently modified" in note for note in dump_dir.notes)
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda p: None, "no dump files found here or in the folders below"),
+        (lambda p: (p / "a" / "b").mkdir(parents=True), "no dump files found"),
+        (lambda p: _touch(p, "readme.md"), "no dump files found"),
+    ],
+)
+def test_empty_folders_name_the_folder(tmp_path, setup, message):
+    setup(tmp_path)
+    with pytest.raises(DumpDirError) as info:
+        scan_dump_dir(tmp_path)
+    assert message in str(info.value) and str(tmp_path) in str(info.value)
+
+
+def test_missing_and_file_paths(tmp_path):
+    with pytest.raises(DumpDirError, match="does not exist"):
+        scan_dump_dir(tmp_path / "none")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(DumpDirError, match="is not a folder"):
+        scan_dump_dir(tmp_path / "f")
+
+
+def test_mapping_only_folder_without_usable_files(tmp_path):
+    _touch(tmp_path, "123")
+    (tmp_path / "mapping.csv").write_text("999,Add.a.1.1700000000000000\n")
+    with pytest.raises(DumpDirError, match=r"no usable dump files .*123: numeric name not listed"):
+        scan_dump_dir(tmp_path)
