@@ -1,0 +1,365 @@
+"""`fusion-switch compare`: msaccucmp's comparison plus the verdict (which fusion rule to blame).
+
+Takes msaccucmp's flags (`-m -g -f -cf -out -alg`, also their long forms), writes
+`result_*.csv`, `summary.json` and `report.html` into the output folder, and prints the top
+suspects. Exit status: 0 compared and no rule is suspect, 1 compared and suspects were found,
+2 the inputs cannot be compared (message says which and why) or no tensor could be paired
+(the files are still written), 130 interrupted (Ctrl-C; nothing half-written is left).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+MAX_SHOWN = 5
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare fusion-on with fusion-off dumps and name the fusion rule to blame",
+        description=(
+            "Compare a fusion-on run with a fusion-off run (msaccucmp's flags), then rank the "
+            "fusion rules by the error their fused ops introduce."
+        ),
+        allow_abbrev=False,
+    )
+    add_compare_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    req = parser.add_argument
+    req(
+        "-m",
+        "--my_dump_path",
+        "--my-dump-path",
+        dest="on_dump",
+        required=True,
+        metavar="DIR",
+        help="fusion-on dump folder (the leaf folder or any folder above it)",
+    )
+    req(
+        "-g",
+        "--golden_dump_path",
+        "--golden-dump-path",
+        dest="off_dump",
+        required=True,
+        metavar="DIR",
+        help="fusion-off dump folder",
+    )
+    req(
+        "-f",
+        "--fusion_rule_file",
+        "--fusion-rule-file",
+        dest="on_graph",
+        required=True,
+        metavar="JSON|TXT",
+        help="fusion-on graph: atc JSON or ge_proto_*_Build.txt",
+    )
+    req(
+        "-cf",
+        "--close_fusion_rule_file",
+        "--close-fusion-rule-file",
+        dest="off_graph",
+        required=True,
+        metavar="JSON|TXT",
+        help="fusion-off graph",
+    )
+    req(
+        "-out",
+        "--output",
+        dest="out_dir",
+        default=".",
+        metavar="DIR",
+        help="folder for result_*.csv, summary.json and report.html (default: .)",
+    )
+    req(
+        "-alg",
+        "--algorithm",
+        dest="algorithms",
+        nargs="+",
+        default=None,
+        metavar="ALG",
+        help="metrics to compute: indexes 0-9 or names, as msaccucmp (default: all)",
+    )
+    req(
+        "-max",
+        "--max_cmp_size",
+        "--max-cmp-size",
+        dest="max_cmp_size",
+        type=int,
+        default=0,
+        metavar="N",
+        help="compare only the first N elements of each tensor (0: all)",
+    )
+    req(
+        "--threshold",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a judging threshold, e.g. cos=0.999 or RelativeEuclideanDistance=0.1 "
+        "(kl=off drops one); defaults: cos>0.99, red<0.05, kl<0.005, rmse<1.0, mre<1.0",
+    )
+    req(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: all cores; 1 = in this process)",
+    )
+    req(
+        "--fusion-result",
+        "--fusion_result",
+        dest="fusion_result",
+        default=None,
+        metavar="JSON",
+        help="fusion_result.json naming each rule's section (default: one "
+        "next to the fusion-on graph or dump, if any)",
+    )
+    req(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        dest="fmt",
+        help="verdict on stdout as text or as the summary JSON",
+    )
+    req("--no-progress", action="store_true", help="no progress output on stderr")
+
+
+class Progress:
+    """A bar redrawn in place on a terminal; plain lines (every 10%) otherwise."""
+
+    def __init__(self, stream: TextIO, enabled: bool = True) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.tty = enabled and stream.isatty()
+        self.last_step = -1
+        self.last_draw = 0.0
+        self.lock = threading.Lock()
+
+    def __call__(self, done: int, total: int, message: str = "") -> None:
+        if not self.enabled:
+            return
+        with self.lock:
+            fraction = done / total if total else 1.0
+            if self.tty:
+                now = time.monotonic()
+                if now - self.last_draw < 0.05 and done < total:
+                    return
+                self.last_draw = now
+                width = 30
+                filled = int(width * fraction)
+                bar = "#" * filled + "-" * (width - filled)
+                self.stream.write(f"\r[{bar}] {fraction * 100:5.1f}% {done}/{total} ops")
+                if done >= total:
+                    self.stream.write("\n")
+            else:
+                step = int(fraction * 10)
+                if step == self.last_step:
+                    return
+                self.last_step = step
+                self.stream.write(f"compare: {done}/{total} ops ({fraction * 100:.0f}%)\n")
+            self.stream.flush()
+
+    def clear(self) -> None:
+        if self.tty:
+            self.stream.write("\r" + " " * 60 + "\r")
+            self.stream.flush()
+
+
+def _error(message: str) -> int:
+    print(f"fusion-switch compare: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run_comparison(
+    args: argparse.Namespace, progress: Progress, stream: TextIO
+) -> tuple[int, Any | None]:
+    """Run engine + attribution + outputs. Returns (exit status, Outputs or None)."""
+    from ..compare.attribution import parse_thresholds
+    from ..compare.engine import CompareCancelled, CompareInputError, CompareRequest, run_compare
+    from ..compare.summary import NOTHING_COMPARED, write_outputs
+
+    try:
+        thresholds = parse_thresholds(args.threshold)
+    except ValueError as exc:
+        return _error(str(exc)), None
+    if args.fusion_result and not Path(args.fusion_result).is_file():
+        return _error(f"--fusion-result {args.fusion_result}: no such file"), None
+    for flag, path in (("-f", args.on_graph), ("-cf", args.off_graph)):
+        if not Path(path).is_file():
+            return _error(f"{flag} {path}: no such file (expected a graph JSON or .txt)"), None
+    for flag, path in (("-m", args.on_dump), ("-g", args.off_dump)):
+        if not Path(path).is_dir():
+            return _error(f"{flag} {path}: no such folder (expected a dump folder)"), None
+    try:
+        Path(args.out_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return _error(f"-out {args.out_dir}: cannot create the folder: {exc}"), None
+    request = CompareRequest(
+        on_dump=args.on_dump,
+        off_dump=args.off_dump,
+        on_graph=args.on_graph,
+        off_graph=args.off_graph,
+        out_dir=args.out_dir,
+        algorithms=",".join(args.algorithms) if args.algorithms else None,
+        max_cmp_size=args.max_cmp_size,
+        workers=args.workers,
+    )
+    cancel = threading.Event()
+    finished = threading.Event()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["outcome"] = run_compare(request, progress=progress, cancel=cancel)
+        except BaseException as exc:  # handed to the main thread
+            box["error"] = exc
+        finally:
+            finished.set()
+
+    # The job runs in a thread so that Ctrl-C (delivered to the main thread) can ask it to stop
+    # and wait for it to clean up. Wait on an Event, not Thread.join: a join interrupted by
+    # KeyboardInterrupt leaves the thread looking finished on Python 3.11.
+    threading.Thread(target=work, name="fusion-switch-compare", daemon=True).start()
+    try:
+        while not finished.wait(0.1):
+            pass
+    except KeyboardInterrupt:
+        cancel.set()
+        progress.clear()
+        print("fusion-switch compare: interrupted, stopping...", file=sys.stderr)
+        finished.wait(30)
+        return 130, None
+    error = box.get("error")
+    if isinstance(error, CompareCancelled):
+        return 130, None
+    if isinstance(error, CompareInputError):
+        return _error(str(error)), None
+    if error is not None:
+        if os.environ.get("FUSION_SWITCH_DEBUG"):
+            raise error
+        return _error(f"internal error: {type(error).__name__}: {error}"), None
+    outcome = box["outcome"]
+    inputs = {
+        "on_dump": os.fspath(outcome.on_dump_dir or args.on_dump),
+        "off_dump": os.fspath(outcome.off_dump_dir or args.off_dump),
+        "on_graph": os.fspath(getattr(outcome.on_graph, "path", None) or args.on_graph),
+        "off_graph": os.fspath(getattr(outcome.off_graph, "path", None) or args.off_graph),
+        "dumps_swapped": bool(getattr(outcome, "swapped_dumps", False)),
+    }
+    try:
+        outputs = write_outputs(
+            outcome,
+            args.out_dir,
+            thresholds=thresholds,
+            fusion_result=args.fusion_result,
+            inputs=inputs,
+        )
+    except KeyboardInterrupt:
+        return 130, None
+    except OSError as exc:
+        return _error(f"cannot write the summary or report into {args.out_dir}: {exc}"), None
+    if outputs.summary["verdict"].startswith(NOTHING_COMPARED):
+        return 2, outputs
+    return (1 if outputs.summary["suspects"] else 0), outputs
+
+
+def _condensed_notes(notes: list[str], limit: int = 6) -> list[str]:
+    """Notes worth a line: pairing details stay in the summary, and of the notes about how a
+    side's dump folder was found only the last (where the files are) is shown."""
+    per_side: dict[str, str] = {}
+    others = []
+    for note in map(str, notes):
+        if note.startswith("pairing:"):
+            continue
+        side = next(
+            (p for p in ("fusion-on dumps:", "fusion-off dumps:") if note.startswith(p)), ""
+        )
+        if side:
+            per_side[side] = note
+        else:
+            others.append(note)
+    return [*others[:1], *per_side.values(), *others[1:]][:limit]
+
+
+def print_verdict(summary: dict, stream: TextIO) -> None:
+    """The human-readable verdict: top suspects with section, op, evidence; then the paths."""
+    counts = summary.get("counts", {})
+    w = stream.write
+    w(
+        f"compared {counts.get('compared', '?')} of {counts.get('rows', '?')} tensors in "
+        f"{counts.get('ops', '?')} fusion-on ops"
+        + (f" (target {summary['soc_version']})" if summary.get("soc_version") else "")
+        + "\n"
+    )
+    for note in _condensed_notes(summary.get("inputs", {}).get("notes", [])):
+        w(f"note: {note}\n")
+    w(f"\nverdict: {summary['verdict']}\n")
+    suspects = summary.get("suspects", [])
+    for rank, s in enumerate(suspects[:MAX_SHOWN], 1):
+        w(f"\n  {rank}. {s['rule']}  [{s['section']}]  score {s['score']:.3f}\n")
+        for ev in s.get("evidence", [])[:2]:
+            originals = ", ".join(ev.get("original_ops", [])[:6])
+            w(f"     op {ev['op']} ({ev.get('type', '')}) <- {originals}\n")
+            crossed = [c for out in ev.get("outputs", []) for c in out.get("crossed", [])]
+            w(f"     output out of band: {'; '.join(crossed[:3]) or '?'}\n")
+            worst_in = max(
+                (i["badness"] for i in ev.get("inputs", []) if isinstance(i.get("badness"), float)),
+                default=None,
+            )
+            if worst_in is None:
+                w("     inputs: none compared\n")
+            else:
+                w(f"     inputs agree with fusion off (worst badness {worst_in:.3g} <= 1)\n")
+        if s.get("co_rules"):
+            w(f"     same ops also built by: {', '.join(s['co_rules'])}\n")
+    if len(suspects) > MAX_SHOWN:
+        w(f"\n  ... {len(suspects) - MAX_SHOWN} more in the summary\n")
+    harmless = summary.get("harmless_rules", [])
+    if harmless:
+        names = ", ".join(h["rule"] for h in harmless[:8])
+        more = f" and {len(harmless) - 8} more" if len(harmless) > 8 else ""
+        w(f"\nharmless rules ({len(harmless)}): {names}{more}\n")
+    if suspects:
+        top = suspects[0]
+        w(
+            f'\nto switch it off, add to fusion_switch.cfg under "{top["section"]}": '
+            f'"{top["rule"]}": "off"\n'
+        )
+    summary_path = Path(summary["report"]).parent / "summary.json"
+    w(f"\nreport:  {summary.get('report')}\nsummary: {summary_path}\n")
+    w(f"csv:     {summary.get('csv')}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    progress = Progress(sys.stderr, enabled=not args.no_progress)
+    status, outputs = run_comparison(args, progress, sys.stdout)
+    if outputs is None:
+        return status
+    try:
+        if args.fmt == "json":
+            data = {k: v for k, v in outputs.summary.items() if k != "ops"}
+            data["summary"] = os.fspath(outputs.summary_path)
+            json.dump(data, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            print_verdict(outputs.summary, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head`: the reader left; the files are written
+        quiet_stdout()
+    return status
+
+
+def quiet_stdout() -> None:
+    """After a broken pipe, send what is left to /dev/null so exit does not complain."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

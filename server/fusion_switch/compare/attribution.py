@@ -1,0 +1,621 @@
+"""Name the guilty fusion rule: rank rules by the error their fused ops *introduce*.
+
+msaccucmp's CSV lists every tensor; error propagates and grows downstream, so the tensor with the
+worst similarity is usually far from its cause. Here a fused op is blamed only when its inputs
+agree with the fusion-off run and its outputs do not ("introduces"). Agreement is judged on
+several metrics at once, each against a threshold (defaults: formats.md 4.5), because some faults
+leave one metric perfect: a dropped scale factor keeps cosine similarity at 1.0 while the
+relative Euclidean distance explodes.
+
+How a tensor is judged: every metric with a threshold gives an *exceedance* (1.0 = exactly at
+the threshold; cosine: ``(1 - cos) / (1 - limit)``; the others: ``value / limit``). A tensor's
+*badness* is its largest exceedance; it is out of band when badness > 1.
+
+How an op is judged (outputs = its ``:output:`` rows; inputs = its ``:input:`` rows, or, when
+msaccucmp could not pair an input (e.g. it comes through a TransData), the output row of the
+producer found by walking the fusion-on graph through TransData/Cast):
+- ``clean``: every output in band;
+- ``introduces``: an output out of band while every compared input is in band, and the output
+  at least ``MIN_GAIN`` times worse than the worst input (drift just inside the band that
+  crosses it is not a new error);
+- ``amplifies``: inputs already out of band, but the outputs are at least ``AMPLIFICATION`` times
+  worse on both cosine distance and relative Euclidean distance (a second fault downstream of a
+  first one);
+- ``propagates``: inputs and outputs out of band, no such jump (drift from upstream: not blamed);
+- ``unknown``: no output could be compared.
+
+How rules are ranked: a rule is a suspect when one of its ops introduces (or amplifies) error.
+Its score is ``log10((1 + output badness) / (1 + input badness))`` of its worst op (halved for
+``amplifies``), times ``(0.5 + 0.5 * share)`` where ``share`` is the fraction of the rule's
+judged ops that introduce error: a buggy rule tends to be wrong wherever it fires, while a UB rule
+that merely shares the faulty op with a graph rule also fires on clean ops. Ties go to the pass
+applied most recently on the op. Several passes on one op are all named (``co_rules``).
+
+A rule's section comes from ``fusion_result.json`` when given, else from the op's
+``pass_name_ub`` / ``_single_op_ub_pass_name`` (UBFusion), else from the catalogue.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+GRAPH_FUSION, UB_FUSION = "GraphFusion", "UBFusion"
+PASS_THROUGH_TYPES = ("TransData", "Cast")  # msaccucmp's SPECIAL_OPS_TYPE
+AMPLIFICATION = 10.0
+MIN_GAIN = 2.0
+BADNESS_CAP = 1e12  # keeps JSON finite
+
+
+@dataclass(frozen=True)
+class Threshold:
+    metric: str
+    limit: float
+    higher_is_better: bool
+
+    def exceedance(self, value: float) -> float:
+        """1.0 at the limit, above 1 out of band."""
+        if math.isnan(value):
+            return math.nan
+        if self.higher_is_better:
+            gap = 1.0 - self.limit
+            if gap <= 0:
+                return 0.0 if value >= self.limit else math.inf
+            return max(0.0, (1.0 - value) / gap)
+        if self.limit <= 0:
+            return 0.0 if value <= self.limit else math.inf
+        return abs(value) / self.limit
+
+    def describe(self, value: float) -> str:
+        op = "<=" if self.higher_is_better else ">="
+        return f"{self.metric} {_fmt(value)} {op} {_fmt(self.limit)}"
+
+
+DEFAULT_THRESHOLDS: dict[str, Threshold] = {
+    t.metric: t
+    for t in (
+        Threshold("CosineSimilarity", 0.99, True),
+        Threshold("RelativeEuclideanDistance", 0.05, False),
+        Threshold("KullbackLeiblerDivergence", 0.005, False),
+        Threshold("RootMeanSquareError", 1.0, False),
+        Threshold("MeanRelativeError", 1.0, False),
+    )
+}
+HIGHER_IS_BETTER = {"CosineSimilarity"}
+METRIC_ALIASES = {
+    "cos": "CosineSimilarity",
+    "cosine": "CosineSimilarity",
+    "red": "RelativeEuclideanDistance",
+    "kl": "KullbackLeiblerDivergence",
+    "rmse": "RootMeanSquareError",
+    "mre": "MeanRelativeError",
+    "mae": "MeanAbsoluteError",
+    "maxabs": "MaxAbsoluteError",
+    "are": "AccumulatedRelativeError",
+    "maxrel": "MaxRelativeError",
+}
+KNOWN_METRICS = (
+    "CosineSimilarity",
+    "MaxAbsoluteError",
+    "AccumulatedRelativeError",
+    "RelativeEuclideanDistance",
+    "KullbackLeiblerDivergence",
+    "MeanAbsoluteError",
+    "RootMeanSquareError",
+    "MaxRelativeError",
+    "MeanRelativeError",
+)
+
+
+def metric_name(name: str) -> str | None:
+    """Canonical metric name for a name or alias (case-insensitive), None if unknown."""
+    key = name.strip()
+    lower = {m.lower(): m for m in KNOWN_METRICS}
+    return lower.get(key.lower()) or METRIC_ALIASES.get(key.lower())
+
+
+def parse_thresholds(items: Iterable[str] | None) -> dict[str, Threshold]:
+    """Defaults overridden by ``name=value`` items (``cos=0.999``, ``red=0.1``; ``kl=off`` removes
+    one). Raises ValueError saying what is wrong and the known names."""
+    result = dict(DEFAULT_THRESHOLDS)
+    for item in items or ():
+        name, sep, raw = item.partition("=")
+        metric = metric_name(name)
+        if not sep or metric is None:
+            known = ", ".join([*KNOWN_METRICS, *sorted(METRIC_ALIASES)])
+            raise ValueError(
+                f"bad threshold {item!r}: expected NAME=VALUE with NAME one of {known}"
+            )
+        if raw.strip().lower() in ("off", "none"):
+            result.pop(metric, None)
+            continue
+        try:
+            limit = float(raw)
+        except ValueError:
+            raise ValueError(f"bad threshold {item!r}: {raw!r} is not a number") from None
+        if not math.isfinite(limit):
+            raise ValueError(f"bad threshold {item!r}: the value must be finite")
+        result[metric] = Threshold(metric, limit, metric in HIGHER_IS_BETTER)
+    if not result:
+        raise ValueError("every threshold is switched off: nothing to judge tensors by")
+    return result
+
+
+# ----------------------------------------------------------------------------------------------
+# Inputs: result rows and the fusion-on graph (duck-typed, see the protocols)
+
+
+class RowLike(Protocol):
+    """What attribution reads from a comparison row (``compare.engine.ResultRow`` has it)."""
+
+    npu_dump: str
+    tensor_index: str  # "op:input:0" / "op:output:0"
+    metrics: Mapping[str, float | None]
+
+
+class OpLike(Protocol):
+    name: str
+    type: str
+
+    @property
+    def data_inputs(self) -> list[str]: ...
+    @property
+    def pass_names(self) -> list[str]: ...
+    @property
+    def original_names(self) -> list[str]: ...
+
+
+@dataclass
+class TensorEvidence:
+    tensor: str
+    metrics: dict[str, float | None]
+    badness: float | None
+    crossed: list[str]
+    via: str = ""  # how an input was judged when its own row had no numbers
+
+    def to_json(self) -> dict:
+        out = {
+            "tensor": self.tensor,
+            "metrics": {k: _json_num(v) for k, v in self.metrics.items()},
+            "badness": _json_num(self.badness),
+            "crossed": self.crossed,
+        }
+        if self.via:
+            out["via"] = self.via
+        return out
+
+
+@dataclass
+class OpFinding:
+    op: str
+    op_type: str
+    order: int
+    rules: list[str]  # most recent first
+    original_ops: list[str]
+    inputs: list[TensorEvidence]
+    outputs: list[TensorEvidence]
+    verdict: str
+    severity: float  # worst output badness (0 when unknown)
+
+    @property
+    def input_badness(self) -> float:
+        return max((t.badness for t in self.inputs if t.badness is not None), default=0.0)
+
+    @property
+    def blamed(self) -> bool:
+        return self.verdict in ("introduces", "amplifies")
+
+    def op_score(self) -> float:
+        gain = (1.0 + min(self.severity, BADNESS_CAP)) / (
+            1.0 + min(self.input_badness, BADNESS_CAP)
+        )
+        base = math.log10(max(gain, 1.0))
+        return base * (0.5 if self.verdict == "amplifies" else 1.0)
+
+    def to_json(self) -> dict:
+        return {
+            "op": self.op,
+            "type": self.op_type,
+            "verdict": self.verdict,
+            "severity": _json_num(self.severity),
+            "rules": self.rules,
+            "original_ops": self.original_ops,
+            "inputs": [t.to_json() for t in self.inputs],
+            "outputs": [t.to_json() for t in self.outputs],
+        }
+
+
+@dataclass
+class Suspect:
+    rule: str
+    section: str
+    section_source: str
+    score: float
+    ops: list[str]
+    original_ops: list[str]
+    evidence: list[OpFinding]
+    share: float  # blamed ops / judged ops carrying the rule
+    judged_ops: int
+    co_rules: list[str]  # other rules on the same ops, most recent first
+    recency: int = 0
+
+    def to_json(self) -> dict:
+        return {
+            "rule": self.rule,
+            "section": self.section,
+            "section_source": self.section_source,
+            "score": round(self.score, 6),
+            "ops": self.ops,
+            "original_ops": self.original_ops,
+            "share": round(self.share, 6),
+            "judged_ops": self.judged_ops,
+            "co_rules": self.co_rules,
+            "evidence": [f.to_json() for f in self.evidence],
+        }
+
+    def headline(self) -> str:
+        """One line of evidence: the worst crossed thresholds of the first op."""
+        first = self.evidence[0]
+        crossed = [c for out in first.outputs for c in out.crossed][:3]
+        return f"{first.op} ({first.verdict}): " + ("; ".join(crossed) or "outputs out of band")
+
+
+@dataclass
+class Attribution:
+    suspects: list[Suspect]
+    harmless_rules: list[dict]
+    downstream_only_rules: list[dict]
+    unattributed: list[OpFinding]  # ops without a fusion rule that introduce error
+    findings: list[OpFinding]
+    thresholds: dict[str, Threshold]
+    notes: list[str] = field(default_factory=list)
+
+    def thresholds_json(self) -> dict:
+        return {
+            name: {"limit": t.limit, "in_band": ">" if t.higher_is_better else "<"}
+            for name, t in self.thresholds.items()
+        }
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def judge(
+    metrics: Mapping[str, float | None], thresholds: Mapping[str, Threshold]
+) -> tuple[float | None, list[str]]:
+    """(badness, crossed thresholds) of one tensor; badness None when no metric is available."""
+    worst: float | None = None
+    crossed = []
+    for name, threshold in thresholds.items():
+        value = metrics.get(name)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        b = threshold.exceedance(float(value))
+        if math.isnan(b):
+            continue
+        worst = b if worst is None else max(worst, b)
+        if b > 1.0:
+            crossed.append(threshold.describe(float(value)))
+    return worst, crossed
+
+
+def _split_tensor_index(text: str) -> tuple[str, str, int] | None:
+    op, _, rest = text.rpartition(":")
+    op2, _, kind = op.rpartition(":")
+    if kind not in ("input", "output") or not rest.isdigit():
+        return None
+    return op2, kind, int(rest)
+
+
+def _has_numbers(metrics: Mapping[str, float | None]) -> bool:
+    return any(
+        v is not None and not (isinstance(v, float) and math.isnan(v)) for v in metrics.values()
+    )
+
+
+def _distance(metrics: Mapping[str, float | None], name: str) -> float | None:
+    value = metrics.get(name)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return 1.0 - value if name == "CosineSimilarity" else abs(value)
+
+
+def _amplified(inputs: list[TensorEvidence], outputs: list[TensorEvidence]) -> bool:
+    """Every robust distance available (1 - cosine, relative Euclidean distance) is at least
+    AMPLIFICATION times its worst input value. Requiring all of them keeps mixing a scaled input
+    with a good one (cosine drops, distance does not grow) from looking like a new fault."""
+    jumps = []
+    for name in ("RelativeEuclideanDistance", "CosineSimilarity"):
+        ins = [d for t in inputs if (d := _distance(t.metrics, name)) is not None]
+        outs = [d for t in outputs if (d := _distance(t.metrics, name)) is not None]
+        if ins and outs:
+            jumps.append(max(outs) > 0 and max(outs) >= AMPLIFICATION * max(max(ins), 1e-12))
+    return bool(jumps) and all(jumps)
+
+
+def _rules_most_recent_first(op: OpLike) -> list[str]:
+    return list(dict.fromkeys(reversed(op.pass_names)))
+
+
+def load_fusion_result(path: str | os.PathLike) -> dict[str, dict[str, int]]:
+    """``fusion_result.json`` → {rule: {"section": ..., "effect_times": n}}.
+
+    The compiler writes one object, a list of them, or several objects one after another."""
+    text = Path(path).read_text(encoding="utf-8")
+    decoder = json.JSONDecoder()
+    objects: list[Any] = []
+    pos = 0
+    while pos < len(text):
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        try:
+            obj, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        objects.extend(obj if isinstance(obj, list) else [obj])
+    result: dict[str, dict[str, Any]] = {}
+    for obj in objects:
+        if not isinstance(obj, Mapping):
+            continue
+        for key, section in (("graph_fusion", GRAPH_FUSION), ("ub_fusion", UB_FUSION)):
+            table = obj.get(key)
+            if not isinstance(table, Mapping):
+                continue
+            for rule, info in table.items():
+                effect = 0
+                if isinstance(info, Mapping):
+                    try:
+                        effect = int(info.get("effect_times", 0))
+                    except (TypeError, ValueError):
+                        effect = 0
+                entry = result.setdefault(rule, {"section": section, "effect_times": 0})
+                entry["effect_times"] += effect
+    return result
+
+
+def find_fusion_result(*candidates: str | os.PathLike | None) -> Path | None:
+    """A ``fusion_result.json`` next to (or one folder above) any of the given paths."""
+    for candidate in candidates:
+        if not candidate:
+            continue
+        p = Path(candidate)
+        for folder in (p if p.is_dir() else p.parent, *list(p.parents)[:2]):
+            found = folder / "fusion_result.json"
+            if found.is_file():
+                return found
+    return None
+
+
+def rule_section(
+    rule: str, op: OpLike, fusion_result: Mapping[str, Mapping[str, Any]] | None, catalogue
+) -> tuple[str, str]:
+    if fusion_result and rule in fusion_result:
+        return str(fusion_result[rule]["section"]), "fusion_result.json"
+    attrs = getattr(op, "attrs", {}) or {}
+    ub_names = set(getattr(op, "ub_pass_names", []) or [])
+    if rule in ub_names or rule == attrs.get("pass_name_ub"):
+        return UB_FUSION, "pass_name_ub"
+    if callable(catalogue):  # loaded on first need: fusion_result.json often answers first
+        catalogue = catalogue()
+    if catalogue is not None:
+        sections = catalogue.section_of(rule)
+        if len(sections) == 1:
+            return sections[0], "catalogue"
+    return GRAPH_FUSION, "assumed (pass_name only, not in the catalogue)"
+
+
+def attribute(
+    rows: Sequence[RowLike],
+    on_graph: Any,
+    *,
+    thresholds: Mapping[str, Threshold] | None = None,
+    fusion_result: Mapping[str, Mapping[str, Any]] | None = None,
+    catalogue: Any = None,
+) -> Attribution:
+    """Judge every fusion-on op from the comparison rows and rank the fusion rules."""
+    thresholds = dict(thresholds or DEFAULT_THRESHOLDS)
+    if catalogue is None:
+        from ..catalogue import builtin_catalogue
+
+        catalogue = builtin_catalogue  # a callable: loaded only if a section needs it
+    notes: list[str] = []
+    by_tensor: dict[tuple[str, str, int], RowLike] = {}
+    row_order: dict[str, int] = {}
+    indices: dict[str, dict[str, set[int]]] = {}
+    for i, row in enumerate(rows):
+        parsed = _split_tensor_index(getattr(row, "tensor_index", "") or "")
+        if parsed is None:
+            continue
+        by_tensor[parsed] = row
+        row_order.setdefault(parsed[0], i)
+        indices.setdefault(parsed[0], {}).setdefault(parsed[1], set()).add(parsed[2])
+
+    ops = list(getattr(on_graph, "ops", []) or [])
+    op_by_name = {op.name: op for op in ops}
+
+    def evidence(op_name: str, kind: str, index: int) -> TensorEvidence | None:
+        row = by_tensor.get((op_name, kind, index))
+        if row is None or not _has_numbers(row.metrics):
+            return None
+        metrics = {k: _num(v) for k, v in row.metrics.items()}
+        badness, crossed = judge(metrics, thresholds)
+        return TensorEvidence(f"{op_name}:{kind}:{index}", metrics, badness, crossed)
+
+    def producer_evidence(ref: str) -> TensorEvidence | None:
+        seen = set()
+        src, _, idx = ref.rpartition(":")
+        index = int(idx) if idx.lstrip("-").isdigit() else 0
+        while src and src not in seen:
+            seen.add(src)
+            found = evidence(src, "output", index)
+            if found is not None:
+                return found
+            producer = op_by_name.get(src)
+            if producer is None or producer.type not in PASS_THROUGH_TYPES:
+                return None
+            upstream = producer.data_inputs
+            if not upstream:
+                return None
+            ref = upstream[min(index, len(upstream) - 1)]
+            src, _, idx = ref.rpartition(":")
+            index = int(idx) if idx.lstrip("-").isdigit() else 0
+        return None
+
+    findings: list[OpFinding] = []
+    names = [op.name for op in ops] or list(row_order)
+    for order, name in enumerate(names):
+        op = op_by_name.get(name)
+        seen = indices.get(name, {})
+        outputs = [
+            ev for k in sorted(seen.get("output", ())) if (ev := evidence(name, "output", k))
+        ]
+        inputs = []
+        data_inputs = op.data_inputs if op is not None else []
+        n_inputs = max(len(data_inputs), 1 + max(seen.get("input", ()), default=-1))
+        for i in range(n_inputs):
+            ev = evidence(name, "input", i)
+            if ev is None and i < len(data_inputs):
+                upstream = producer_evidence(data_inputs[i])
+                if upstream is not None:
+                    ev = TensorEvidence(
+                        f"{name}:input:{i}",
+                        upstream.metrics,
+                        upstream.badness,
+                        upstream.crossed,
+                        via=upstream.tensor,
+                    )
+            if ev is not None:
+                inputs.append(ev)
+        rules = _rules_most_recent_first(op) if op is not None else []
+        originals = [n for n in (op.original_names if op is not None else []) if n] or [name]
+        verdict, severity = _verdict(inputs, outputs)
+        findings.append(
+            OpFinding(
+                name,
+                getattr(op, "type", ""),
+                order,
+                rules,
+                originals,
+                inputs,
+                outputs,
+                verdict,
+                severity,
+            )
+        )
+
+    suspects, harmless, downstream = _rank_rules(findings, op_by_name, fusion_result, catalogue)
+    unattributed = [f for f in findings if f.blamed and not f.rules]
+    unattributed.sort(key=lambda f: -f.op_score())
+    if not any(f.outputs for f in findings):
+        notes.append("no output tensor could be compared: nothing to attribute")
+    return Attribution(suspects, harmless, downstream, unattributed, findings, thresholds, notes)
+
+
+def _verdict(inputs: list[TensorEvidence], outputs: list[TensorEvidence]) -> tuple[str, float]:
+    out_b = [t.badness for t in outputs if t.badness is not None]
+    if not out_b:
+        return "unknown", 0.0
+    worst_out = max(out_b)
+    if worst_out <= 1.0:
+        return "clean", worst_out
+    in_b = [t.badness for t in inputs if t.badness is not None]
+    worst_in = max(in_b, default=0.0)
+    if worst_in <= 1.0:
+        # drift just inside the band that crosses it is still drift, not a new error
+        return ("introduces" if worst_out >= MIN_GAIN * worst_in else "propagates"), worst_out
+    if _amplified(inputs, outputs):
+        return "amplifies", worst_out
+    return "propagates", worst_out
+
+
+def _rank_rules(
+    findings: list[OpFinding],
+    op_by_name: Mapping[str, Any],
+    fusion_result: Mapping[str, Mapping[str, Any]] | None,
+    catalogue: Any,
+) -> tuple[list[Suspect], list[dict], list[dict]]:
+    by_rule: dict[str, list[OpFinding]] = {}
+    recency: dict[str, int] = {}
+    for f in findings:
+        for pos, rule in enumerate(f.rules):
+            by_rule.setdefault(rule, []).append(f)
+            recency[rule] = min(recency.get(rule, pos), pos)
+    suspects: list[Suspect] = []
+    harmless: list[dict] = []
+    downstream: list[dict] = []
+    for rule, fs in by_rule.items():
+        op = op_by_name.get(fs[0].op)
+        if op is not None:
+            section, source = rule_section(rule, op, fusion_result, catalogue)
+        else:
+            section, source = GRAPH_FUSION, "assumed (op not in the graph)"
+        judged = [f for f in fs if f.verdict != "unknown"]
+        blamed = sorted((f for f in judged if f.blamed), key=lambda f: (-f.op_score(), f.order))
+        if blamed:
+            share = len(blamed) / len(judged)
+            score = blamed[0].op_score() * (0.5 + 0.5 * share)
+            co_rules = list(dict.fromkeys(r for f in blamed for r in f.rules if r != rule))
+            originals = list(dict.fromkeys(n for f in blamed for n in f.original_ops))
+            suspects.append(
+                Suspect(
+                    rule,
+                    section,
+                    source,
+                    score,
+                    [f.op for f in blamed],
+                    originals,
+                    blamed,
+                    share,
+                    len(judged),
+                    co_rules,
+                    recency[rule],
+                )
+            )
+        elif judged and all(f.verdict == "clean" for f in judged):
+            harmless.append({"rule": rule, "section": section, "ops": len(judged)})
+        elif judged:
+            downstream.append(
+                {
+                    "rule": rule,
+                    "section": section,
+                    "ops": [f.op for f in judged if f.verdict == "propagates"],
+                }
+            )
+    suspects.sort(key=lambda s: (-round(s.score, 9), s.recency, s.rule))
+    harmless.sort(key=lambda h: (h["section"], h["rule"]))
+    downstream.sort(key=lambda h: (h["section"], h["rule"]))
+    return suspects, harmless, downstream
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _json_num(value: float | None) -> float | str | None:
+    if value is None:
+        return None
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return round(value, 9) if abs(value) < BADNESS_CAP else BADNESS_CAP
+
+
+def _fmt(value: float) -> str:
+    if math.isinf(value) or math.isnan(value):
+        return str(value)
+    if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
+        return f"{value:.3g}"
+    return f"{value:.4f}".rstrip("0").rstrip(".") if "." in f"{value:.4f}" else str(value)

@@ -1,0 +1,374 @@
+"""``report.html``: one self-contained page (inline CSS, SVG and a few lines of JS, no URLs).
+
+Built from the summary dict alone (:mod:`.summary`), so it can be regenerated from
+``summary.json``. Two charts share the execution-order axis: the worst output cosine similarity
+of each fusion-on op, and its relative Euclidean distance on a log scale (a dropped scale factor
+shows only there). Suspect ops are marked on both and labelled with their rule. The table below
+sorts by any column when its header is clicked (works without JS too, just unsorted).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+WIDTH, PANEL_H, LEFT, RIGHT, TOP = 1100, 200, 64, 16, 28
+VERDICT_COLOURS = {
+    "introduces": "#c62828",
+    "amplifies": "#ef6c00",
+    "propagates": "#9e9e9e",
+    "clean": "#2e7d32",
+    "unknown": "#bdbdbd",
+}
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = {"inf": math.inf, "-inf": -math.inf}.get(value, math.nan)
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(out) else out
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _fmt(value: Any) -> str:
+    v = _num(value)
+    if v is None:
+        return "NaN" if value == "NaN" else ""
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-4):
+        return f"{v:.3e}"
+    return f"{v:.6f}"
+
+
+def _x(i: int, n: int) -> float:
+    span = WIDTH - LEFT - RIGHT
+    return LEFT + (span * i / max(n - 1, 1))
+
+
+def _panel(
+    ops: Sequence[Mapping[str, Any]],
+    key: str,
+    title: str,
+    y_of: Any,
+    ticks: Sequence[tuple[float, str]],
+    top: float,
+    marks: Mapping[int, str],
+) -> list[str]:
+    n = len(ops)
+    parts = [
+        f'<text x="{LEFT}" y="{top - 8:.1f}" class="ptitle">{_esc(title)}</text>',
+        f'<rect x="{LEFT}" y="{top}" width="{WIDTH - LEFT - RIGHT}" height="{PANEL_H}" '
+        'class="frame"/>',
+    ]
+    for value, label in ticks:
+        y = y_of(value)
+        parts.append(
+            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+        )
+        parts.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" class="tick">{_esc(label)}</text>')
+    points = []
+    dots = []
+    for i, op in enumerate(ops):
+        v = _num(op.get(key))
+        if v is None:
+            continue
+        x, y = _x(i, n), y_of(v)
+        points.append(f"{x:.1f},{y:.1f}")
+        colour = VERDICT_COLOURS.get(str(op.get("verdict")), "#888")
+        tip = f"#{op.get('order')} {op.get('op')} ({op.get('type')}) {key}={_fmt(op.get(key))}"
+        r = 4.5 if i in marks else 2.2
+        dots.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{colour}"><title>{_esc(tip)}</title>'
+            "</circle>"
+        )
+    if points:
+        parts.append(f'<polyline points="{" ".join(points)}" class="series"/>')
+    for i in marks:
+        x = _x(i, n)
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + PANEL_H}" class="mark"/>'
+        )
+    parts.extend(dots)
+    return parts
+
+
+def _label_rows(marks: Mapping[int, str], n: int) -> dict[int, int]:
+    """A text row for each suspect label so that neighbouring labels do not overlap."""
+    row_ends: list[float] = []
+    rows: dict[int, int] = {}
+    for i in sorted(marks):
+        x = _x(i, n)
+        width = 6.8 * len(marks[i]) + 8
+        start, end = (x - width, x) if x > WIDTH * 0.7 else (x, x + width)
+        for r, last in enumerate(row_ends):
+            if start > last:
+                row_ends[r] = end
+                rows[i] = r
+                break
+        else:
+            rows[i] = len(row_ends)
+            row_ends.append(end)
+    return rows
+
+
+def _limit(thresholds: Mapping[str, Any] | None, name: str) -> float | None:
+    entry = (thresholds or {}).get(name)
+    return _num(entry.get("limit")) if isinstance(entry, Mapping) else None
+
+
+def chart_svg(
+    ops: Sequence[Mapping[str, Any]],
+    suspects: Sequence[Mapping[str, Any]],
+    thresholds: Mapping[str, Any] | None = None,
+) -> str:
+    """Two panels (cosine, relative Euclidean distance) along execution order, suspects marked
+    and labelled ``#rank rule``, the thresholds drawn as dotted lines."""
+    ops = [
+        op for op in ops if _num(op.get("cosine")) is not None or _num(op.get("red")) is not None
+    ]
+    if not ops:
+        return '<p class="empty">No output tensor could be compared: nothing to chart.</p>'
+    position = {op["op"]: i for i, op in enumerate(ops)}
+    rules_at: dict[int, list[tuple[int, str]]] = {}
+    for rank, s in enumerate(suspects, 1):
+        for name in s.get("ops", []):
+            if name in position:
+                rules_at.setdefault(position[name], []).append((rank, s["rule"]))
+    marks: dict[int, str] = {}
+    for i, found in rules_at.items():
+        rank, rule = found[0]
+        more = f" (+{len(found) - 1})" if len(found) > 1 else ""
+        marks[i] = f"#{rank} {rule}{more}"
+    rows = _label_rows(marks, len(ops))
+    n_rows = max(rows.values(), default=-1) + 1
+    cosines = [v for op in ops if (v := _num(op.get("cosine"))) is not None]
+    cos_limit = _limit(thresholds, "CosineSimilarity")
+    low = min([*cosines, 0.9, *([cos_limit] if cos_limit is not None else [])])
+    low = math.floor(low * 10) / 10 if low > -1 else -1.0
+    top1 = TOP + 20 + 15 * max(n_rows - 1, 0)
+
+    def y_cos(v: float) -> float:
+        return top1 + PANEL_H * (1.0 - (min(max(v, low), 1.0) - low) / (1.0 - low or 1.0))
+
+    cos_ticks = [(low + (1.0 - low) * k / 4, f"{low + (1.0 - low) * k / 4:.2f}") for k in range(5)]
+    red_limit = _limit(thresholds, "RelativeEuclideanDistance")
+    reds = [
+        v for op in ops if (v := _num(op.get("red"))) is not None and v > 0 and math.isfinite(v)
+    ]
+    if red_limit and red_limit > 0:
+        reds.append(red_limit)
+    lo_exp = math.floor(math.log10(min(reds))) if reds else -6
+    hi_exp = math.ceil(math.log10(max(reds))) if reds else 0
+    lo_exp, hi_exp = max(lo_exp, -9), max(min(hi_exp, 9), lo_exp + 1)
+    top2 = top1 + PANEL_H + 48
+
+    def y_red(v: float) -> float:
+        if v <= 0:
+            e = lo_exp
+        elif math.isinf(v):
+            e = hi_exp
+        else:
+            e = min(max(math.log10(v), lo_exp), hi_exp)
+        return top2 + PANEL_H * (1.0 - (e - lo_exp) / (hi_exp - lo_exp))
+
+    step = max(1, (hi_exp - lo_exp) // 6)
+    red_ticks = [(10.0**e, f"1e{e}") for e in range(lo_exp, hi_exp + 1, step)]
+    height = top2 + PANEL_H + 40
+    parts = [
+        f'<svg viewBox="0 0 {WIDTH} {height}" '
+        f'width="100%" role="img" aria-label="similarity along execution order">'
+    ]
+    cos_band = f"; in band above {_fmt_short(cos_limit)}" if cos_limit is not None else ""
+    red_band = f"; in band below {_fmt_short(red_limit)}" if red_limit is not None else ""
+    cos_title = f"CosineSimilarity (worst output{cos_band})"
+    parts += _panel(ops, "cosine", cos_title, y_cos, cos_ticks, top1, marks)
+    parts += _panel(
+        ops,
+        "red",
+        f"RelativeEuclideanDistance (worst output, log scale{red_band})",
+        y_red,
+        red_ticks,
+        top2,
+        marks,
+    )
+    for limit, y_of, name in ((cos_limit, y_cos, "cos"), (red_limit, y_red, "red")):
+        if limit is None:
+            continue
+        y = y_of(limit)
+        parts.append(
+            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="band">'
+            f"<title>{name} threshold {_esc(_fmt_short(limit))}</title></line>"
+        )
+    for i, label in marks.items():
+        x = _x(i, len(ops))
+        y = TOP + 10 + 15 * rows[i]
+        anchor = "end" if x > WIDTH * 0.7 else "start"
+        dx = -4 if anchor == "end" else 4
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y + 3}" y2="{top1}" class="mark"/>'
+            f'<text x="{x + dx:.1f}" y="{y}" text-anchor="{anchor}" class="label">'
+            f"{_esc(label)}<title>{_esc(ops[i]['op'])}</title></text>"
+        )
+    parts.append(
+        f'<text x="{(WIDTH + LEFT) / 2:.0f}" y="{height - 8}" class="axis">fusion-on ops in '
+        f"execution order ({len(ops)})</text>"
+    )
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _fmt_short(value: float) -> str:
+    return f"{value:g}"
+
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222}
+h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:24px 0 8px}
+.verdict{font-size:16px;padding:8px 12px;background:#fff3e0;border-left:4px solid #ef6c00}
+.ok{background:#e8f5e9;border-color:#2e7d32}
+table{border-collapse:collapse;width:100%;font-size:12.5px}
+th,td{border-bottom:1px solid #e0e0e0;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#fafafa;position:sticky;top:0;cursor:pointer;user-select:none}
+th.sorted-asc::after{content:" \\25B2"} th.sorted-desc::after{content:" \\25BC"}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.introduces td{background:#ffebee} tr.amplifies td{background:#fff3e0}
+.suspect{border:1px solid #e0e0e0;border-radius:6px;padding:8px 12px;margin:8px 0}
+.suspect .rule{font-weight:600;font-size:15px} .muted{color:#757575}
+code{font-family:ui-monospace,Consolas,monospace;font-size:12px}
+svg .frame{fill:none;stroke:#bdbdbd} svg .grid{stroke:#eeeeee}
+svg .series{fill:none;stroke:#1565c0;stroke-width:1}
+svg .mark{stroke:#c62828;stroke-dasharray:4 3}
+svg .band{stroke:#ef6c00;stroke-dasharray:1 3}
+svg .tick{font-size:11px;text-anchor:end;fill:#616161} svg .ptitle{font-size:12px;fill:#424242}
+svg .label{font-size:12px;fill:#c62828;font-weight:600} svg .axis{font-size:12px;fill:#616161;
+text-anchor:middle}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0} dt{color:#757575}
+"""
+
+SORT_JS = """
+document.querySelectorAll('table.sortable').forEach(function(table){
+  table.querySelectorAll('th').forEach(function(th, col){
+    th.addEventListener('click', function(){
+      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var asc = !th.classList.contains('sorted-asc');
+      table.querySelectorAll('th').forEach(function(h){h.classList.remove('sorted-asc','sorted-desc');});
+      th.classList.add(asc ? 'sorted-asc' : 'sorted-desc');
+      rows.sort(function(a, b){
+        var x = a.cells[col].getAttribute('data-v') || a.cells[col].textContent;
+        var y = b.cells[col].getAttribute('data-v') || b.cells[col].textContent;
+        var nx = parseFloat(x), ny = parseFloat(y), r;
+        if (!isNaN(nx) && !isNaN(ny)) r = nx - ny;
+        else if (!isNaN(nx)) r = -1; else if (!isNaN(ny)) r = 1;
+        else r = x.localeCompare(y);
+        return asc ? r : -r;
+      });
+      rows.forEach(function(r){ body.appendChild(r); });
+    });
+  });
+});
+"""
+
+
+def _num_cell(value: Any) -> str:
+    v = _num(value)
+    data = (
+        ""
+        if v is None
+        else ("1e308" if v == math.inf else ("-1e308" if v == -math.inf else repr(v)))
+    )
+    return f'<td class="num" data-v="{data}">{_esc(_fmt(value))}</td>'
+
+
+def _suspect_block(rank: int, s: Mapping[str, Any]) -> str:
+    ev_lines = []
+    for f in s.get("evidence", [])[:5]:
+        outs = "; ".join(c for o in f.get("outputs", []) for c in o.get("crossed", [])) or "—"
+        ins = ", ".join(
+            f"{i['tensor']}{' via ' + i['via'] if i.get('via') else ''}: badness "
+            f"{_fmt(i.get('badness'))}"
+            for i in f.get("inputs", [])
+        )
+        ev_lines.append(
+            f"<li><code>{_esc(f['op'])}</code> ({_esc(f.get('type', ''))}, {_esc(f['verdict'])})"
+            f"<br>outputs: {_esc(outs)}<br><span class='muted'>inputs in band: "
+            f"{_esc(ins or 'none compared')}</span></li>"
+        )
+    co = ", ".join(s.get("co_rules", [])) or "none"
+    return (
+        f'<div class="suspect"><div class="rule">{rank}. {_esc(s["rule"])} '
+        f'<span class="muted">({_esc(s["section"])}, score {_fmt(s.get("score"))}, '
+        f"{_esc(len(s.get('ops', [])))} of {_esc(s.get('judged_ops', '?'))} ops)</span></div>"
+        f"<div class='muted'>original ops: {_esc(', '.join(s.get('original_ops', [])[:12]))}"
+        f" · other rules on these ops: {_esc(co)}</div><ul>{''.join(ev_lines)}</ul></div>"
+    )
+
+
+def render_report(summary: Mapping[str, Any], title: str = "fusion-switch comparison") -> str:
+    """The complete HTML page for a summary dict."""
+    suspects = summary.get("suspects", [])
+    ops = summary.get("ops", [])
+    ok = not suspects
+    rows = []
+    for op in ops:
+        rows.append(
+            f'<tr class="{_esc(op.get("verdict", ""))}"><td class="num" data-v="{op.get("order")}">'
+            f"{_esc(op.get('order'))}</td><td><code>{_esc(op.get('op'))}</code></td>"
+            f"<td>{_esc(op.get('type'))}</td><td>{_esc(op.get('verdict'))}</td>"
+            f"<td>{_esc(', '.join(op.get('rules', [])))}</td>"
+            + "".join(_num_cell(op.get(k)) for k in ("cosine", "red", "kl", "rmse", "mre"))
+            + _num_cell(op.get("input_badness"))
+            + _num_cell(op.get("badness"))
+            + "</tr>"
+        )
+    inputs = summary.get("inputs", {})
+    input_items = "".join(
+        f"<dt>{_esc(k)}</dt><dd><code>{_esc(v)}</code></dd>"
+        for k, v in inputs.items()
+        if k != "notes" and v
+    )
+    notes = [*inputs.get("notes", []), *summary.get("notes", [])]
+    thresholds = ", ".join(
+        f"{k} {v['in_band']} {v['limit']}" for k, v in summary.get("thresholds", {}).items()
+    )
+    harmless = summary.get("harmless_rules", [])
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{_esc(title)}</h1>",
+        f"<p class='muted'>{_esc(summary.get('tool', ''))} · target "
+        f"{_esc(summary.get('soc_version') or 'unknown')} · thresholds: {_esc(thresholds)}</p>",
+        f'<p class="verdict{" ok" if ok else ""}">{_esc(summary.get("verdict", ""))}</p>',
+        "<h2>Similarity along execution order</h2>",
+        chart_svg(ops, suspects, summary.get("thresholds")),
+        f"<h2>Suspect rules ({len(suspects)})</h2>",
+        "".join(_suspect_block(i + 1, s) for i, s in enumerate(suspects))
+        or "<p>No fused op introduces error.</p>",
+        f"<h2>Harmless rules ({len(harmless)})</h2><p class='muted'>"
+        + (_esc(", ".join(h["rule"] for h in harmless)) or "none")
+        + "</p>",
+        f"<h2>All ops ({len(ops)})</h2>",
+        '<table class="sortable"><thead><tr><th>#</th><th>op</th><th>type</th><th>verdict</th>'
+        "<th>rules (most recent first)</th><th>cosine</th><th>RED</th><th>KL</th><th>RMSE</th>"
+        "<th>MRE</th><th>input badness</th><th>output badness</th></tr></thead><tbody>",
+        "\n".join(rows),
+        "</tbody></table>",
+        "<h2>Inputs</h2><dl>",
+        input_items,
+        f"<dt>csv</dt><dd><code>{_esc(summary.get('csv') or '')}</code></dd></dl>",
+        ("<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>") if notes else "",
+        f"<script>{SORT_JS}</script></body></html>",
+    ]
+    return "\n".join(parts)

@@ -1,0 +1,227 @@
+"""Benchmark: `fusion-switch compare` against msaccucmp on the same generated case, in one run.
+
+    .venv/bin/python tests/benchmarks/bench_compare.py [--ops 5000] [--keep DIR]
+
+Generates a case (5,000 original ops is about 400 MB of dumps, as in DESIGN.md 4), then measures,
+each as a separate process: reading every dump byte once (the floor), `fusion-switch compare`
+(CSV + attribution + summary + report, all cores), and msaccucmp 26.2 (through
+tests/compare/oracle.py's dump-header patch, logging as shipped, one process). Prints wall time,
+peak RSS of the process tree (psutil, children included), the ratios, whether the two CSVs agree,
+and the budgets: >= 20x faster than msaccucmp, peak memory <= msaccucmp's, <= 2x the read time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "compare"))
+
+SPATIAL = 20  # 20x20 feature maps: ~80 KB of dumps per original op, as the reference case
+
+READ_SCRIPT = """
+import os, sys
+total = 0
+for root in sys.argv[1:]:
+    for folder, _, files in os.walk(root):
+        for name in files:
+            with open(os.path.join(folder, name), 'rb') as f:
+                while chunk := f.read(1 << 20):
+                    total += len(chunk)
+print(total)
+"""
+
+MSACCUCMP_SCRIPT = """
+import sys
+sys.path.insert(0, {oracle_dir!r})
+import oracle
+oracle.make_importable()
+oracle.patch_dump_parser()
+import msaccucmp
+sys.argv = ['msaccucmp.py', *sys.argv[1:]]
+try:
+    msaccucmp.main()
+except SystemExit as stop:
+    sys.exit(int(stop.code or 0))
+"""
+
+
+def measure(command: list[str], log: Path) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS bytes of the process tree, exit status)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "server"), env.get("PYTHONPATH", "")])
+    with open(log, "wb") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+        ps = psutil.Process(proc.pid)
+        peak = 0
+        while proc.poll() is None:
+            try:
+                tree = [ps, *ps.children(recursive=True)]
+                peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+            except psutil.Error:
+                pass
+            time.sleep(0.01)
+        wall = time.perf_counter() - start
+    return wall, peak, proc.returncode
+
+
+def csv_agreement(ours: Path, theirs: Path) -> str:
+    from fusion_switch.compare.result_csv import read_result_csv
+
+    h1, rows1 = read_result_csv(ours)
+    h2, rows2 = read_result_csv(theirs)
+    if h1 != h2:
+        return f"headers differ: {h1} vs {h2}"
+    if len(rows1) != len(rows2):
+        return f"row counts differ: {len(rows1)} vs {len(rows2)}"
+    first = h1.index("CosineSimilarity")
+    last = h1.index("CompareFailReason") if "CompareFailReason" in h1 else len(h1)
+    std = h1.index("StandardDeviation") if "StandardDeviation" in h1 else -1
+    ti = h1.index("TensorIndex")
+    worst = 0.0
+    for a, b in zip(rows1, rows2, strict=True):
+        if a[ti] != b[ti]:
+            return f"row order differs at {a[ti]} vs {b[ti]}"
+        for k in range(first, last):
+            if k == std or a[k] == b[k]:
+                continue
+            try:
+                x, y = float(a[k]), float(b[k])
+            except ValueError:
+                return f"{a[ti]} {h1[k]}: {a[k]!r} vs {b[k]!r}"
+            if math.isnan(x) and math.isnan(y):
+                continue
+            rel = abs(x - y) / max(abs(y), 1e-6)
+            worst = max(worst, rel)
+    return f"identical rows ({len(rows1)}), worst relative metric difference {worst:.2e}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", type=int, default=5000, help="original ops (default 5000)")
+    parser.add_argument("--fault", default="wrong_epsilon")
+    parser.add_argument("--keep", default=None, help="generate into DIR and keep it")
+    parser.add_argument("--skip-msaccucmp", action="store_true")
+    args = parser.parse_args()
+
+    from fusion_switch.compare.generator import generate_case
+
+    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-compare-"))
+    try:
+        t0 = time.perf_counter()
+        case = generate_case(
+            root / "case", n_ops=args.ops, faults=[args.fault], spatial=SPATIAL, graph_text=False
+        )
+        gen = time.perf_counter() - t0
+        mb = case.dump_bytes / 1e6
+        print(
+            f"case: {case.n_original_ops} original ops, {case.n_fused_ops} fusion-on ops, "
+            f"{mb:.0f} MB of dumps (generated in {gen:.1f} s) in {root}"
+        )
+        print(f"machine: {os.cpu_count()} cpus, Python {sys.version.split()[0]}")
+        dumps = [str(case.root / "fusion_on" / "dump"), str(case.root / "fusion_off" / "dump")]
+        read = measure([sys.executable, "-c", READ_SCRIPT, *dumps], root / "read.log")
+        ours_out, theirs_out = root / "ours", root / "msaccucmp"
+        ours = measure(
+            [
+                sys.executable,
+                "-m",
+                "fusion_switch",
+                "compare",
+                "-m",
+                str(case.on_dump),
+                "-g",
+                str(case.off_dump),
+                "-f",
+                str(case.on_graph),
+                "-cf",
+                str(case.off_graph),
+                "-out",
+                str(ours_out),
+                "--no-progress",
+            ],
+            root / "ours.log",
+        )
+        theirs = None
+        if not args.skip_msaccucmp:
+            theirs_out.mkdir(exist_ok=True)
+            script = MSACCUCMP_SCRIPT.format(oracle_dir=str(REPO / "tests" / "compare"))
+            theirs = measure(
+                [
+                    sys.executable,
+                    "-c",
+                    script,
+                    "compare",
+                    "-m",
+                    str(case.on_dump),
+                    "-g",
+                    str(case.off_dump),
+                    "-f",
+                    str(case.on_graph),
+                    "-cf",
+                    str(case.off_graph),
+                    "-out",
+                    str(theirs_out),
+                ],
+                root / "msaccucmp.log",
+            )
+
+        def row(name: str, m: tuple[float, int, int] | None) -> None:
+            if m is None:
+                return
+            print(f"  {name:<26} {m[0]:9.2f} s   peak RSS {m[1] / 2**20:8.1f} MB   exit {m[2]}")
+
+        print("\nwall time and peak memory (process tree):")
+        row("read dump bytes once", read)
+        row("fusion-switch compare", ours)
+        row("msaccucmp 26.2", theirs)
+        verdict = (
+            (ours_out / "summary.json").read_text() if (ours_out / "summary.json").exists() else ""
+        )
+        if verdict:
+            import json
+
+            top = json.loads(verdict)["suspects"][:1]
+            truth = case.truth["faults"][0]
+            print(f"\nverdict: {top[0]['rule'] if top else 'none'} (injected: {truth['rule']})")
+        print("\nbudgets (DESIGN.md 4):")
+        print(
+            f"  within 2x of reading the bytes: {ours[0] / read[0]:.2f}x "
+            f"{'PASS' if ours[0] <= 2 * read[0] else 'FAIL'}"
+        )
+        if theirs is not None:
+            speedup = theirs[0] / ours[0]
+            print(
+                f"  >= 20x faster than msaccucmp:   {speedup:.1f}x "
+                f"{'PASS' if speedup >= 20 else 'FAIL'}"
+            )
+            print(
+                f"  peak memory <= msaccucmp's:     {ours[1] / 2**20:.0f} MB vs "
+                f"{theirs[1] / 2**20:.0f} MB {'PASS' if ours[1] <= theirs[1] else 'FAIL'}"
+            )
+            ours_csv = sorted(ours_out.glob("result_*.csv"))
+            theirs_csv = sorted(theirs_out.glob("result_*.csv"))
+            if ours_csv and theirs_csv:
+                agreement = csv_agreement(ours_csv[-1], theirs_csv[-1])
+                print(f"  same CSV as msaccucmp:          {agreement}")
+            else:
+                print("  same CSV as msaccucmp:          a CSV is missing (see the .log files)")
+        return 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,265 @@
+"""`fusion-switch compare` run as a user runs it: a subprocess with msaccucmp's flags."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fusion_switch.compare.generator import generate_case
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fusion_switch", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    return generate_case(
+        tmp_path_factory.mktemp("cli") / "case", n_ops=70, faults=["dropped_scale"]
+    )
+
+
+def flags(case, out, *, long=False) -> list[str]:
+    on_root = case.root / "fusion_on" / "dump"  # a folder above the leaf is accepted
+    if long:
+        return [
+            "--my_dump_path",
+            str(on_root),
+            "--golden_dump_path",
+            str(case.off_dump),
+            "--fusion_rule_file",
+            str(case.on_graph),
+            "--close_fusion_rule_file",
+            str(case.off_graph_txt),
+            "--output",
+            str(out),
+        ]
+    return [
+        "-m",
+        str(on_root),
+        "-g",
+        str(case.off_dump),
+        "-f",
+        str(case.on_graph),
+        "-cf",
+        str(case.off_graph),
+        "-out",
+        str(out),
+    ]
+
+
+def test_compare_prints_the_verdict_and_writes_three_files(case, tmp_path):
+    result = cli("compare", *flags(case, tmp_path))
+    assert result.returncode == 1, result.stderr  # 1 = suspects found
+    out = result.stdout
+    assert "verdict: most likely: AConv2dMulFusion (GraphFusion) at b1_conv2" in out
+    assert "1. AConv2dMulFusion  [GraphFusion]" in out
+    assert "op b1_conv2 (Conv2D) <- b1_conv2, b1_scale2" in out
+    assert "RelativeEuclideanDistance 7 >= 0.05" in out
+    assert f"report:  {tmp_path / 'report.html'}" in out
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names[:2] == ["report.html", "result_" + names[1][len("result_") :]]
+    assert names[1].endswith(".csv") and names[2] == "summary.json"
+    # not a terminal: progress comes as plain lines on stderr, never on stdout
+    assert "compare: " in result.stderr and "\r" not in result.stderr
+    assert "compare:" not in out
+
+
+def test_long_msaccucmp_flags_and_text_graphs_work(case, tmp_path):
+    result = cli("compare", *flags(case, tmp_path, long=True), "--format", "json", "--no-progress")
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert data["suspects"][0]["rule"] == "AConv2dMulFusion"
+    assert data["summary"] == str(tmp_path / "summary.json")
+    assert "ops" not in data  # the per-op list stays in the file
+    assert result.stderr == ""
+
+
+def test_swapped_dumps_are_detected(case, tmp_path):
+    result = cli(
+        "compare",
+        "-m",
+        str(case.off_dump),
+        "-g",
+        str(case.on_dump),
+        "-f",
+        str(case.on_graph),
+        "-cf",
+        str(case.off_graph),
+        "-out",
+        str(tmp_path),
+        "--format",
+        "json",
+    )
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    assert data["suspects"][0]["rule"] == "AConv2dMulFusion"
+    assert any("other way round" in note for note in data["inputs"]["notes"])
+    assert data["inputs"]["dumps_swapped"] is True
+    assert data["inputs"]["on_dump"].startswith(str(case.on_dump))
+
+
+def test_thresholds_change_the_verdict(case, tmp_path):
+    # ignore the metrics the dropped scale shows up in: nothing left to blame it on
+    result = cli(
+        "compare",
+        *flags(case, tmp_path),
+        "--threshold",
+        "red=off",
+        "--threshold",
+        "mre=off",
+        "--threshold",
+        "rmse=off",
+        "--format",
+        "json",
+    )
+    data = json.loads(result.stdout)
+    assert all(
+        s["rule"] != "AConv2dMulFusion" or s["ops"] != ["b1_conv2"] for s in data["suspects"][:1]
+    )
+    assert "RelativeEuclideanDistance" not in data["thresholds"]
+
+
+def test_clean_case_exits_zero(tmp_path):
+    clean = generate_case(tmp_path / "case", n_ops=30, faults=[], graph_text=False)
+    result = cli(
+        "compare",
+        "-m",
+        str(clean.on_dump),
+        "-g",
+        str(clean.off_dump),
+        "-f",
+        str(clean.on_graph),
+        "-cf",
+        str(clean.off_graph),
+        "-out",
+        str(tmp_path / "o"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "verdict: no fused op introduces error" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"-f": "missing.json"}, "-f missing.json: no such file"),
+        ({"-m": "no/such/dir"}, "-m no/such/dir: no such folder"),
+        ({"--threshold": "speed=1"}, "bad threshold 'speed=1'"),
+        ({"-alg": "42"}, "algorithm"),
+    ],
+)
+def test_bad_inputs_exit_2_with_a_clear_message(case, tmp_path, change, message):
+    args = flags(case, tmp_path)
+    for flag, value in change.items():
+        if flag in args:
+            args[args.index(flag) + 1] = value
+        else:
+            args += [flag, value]
+    result = cli("compare", *args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "summary.json").exists()
+
+
+def test_a_graph_that_is_not_json_is_reported(case, tmp_path):
+    bad = tmp_path / "graph.json"
+    bad.write_text('{"graph": [')
+    args = flags(case, tmp_path / "o")
+    args[args.index("-f") + 1] = str(bad)
+    result = cli("compare", *args)
+    assert result.returncode == 2 and str(bad) in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_ctrl_c_stops_cleanly_without_a_report(tmp_path):
+    big = generate_case(tmp_path / "case", n_ops=400, faults=["wrong_axis"], graph_text=False)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fusion_switch",
+            "compare",
+            "-m",
+            str(big.on_dump),
+            "-g",
+            str(big.off_dump),
+            "-f",
+            str(big.on_graph),
+            "-cf",
+            str(big.off_graph),
+            "-out",
+            str(out),
+            "--workers",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # the first progress line: the comparison has started
+    assert first.startswith("compare: 0/"), first
+    os.kill(proc.pid, signal.SIGINT)
+    started = time.monotonic()
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (stdout, stderr)
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert time.monotonic() - started < 30
+    leftovers = sorted(p.name for p in out.iterdir()) if out.exists() else []
+    assert leftovers == [], leftovers  # no summary, no report, no half CSV
+
+
+def test_progress_is_a_bar_redrawn_in_place_on_a_terminal(case, tmp_path):
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fusion_switch", "compare", *flags(case, tmp_path)],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+        )
+        stdout, _ = proc.communicate(timeout=120)
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        shown = b"".join(chunks).decode()
+    finally:
+        if follower != -1:
+            os.close(follower)
+        os.close(leader)
+    assert proc.returncode == 1
+    assert "\r[" in shown and "100.0%" in shown and "ops" in shown
+    assert "verdict:" in stdout and "\r" not in stdout
+
+
+def test_a_graph_from_another_model_compares_nothing_and_says_so(case, tmp_path):
+    other = Path(__file__).resolve().parents[1] / "data" / "graphs" / "msit_tdnn_test.om.json"
+    args = flags(case, tmp_path)
+    args[args.index("-f") + 1] = str(other)
+    result = cli("compare", *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "verdict: nothing compared: no fusion-on output could be paired" in result.stdout
+    assert (tmp_path / "summary.json").is_file()  # what was found is still written down

@@ -1,0 +1,72 @@
+"""`fusion-switch demo`: the whole workflow end to end, as a new user first runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from fusion_switch.cli.demo import caret_lines
+
+
+def test_demo_runs_the_workflow_and_names_the_injected_rule(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "demo", "--out", str(tmp_path), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    # 1. the CANN documentation sample: a trailing comma, shown with its line and a caret
+    assert "cann_doc_sample.cfg: 1 problem(s)" in out
+    assert "5:39: error [trailing-comma]" in out
+    assert '      5 |             "SoftmaxFusionPass": "off",\n        |' in out
+    assert "[unknown-rule] Unknown rule 'ConvBatchNormFusionPass'" in out
+    # 2-3. generated case, comparison and verdict
+    assert "injected: the scalar Mul (x0.125)" in out
+    assert "verdict: most likely: AConv2dMulFusion (GraphFusion)" in out
+    assert f"report:  {tmp_path / 'result' / 'report.html'}" in out
+    assert (tmp_path / "result" / "report.html").is_file()
+    # 4. a fusion_switch.cfg that switches the guilty rule off, and is accepted
+    cfg = json.loads((tmp_path / "fusion_switch.cfg").read_text())
+    assert cfg == {"Switch": {"GraphFusion": {"AConv2dMulFusion": "off"}, "UBFusion": {}}}
+    assert "check: no errors" in out
+    assert "OK: the top suspect AConv2dMulFusion is the injected rule" in out
+
+
+def test_demo_with_another_fault(tmp_path):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fusion_switch",
+            "demo",
+            "--out",
+            str(tmp_path),
+            "--fault",
+            "wrong_axis",
+            "--ops",
+            "40",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "OK: the top suspect SoftmaxFusionPass" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "expected"),
+    [
+        ("abc", 1, 2, (1, 2, "abc", " ^")),
+        ("ab\n  xyz\n", 5, 8, (2, 3, "  xyz", "  ^~~")),
+        ("ab\r\nxy", 4, 4, (2, 1, "xy", "^")),
+        ("a\nb", 1, 3, (1, 2, "a", " ^")),  # a span over a line end is cut at it
+    ],
+)
+def test_caret_lines(text, start, end, expected):
+    assert caret_lines(text, start, end) == expected

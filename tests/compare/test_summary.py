@@ -1,0 +1,120 @@
+"""summary.json: shape, ordering, strict JSON, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from types import SimpleNamespace
+
+import pytest
+from fusion_switch.compare import summary as summary_module
+from fusion_switch.compare.engine import CompareRequest, run_compare
+from fusion_switch.compare.generator import generate_case
+from fusion_switch.compare.summary import (
+    load_summary,
+    write_json_atomic,
+    write_outputs,
+)
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("summary")
+    case = generate_case(root / "case", n_ops=70, faults=["wrong_epsilon"], graph_text=False)
+    outcome = run_compare(
+        CompareRequest(
+            case.on_dump, case.off_dump, case.on_graph, case.off_graph, root / "out", workers=1
+        )
+    )
+    inputs = {
+        "on_dump": str(case.on_dump),
+        "off_dump": str(case.off_dump),
+        "on_graph": str(case.on_graph),
+        "off_graph": str(case.off_graph),
+    }
+    return case, outcome, write_outputs(outcome, root / "out", inputs=inputs)
+
+
+def test_summary_names_suspects_most_likely_first(outputs):
+    case, _outcome, out = outputs
+    data = json.loads(out.summary_path.read_text())  # strict JSON: no NaN/Infinity tokens
+    assert data == out.summary
+    (truth,) = case.truth["faults"]
+    top = data["suspects"][0]
+    assert {"rule", "section", "ops", "original_ops", "evidence", "score"} <= set(top)
+    assert (top["rule"], top["section"], top["ops"][0]) == (
+        truth["rule"],
+        truth["section"],
+        truth["op"],
+    )
+    scores = [s["score"] for s in data["suspects"]]
+    assert scores == sorted(scores, reverse=True)
+    evidence = top["evidence"][0]
+    assert evidence["verdict"] == "introduces"
+    assert evidence["outputs"][0]["crossed"] and evidence["inputs"]
+    assert data["verdict"].startswith(f"most likely: {truth['rule']}")
+
+
+def test_summary_records_inputs_counts_target_and_paths(outputs):
+    case, outcome, out = outputs
+    data = out.summary
+    assert data["soc_version"] == "Ascend910B1"
+    assert data["csv"] == str(outcome.csv_path) and os.path.isfile(data["csv"])
+    assert data["report"] == str(out.report_path)
+    assert data["inputs"]["on_graph"] == str(case.on_graph)
+    assert data["inputs"]["fusion_result"] == str(case.fusion_result)  # found next to the graph
+    assert any("fusion_result.json" in n for n in data["inputs"]["notes"])
+    assert data["counts"]["rows"] == len(outcome.rows)
+    assert data["counts"]["ops_by_verdict"]["introduces"] >= 1
+    assert set(data["thresholds"]) >= {"CosineSimilarity", "RelativeEuclideanDistance"}
+    assert data["thresholds"]["CosineSimilarity"] == {"limit": 0.99, "in_band": ">"}
+
+
+def test_summary_lists_every_judged_op_in_execution_order(outputs):
+    _case, _outcome, out = outputs
+    ops = out.summary["ops"]
+    assert [o["order"] for o in ops] == sorted(o["order"] for o in ops)
+    faulty = next(o for o in ops if o["verdict"] == "introduces")
+    assert faulty["cosine"] < 0.99 and faulty["rules"]
+
+
+def test_outputs_leave_no_temporary_files(outputs):
+    _case, _outcome, out = outputs
+    leftovers = [p.name for p in out.summary_path.parent.iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_atomic_write_keeps_the_old_file_when_interrupted(tmp_path, monkeypatch):
+    target = tmp_path / "summary.json"
+    write_json_atomic(target, {"suspects": []})
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt  # as if Ctrl-C arrived just before the rename
+
+    monkeypatch.setattr(summary_module.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_json_atomic(target, {"suspects": [{"rule": "half written"}]})
+    assert json.loads(target.read_text()) == {"suspects": []}
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_write_outputs_on_an_empty_outcome_gives_a_clear_verdict(tmp_path):
+    outcome = SimpleNamespace(
+        rows=[],
+        on_graph=SimpleNamespace(ops=[], soc_version=None, path=None),
+        csv_path=None,
+        notes=[],
+        errors=["x: truncated"],
+        counts=None,
+    )
+    out = write_outputs(outcome, tmp_path)
+    assert out.summary["suspects"] == []
+    assert "error: x: truncated" in out.summary["inputs"]["notes"]
+    assert load_summary(out.summary_path)["verdict"].startswith("nothing compared")
+
+
+def test_load_summary_rejects_other_files(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a fusion-switch summary"):
+        load_summary(path)
