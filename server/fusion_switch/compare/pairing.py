@@ -1,0 +1,555 @@
+"""Which fusion-off tensor each fusion-on tensor is compared with: msaccucmp's ``-f/-cf`` rules.
+
+msaccucmp reads both graphs into "fusion rules" (formats.md 3.3), merges them, and then walks the
+merged rule group by group (formats.md 4.2). This module reproduces that reading exactly, quirks
+included, so that our rows are msaccucmp's rows:
+
+1. :func:`fusion_rule` reads one graph: per op its data inputs, its original op names
+   (``_datadump_original_op_names``; absent → the op's own name, present but empty → ``['']``),
+   and its output descriptions (only descs that carry an ``attr`` map count). Ops are grouped
+   by ``_L1_fusion_sub_graph_no``, else by their single original name, else by the joined names.
+   The group number (msaccucmp's ``Index`` column) is the order in which groups first appear.
+2. :func:`merge_rules` maps every fusion-on op's original names and output descs onto the
+   fusion-off op that carries those original names. Walking the on-graph groups from last to
+   first, an op whose first original name (or the off op it maps to) was already taken by a
+   later op is dropped, and only the last op of each group stays findable as a producer; both
+   are msaccucmp behaviours and both decide which rows exist.
+3. :meth:`MergedRule.resolve` finds the fusion-off tensor for one fusion-on tensor: outputs via
+   their merged desc, inputs via the producer's merged desc, walking through ``Cast`` and
+   ``TransData`` producers.
+
+Everything here depends only on the two graphs, never on dump files.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from .graph import Graph, Op
+
+SPECIAL_OP_TYPES = ("Cast", "TransData")
+"""Producers msaccucmp looks through (input j → that op's input j) when pairing inputs."""
+
+DEQUANT_SUFFIXES = ("_dequant_layer", "AscendDequant", "_dequant")
+_QUANT_NAME = re.compile(r"_quant_layer|/AscendQuant|/AscendWeightQuant|\.quant|\.weight_quant")
+_DEQUANT_NAME = re.compile(
+    r"_dequant_layer|_anti_quant_layer|/AscendDequant|/AntiQuant|\.dequant|\.anti_quant"
+)
+_NUMBER = re.compile(r"^[0-9]+$")
+_LXSLICE = re.compile(r"_lxslice[0-9]+")
+
+
+class Relation(Enum):
+    """How the ops of one group relate to the original ops (msaccucmp's FusionRelation)."""
+
+    ONE_TO_ONE = "OneToOne"
+    MULTI_TO_ONE = "MultiToOne"
+    ONE_TO_MULTI = "OneToMulti"
+    MULTI_TO_MULTI = "MultiToMulti"
+    L1_FUSION = "L1Fusion"
+
+
+@dataclass
+class OriginDesc:
+    """One counted output desc: which original (after merging: fusion-off) op output it is."""
+
+    origin_name: str
+    origin_output_index: int | None
+    origin_format: str = ""
+    origin_shape: tuple[int, ...] = ()
+    dtype: str = ""
+
+
+@dataclass
+class RuleOp:
+    """One op as msaccucmp's fusion rule sees it."""
+
+    name: str
+    type: str
+    sequence: int  # the graph's ``id``
+    inputs: list[str]
+    original_names: list[str]
+    l1_fusion_no: str = ""
+    is_multi_op: bool = False
+    outputs: list[OriginDesc] = field(default_factory=list)
+    group: int = 0  # msaccucmp's op_id: the Index column
+    quant_filter: bool = False
+
+    @property
+    def is_inner_node(self) -> bool:
+        """A multi-op member none of whose outputs stands for an original output."""
+        return self.is_multi_op and all(desc.origin_name == "" for desc in self.outputs)
+
+    @property
+    def is_dequant(self) -> bool:
+        """msaccucmp compares no inputs of dequantisation ops."""
+        return self.type == "AscendDequant" or self.name.endswith(DEQUANT_SUFFIXES)
+
+    @property
+    def skips_outputs(self) -> bool:
+        """msaccucmp compares no outputs of AscendQuant ops."""
+        return self.type == "AscendQuant"
+
+
+@dataclass
+class FusionRule:
+    """One graph read as a fusion rule: ops in groups, group keys by op name."""
+
+    groups: dict[Any, list[RuleOp]] = field(default_factory=dict)
+    group_of: dict[str, Any] = field(default_factory=dict)  # op name → group key
+    ops: list[RuleOp] = field(default_factory=list)  # sorted by graph id
+    warnings: list[str] = field(default_factory=list)
+
+    def origin_to_op(self) -> dict[str, str]:
+        """Original op name → name of the (last, by id) op carrying it."""
+        mapping: dict[str, str] = {}
+        for op in self.ops:
+            for origin in op.original_names:
+                mapping[origin] = op.name
+        return mapping
+
+
+# ----------------------------------------------------------------------------- reading a graph
+
+
+def _raw_attr(attrs: dict[str, Any], key: str) -> Any:
+    value = attrs.get(key)
+    return value if isinstance(value, dict) else None
+
+
+def _string_attr(attrs: dict[str, Any], key: str) -> str:
+    raw = _raw_attr(attrs, key)
+    value = raw.get("s") if raw else None
+    return value if isinstance(value, str) else ""
+
+
+def _int_attr(attrs: dict[str, Any], key: str) -> int | None:
+    raw = _raw_attr(attrs, key)
+    value = raw.get("i") if raw else None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and _NUMBER.match(value.lstrip("-")):
+        return int(value)
+    return None
+
+
+def _bool_attr(attrs: dict[str, Any], key: str) -> bool:
+    raw = _raw_attr(attrs, key)
+    value = raw.get("b") if raw else None
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def _origin_shape(attrs: dict[str, Any]) -> tuple[int, ...]:
+    raw = _raw_attr(attrs, "origin_shape")
+    listed = raw.get("list") if raw else None
+    values = listed.get("i") if isinstance(listed, dict) else None
+    if not isinstance(values, list):
+        return ()
+    try:
+        return tuple(int(v) for v in values)
+    except (TypeError, ValueError):
+        return ()
+
+
+def _strip_lxslice(name: str) -> str:
+    return _LXSLICE.sub("", name) if "_lxslice" in name else name
+
+
+def _original_names(op: Op) -> tuple[list[str], bool]:
+    """msaccucmp's reading of ``_datadump_original_op_names`` and whether the key is present."""
+    if "_datadump_original_op_names" not in op.raw_attrs:
+        return [_strip_lxslice(op.name)], False
+    raw = op.raw_attrs.get("_datadump_original_op_names")
+    listed = raw.get("list") if isinstance(raw, dict) else None
+    if not isinstance(listed, dict) or "s" not in listed:
+        return [""], True
+    return [str(v) for v in listed.get("s") or []], True
+
+
+def _data_inputs(op: Op) -> list[str]:
+    if len(op.inputs) == 1 and op.inputs[0] == "":
+        return []
+    return [_strip_lxslice(item) for item in op.inputs if item and not item.endswith(":-1")]
+
+
+def _output_descs(op: Op) -> list[OriginDesc]:
+    descs = []
+    for position, desc in enumerate(op.output_descs):
+        if not desc.has_attr:
+            continue
+        attrs = desc.raw_attrs
+        index = _int_attr(attrs, "_datadump_origin_output_index")
+        fmt = _string_attr(attrs, "_datadump_origin_format") or _string_attr(attrs, "origin_format")
+        descs.append(
+            OriginDesc(
+                origin_name=_string_attr(attrs, "_datadump_origin_name"),
+                origin_output_index=position if index is None else index,
+                origin_format=fmt,
+                origin_shape=_origin_shape(attrs),
+                dtype=desc.dtype,
+            )
+        )
+    return descs
+
+
+def _fill_origin_names(descs: list[OriginDesc], name: str) -> None:
+    if not descs:
+        descs.append(OriginDesc(name, None))
+        return
+    for desc in descs:
+        if desc.origin_name == "":
+            desc.origin_name = name
+
+
+def group_key(name: str, l1_fusion_no: str, original_names: list[str]) -> Any:
+    """msaccucmp's "fusion op name": L1 sub-graph number, else the single original name (its
+    own name when that is empty), else a uuid3 of the joined names, else the op's name."""
+    if l1_fusion_no:
+        return l1_fusion_no
+    if not original_names:
+        return name
+    if len(original_names) == 1:
+        return original_names[0] or name
+    return uuid.uuid3(uuid.NAMESPACE_DNS, "".join(original_names))
+
+
+def fusion_rule(graph: Graph) -> FusionRule:
+    """Read every graph of the model (main graph first) as msaccucmp's FusionRuleParser does."""
+    rule = FusionRule()
+    for part in graph.all_graphs:
+        for op in part.ops:
+            _add_op(rule, op)
+        _adjust_renamed(rule)
+    rule.ops.sort(key=lambda item: item.sequence)
+    _mark_quant_filter(rule.ops)
+    return rule
+
+
+def _add_op(rule: FusionRule, op: Op) -> None:
+    name = _strip_lxslice(op.name)
+    originals, present = _original_names(op)
+    outputs = _output_descs(op)
+    if not present:
+        _fill_origin_names(outputs, name)
+    l1_no = _string_attr(op.raw_attrs, "_L1_fusion_sub_graph_no")
+    key = group_key(name, l1_no, originals)
+    rule.group_of[name] = key
+    item = RuleOp(
+        name=name,
+        type=op.type,
+        sequence=op.id,
+        inputs=_data_inputs(op),
+        original_names=originals,
+        l1_fusion_no=l1_no,
+        is_multi_op=_bool_attr(op.raw_attrs, "_datadump_is_multiop"),
+        outputs=outputs,
+    )
+    members = rule.groups.get(key)
+    if members is None:
+        item.group = len(rule.groups)
+        rule.groups[key] = [item]
+        rule.ops.append(item)
+    else:
+        item.group = members[0].group
+        if all(member.name != name for member in members):
+            members.append(item)
+            rule.ops.append(item)
+
+
+def _adjust_renamed(rule: FusionRule) -> None:
+    """A lone op standing for exactly one other name inherits it for unnamed output descs."""
+    for members in rule.groups.values():
+        if len(members) != 1:
+            continue
+        op = members[0]
+        if len(op.original_names) == 1 and rule.group_of.get(op.name) == op.original_names[0]:
+            _fill_origin_names(op.outputs, op.original_names[0])
+
+
+def _name_kind(op: RuleOp) -> int:
+    joined = "".join(op.original_names)
+    if "uant" not in op.name and "uant" not in joined:  # every pattern spells (Q|q)uant
+        return 0
+    kind = 0
+    if _QUANT_NAME.search(op.name) or _QUANT_NAME.search(joined):
+        kind += 2
+    if _DEQUANT_NAME.search(op.name) or _DEQUANT_NAME.search(joined):
+        kind += 3
+    return kind
+
+
+def _output_kind(name_kind: int, dtype: str, in_pairs: bool) -> int:
+    """0 normal, 1 between quant and dequant, 2 quant, 3 dequant (msaccucmp's QuantFilter)."""
+    if name_kind == 0:
+        return 1 if in_pairs else 0
+    if name_kind in (2, 5) and dtype == "DT_INT8":
+        return 2
+    if name_kind in (3, 5) and dtype == "DT_FLOAT16":
+        return 3
+    return 1 if in_pairs else 0
+
+
+def _mark_quant_filter(ops: list[RuleOp]) -> None:
+    """Ops between a quantize and a dequantize op are not compared (msaccucmp's QuantFilter)."""
+    name_kinds = [_name_kind(op) for op in ops]
+    if not any(name_kinds):
+        return  # without a quantize op no op is between one and a dequantize op
+    output_kinds: dict[str, list[int]] = {}
+    for op, name_kind in zip(ops, name_kinds, strict=True):
+        in_pairs = False
+        for item in op.inputs:
+            if ":" not in item:
+                continue
+            producer, _, index = item.rpartition(":")
+            if not index.isdigit():
+                continue
+            kinds = output_kinds.get(producer)
+            if kinds is None or len(kinds) <= int(index):
+                continue
+            if kinds[int(index)] in (1, 2):
+                in_pairs = True
+                break
+        kinds = [_output_kind(name_kind, desc.dtype, in_pairs) for desc in op.outputs]
+        output_kinds[op.name] = kinds
+        op.quant_filter = in_pairs and not all(kind == 3 for kind in kinds)
+
+
+# ----------------------------------------------------------------------------- merging
+
+
+@dataclass
+class MergedRule:
+    """The fusion-on rule after msaccucmp's merge with the fusion-off rule."""
+
+    groups: dict[Any, list[RuleOp]]
+    group_of: dict[str, Any]  # only one (the last) op name per group, as in msaccucmp
+    off_rule: FusionRule
+    warnings: list[str] = field(default_factory=list)
+
+    def find(self, name: str) -> RuleOp | None:
+        """The merged op msaccucmp finds by name, or None ("There is no ... in the fusion rule
+        file.")."""
+        key = self.group_of.get(name)
+        if key is None:
+            return None
+        for op in self.groups.get(key, ()):
+            if op.name == name:
+                return op
+        return None
+
+    def ordered_groups(self) -> list[list[RuleOp]]:
+        """Groups by Index (group number), the order of msaccucmp's result rows."""
+        return sorted(self.groups.values(), key=lambda members: members[0].group)
+
+    def resolve(self, op: RuleOp, index: int, is_input: bool) -> RightRef | Unpaired:
+        """The fusion-off tensor for ``op``'s ``input``/``output`` number ``index``."""
+        target, target_index = op, index
+        if is_input:
+            step = self._producer(target, target_index)
+            if isinstance(step, Unpaired):
+                return step
+            target, target_index = step
+        walked = []
+        while target.type in SPECIAL_OP_TYPES:
+            walked.append(target.name)
+            step = self._producer(target, target_index)
+            if isinstance(step, Unpaired):
+                return step
+            target, target_index = step
+        if not target.outputs:
+            return Unpaired(
+                f'The output description of the fusion operator "{target.name}" is empty.',
+                no_dump=True,
+            )
+        desc = (
+            target.outputs[target_index]
+            if target_index < len(target.outputs)
+            else target.outputs[0]
+        )
+        if desc.origin_name == "":
+            return Unpaired(
+                f"The origin name of the {target.name}:{target_index} is empty.", no_dump=True
+            )
+        right_index = target_index if desc.origin_output_index is None else desc.origin_output_index
+        return RightRef(desc.origin_name, right_index, target.name, target_index, tuple(walked))
+
+    def _producer(self, op: RuleOp, index: int) -> tuple[RuleOp, int] | Unpaired:
+        if index >= len(op.inputs):
+            return Unpaired(
+                f"The input index ({index}) is out of range ({len(op.inputs)}) for the operator "
+                "list.",
+                csv_reason="",
+            )
+        source = op.inputs[index]
+        parts = source.split(":")
+        if len(parts) != 2:
+            return Unpaired(
+                f"The input information ({source}) is invalid. It only supports op_name:index."
+            )
+        name, number = parts[0].strip(), parts[1].strip()
+        if not name:
+            return Unpaired(
+                f"The input information ({source}) is invalid. The input operator name is empty."
+            )
+        if not _NUMBER.match(number):
+            return Unpaired(
+                f"The input information ({source}) is invalid. The input index only supports "
+                "numbers."
+            )
+        producer = self.find(name)
+        if producer is None:
+            return Unpaired(f'There is no "{name}" in the fusion rule file.')
+        return producer, int(number)
+
+
+@dataclass(frozen=True)
+class RightRef:
+    """The fusion-off op output to compare with. ``via_op``/``via_index`` is the fusion-on op
+    output whose merged desc named it (the producer, for inputs); ``walked`` lists the
+    Cast/TransData ops looked through."""
+
+    op_name: str
+    output_index: int
+    via_op: str
+    via_index: int
+    walked: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Unpaired:
+    """No fusion-off tensor can be named. ``reason`` explains it; ``no_dump`` marks the cases
+    msaccucmp reports as "There is no the ground truth dump file for ...". ``csv_reason`` is
+    what msaccucmp writes in CompareFailReason when it differs from ``reason`` (it writes an
+    empty cell for an input index beyond the graph's input list)."""
+
+    reason: str
+    no_dump: bool = False
+    csv_reason: str | None = None
+
+
+def _take_first_original(
+    op: RuleOp, seen_on: set[str], seen_off: set[str], off_map: dict[str, str]
+) -> bool:
+    first = op.original_names[0] if op.original_names else ""
+    if first in seen_on:
+        return False
+    seen_on.add(first)
+    if first not in off_map:
+        return True
+    if off_map[first] in seen_off:
+        return False
+    seen_off.add(off_map[first])
+    return True
+
+
+def _merged_original_names(op: RuleOp, off_map: dict[str, str], warnings: list[str]) -> list[str]:
+    if op.original_names == [""]:
+        return [""]
+    names: list[str] = []
+    for origin in op.original_names:
+        if origin in off_map:
+            if off_map[origin] not in names:
+                names.append(off_map[origin])
+        else:
+            warnings.append(
+                f'{op.name}: original op "{origin}" is not in the fusion-off graph; it is not '
+                "compared"
+            )
+    return names
+
+
+def _merge_outputs(
+    op: RuleOp, off: FusionRule, off_map: dict[str, str], warnings: list[str]
+) -> None:
+    for position, desc in enumerate(op.outputs):
+        if not desc.origin_name:
+            continue
+        off_name = off_map.get(desc.origin_name)
+        if off_name is None:
+            warnings.append(
+                f"{op.name}:output:{position}: origin {desc.origin_name!r} is in no fusion-off op"
+            )
+            continue
+        found = False
+        for off_op in off.groups.get(off.group_of.get(off_name), ()):
+            for off_index, off_desc in enumerate(off_op.outputs):
+                if (
+                    off_desc.origin_name == desc.origin_name
+                    and off_desc.origin_output_index == desc.origin_output_index
+                ):
+                    desc.origin_output_index = off_index
+                    found = True
+                    break
+            if found:
+                break
+        if not found:
+            warnings.append(
+                f"{op.name}:output:{position}: no output of fusion-off op {off_name!r} stands for "
+                f"{desc.origin_name}:{desc.origin_output_index}"
+            )
+        desc.origin_name = off_name
+
+
+def merge_rules(on: FusionRule, off: FusionRule) -> MergedRule:
+    """msaccucmp's ``merge_close_and_open_fusion_rule`` (mutates the ops of ``on``)."""
+    off_map = off.origin_to_op()
+    warnings: list[str] = []
+    groups: dict[Any, list[RuleOp]] = {}
+    group_of: dict[str, Any] = {}
+    done: set[Any] = set()
+    seen_on: set[str] = set()
+    seen_off: set[str] = set()
+    for name, key in reversed(list(on.group_of.items())):
+        if key in done:
+            continue
+        done.add(key)
+        group_of[name] = key
+        for op in on.groups.get(key, ()):
+            if not _take_first_original(op, seen_on, seen_off, off_map):
+                warnings.append(
+                    f"{op.name}: stands for the same original op as a later op; msaccucmp does "
+                    "not compare it"
+                )
+                continue
+            op.original_names = _merged_original_names(op, off_map, warnings)
+            _merge_outputs(op, off, off_map, warnings)
+            groups.setdefault(key, []).append(op)
+    return MergedRule(groups=groups, group_of=group_of, off_rule=off, warnings=warnings)
+
+
+def relation(members: list[RuleOp]) -> Relation:
+    """msaccucmp's relation of a group, which decides how its rows are made."""
+    if len(members) == 1:
+        return Relation.MULTI_TO_ONE if len(members[0].original_names) > 1 else Relation.ONE_TO_ONE
+    if members[0].l1_fusion_no:
+        return Relation.L1_FUSION
+    if len(members[0].original_names) == 1:
+        return Relation.ONE_TO_MULTI
+    return Relation.MULTI_TO_MULTI
+
+
+def group_labels(members: list[RuleOp]) -> tuple[str, str]:
+    """(NPUDump, GroundTruth) for the rows of a multi-op group: all op names, all original-name
+    lists, grouped by original names."""
+    by_origin: dict[str, list[str]] = {}
+    for op in members:
+        by_origin.setdefault(",".join(op.original_names), []).append(op.name)
+    npu = ",".join(name for names in by_origin.values() for name in names)
+    return npu, ",".join(by_origin)
+
+
+def op_labels(op: RuleOp) -> tuple[str, str]:
+    """(NPUDump, GroundTruth) for an op of a one-op group; ``*`` when it stands for nothing."""
+    truth = ",".join(op.original_names)
+    return op.name, truth or "*"
+
+
+def build_merged_rule(on_graph: Graph, off_graph: Graph) -> MergedRule:
+    """Read both graphs and merge them, as ``msaccucmp compare -f ON -cf OFF`` does."""
+    return merge_rules(fusion_rule(on_graph), fusion_rule(off_graph))

@@ -1,0 +1,89 @@
+"""One row of the comparison result: a fusion-on tensor against its fusion-off counterpart.
+
+A :class:`ResultRow` is what msaccucmp writes as one CSV line, kept as data: numbers as floats
+for attribution and reports, and the exact cell texts for a byte-compatible CSV
+(:mod:`.result_csv`). Rows without a tensor (an op whose dump file is missing) have
+``tensor_index`` None and every metric None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+NAN = "NaN"
+TensorKind = Literal["input", "output"]
+
+
+@dataclass
+class ResultRow:
+    """One result line. Field names follow the CSV columns.
+
+    ``index``: msaccucmp's Index (the fusion-on op group number, rows are sorted by it).
+    ``npu_dump``/``ground_truth``: fusion-on op name(s) / fusion-off op names (``*`` = none).
+    ``tensor_index``: ``op:input:0`` style, None for an op-level row. ``shape``: the compared
+    fusion-on shape (None when unknown). ``metrics``: name → value (None = not computed, NaN =
+    computed NaN); ``metric_text``: the exact cells. ``fail_reason``: CompareFailReason parts.
+    ``op_name`` is the fusion-on op of the row (also for multi-op groups, where ``npu_dump``
+    lists every op of the group); ``right_op``/``right_output_index`` the fusion-off tensor.
+    ``messages`` are our own explanations (clearer than, and not written to, the CSV).
+    """
+
+    index: int
+    op_type: str
+    npu_dump: str
+    ground_truth: str
+    op_name: str
+    tensor_index: str | None = None
+    kind: TensorKind | None = None
+    position: int | None = None
+    shape: tuple[int, ...] | None = None
+    left_dtype: str = NAN
+    left_address: str = NAN
+    right_dtype: str = NAN
+    right_address: str = NAN
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    metric_text: dict[str, str] = field(default_factory=dict)
+    std: tuple[tuple[float, float], tuple[float, float]] | None = None
+    fail_reason: list[str] = field(default_factory=list)
+    right_op: str | None = None
+    right_output_index: int | None = None
+    left_path: str | None = None
+    right_path: str | None = None
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def compared(self) -> bool:
+        """True when the metrics were computed on a tensor pair."""
+        return self.tensor_index is not None and any(v is not None for v in self.metrics.values())
+
+    def value(self, name: str) -> float | None:
+        return self.metrics.get(name)
+
+    @property
+    def shape_text(self) -> str:
+        """msaccucmp's Shape cell: ``[1,16,8,8]``, ``NaN`` when unknown."""
+        if self.shape is None:
+            return NAN
+        return "[" + ",".join(str(d) for d in self.shape) + "]"
+
+    @property
+    def fail_reason_text(self) -> str:
+        return ",".join(self.fail_reason)
+
+
+@dataclass
+class CompareCounts:
+    """Totals of one comparison."""
+
+    groups: int = 0  # fusion-on op groups (distinct Index values)
+    ops: int = 0  # fusion-on ops that produced rows
+    rows: int = 0
+    compared: int = 0  # rows with metrics
+    no_left_dump: int = 0  # op-level rows: the fusion-on op has no dump
+    no_right_dump: int = 0  # tensor rows whose fusion-off dump is missing
+    failed: int = 0  # other tensor rows without metrics
+    bad_files: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)

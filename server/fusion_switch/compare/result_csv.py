@@ -1,0 +1,135 @@
+"""Write and read ``result_<YYYYmmddHHMMSS>.csv`` in msaccucmp's layout.
+
+Columns (formats.md 4.3): ``Index, OpType, NPUDump, DataType, Address, GroundTruth, DataType,
+Address, TensorIndex, Shape``, the selected metrics in selection order, ``CompareFailReason``.
+An ``Address`` column is left out for a side whose dump folder holds ``.npy`` files. Rows are
+written with :mod:`csv` in the Excel dialect (CRLF line ends), as msaccucmp does.
+
+The file is written to a hidden temporary name in the output folder and renamed when complete,
+so an interrupted run never leaves a half-written result behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from .metrics import NAN_TEXT
+from .result import ResultRow
+
+
+def result_file_name(now: float | None = None) -> str:
+    """``result_YYYYmmddHHMMSS.csv`` in local time, like msaccucmp."""
+    stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(time.time() if now is None else now))
+    return f"result_{stamp}.csv"
+
+
+def header(
+    algorithms: Sequence[str], *, left_address: bool = True, right_address: bool = True
+) -> list[str]:
+    columns = ["Index", "OpType", "NPUDump", "DataType"]
+    if left_address:
+        columns.append("Address")
+    columns += ["GroundTruth", "DataType"]
+    if right_address:
+        columns.append("Address")
+    columns += ["TensorIndex", "Shape", *algorithms, "CompareFailReason"]
+    return columns
+
+
+def cells(
+    row: ResultRow,
+    algorithms: Sequence[str],
+    *,
+    left_address: bool = True,
+    right_address: bool = True,
+) -> list[str]:
+    """The row's CSV cells under :func:`header`."""
+    out = [str(row.index), row.op_type, row.npu_dump, row.left_dtype]
+    if left_address:
+        out.append(row.left_address)
+    out += [row.ground_truth, row.right_dtype]
+    if right_address:
+        out.append(row.right_address)
+    out += [row.tensor_index if row.tensor_index is not None else NAN_TEXT, row.shape_text]
+    out += [row.metric_text.get(name, NAN_TEXT) for name in algorithms]
+    out.append(row.fail_reason_text)
+    return out
+
+
+class ResultCsvWriter:
+    """Streams rows into a temporary file; :meth:`commit` renames it to its final name."""
+
+    def __init__(
+        self,
+        out_dir: str | os.PathLike,
+        algorithms: Sequence[str],
+        *,
+        left_address: bool = True,
+        right_address: bool = True,
+        file_name: str | None = None,
+    ) -> None:
+        self.out_dir = Path(out_dir)
+        self.algorithms = list(algorithms)
+        self.left_address = left_address
+        self.right_address = right_address
+        self.path = self.out_dir / (file_name or result_file_name())
+        self.temp_path = self.out_dir / f".{self.path.name}.{os.getpid()}.part"
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._handle = open(self.temp_path, "w", newline="", encoding="utf-8")  # noqa: SIM115
+        self._writer = csv.writer(self._handle)
+        self._writer.writerow(
+            header(self.algorithms, left_address=left_address, right_address=right_address)
+        )
+
+    def write(self, rows: Iterable[ResultRow]) -> None:
+        for row in rows:
+            self._writer.writerow(
+                cells(
+                    row,
+                    self.algorithms,
+                    left_address=self.left_address,
+                    right_address=self.right_address,
+                )
+            )
+
+    def commit(self) -> Path:
+        """Finish the file and move it to :attr:`path`."""
+        self._handle.close()
+        os.replace(self.temp_path, self.path)
+        return self.path
+
+    def abort(self) -> None:
+        """Close and delete the temporary file (nothing is left behind)."""
+        if not self._handle.closed:
+            self._handle.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.temp_path)
+
+    def __enter__(self) -> ResultCsvWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self.abort()
+
+
+def write_result_csv(
+    out_dir: str | os.PathLike, rows: Iterable[ResultRow], algorithms: Sequence[str], **options
+) -> Path:
+    """Write all rows at once (see :class:`ResultCsvWriter`); returns the final path."""
+    with ResultCsvWriter(out_dir, algorithms, **options) as writer:
+        writer.write(rows)
+        return writer.commit()
+
+
+def read_result_csv(path: str | os.PathLike) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a result CSV (ours or msaccucmp's)."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader: Iterator[list[str]] = csv.reader(handle)
+        head = next(reader, [])
+        return head, [row for row in reader]

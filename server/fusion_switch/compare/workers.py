@@ -1,0 +1,425 @@
+"""Compare the ops of some fusion-on groups and return their result rows (runs in any process).
+
+This is msaccucmp's per-group comparison (``FusionOpComparison``) over our readers: for every op
+of a group, read its fusion-on dump, pair each input and output with a fusion-off tensor
+(:mod:`.pairing`), align the two (:mod:`.align`) and compute the metrics (:mod:`.metrics`). How a
+group's rows are made depends on its relation (one op per group, several ops, L1 fusion), and so
+do msaccucmp's quirks reproduced here: which ops are skipped, when a missing dump gives a row
+and when it gives none.
+
+Memory stays bounded: one tensor pair is decoded at a time and dropped after its metrics; only
+dump headers are cached.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .align import AlignError, TensorView, align
+from .dump import DumpError, DumpFile, DumpTensor, read_dump
+from .dumpdir import DumpDir
+from .metrics import NAN_TEXT, SCRATCH, SizeMismatchError, compute_metrics
+from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
+from .result import NAN, ResultRow
+
+_HEADER_CACHE_SIZE = 256
+_SCRATCH_LIMIT = 16 * 1024 * 1024  # elements; bigger work buffers are freed after each op
+
+
+@dataclass
+class JobContext:
+    """Everything a worker needs; picklable, sent once per worker process."""
+
+    merged: MergedRule
+    left: DumpDir  # fusion-on dumps ("my output")
+    right: DumpDir  # fusion-off dumps ("ground truth")
+    algorithms: list[str]
+    max_cmp_size: int = 0
+
+
+@dataclass
+class ChunkResult:
+    """Rows of some consecutive groups, plus what went wrong on the way."""
+
+    chunk: int
+    rows: list[ResultRow] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # bad files: "path: problem"
+    ops: int = 0  # fusion-on ops handled
+    cancelled: bool = False
+
+
+class _Failure(Exception):
+    """The fusion-on op cannot be compared at all (msaccucmp: an op-level NaN row)."""
+
+    def __init__(self, reason: str, missing: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.missing = missing  # no dump file (msaccucmp skips such ops in multi-op groups)
+
+
+def no_left_dump_reason(op: RuleOp) -> str:
+    name = op.name
+    return f'[{name}] There is no dump file for my output operator "{name}". The type is {op.type}.'
+
+
+def no_right_dump_reason(op_name: str, tensor_id: str) -> str:
+    return f"[{op_name}] There is no the ground truth dump file for {tensor_id}."
+
+
+def _address(tensor: DumpTensor) -> str:
+    return str(tensor.address) if tensor.address else NAN
+
+
+def _msaccucmp_shape(tensor: DumpTensor) -> tuple[int, ...]:
+    """The shape msaccucmp assigns a dump tensor: DT_UNDEFINED data with bytes present becomes
+    ``[size]`` (a byte count); an empty shape stays empty (a scalar)."""
+    if tensor.size and tensor.data_type == 0:
+        return (tensor.size,)
+    return tuple(tensor.shape)
+
+
+def _values(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
+    """Decoded values as msaccucmp sees them: a tensor with a 0 dimension is an empty float64
+    array, a tensor without dimensions is its first element."""
+    if 0 in tensor.shape:
+        return np.empty(tensor.shape, dtype=np.float64)
+    values = dump.array(tensor)
+    if not tensor.shape and tensor.data_type != 0:
+        return values.reshape(-1)[:1]
+    return values
+
+
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    """``str(dtype)`` (msaccucmp's DataType cell), cached: numpy builds it in Python."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
+
+
+class GroupComparer:
+    """Compares groups of one job; keeps a small cache of fusion-off dump headers."""
+
+    def __init__(self, ctx: JobContext) -> None:
+        self.ctx = ctx
+        self.groups = ctx.merged.ordered_groups()
+        self._headers: OrderedDict[Path, DumpFile | DumpError] = OrderedDict()
+        self.errors: list[str] = []
+        self._reported: set[str] = set()
+        self._right_is_npy = ctx.right.is_npy  # one file per output; scanning it is not free
+
+    # ------------------------------------------------------------------ files
+
+    def _error(self, error: DumpError) -> None:
+        text = str(error)
+        if text not in self._reported:
+            self._reported.add(text)
+            self.errors.append(text)
+
+    def _header(self, path: Path) -> DumpFile:
+        cached = self._headers.get(path)
+        if cached is None:
+            try:
+                cached = read_dump(path)
+            except DumpError as error:
+                cached = error
+            self._headers[path] = cached
+            if len(self._headers) > _HEADER_CACHE_SIZE:
+                self._headers.popitem(last=False)
+        else:
+            self._headers.move_to_end(path)
+        if isinstance(cached, DumpError):
+            self._error(cached)
+            raise cached
+        return cached
+
+    def _left(self, op: RuleOp) -> DumpFile:
+        path = self.ctx.left.latest(op.name)
+        if path is None:
+            raise _Failure(no_left_dump_reason(op), missing=True)
+        try:
+            return read_dump(path)
+        except DumpError as error:
+            self._error(error)
+            raise _Failure(f"[{op.name}] {error}", missing=False) from None
+
+    # ------------------------------------------------------------------ groups
+
+    def compare_groups(self, positions: list[int], chunk: int, stop=None) -> ChunkResult:
+        result = ChunkResult(chunk)
+        for position in positions:
+            if stop is not None and stop.is_set():
+                result.cancelled = True
+                break
+            members = self.groups[position]
+            try:
+                rows, ops = self.compare_group(members)
+            except Exception as error:  # a bug must not lose the other groups' rows
+                reason = f"internal error while comparing {members[0].name}: {error!r}"
+                self.errors.append(reason)
+                rows, ops = (
+                    [self._op_row(members[0], op_labels(members[0]), [reason])],
+                    len(members),
+                )
+            result.rows.extend(rows)
+            result.ops += ops
+            SCRATCH.release_if_larger(_SCRATCH_LIMIT)
+        result.errors = self.errors
+        self.errors = []
+        return result
+
+    def compare_group(self, members: list[RuleOp]) -> tuple[list[ResultRow], int]:
+        """Rows of one group, in msaccucmp's order, and the number of ops looked at."""
+        kind = relation(members)
+        if kind in (Relation.ONE_TO_ONE, Relation.MULTI_TO_ONE):
+            return self._any_to_one(members), len(members)
+        labels = group_labels(members)
+        if kind == Relation.L1_FUSION:
+            chosen = self._l1_members(members)
+            if not chosen:
+                return [
+                    self._op_row(members[0], labels, ["The fusion operator list is empty"])
+                ], len(members)
+            return self._any_to_multi(members, chosen, labels, check_inner=False), len(members)
+        return self._any_to_multi(members, members, labels, check_inner=True), len(members)
+
+    def _any_to_one(self, members: list[RuleOp]) -> list[ResultRow]:
+        rows: list[ResultRow] = []
+        for op in members:
+            if op.quant_filter:
+                continue
+            labels = op_labels(op)
+            try:
+                op_rows = self.compare_op(op, labels)
+            except _Failure as failure:
+                rows.append(self._op_row(op, labels, [failure.reason]))
+                continue
+            rows.extend(op_rows or [self._op_row(op, labels, [])])
+        return rows
+
+    def _any_to_multi(
+        self,
+        members: list[RuleOp],
+        chosen: list[RuleOp],
+        labels: tuple[str, str],
+        check_inner: bool,
+    ) -> list[ResultRow]:
+        rows: list[ResultRow] = []
+        reasons: list[str] = []
+        produced = False
+        for op in chosen:
+            if op.quant_filter:
+                continue
+            if check_inner and op.is_inner_node:
+                reasons.append(
+                    f"[{op.name}] The op is inner node for multi to multi relation.Skip the op."
+                )
+                continue
+            try:
+                op_rows = self.compare_op(op, labels)
+            except _Failure as failure:
+                reasons.append(failure.reason)
+                if failure.missing:
+                    continue
+                # msaccucmp writes an empty reason for a failure other than a missing file
+                op_rows = [self._op_row(op, labels, [])]
+                op_rows[0].messages.append(failure.reason)
+            produced = True
+            reasons.clear()
+            rows.extend(op_rows or [self._op_row(op, labels, [])])
+        if not produced:
+            rows.append(self._op_row(members[0], labels, reasons))
+        return rows
+
+    def _l1_members(self, members: list[RuleOp]) -> list[RuleOp]:
+        """msaccucmp's choice in an L1 group: the op dumped last, and the one dumped first when
+        it stands for other original ops."""
+        stamped = []
+        for op in members:
+            entries = self.ctx.left.entries(op.name)
+            if entries:
+                stamped.append((entries[-1].timestamp, op))
+        stamped.sort(key=lambda item: item[0])
+        if not stamped:
+            return []
+        first, last = stamped[0][1], stamped[-1][1]
+        chosen = []
+        if first.original_names != last.original_names:
+            chosen.append(first)
+        chosen.append(last)
+        return chosen
+
+    def _op_row(self, op: RuleOp, labels: tuple[str, str], reasons: list[str]) -> ResultRow:
+        return ResultRow(
+            index=op.group,
+            op_type=op.type,
+            npu_dump=labels[0],
+            ground_truth=labels[1],
+            op_name=op.name,
+            metrics={name: None for name in self.ctx.algorithms},
+            metric_text={name: NAN_TEXT for name in self.ctx.algorithms},
+            fail_reason=list(reasons),
+        )
+
+    # ------------------------------------------------------------------ one op
+
+    def compare_op(self, op: RuleOp, labels: tuple[str, str]) -> list[ResultRow]:
+        """Rows for every dumped input and output of one fusion-on op."""
+        dump = self._left(op)
+        rows = []
+        if not op.is_dequant:
+            rows += [self.compare_tensor(op, labels, dump, t, True) for t in dump.inputs]
+        if not op.skips_outputs:
+            rows += [self.compare_tensor(op, labels, dump, t, False) for t in dump.outputs]
+        return rows
+
+    def compare_tensor(
+        self,
+        op: RuleOp,
+        labels: tuple[str, str],
+        dump: DumpFile,
+        tensor: DumpTensor,
+        is_input: bool,
+    ) -> ResultRow:
+        kind = "input" if is_input else "output"
+        tensor_id = f"{op.name}:{kind}:{tensor.index}"
+        row = ResultRow(
+            index=op.group,
+            op_type=op.type,
+            npu_dump=labels[0],
+            ground_truth=labels[1],
+            op_name=op.name,
+            tensor_index=tensor_id,
+            kind=kind,
+            position=tensor.index,
+            shape=_msaccucmp_shape(tensor),
+            left_address=_address(tensor),
+            left_path=str(dump.path),
+        )
+        try:
+            self._fill(row, op, dump, tensor, is_input, tensor_id)
+        except _RowFailure as failure:
+            row.metrics = {name: None for name in self.ctx.algorithms}
+            row.metric_text = {name: NAN_TEXT for name in self.ctx.algorithms}
+            row.fail_reason = [failure.csv_reason]
+            row.messages.append(failure.reason)
+            row.left_dtype = row.right_dtype = NAN
+        return row
+
+    def _fill(
+        self,
+        row: ResultRow,
+        op: RuleOp,
+        dump: DumpFile,
+        tensor: DumpTensor,
+        is_input: bool,
+        tensor_id: str,
+    ) -> None:
+        ref = self.ctx.merged.resolve(op, tensor.index, is_input)
+        if isinstance(ref, Unpaired):
+            if ref.no_dump:
+                raise _RowFailure(no_right_dump_reason(op.name, tensor_id), ref.reason)
+            raise _RowFailure(
+                ref.csv_reason if ref.csv_reason is not None else ref.reason, ref.reason
+            )
+        row.right_op, row.right_output_index = ref.op_name, ref.output_index
+        output_index = ref.output_index
+        if self._right_is_npy:  # one file per output: {op}.{output}.{timestamp}.npy
+            right_path = self.ctx.right.latest(ref.op_name, ref.output_index)
+            output_index = 0
+        else:
+            right_path = self.ctx.right.latest(ref.op_name)
+        if right_path is None:
+            raise _RowFailure(
+                no_right_dump_reason(op.name, tensor_id),
+                f"no fusion-off dump file for {ref.op_name} (paired with {tensor_id})",
+            )
+        row.right_path = str(right_path)
+        try:
+            right_dump = self._header(right_path)
+        except DumpError as error:
+            raise _RowFailure(str(error), str(error)) from None
+        if output_index >= len(right_dump.outputs):
+            raise _RowFailure(
+                "",
+                f"{right_path}: fusion-off op {ref.op_name} has {len(right_dump.outputs)} "
+                f"output(s); output {ref.output_index} was paired with {tensor_id}",
+            )
+        right_tensor = right_dump.outputs[output_index]
+        try:
+            left_values = _values(dump, tensor)
+            right_values = _values(right_dump, right_tensor)
+        except DumpError as error:
+            self._error(error)
+            raise _RowFailure(str(error), str(error)) from None
+        try:
+            aligned = align(
+                TensorView(
+                    tensor.format,
+                    _msaccucmp_shape(tensor),
+                    left_values,
+                    tuple(tensor.original_shape),
+                    tensor.sub_format,
+                ),
+                TensorView(right_tensor.format, _msaccucmp_shape(right_tensor), right_values),
+                op.name,
+            )
+        except AlignError as error:
+            raise _RowFailure(error.csv_reason, error.reason) from None
+        try:
+            results = compute_metrics(
+                aligned.left,
+                aligned.right,
+                self.ctx.algorithms,
+                scalar=aligned.scalar,
+                left_path=str(dump.path),
+                right_path=str(right_path),
+                max_cmp_size=self.ctx.max_cmp_size,
+            )
+        except SizeMismatchError as error:
+            raise _RowFailure(str(error), str(error)) from None
+        row.shape = aligned.shape
+        row.left_dtype = _dtype_name(aligned.left.dtype)
+        row.right_dtype = _dtype_name(aligned.right.dtype)
+        row.metrics = {r.name: r.value for r in results}
+        row.metric_text = {r.name: r.text for r in results}
+        row.fail_reason = [r.message for r in results if r.message]
+        for r in results:
+            if r.std is not None:
+                row.std = r.std
+
+
+class _RowFailure(Exception):
+    def __init__(self, csv_reason: str, reason: str) -> None:
+        super().__init__(reason)
+        self.csv_reason = csv_reason
+        self.reason = reason
+
+
+# ----------------------------------------------------------------------------- process pool
+
+_COMPARER: GroupComparer | None = None
+_STOP = None
+
+
+def init_worker(ctx: JobContext, stop) -> None:
+    """Process-pool initializer: keep the job context in this process."""
+    global _COMPARER, _STOP
+    # Ctrl-C reaches the whole process group: the parent cancels through ``stop`` instead.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _COMPARER = GroupComparer(ctx)
+    _STOP = stop
+
+
+def run_chunk(chunk: int, positions: list[int]) -> ChunkResult:
+    """Process-pool task: compare the groups at ``positions`` (of ``ordered_groups()``)."""
+    assert _COMPARER is not None, "init_worker was not called"
+    return _COMPARER.compare_groups(positions, chunk, _STOP)

@@ -1,0 +1,156 @@
+"""The result CSV: msaccucmp's header, cells, dialect, and no half-written file."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fusion_switch.compare.metrics import ALGORITHMS
+from fusion_switch.compare.result import ResultRow
+from fusion_switch.compare.result_csv import (
+    ResultCsvWriter,
+    cells,
+    header,
+    read_result_csv,
+    result_file_name,
+    write_result_csv,
+)
+
+
+def tensor_row() -> ResultRow:
+    return ResultRow(
+        index=3,
+        op_type="Conv2D",
+        npu_dump="conv_relu",
+        ground_truth="conv,relu",
+        op_name="conv_relu",
+        tensor_index="conv_relu:output:0",
+        kind="output",
+        position=0,
+        shape=(1, 16, 8, 8),
+        left_dtype="float16",
+        left_address="1234",
+        right_dtype="float32",
+        metrics={"CosineSimilarity": 0.5, "StandardDeviation": None},
+        metric_text={
+            "CosineSimilarity": "0.500000",
+            "StandardDeviation": "(1.000;2.000),(1.000;2.000)",
+        },
+        fail_reason=["first", "second"],
+    )
+
+
+def op_row() -> ResultRow:
+    return ResultRow(
+        index=0,
+        op_type="Data",
+        npu_dump="input",
+        ground_truth="*",
+        op_name="input",
+        fail_reason=['[input] There is no dump file "x".'],
+    )
+
+
+def test_header_is_msaccucmps():
+    assert header(ALGORITHMS) == [
+        "Index",
+        "OpType",
+        "NPUDump",
+        "DataType",
+        "Address",
+        "GroundTruth",
+        "DataType",
+        "Address",
+        "TensorIndex",
+        "Shape",
+        *ALGORITHMS,
+        "CompareFailReason",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "dropped"),
+    [(False, True, 4), (True, False, 7)],
+)
+def test_npy_side_has_no_address_column(left, right, dropped):
+    full = header(["CosineSimilarity"])
+    reduced = header(["CosineSimilarity"], left_address=left, right_address=right)
+    assert reduced == full[:dropped] + full[dropped + 1 :]
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        (
+            tensor_row(),
+            [
+                "3",
+                "Conv2D",
+                "conv_relu",
+                "float16",
+                "1234",
+                "conv,relu",
+                "float32",
+                "NaN",
+                "conv_relu:output:0",
+                "[1,16,8,8]",
+                "0.500000",
+                "(1.000;2.000),(1.000;2.000)",
+                "NaN",
+                "first,second",
+            ],
+        ),
+        (
+            op_row(),
+            [
+                "0",
+                "Data",
+                "input",
+                "NaN",
+                "NaN",
+                "*",
+                "NaN",
+                "NaN",
+                "NaN",
+                "NaN",
+                "NaN",
+                "NaN",
+                "NaN",
+                '[input] There is no dump file "x".',
+            ],
+        ),
+    ],
+)
+def test_cells(row, expected):
+    chosen = ["CosineSimilarity", "StandardDeviation", "MaxAbsoluteError"]
+    assert cells(row, chosen) == expected
+
+
+def test_file_uses_excel_dialect_and_round_trips(tmp_path):
+    path = write_result_csv(tmp_path, [tensor_row(), op_row()], ["CosineSimilarity"])
+    raw = path.read_bytes()
+    assert raw.count(b"\r\n") == 3
+    assert b'"conv,relu"' in raw and b'"[1,16,8,8]"' in raw
+    head, rows = read_result_csv(path)
+    assert head == header(["CosineSimilarity"])
+    assert rows[0][2] == "conv_relu" and rows[1][-1] == '[input] There is no dump file "x".'
+
+
+def test_result_file_name_is_a_local_timestamp():
+    assert re.fullmatch(r"result_\d{14}\.csv", result_file_name())
+    assert result_file_name(0).startswith("result_19")
+
+
+def test_only_the_final_file_remains(tmp_path):
+    with ResultCsvWriter(tmp_path, ["CosineSimilarity"]) as writer:
+        writer.write([tensor_row()])
+        assert writer.temp_path.exists() and not writer.path.exists()
+        final = writer.commit()
+    assert [p.name for p in tmp_path.iterdir()] == [final.name]
+
+
+def test_an_error_leaves_nothing_behind(tmp_path):
+    with pytest.raises(RuntimeError), ResultCsvWriter(tmp_path, ["CosineSimilarity"]) as writer:
+        writer.write([tensor_row()])
+        raise RuntimeError("stop")
+    assert list(tmp_path.iterdir()) == []
