@@ -1,0 +1,29 @@
+"""`fusion-switch serve`: run the language server on stdio (default) or TCP."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the fusion_switch.cfg language server",
+        description="Run the language server for fusion_switch.cfg. Editors start it on stdio.",
+    )
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
+    parser.add_argument("--tcp", type=int, metavar="PORT", help="listen on a TCP port instead")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address for --tcp (default: %(default)s)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..lsp import serve_stdio, serve_tcp  # imported here: other sub-commands stay light
+
+    if args.tcp is not None:
+        serve_tcp(args.host, args.tcp)
+    else:
+        serve_stdio()
+    return 0

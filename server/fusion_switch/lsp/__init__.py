@@ -1,0 +1,23 @@
+"""The language server: the only package that imports pygls/lsprotocol.
+
+Layout: `server.py` (the pygls object and capability negotiation), `state.py` (what the
+server knows between messages), `capabilities.py` (what the client supports, what we offer),
+`settings.py` (every setting read), `documents.py` + `text.py` (open documents, offsets ↔
+positions), `convert.py` (pure dataclasses ↔ protocol types), `safety.py` (no exception escapes
+a handler), `features/` (one module per LSP method or small group), `commands.py` (the
+`workspace/executeCommand` registry).
+"""
+
+from __future__ import annotations
+
+
+def serve_stdio() -> None:
+    from .server import create_server
+
+    create_server().start_io()
+
+
+def serve_tcp(host: str, port: int) -> None:
+    from .server import create_server
+
+    create_server().start_tcp(host, port)

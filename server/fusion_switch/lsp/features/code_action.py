@@ -1,0 +1,72 @@
+"""textDocument/codeAction: quick fixes from the diagnostics the client sends back, and the
+source action "Convert to JSON" for a file in the old line format.
+
+Fixes are derived only from each diagnostic's code, range and data (the server keeps no
+per-request memory). Clients that drop `data` (no `dataSupport`) get it restored from the
+cached analysis finding with the same code and range.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..capabilities import SOURCE_CONVERT_TO_JSON
+from ..convert import SOURCE
+from ..safety import guarded
+from .common import compute, document
+
+if TYPE_CHECKING:
+    from ...cfg.model import Finding
+    from ..server import FusionSwitchServer
+
+LEGACY_CODE = "legacy-line-format"
+
+
+def wanted(kind: str, only: list[str] | None) -> bool:
+    """LSP kind filtering: `only=["source"]` admits `source.convertToJson`."""
+    return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+def register(server: FusionSwitchServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION)
+    @guarded(list)
+    async def code_action(ls: FusionSwitchServer, params: types.CodeActionParams):
+        from ... import cfg  # lazy: see engine note in state.py
+
+        found = document(ls, params.text_document.uri)
+        if found is None:
+            return []
+        doc, conv = found
+        analysis = await ls.state.analysis_async(doc)
+        ctx = ls.state.context()
+        only = list(params.context.only) if params.context.only else None
+        known = {(f.code, f.span): f for f in analysis.findings}
+
+        ours = [d for d in params.context.diagnostics if d.source == SOURCE]
+        findings: list[Finding] = []
+        for diagnostic in ours:
+            finding = conv.finding(diagnostic, doc.uri)
+            cached = known.get((finding.code, finding.span))
+            if not finding.data and cached is not None:
+                finding.data = cached.data
+                finding.related = cached.related
+            findings.append(finding)
+
+        actions: list[types.CodeAction] = []
+        if findings:
+            for fix in await compute(doc, cfg.code_actions, analysis.document, findings, ctx):
+                if wanted(fix.kind, only):
+                    actions.append(conv.code_action(fix, doc.uri, doc.version, ours))
+
+        if wanted(SOURCE_CONVERT_TO_JSON, only):
+            legacy = [f for f in analysis.findings if f.code == LEGACY_CODE]
+            fixes = await compute(doc, cfg.code_actions, analysis.document, legacy, ctx)
+            for fix in fixes if legacy else []:
+                if LEGACY_CODE in fix.codes:
+                    fix.kind = SOURCE_CONVERT_TO_JSON
+                    fix.title = "Convert to JSON"
+                    actions.append(conv.code_action(fix, doc.uri, doc.version, []))
+                    break
+        return actions

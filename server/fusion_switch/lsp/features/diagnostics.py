@@ -1,0 +1,125 @@
+"""Diagnostics: pushed after every change (`publishDiagnostics` with the version), or pulled
+(`textDocument/diagnostic` with result ids) by clients that declare it; see capabilities.py."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..convert import Converter
+from ..documents import OpenDocument
+from ..safety import guarded, log
+from ..state import LARGE_DOCUMENT
+
+if TYPE_CHECKING:
+    from ..server import FusionSwitchServer
+
+# More than this many problems in one file is noise; the rest is summarised in the log.
+MAX_DIAGNOSTICS = 2000
+
+
+def _diagnostics(ls: FusionSwitchServer, doc: OpenDocument, findings) -> list[types.Diagnostic]:
+    conv = Converter(doc.index, ls.state.encoding, ls.state.client)
+    if len(findings) > MAX_DIAGNOSTICS:
+        log(
+            ls,
+            f"fusion-switch: {doc.uri} has {len(findings)} problems; "
+            f"showing the first {MAX_DIAGNOSTICS}",
+        )
+        findings = findings[:MAX_DIAGNOSTICS]
+    return [conv.diagnostic(f, doc.uri) for f in findings]
+
+
+def _publish(ls: FusionSwitchServer, doc: OpenDocument, findings) -> None:
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(
+            uri=doc.uri, version=doc.version, diagnostics=_diagnostics(ls, doc, findings)
+        )
+    )
+
+
+async def _publish_later(ls: FusionSwitchServer, doc: OpenDocument) -> None:
+    version, generation = doc.version, ls.state.generation
+
+    def current() -> bool:
+        return (
+            ls.state.documents.get(doc.uri) is doc
+            and doc.version == version
+            and ls.state.generation == generation
+        )
+
+    analysis, complete = await ls.state.analysis_or_syntax(doc)
+    if current():
+        _publish(ls, doc, analysis.findings)
+    if not complete:
+        log(ls, f"fusion-switch: checking {doc.uri} is slow; syntax problems shown first")
+        analysis = await ls.state.full_analysis(doc)
+        if current():
+            _publish(ls, doc, analysis.findings)
+
+
+def validate(ls: FusionSwitchServer, doc: OpenDocument) -> None:
+    """Bring the client's diagnostics for `doc` up to date (push clients only)."""
+    if ls.state.client.pull_diagnostics:
+        return
+    tasks = ls.state.validations
+    previous = tasks.pop(doc.uri, None)
+    if previous is not None:
+        previous.cancel()
+    if len(doc.text) < LARGE_DOCUMENT:
+        _publish(ls, doc, ls.state.analysis(doc).findings)
+        return
+    task = asyncio.ensure_future(guarded()(_publish_later)(ls, doc))
+    tasks[doc.uri] = task
+    task.add_done_callback(lambda t: tasks.pop(doc.uri) if tasks.get(doc.uri) is t else None)
+
+
+def validate_all(ls: FusionSwitchServer) -> None:
+    """Re-check every open configuration (after a target or catalogue change)."""
+    if not len(ls.state.documents):
+        return
+    if ls.state.client.pull_diagnostics:
+        ls.workspace_diagnostic_refresh(None)
+        return
+    for doc in ls.state.documents:
+        validate(ls, doc)
+
+
+def clear(ls: FusionSwitchServer, uri: str) -> None:
+    task = ls.state.validations.pop(uri, None)
+    if task is not None:
+        task.cancel()
+    if not ls.state.client.pull_diagnostics:
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+
+def _empty_report() -> types.RelatedFullDocumentDiagnosticReport:
+    return types.RelatedFullDocumentDiagnosticReport(items=[])
+
+
+def register(server: FusionSwitchServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC)
+    @guarded(_empty_report)
+    async def pull_diagnostics(ls: FusionSwitchServer, params: types.DocumentDiagnosticParams):
+        doc = ls.state.documents.get(params.text_document.uri)
+        if doc is None:
+            return _empty_report()
+        result_id = ls.state.result_id(doc)
+        if params.previous_result_id == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        analysis, complete = await ls.state.analysis_or_syntax(doc)
+        if not complete:  # ask for a new pull once the full analysis is in
+            result_id += ":syntax-only"
+            ls.state.keep(asyncio.ensure_future(guarded()(_refresh_when_done)(ls, doc)))
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=_diagnostics(ls, doc, analysis.findings), result_id=result_id
+        )
+
+
+async def _refresh_when_done(ls: FusionSwitchServer, doc: OpenDocument) -> None:
+    await ls.state.full_analysis(doc)
+    ls.workspace_diagnostic_refresh(None)

@@ -1,0 +1,29 @@
+"""initialize (client capabilities, initializationOptions), initialized (pull settings)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..safety import guarded, log
+from . import configuration
+
+if TYPE_CHECKING:
+    from ..server import FusionSwitchServer
+
+
+def register(server: FusionSwitchServer) -> None:
+    @server.feature(types.INITIALIZE)
+    @guarded()
+    def initialize(ls: FusionSwitchServer, params: types.InitializeParams) -> None:
+        ls.capture_client(params)
+        configuration.apply(ls, params.initialization_options or {})
+
+    @server.feature(types.INITIALIZED)
+    @guarded()
+    async def initialized(ls: FusionSwitchServer, params: types.InitializedParams) -> None:
+        await asyncio.to_thread(ls.state.warm_up)
+        log(ls, ls.state.describe(), types.MessageType.Info)
+        await configuration.pull(ls)

@@ -1,0 +1,69 @@
+"""The pygls server object: state, capability negotiation, error reporting, feature wiring.
+
+Handlers live in `lsp/features/` (one module per LSP method or a small group) and commands
+in `lsp/commands.py`; each module's `register(server)` attaches its handlers here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from .. import __version__
+from . import commands
+from .capabilities import ClientFeatures, server_capabilities
+from .safety import log
+from .state import ServerState
+
+NAME = "fusion-switch"
+
+
+class FusionSwitchProtocol(LanguageServerProtocol):
+    """pygls's protocol, with the `initialize` answer taken from `capabilities.py`.
+
+    pygls derives capabilities from the registered handlers; we declare them from what the
+    client supports instead (pull diagnostics, code-action kinds), in one place.
+    """
+
+    _server: FusionSwitchServer
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+        result = yield from super().lsp_initialize(params)
+        state = self._server.state
+        caps = server_capabilities(
+            state.client, self.workspace.position_encoding or state.encoding, commands.names()
+        )
+        self.server_capabilities = caps
+        return types.InitializeResult(capabilities=caps, server_info=result.server_info)
+
+
+class FusionSwitchServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(NAME, __version__, protocol_cls=FusionSwitchProtocol)
+        self.state = ServerState()
+
+    def capture_client(self, params: types.InitializeParams) -> None:
+        self.state.client = ClientFeatures.from_capabilities(params.capabilities)
+        self.state.encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log internal errors to the output panel; never a crash pop-up."""
+        log(
+            self,
+            f"fusion-switch: internal error ({getattr(source, '__name__', source)}): {error!r}",
+            types.MessageType.Error,
+        )
+
+
+def create_server() -> FusionSwitchServer:
+    from .features import register_all
+
+    server = FusionSwitchServer()
+    register_all(server)
+    commands.register(server)
+    return server

@@ -1,0 +1,163 @@
+"""Every setting the server reads, and how client-sent settings become a `Settings` value.
+
+`SETTINGS` is the single list of record: the VS Code extension's `package.json`
+(`contributes.configuration`) is tested against it, so add a key here first.
+Settings arrive in three shapes, all accepted by `parse_settings`:
+  - `initializationOptions`: `{"target": ...}` or `{"fusionSwitch": {"target": ...}}`;
+  - `workspace/configuration` for section `fusionSwitch`: `{"target": ..., "catalogue": {...}}`;
+  - `workspace/didChangeConfiguration`: `{"fusionSwitch": {...}}` (or the flat form).
+Dotted keys (`{"catalogue.extraFiles": [...]}`, as some clients send them) are expanded too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SECTION = "fusionSwitch"
+
+SETTINGS: dict[str, dict[str, Any]] = {
+    "fusionSwitch.target": {
+        "type": "string",
+        "default": "",
+        "description": (
+            "The device the configuration is for: a --soc_version such as Ascend950PR_9599 or a "
+            "product name such as Atlas 350. Empty means no target-specific checks."
+        ),
+    },
+    "fusionSwitch.catalogue.extraFiles": {
+        "type": "array",
+        "default": [],
+        "description": (
+            "Extra rule catalogues layered over the built-in one: fusion-switch catalogue "
+            "JSON files or CANN fusion_config.json files from a toolkit install. "
+            "Later files win."
+        ),
+    },
+    "fusionSwitch.compare.onDump": {
+        "type": "string",
+        "default": "",
+        "description": "Folder of the operator dump taken with fusion on.",
+    },
+    "fusionSwitch.compare.offDump": {
+        "type": "string",
+        "default": "",
+        "description": "Folder of the operator dump taken with fusion off.",
+    },
+    "fusionSwitch.compare.onGraph": {
+        "type": "string",
+        "default": "",
+        "description": "Graph of the fusion-on build (atc JSON or ge_proto_*_Build.txt).",
+    },
+    "fusionSwitch.compare.offGraph": {
+        "type": "string",
+        "default": "",
+        "description": "Graph of the fusion-off build (atc JSON or ge_proto_*_Build.txt).",
+    },
+    "fusionSwitch.compare.output": {
+        "type": "string",
+        "default": "",
+        "description": "Folder for the comparison results (CSV, JSON summary, HTML report).",
+    },
+    "fusionSwitch.trace.server": {
+        "type": "string",
+        "enum": ["off", "messages", "verbose"],
+        "default": "off",
+        "description": "Trace the messages between the editor and the server (read by the client).",
+        "client_only": True,
+    },
+}
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    on_dump: str = ""
+    off_dump: str = ""
+    on_graph: str = ""
+    off_graph: str = ""
+    output: str = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    target: str = ""
+    extra_files: tuple[str, ...] = ()
+    compare: CompareSettings = field(default_factory=CompareSettings)
+
+
+def _expand_dotted(obj: dict) -> dict:
+    """`{"catalogue.extraFiles": x}` → `{"catalogue": {"extraFiles": x}}`, recursively."""
+    out: dict = {}
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            value = _expand_dotted(value)
+        *parents, last = key.split(".") if isinstance(key, str) else [key]
+        node = out
+        for part in parents:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        if isinstance(value, dict) and isinstance(node.get(last), dict):
+            node[last] = {**node[last], **value}
+        else:
+            node[last] = value
+    return out
+
+
+def _section(raw: Any) -> dict:
+    """The `fusionSwitch` object out of any of the accepted shapes (empty when absent)."""
+    if not isinstance(raw, dict):
+        return {}
+    raw = _expand_dotted(raw)
+    inner = raw.get(SECTION)
+    return inner if isinstance(inner, dict) else raw
+
+
+def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Read settings from a client payload. Keys that are absent keep `base`'s value.
+
+    Returns the settings and a list of problems (wrong types), each naming the key, so the
+    server can log them; a bad value never raises and never clears a good one.
+    """
+    base = base or Settings()
+    section = _section(raw)
+    problems: list[str] = []
+
+    def text(obj: dict, key: str, name: str, current: str) -> str:
+        if key not in obj or obj[key] is None:
+            return current
+        if isinstance(obj[key], str):
+            return obj[key].strip()
+        problems.append(f"{name} must be a string, got {type(obj[key]).__name__}; ignored")
+        return current
+
+    target = text(section, "target", "fusionSwitch.target", base.target)
+
+    extra_files = base.extra_files
+    catalogue = section.get("catalogue")
+    if isinstance(catalogue, dict) and catalogue.get("extraFiles") is not None:
+        files = catalogue["extraFiles"]
+        if isinstance(files, str):
+            files = [files]
+        if isinstance(files, list) and all(isinstance(f, str) for f in files):
+            extra_files = tuple(f for f in (x.strip() for x in files) if f)
+        else:
+            problems.append("fusionSwitch.catalogue.extraFiles must be a list of paths; ignored")
+    elif catalogue is not None and not isinstance(catalogue, dict):
+        problems.append("fusionSwitch.catalogue must be an object; ignored")
+
+    compare = base.compare
+    cmp_raw = section.get("compare")
+    if isinstance(cmp_raw, dict):
+        compare = CompareSettings(
+            on_dump=text(cmp_raw, "onDump", "fusionSwitch.compare.onDump", compare.on_dump),
+            off_dump=text(cmp_raw, "offDump", "fusionSwitch.compare.offDump", compare.off_dump),
+            on_graph=text(cmp_raw, "onGraph", "fusionSwitch.compare.onGraph", compare.on_graph),
+            off_graph=text(cmp_raw, "offGraph", "fusionSwitch.compare.offGraph", compare.off_graph),
+            output=text(cmp_raw, "output", "fusionSwitch.compare.output", compare.output),
+        )
+    elif cmp_raw is not None:
+        problems.append("fusionSwitch.compare must be an object; ignored")
+
+    return Settings(target=target, extra_files=extra_files, compare=compare), problems

@@ -1,0 +1,223 @@
+"""Everything the server knows between messages, kept apart from the handlers.
+
+Handlers read and change state only through this object; it never talks to the client
+(handlers decide what to tell the user). Analyses are cached by (uri, version, generation):
+`generation` moves whenever the catalogue or target changes, so a settings change makes every
+cached analysis stale at once.
+
+The pure layer (`fusion_switch.cfg`: numpy, jsonschema, the 674-rule catalogue) takes about
+0.2 s to import, so it is imported on first use rather than at start-up: the server answers
+`initialize` first, and `warm_up` loads it on a worker thread right after (`initialized`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from .capabilities import ClientFeatures
+from .documents import DocumentStore, OpenDocument
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from ..catalogue import Catalogue, CatalogueError, Target
+    from ..cfg import Analysis
+    from ..cfg.model import Context
+
+# Documents larger than this are analysed on a worker thread so the event loop keeps
+# answering other requests (a 10 MB paste must not freeze the editor).
+LARGE_DOCUMENT = 256_000
+# How long a request waits for a worker-thread analysis before answering from the syntax tree.
+PATIENCE = 5.0
+
+
+@dataclass
+class SettingsOutcome:
+    """What applying new settings changed, and what the user should be told."""
+
+    revalidate: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Cached:
+    version: int | None
+    generation: int
+    text_len: int
+    analysis: Analysis
+
+
+class ServerState:
+    def __init__(self) -> None:
+        self.documents = DocumentStore()
+        self.settings = Settings()
+        self.client = ClientFeatures()
+        self.encoding: str = types.PositionEncodingKind.Utf16
+        self._catalogue: Catalogue | None = None  # built-in, loaded on first use
+        self.catalogue_errors: list[CatalogueError] = []
+        self.target: Target | None = None
+        self.generation = 0
+        self.evidence: dict[str, str] = {}  # rule name → latest comparison evidence (markdown)
+        self.validations: dict[str, asyncio.Task] = {}  # uri → background validation
+        self.background: set[asyncio.Future] = set()  # other tasks, kept until done
+        self._cache: dict[str, _Cached] = {}
+        self._pending: dict[str, tuple[int | None, int, asyncio.Future]] = {}
+        self._announced: set[tuple[str, str]] = set()
+
+    # context and analyses ------------------------------------------------------------
+    @property
+    def catalogue(self) -> Catalogue:
+        if self._catalogue is None:
+            from ..catalogue import builtin_catalogue
+
+            self._catalogue = builtin_catalogue()
+        return self._catalogue
+
+    def context(self) -> Context:
+        from ..cfg.model import Context
+
+        return Context(catalogue=self.catalogue, target=self.target)
+
+    def warm_up(self) -> None:
+        """Import and exercise the pure layer once (run on a worker thread after start-up)."""
+        from .. import cfg
+
+        cfg.analyse('{"Switch": {"GraphFusion": {"ALL": "on", "X": "on"}}}', self.context())
+
+    def result_id(self, doc: OpenDocument) -> str:
+        """Identifies the diagnostics of one document version under one catalogue/target."""
+        return f"{doc.version}:{self.generation}"
+
+    def _cached(self, doc: OpenDocument) -> Analysis | None:
+        hit = self._cache.get(doc.uri)
+        if (
+            hit is not None
+            and hit.version == doc.version
+            and hit.generation == self.generation
+            and hit.text_len == len(doc.text)
+        ):
+            return hit.analysis
+        return None
+
+    def _store(self, doc: OpenDocument, generation: int, analysis: Analysis, text: str) -> None:
+        self._cache[doc.uri] = _Cached(doc.version, generation, len(text), analysis)
+
+    def analysis(self, doc: OpenDocument) -> Analysis:
+        """The analysis of the document's current text, computed now if not cached."""
+        from .. import cfg
+
+        cached = self._cached(doc)
+        if cached is None:
+            cached = cfg.analyse(doc.text, self.context())
+            self._store(doc, self.generation, cached, doc.text)
+        return cached
+
+    async def analysis_async(self, doc: OpenDocument) -> Analysis:
+        """Like `analysis`, but large documents are analysed on a worker thread; callers
+        asking for the same version share one computation. If that takes longer than
+        `PATIENCE` seconds, the answer is built on the syntax tree alone (see `full_analysis`)."""
+        analysis, _ = await self.analysis_or_syntax(doc)
+        return analysis
+
+    async def analysis_or_syntax(self, doc: OpenDocument) -> tuple[Analysis, bool]:
+        """(analysis, complete): the full analysis, or after `PATIENCE` seconds a parse-only
+        one (syntax findings), so no request waits for minutes on a pathological file."""
+        from .. import cfg
+
+        cached = self._cached(doc)
+        if cached is not None:
+            return cached, True
+        if len(doc.text) < LARGE_DOCUMENT:
+            return self.analysis(doc), True
+        future = self._start(doc)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), PATIENCE), True
+        except TimeoutError:
+            document = await asyncio.to_thread(cfg.parse, doc.text)
+            return cfg.Analysis(document, list(document.syntax_findings)), False
+
+    async def full_analysis(self, doc: OpenDocument) -> Analysis:
+        """The complete analysis however long it takes (used to replace a parse-only one)."""
+        return await asyncio.shield(self._start(doc))
+
+    def _start(self, doc: OpenDocument) -> asyncio.Future:
+        """The worker-thread analysis of the document's current version (started once)."""
+        from .. import cfg
+
+        key = (doc.version, self.generation)
+        pending = self._pending.get(doc.uri)
+        if pending is not None and pending[:2] == key:
+            return pending[2]
+        text, ctx = doc.text, self.context()
+        future = asyncio.ensure_future(asyncio.to_thread(cfg.analyse, text, ctx))
+        self._pending[doc.uri] = (*key, future)
+
+        def done(f: asyncio.Future, uri: str = doc.uri) -> None:
+            if self._pending.get(uri, (None, None, None))[2] is f:
+                del self._pending[uri]
+            current = self.documents.get(uri)
+            if f.cancelled() or f.exception() is not None or current is None:
+                return
+            if (current.version, self.generation) == key and current.text is text:
+                self._store(current, key[1], f.result(), text)
+
+        future.add_done_callback(done)
+        return future
+
+    def keep(self, future: asyncio.Future) -> None:
+        """Hold a reference to a fire-and-forget task until it is done."""
+        self.background.add(future)
+        future.add_done_callback(self.background.discard)
+
+    def forget(self, uri: str) -> None:
+        self._cache.pop(uri, None)
+        self._pending.pop(uri, None)
+
+    # settings ------------------------------------------------------------------------
+    def apply_settings(self, settings: Settings, *, force_reload: bool = False) -> SettingsOutcome:
+        """Adopt new settings: reload the catalogue if its files changed, resolve the target."""
+        outcome = SettingsOutcome()
+        old = self.settings
+        self.settings = settings
+        from ..catalogue import known_target_names, load_catalogue, resolve_target
+
+        if force_reload or settings.extra_files != old.extra_files:
+            self._catalogue, self.catalogue_errors = load_catalogue(list(settings.extra_files))
+            for error in self.catalogue_errors:
+                key = (error.path, error.message)
+                if key not in self._announced or force_reload:
+                    self._announced.add(key)
+                    outcome.warnings.append(
+                        f"fusion-switch: extra catalogue {error.path} was not loaded: "
+                        f"{error.message}. The other catalogues are in use."
+                    )
+            outcome.revalidate = True
+        if force_reload or settings.target != old.target:
+            target = resolve_target(settings.target) if settings.target else None
+            if settings.target and target is None:
+                outcome.warnings.append(
+                    f"fusion-switch: unknown target {settings.target!r} in fusionSwitch.target; "
+                    "target checks are off. Known targets: " + ", ".join(known_target_names())
+                )
+            if target != self.target:
+                outcome.revalidate = True
+            self.target = target
+        if outcome.revalidate:
+            self.generation += 1
+        return outcome
+
+    def set_evidence(self, evidence: Mapping[str, str]) -> None:
+        self.evidence = dict(evidence)
+        self.generation += 1
+
+    def describe(self) -> str:
+        """One line saying which target and catalogue are in force (logged after changes)."""
+        target = self.target.label if self.target else "none"
+        origins = ", ".join(self.catalogue.origins) or "built-in"
+        return (
+            f"fusion-switch: target {target}; catalogue {len(self.catalogue)} rules from {origins}"
+        )

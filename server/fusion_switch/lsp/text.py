@@ -1,0 +1,108 @@
+"""Offsets (Python `str` indexes, what the pure layer speaks) ↔ LSP positions.
+
+Lines end at `\\n`, `\\r\\n` or `\\r`, exactly as the LSP specification says (Python's
+`str.splitlines`, which pygls's `TextDocument` uses, also splits at form feeds, `\\x1c`,
+`\\u2028`... and would put diagnostics on the wrong line for such text). `character` counts
+code units of the negotiated position encoding: UTF-16 (the default), UTF-8 or UTF-32, the
+same three pygls's `PositionCodec` supports (the tests check both agree). Conversions are
+O(log lines + line length), so a 10 MB document with many findings stays cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+from lsprotocol import types
+
+UTF8 = types.PositionEncodingKind.Utf8
+UTF16 = types.PositionEncodingKind.Utf16
+UTF32 = types.PositionEncodingKind.Utf32
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def code_units(text: str, encoding: str) -> int:
+    """Length of `text` in code units of `encoding` (lone surrogates count as one unit)."""
+    if encoding == UTF32 or text.isascii():
+        return len(text)
+    if encoding == UTF8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _unit_width(char: str, encoding: str) -> int:
+    cp = ord(char)
+    if encoding == UTF8:
+        return 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+    if encoding == UTF32:
+        return 1
+    return 2 if cp > 0xFFFF else 1
+
+
+class LineIndex:
+    """Where each line of one text starts; built once per text version."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0, *(m.end() for m in _LINE_END.finditer(text))]
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def line_end(self, line: int) -> int:
+        """Offset just before the line's terminator (or the end of the text)."""
+        if line + 1 < len(self.starts):
+            end = self.starts[line + 1] - 1
+            if self.text[end] == "\n" and end > 0 and self.text[end - 1] == "\r":
+                end -= 1
+            return max(end, self.starts[line])
+        return len(self.text)
+
+    def position(self, offset: int, encoding: str = UTF16) -> types.Position:
+        """The position of a code-point offset; offsets outside the text are clamped."""
+        offset = min(max(offset, 0), len(self.text))
+        line = bisect_right(self.starts, offset) - 1
+        start = self.starts[line]
+        # An offset inside a CRLF pair belongs to the end of its line.
+        offset = min(offset, self.line_end(line))
+        return types.Position(line=line, character=code_units(self.text[start:offset], encoding))
+
+    def range(self, start: int, end: int, encoding: str = UTF16) -> types.Range:
+        return types.Range(start=self.position(start, encoding), end=self.position(end, encoding))
+
+    def offset(self, position: types.Position, encoding: str = UTF16) -> int:
+        """The code-point offset of a position. A line past the end gives the end of the text,
+        a character past the end of its line gives the end of that line; a position inside a
+        surrogate pair (UTF-16) or a multi-byte character (UTF-8) rounds down to its start."""
+        if position.line < 0:
+            return 0
+        if position.line >= len(self.starts):
+            return len(self.text)
+        start = self.starts[position.line]
+        end = self.line_end(position.line)
+        wanted = max(position.character, 0)
+        line_text = self.text[start:end]
+        if encoding == UTF32 or line_text.isascii():
+            return start + min(wanted, len(line_text))
+        units = 0
+        for i, char in enumerate(line_text):
+            width = _unit_width(char, encoding)
+            if units + width > wanted:
+                return start + i
+            units += width
+        return end
+
+
+def apply_change(text: str, index: LineIndex, change: object, encoding: str) -> str:
+    """Apply one `textDocument/didChange` content change (range or whole document)."""
+    rng = getattr(change, "range", None)
+    new_text = change.text  # type: ignore[attr-defined]
+    if rng is None:
+        return new_text
+    start = index.offset(rng.start, encoding)
+    end = index.offset(rng.end, encoding)
+    if end < start:
+        start, end = end, start
+    return text[:start] + new_text + text[end:]

@@ -1,0 +1,353 @@
+"""Benchmark the cfg editing path against the budgets of DESIGN.md 4, beside references.
+
+Prints, for one realistic 5,000-entry document (`fusion_switch.cfg.sample_document`), checked
+against a catalogue that knows all its names (`sample_catalogue`; in the server through
+`fusionSwitch.catalogue.extraFiles`), as the JSON schema reference also accepts them all:
+  - in process: parse, parse + check, parse + check + publish (diagnostics converted to LSP
+    and serialised), completion at a rule key;
+  - over stdio against `fusion-switch serve`: server start → `initialize` reply,
+    didChange → publishDiagnostics round trip, completion request round trip;
+  - references in the same run: vscode-json-languageservice (node) parse + doValidation and
+    doComplete with schemas/fusion_switch.schema.json, python-jsonschema `iter_errors`, and
+    `json.loads`; with the ratios ours / reference.
+All figures are medians. Run from the repository root:
+    .venv/bin/python tests/benchmarks/bench_cfg.py [--runs 30] [--entries 5000]
+The node reference needs `npm ci` (or `npm install`) in tests/benchmarks/node once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from fusion_switch import cfg
+from fusion_switch.cfg.model import Context
+from fusion_switch.cfg.sample import sample_catalogue
+from fusion_switch.lsp.capabilities import ClientFeatures
+from fusion_switch.lsp.convert import Converter
+from fusion_switch.lsp.text import LineIndex
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+from pygls.protocol import default_converter
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "schemas" / "fusion_switch.schema.json"
+NODE_DIR = Path(__file__).resolve().parent / "node"
+SERVER = [sys.executable, "-m", "fusion_switch", "serve"]
+BUDGETS_MS = {"check+publish": 20.0, "completion": 10.0, "start": 300.0}
+_MEMBER = re.compile(r'^[ \t]*"([A-Za-z0-9_]+)"[ \t]*:[ \t]*"(on|off)"', re.MULTILINE)
+
+
+def median_ms(fn, runs: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def probe(text: str) -> re.Match:
+    """A `"Rule": "on"` member near the middle: completion inside its key, edits on its value."""
+    match = _MEMBER.search(text, len(text) // 2)
+    if match is None:
+        raise SystemExit("the sample document has no rule member after its middle")
+    return match
+
+
+# in process ----------------------------------------------------------------------------
+def bench_in_process(text: str, runs: int, ctx: Context) -> dict:
+    conv_json = default_converter()
+    member = probe(text)
+    offset = member.start(1) + 2
+
+    def publish(context: Context) -> None:
+        analysis = cfg.analyse(text, context)
+        conv = Converter(LineIndex(text), "utf-16", ClientFeatures(related_information=True))
+        diagnostics = [conv.diagnostic(f, "file:///f.cfg") for f in analysis.findings]
+        json.dumps(conv_json.unstructure(diagnostics))
+
+    analysis = cfg.analyse(text, ctx)
+    empty = '{"Switch": {"GraphFusion": {}}}'
+    empty_doc = cfg.parse(empty)
+    unknown = Context()
+    return {
+        "findings": len(analysis.findings),
+        "parse": median_ms(lambda: cfg.parse(text), runs),
+        "check": median_ms(lambda: cfg.analyse(text, ctx), runs),
+        "check+publish": median_ms(lambda: publish(ctx), runs),
+        "unknown_findings": len(cfg.analyse(text, unknown).findings),
+        "unknown_check+publish": median_ms(lambda: publish(unknown), max(runs // 3, 3)),
+        "completion": median_ms(lambda: cfg.complete(analysis.document, offset, ctx), runs),
+        "completion_items": len(cfg.complete(analysis.document, offset, ctx)),
+        "completion_all": median_ms(lambda: cfg.complete(empty_doc, len(empty) - 3, ctx), runs),
+        "completion_all_items": len(cfg.complete(empty_doc, len(empty) - 3, ctx)),
+        "json.loads": median_ms(lambda: json.loads(text), runs),
+    }
+
+
+def catalogue_file(ctx: Context, folder: Path) -> Path:
+    """The synthetic rules as an extra catalogue file, for the server."""
+    rules = [
+        {"name": name, "section": "GraphFusion"}
+        for name in ctx.catalogue.names("GraphFusion")
+        if ctx.catalogue.get(name, "GraphFusion").origin == "synthetic"
+    ]
+    path = folder / "synthetic_rules.json"
+    path.write_text(json.dumps({"rules": rules}), encoding="utf-8")
+    return path
+
+
+def bench_jsonschema(text: str, runs: int) -> dict | None:
+    if not SCHEMA.exists():
+        return None
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    data = json.loads(text)
+    return {
+        "iter_errors": median_ms(lambda: list(validator.iter_errors(data)), runs),
+        "loads+iter_errors": median_ms(lambda: list(validator.iter_errors(json.loads(text))), runs),
+    }
+
+
+# node reference ------------------------------------------------------------------------
+def bench_node(text: str, runs: int) -> dict | str:
+    if shutil.which("node") is None:
+        return "node not on PATH"
+    if not (NODE_DIR / "node_modules" / "vscode-json-languageservice").exists():
+        return f"run `npm ci` in {NODE_DIR} first"
+    if not SCHEMA.exists():
+        return f"{SCHEMA} missing"
+    member = probe(text)
+    with tempfile.NamedTemporaryFile("w", suffix=".cfg", delete=False, encoding="utf-8") as f:
+        f.write(text)
+    try:
+        proc = subprocess.run(
+            [
+                "node",
+                str(NODE_DIR / "bench_json_ls.mjs"),
+                f.name,
+                str(SCHEMA),
+                str(member.start(1) + 2),
+                str(runs),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=NODE_DIR,
+        )
+    finally:
+        Path(f.name).unlink()
+    if proc.returncode != 0:
+        return f"node failed: {proc.stderr.strip()[-500:]}"
+    return json.loads(proc.stdout)
+
+
+# over stdio ----------------------------------------------------------------------------
+class _Client(LanguageClient):
+    def __init__(self) -> None:
+        super().__init__("bench", "0")
+        self.published: dict[int, asyncio.Future] = {}
+
+        @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_publish(params: types.PublishDiagnosticsParams) -> None:
+            future = self.published.get(params.version)
+            if future is not None and not future.done():
+                future.set_result(params)
+
+        @self.feature(types.WINDOW_LOG_MESSAGE)
+        def on_log(params: types.LogMessageParams) -> None:
+            pass
+
+
+def _position(text: str, offset: int) -> types.Position:
+    line = text.count("\n", 0, offset)
+    return types.Position(line=line, character=offset - (text.rfind("\n", 0, offset) + 1))
+
+
+async def _start(options: dict | None = None) -> tuple[_Client, float]:
+    client = _Client()
+    t0 = time.perf_counter()
+    await client.start_io(*SERVER)
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            process_id=None,
+            initialization_options=options,
+        )
+    )
+    elapsed = (time.perf_counter() - t0) * 1000
+    client.initialized(types.InitializedParams())
+    return client, elapsed
+
+
+async def _stop(client: _Client) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+async def bench_stdio(text: str, runs: int, starts: int, extra: Path) -> dict:
+    start_times = []
+    for _ in range(starts):
+        client, elapsed = await _start()
+        start_times.append(elapsed)
+        await _stop(client)
+
+    client, _ = await _start({"catalogue": {"extraFiles": [str(extra)]}})
+    loop = asyncio.get_running_loop()
+    uri = "file:///bench/fusion_switch.cfg"
+    client.published[1] = loop.create_future()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="json", version=1, text=text)
+        )
+    )
+    opened = await asyncio.wait_for(client.published[1], 30)
+
+    member = probe(text)
+    value_start, value_end = member.span(2)
+    current = member.group(2)
+    round_trips = []
+    for version in range(2, runs + 3):
+        new = "off" if current == "on" else "on"
+        rng = types.Range(_position(text, value_start), _position(text, value_end))
+        client.published[version] = loop.create_future()
+        t0 = time.perf_counter()
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangePartial(range=rng, text=new)],
+            )
+        )
+        await asyncio.wait_for(client.published[version], 30)
+        round_trips.append((time.perf_counter() - t0) * 1000)
+        text = text[:value_start] + new + text[value_end:]
+        value_end = value_start + len(new)
+        current = new
+
+    position = _position(text, member.start(1) + 2)
+    completion_times = []
+    items = 0
+    for _ in range(runs + 1):
+        t0 = time.perf_counter()
+        result = await client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=position
+            )
+        )
+        completion_times.append((time.perf_counter() - t0) * 1000)
+        items = len(result.items) if result else 0
+    await _stop(client)
+    return {
+        "start": statistics.median(start_times),
+        "round_trip": statistics.median(round_trips[1:]),
+        "completion": statistics.median(completion_times[1:]),
+        "completion_items": items,
+        "findings": len(opened.diagnostics),
+    }
+
+
+# report --------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--entries", type=int, default=5000)
+    parser.add_argument("--starts", type=int, default=5, help="server starts to time")
+    args = parser.parse_args(argv)
+
+    text = cfg.sample_document(args.entries)
+    print(
+        f"document: {args.entries} entries, {len(text):,} characters, "
+        f"{text.count(chr(10)) + 1:,} lines; medians of {args.runs} runs\n"
+    )
+    ctx = Context(catalogue=sample_catalogue(args.entries))
+    ours = bench_in_process(text, args.runs, ctx)
+    with tempfile.TemporaryDirectory() as folder:
+        extra = catalogue_file(ctx, Path(folder))
+        stdio = asyncio.run(bench_stdio(text, args.runs, args.starts, extra))
+    ref_schema = bench_jsonschema(text, args.runs)
+    node = bench_node(text, args.runs)
+
+    def row(
+        name: str,
+        ms: float,
+        budget: float | None = None,
+        ref: float | None = None,
+        ref_name: str = "",
+    ) -> None:
+        budget_s = f"{'ok' if ms <= budget else 'OVER'} (< {budget:g} ms)" if budget else ""
+        ratio = f"{ms / ref:5.2f}x {ref_name} ({ref:.2f} ms)" if ref else ""
+        print(f"  {name:<58} {ms:9.2f} ms  {budget_s:<18} {ratio}")
+
+    node_ok = isinstance(node, dict)
+    print("fusion-switch, in process")
+    row("parse", ours["parse"])
+    row(
+        f"parse + check ({ours['findings']} findings)",
+        ours["check"],
+        ref=node["validate_ms"] if node_ok else None,
+        ref_name="json-ls",
+    )
+    row(
+        "parse + check + publish (LSP diagnostics, JSON)",
+        ours["check+publish"],
+        BUDGETS_MS["check+publish"],
+        node["validate_ms"] if node_ok else None,
+        "json-ls",
+    )
+    row(
+        f"completion in a key ({ours['completion_items']} items)",
+        ours["completion"],
+        BUDGETS_MS["completion"],
+        node["complete_ms"] if node_ok else None,
+        "json-ls",
+    )
+    row(
+        f"completion, empty section ({ours['completion_all_items']} items)",
+        ours["completion_all"],
+        BUDGETS_MS["completion"],
+    )
+    row(
+        f"worst case, all names unknown ({ours['unknown_findings']} findings): publish",
+        ours["unknown_check+publish"],
+    )
+    print("fusion-switch serve, over stdio")
+    row("server start -> initialize reply", stdio["start"], BUDGETS_MS["start"])
+    row(
+        f"didChange -> publishDiagnostics ({stdio['findings']} diagnostics)",
+        stdio["round_trip"],
+        BUDGETS_MS["check+publish"],
+    )
+    row(f"completion request ({stdio['completion_items']} items)", stdio["completion"])
+    print("references, same document, same machine, same run")
+    if node_ok:
+        row(
+            f"json-ls parse + doValidation ({node['diagnostics']} diagnostics)", node["validate_ms"]
+        )
+        row(f"json-ls doComplete ({node['completion_items']} items)", node["complete_ms"])
+    else:
+        print(f"  vscode-json-languageservice: skipped ({node})")
+    if ref_schema:
+        row("python-jsonschema iter_errors", ref_schema["iter_errors"])
+        row("python-jsonschema json.loads + iter_errors", ref_schema["loads+iter_errors"])
+    else:
+        print(f"  python-jsonschema: skipped ({SCHEMA} missing)")
+    row("json.loads", ours["json.loads"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

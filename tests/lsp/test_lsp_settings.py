@@ -1,0 +1,89 @@
+"""Settings: every accepted payload shape, bad values reported and ignored."""
+
+from __future__ import annotations
+
+import pytest
+from fusion_switch.lsp.settings import SETTINGS, CompareSettings, Settings, parse_settings
+
+BASE = Settings(target="Atlas A2", extra_files=("/a.json",))
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        ({"target": "Atlas 350"}, Settings(target="Atlas 350")),
+        ({"fusionSwitch": {"target": " Ascend950PR_9599 "}}, Settings(target="Ascend950PR_9599")),
+        ({"fusionSwitch.target": "Atlas 350"}, Settings(target="Atlas 350")),
+        (
+            {"catalogue": {"extraFiles": ["/x.json", " ", "/y.json"]}},
+            Settings(extra_files=("/x.json", "/y.json")),
+        ),
+        (
+            {"fusionSwitch": {"catalogue.extraFiles": ["/x.json"]}},
+            Settings(extra_files=("/x.json",)),
+        ),
+        ({"catalogue": {"extraFiles": "/one.json"}}, Settings(extra_files=("/one.json",))),
+        (
+            {"compare": {"onDump": "/on", "offGraph": "/g.json"}},
+            Settings(compare=CompareSettings(on_dump="/on", off_graph="/g.json")),
+        ),
+        ({}, Settings()),
+        (None, Settings()),
+        ("garbage", Settings()),
+        ({"other": {"target": "x"}}, Settings()),
+    ],
+)
+def test_shapes(payload, expected: Settings) -> None:
+    settings, problems = parse_settings(payload)
+    assert settings == expected
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        ({"target": 350}, "fusionSwitch.target must be a string"),
+        ({"catalogue": {"extraFiles": [1, 2]}}, "fusionSwitch.catalogue.extraFiles must be a list"),
+        ({"catalogue": "x"}, "fusionSwitch.catalogue must be an object"),
+        ({"compare": {"output": ["x"]}}, "fusionSwitch.compare.output must be a string"),
+    ],
+)
+def test_bad_values_keep_the_previous_ones(payload, problem: str) -> None:
+    settings, problems = parse_settings(payload, BASE)
+    assert settings.target == BASE.target
+    assert settings.extra_files == BASE.extra_files
+    assert len(problems) == 1 and problems[0].startswith(problem)
+
+
+def test_absent_keys_keep_base_and_null_target_keeps_it() -> None:
+    settings, _ = parse_settings({"fusionSwitch": {"target": None}}, BASE)
+    assert settings == BASE
+    cleared, _ = parse_settings({"target": ""}, BASE)
+    assert cleared.target == "" and cleared.extra_files == BASE.extra_files
+
+
+def test_settings_table_is_complete_and_well_formed() -> None:
+    assert set(SETTINGS) == {
+        "fusionSwitch.target",
+        "fusionSwitch.catalogue.extraFiles",
+        "fusionSwitch.compare.onDump",
+        "fusionSwitch.compare.offDump",
+        "fusionSwitch.compare.onGraph",
+        "fusionSwitch.compare.offGraph",
+        "fusionSwitch.compare.output",
+        "fusionSwitch.trace.server",
+    }
+    for key, spec in SETTINGS.items():
+        assert spec["type"] in {"string", "array"}, key
+        assert spec["description"].endswith("."), key
+        assert "default" in spec, key
+
+
+def test_every_server_setting_is_read() -> None:
+    """Each non-client setting in SETTINGS changes the parsed value (nothing listed is dead)."""
+    values = {"string": "/some/value", "array": ["/some/file.json"]}
+    for key, spec in SETTINGS.items():
+        if spec.get("client_only"):
+            continue
+        settings, problems = parse_settings({key: values[spec["type"]]})
+        assert problems == [] and settings != Settings(), key
