@@ -7,10 +7,12 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-
-import jsonschema
+from typing import TYPE_CHECKING
 
 from .rules import SCHEMAS_DIR, SECTIONS, Catalogue, Rule, catalogue_from_json
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,8 @@ class CatalogueError:
 
 @cache
 def _validator() -> jsonschema.protocols.Validator:
+    import jsonschema  # imported on first use: it costs ~50 ms of server start-up
+
     schema = json.loads((SCHEMAS_DIR / "catalogue.schema.json").read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
 
@@ -72,7 +76,9 @@ def load_extra_file(path: str | Path) -> tuple[Catalogue | None, CatalogueError 
         )
     if isinstance(data, dict) and "Switch" in data and "rules" not in data:
         return _from_fusion_config(data, str(p)), None
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(data))
     if error is not None:
         where = "/".join(str(x) for x in error.absolute_path) or "top level"
         return None, CatalogueError(

@@ -1,0 +1,309 @@
+"""Completion: keys valid at the cursor and the values "on"/"off", with exact replace spans.
+
+Replace span rules: inside a string token (key or value) the whole token, quotes included, is
+replaced (so `filter_text` carries the quotes too); on a bare word the word; elsewhere an empty
+span at the cursor. A key gets `": "` appended only when the entry has no colon yet.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..catalogue import SECTIONS, Rule
+from .cursor import Cursor, entry_on_line, line_at, locate
+from .docs import (
+    SECTION_DOCS,
+    STAGE_DOCS,
+    TOP_LEVEL_DOCS,
+    all_markdown,
+    rule_markdown,
+    value_markdown,
+)
+from .formatting import SKELETON
+from .model import Completion, Context, Span
+from .suggest import name_index
+from .syntax import CfgDocument, StringNode, shorten
+
+_CONTAINER_VALUES = {"Switch": "{}", "Priority": "{}", "ExceptionalPassOfO1Level": "[]"}
+
+
+def complete(
+    doc: CfgDocument, offset: int, ctx: Context, snippets: bool = False
+) -> list[Completion]:
+    """Completion items at `offset`; never raises."""
+    try:
+        offset = max(0, min(offset, len(doc.text)))
+        if doc.format == "empty":
+            return [
+                Completion(
+                    "fusion_switch.cfg skeleton",
+                    Span(0, len(doc.text)),
+                    SKELETON,
+                    kind="snippet",
+                    detail="Switch with GraphFusion and UBFusion",
+                    documentation=TOP_LEVEL_DOCS["Switch"],
+                )
+            ]
+        if doc.format == "lines":
+            return _complete_line(doc, offset, ctx)
+        return _complete_json(doc, offset, ctx, snippets)
+    except Exception:  # completion must never break the editor
+        return []
+
+
+# ---- JSON ---------------------------------------------------------------------------------
+def _complete_json(doc: CfgDocument, offset: int, ctx: Context, snippets: bool) -> list[Completion]:
+    cur = locate(doc, offset)
+    path = cur.path
+    if cur.role == "key":
+        return _keys(doc, cur, offset, ctx, snippets)
+    if cur.role == "value" and len(path) == 2 and path[0] == "Switch" and path[1] in SECTIONS:
+        return _values(doc, cur, offset, ctx)
+    if cur.role == "item" and path == ("ExceptionalPassOfO1Level",):
+        return _items(doc, cur, offset, ctx)
+    return []
+
+
+def _key_candidates(path: tuple[str, ...], ctx: Context) -> list[tuple[str, str, str, str, str]]:
+    """(name, detail, documentation, sort group, value kind) for keys valid under `path`."""
+    if path == ():
+        return [(k, "top-level key", TOP_LEVEL_DOCS[k], "0", k) for k in TOP_LEVEL_DOCS]
+    if path in (("Switch",), ("Priority",)):
+        return [(s, f"{path[0]} section", SECTION_DOCS[s], "0", "{}") for s in SECTIONS]
+    if len(path) == 2 and path[0] == "Switch" and path[1] in SECTIONS:
+        section = path[1]
+        out = [("ALL", f"{section}: every rule not named", all_markdown(section), "0", "switch")]
+        out += _rule_candidates(section, ctx, "switch")
+        return out
+    if len(path) == 2 and path[0] == "Priority" and path[1] in SECTIONS:
+        return [(s, "priority stage", STAGE_DOCS[s], "0", "{}") for s in STAGE_DOCS]
+    if len(path) == 3 and path[0] == "Priority" and path[1] in SECTIONS and path[2] in STAGE_DOCS:
+        return _rule_candidates(path[1], ctx, "priority")
+    return []
+
+
+def _rule_candidates(section: str, ctx: Context, kind: str) -> list[tuple[str, str, str, str, str]]:
+    index = name_index(ctx.catalogue)
+    cache = index.completions.setdefault((section, kind), {})  # text-independent
+    if not cache:
+        for name, rule in ctx.catalogue.rules.get(section, {}).items():
+            cache[name] = (name, section, rule_markdown(rule), _group(rule), kind)
+    return list(cache.values())
+
+
+def _group(rule: Rule) -> str:
+    """Sort order: documented rules that can be switched off, then others, then the rest."""
+    if rule.cannot_switch_off:
+        return "3"
+    return "1" if rule.products else "2"
+
+
+def _keys(
+    doc: CfgDocument, cur: Cursor, offset: int, ctx: Context, snippets: bool
+) -> list[Completion]:
+    text = doc.text
+    member = cur.member
+    if member is not None:
+        span = member.key_span
+        has_colon = member.colon is not None
+        quoted = text.startswith('"', span.start)
+    else:
+        span = Span(offset, offset)
+        has_colon = False
+        quoted = False
+    present = {m.key for m in getattr(cur.container, "members", []) if m is not member}
+    needs_comma = False
+    if member is None and snippets:
+        nxt = _next_char(text, offset)
+        needs_comma = nxt == '"'
+    items: list[Completion] = []
+    for name, detail, documentation, group, value_kind in _key_candidates(cur.path, ctx):
+        if name in present:
+            continue
+        key_text = json.dumps(name, ensure_ascii=False)
+        new_text = key_text
+        is_snippet = False
+        if not has_colon:
+            if value_kind == "switch":
+                if snippets:
+                    new_text = _escape(key_text) + ': "${1|on,off|}"'
+                    is_snippet = True
+                else:
+                    new_text = key_text + ": "
+            elif value_kind == "priority":
+                new_text = key_text + ": "
+                if snippets:
+                    new_text = _escape(key_text) + ': "${1:1000}"'
+                    is_snippet = True
+            else:
+                empty = _CONTAINER_VALUES.get(value_kind, value_kind)
+                if snippets:
+                    new_text = _escape(key_text) + f": {empty[0]}$0{empty[1]}"
+                    is_snippet = True
+                else:
+                    new_text = key_text + ": " + empty
+            if needs_comma and is_snippet:
+                new_text += ","
+        items.append(
+            Completion(
+                label=name,
+                span=span,
+                new_text=new_text,
+                kind="property",
+                detail=detail,
+                documentation=documentation,
+                sort_text=group + name,
+                filter_text=key_text if quoted else name,
+                is_snippet=is_snippet,
+            )
+        )
+    if snippets and not has_colon and len(cur.path) == 2 and cur.path[0] == "Switch":
+        items.append(
+            Completion(
+                label="New rule entry",
+                span=span,
+                new_text='"${1:Rule}": "${2|on,off|}"' + ("," if needs_comma else ""),
+                kind="snippet",
+                detail="a rule switch",
+                documentation="Insert a rule name and its switch value.",
+                sort_text="9",
+                filter_text='"' if quoted else "",
+                is_snippet=True,
+            )
+        )
+    return items
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("$", "\\$").replace("}", "\\}")
+
+
+def _next_char(text: str, offset: int) -> str:
+    i = offset
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return text[i] if i < len(text) else ""
+
+
+def _values(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> list[Completion]:
+    text = doc.text
+    member = cur.member
+    node = cur.node
+    if node is not None:
+        span = node.span
+        quoted = isinstance(node, StringNode)
+        suffix = ""
+    else:
+        span = Span(offset, offset)
+        quoted = False
+        nxt = _next_char(text, offset)
+        suffix = "," if nxt == '"' else ""
+    name = member.key if member is not None else ""
+    rule = ctx.catalogue.get(name, cur.path[1]) if name else None
+    items = []
+    for i, value in enumerate(("on", "off")):
+        value_text = json.dumps(value)
+        items.append(
+            Completion(
+                label=value,
+                span=span,
+                new_text=value_text + suffix,
+                kind="value",
+                detail=f"{shorten(name)}: {value}" if name else value,
+                documentation=value_markdown(rule, name, value),
+                sort_text=str(i),
+                filter_text=value_text if quoted else value,
+            )
+        )
+    return items
+
+
+def _items(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> list[Completion]:
+    node = cur.node
+    span = node.span if node is not None else Span(offset, offset)
+    quoted = isinstance(node, StringNode)
+    present = {
+        i.value
+        for i in getattr(cur.container, "items", [])
+        if isinstance(i, StringNode) and i is not node
+    }
+    items = []
+    for name, section, documentation, group, _ in _rule_candidates("GraphFusion", ctx, "switch"):
+        if name in present:
+            continue
+        key_text = json.dumps(name, ensure_ascii=False)
+        items.append(
+            Completion(
+                name,
+                span,
+                key_text,
+                "value",
+                section,
+                documentation,
+                group + name,
+                key_text if quoted else name,
+            )
+        )
+    return items
+
+
+# ---- line format --------------------------------------------------------------------------
+def _complete_line(doc: CfgDocument, offset: int, ctx: Context) -> list[Completion]:
+    text = doc.text
+    start, end = line_at(doc, offset)
+    entry = entry_on_line(doc, offset)
+    colon = entry.colon if entry is not None else -1
+    if entry is not None and offset > colon:
+        span = entry.value_span if entry.value_start <= offset else Span(offset, offset)
+        rule = ctx.catalogue.get(entry.name)
+        return [
+            Completion(
+                v,
+                span,
+                v,
+                "value",
+                f"{entry.name}: {v}",
+                value_markdown(rule, entry.name, v),
+                str(i),
+                v,
+            )
+            for i, v in enumerate(("on", "off"))
+        ]
+    if entry is not None:
+        span = entry.name_span if entry.name_start <= offset else Span(offset, offset)
+        suffix = ""
+    else:
+        line = text[start:end]
+        lead = start + len(line) - len(line.lstrip())
+        trail = start + len(line.rstrip())
+        span = (
+            Span(lead, trail) if lead <= offset <= trail and trail > lead else Span(offset, offset)
+        )
+        suffix = ":"
+    present = {e.name for e in doc.entries if e is not entry}
+    items = []
+    if "ALL" not in present:
+        items.append(
+            Completion(
+                "ALL",
+                span,
+                "ALL" + suffix,
+                "property",
+                "both sections",
+                all_markdown(None),
+                "0ALL",
+                "ALL",
+            )
+        )
+    seen = set()
+    for section in SECTIONS:
+        for name, sec, documentation, group, _ in _rule_candidates(section, ctx, "switch"):
+            if name in present or name in seen:
+                continue
+            seen.add(name)
+            items.append(
+                Completion(
+                    name, span, name + suffix, "property", sec, documentation, group + name, name
+                )
+            )
+    return items

@@ -1,0 +1,137 @@
+"""Hover: what a key or value means to CANN."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..catalogue import SECTIONS, Rule
+from .analysis import OTHER
+from .cursor import entry_on_line, locate
+from .docs import (
+    PRIORITY_RANGES,
+    SECTION_DOCS,
+    STAGE_DOCS,
+    TOP_LEVEL_DOCS,
+    all_markdown,
+    rule_markdown,
+    value_markdown,
+)
+from .model import Context, HoverInfo, Span
+from .suggest import name_index
+from .syntax import CfgDocument, StringNode, shorten
+
+
+def hover(
+    doc: CfgDocument, offset: int, ctx: Context, evidence: Mapping[str, str] | None = None
+) -> HoverInfo | None:
+    """Markdown for the key or value at `offset`, or None; never raises."""
+    try:
+        if doc.format == "lines":
+            return _hover_line(doc, offset, ctx, evidence)
+        if doc.format == "json":
+            return _hover_json(doc, offset, ctx, evidence)
+    except Exception:
+        return None
+    return None
+
+
+def _with_evidence(markdown: str, name: str, evidence: Mapping[str, str] | None) -> str:
+    extra = evidence.get(name) if evidence else None
+    return markdown + ("\n\n---\n\n" + extra if extra else "")
+
+
+def _rule_doc(name: str, section: str | None, ctx: Context) -> str:
+    cat = ctx.catalogue
+    rule = cat.get(name, section) if section else cat.get(name)
+    if rule is not None:
+        return rule_markdown(rule) + _target_note(rule, ctx)
+    if section and cat.get(name, OTHER[section]) is not None:
+        other = cat.get(name, OTHER[section])
+        return (
+            f"**{name}** is a {other.section} rule, not a {section} rule: CANN ignores it here.\n\n"
+            + rule_markdown(other)
+        )
+    index = name_index(cat)
+    suggestions = index.suggest(name, section) if section else index.suggest(name, None)
+    hint = (
+        (" Did you mean " + ", ".join(f"`{s}`" for s in suggestions) + "?") if suggestions else ""
+    )
+    return f"**{shorten(name)}**: not in the catalogue; CANN ignores unknown names silently.{hint}"
+
+
+def _target_note(rule: Rule, ctx: Context) -> str:
+    target = ctx.target
+    if target is None:
+        return ""
+    if rule.section == "UBFusion" and not target.ub_fusion:
+        return f"\n\n**{target.label}** has no UB fusion: this rule has no effect there."
+    if target.doc_tag and rule.doc_product_tags and target.doc_tag not in rule.doc_product_tags:
+        return f"\n\nNot documented for {target.label}."
+    return ""
+
+
+def _hover_json(doc, offset, ctx, evidence) -> HoverInfo | None:
+    cur = locate(doc, offset)
+    member = cur.member
+    if member is None or cur.role not in ("key", "value"):
+        return None
+    path = cur.path
+    name = member.key
+    if cur.role == "key":
+        span = member.key_span
+        if path == ():
+            text = TOP_LEVEL_DOCS.get(
+                name,
+                f"`{shorten(name)}` is not a top-level key CANN accepts "
+                "(only Switch, Priority, ExceptionalPassOfO1Level).",
+            )
+            return HoverInfo(f"**{shorten(name)}**\n\n{text}", span)
+        if path in (("Switch",), ("Priority",)):
+            text = SECTION_DOCS.get(name, "Not a section CANN accepts (GraphFusion or UBFusion).")
+            return HoverInfo(f"**{path[0]}.{shorten(name)}**\n\n{text}", span)
+        if len(path) == 2 and path[0] == "Switch" and path[1] in SECTIONS:
+            if name == "ALL":
+                return HoverInfo(all_markdown(path[1]), span)
+            return HoverInfo(_with_evidence(_rule_doc(name, path[1], ctx), name, evidence), span)
+        if len(path) == 2 and path[0] == "Priority":
+            text = STAGE_DOCS.get(name, "Not a priority stage (Top, Main or Down).")
+            return HoverInfo(f"**{shorten(name)}**\n\n{text}", span)
+        if len(path) == 3 and path[0] == "Priority":
+            return HoverInfo(_with_evidence(_rule_doc(name, path[1], ctx), name, evidence), span)
+        return None
+    value = member.value
+    if value is None:
+        return None
+    span = value.span
+    if len(path) == 2 and path[0] == "Switch" and path[1] in SECTIONS:
+        rule = ctx.catalogue.get(name, path[1])
+        raw = value.value if isinstance(value, StringNode) else ""
+        return HoverInfo(_with_evidence(value_markdown(rule, name, raw), name, evidence), span)
+    if len(path) == 3 and path[0] == "Priority" and path[2] in PRIORITY_RANGES:
+        low, high = PRIORITY_RANGES[path[2]]
+        return HoverInfo(
+            f"Priority of `{shorten(name)}` in {path[2]}: an integer string in "
+            f"`[{low}, {high})`; lower runs earlier.",
+            span,
+        )
+    return None
+
+
+def _hover_line(doc, offset, ctx, evidence) -> HoverInfo | None:
+    entry = entry_on_line(doc, offset)
+    if entry is None or not entry.name:
+        return None
+    if entry.name_start <= offset <= entry.name_end:
+        if entry.name == "ALL":
+            return HoverInfo(all_markdown(None), entry.name_span)
+        return HoverInfo(
+            _with_evidence(_rule_doc(entry.name, None, ctx), entry.name, evidence)
+            + "\n\n(Old line format: this applies to both GraphFusion and UBFusion.)",
+            entry.name_span,
+        )
+    if entry.value_start <= offset <= entry.value_end:
+        rule = ctx.catalogue.get(entry.name)
+        return HoverInfo(
+            value_markdown(rule, entry.name, entry.value), Span(entry.value_start, entry.value_end)
+        )
+    return None

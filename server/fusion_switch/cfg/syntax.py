@@ -1,0 +1,801 @@
+"""Tolerant parser for `fusion_switch.cfg`: strict JSON or CANN's old `Name:on|off` line format.
+
+Invariant: `parse` never raises. Whatever the input, it returns a `CfgDocument` with a (possibly
+partial) tree, every key and value with its offsets, and syntax findings saying what CANN's parser
+will reject. Offsets are indexes into the Python `str` (code points), like everywhere in `cfg`.
+
+Speed matters (a 5,000-entry file is parsed on every keystroke), so nodes keep plain int offsets
+and build `Span` objects only when asked, and the common member shape `"key": "value",` is read
+by one regular expression.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .model import Finding, Related, Span
+
+MAX_DEPTH = 64  # deeper values are skipped (fusion_switch.cfg needs 4 levels at most)
+MAX_SYNTAX_FINDINGS = 100  # after this many errors parsing stops (binary garbage, huge files)
+
+_WS = re.compile(r"[ \t\r\n]*")
+# The frequent member shape: "key": "value" followed by an optional comma.
+_PAIR = re.compile(
+    r'[ \t\r\n]*"([^"\\\x00-\x1f]*)"[ \t\r\n]*(:)[ \t\r\n]*"([^"\\\x00-\x1f]*)"[ \t\r\n]*(,?)'
+)
+_STRING = re.compile(r'"((?:[^"\\\n\r]|\\[^\n\r]?)*)(")?')
+_WORD = re.compile(r'[^ \t\r\n{}\[\]:,"/]+')
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_BAD_ESCAPE = re.compile(r'\\(?!["\\/bfnrt]|u[0-9a-fA-F]{4})')
+_CONTROL = re.compile(r"[\x00-\x1f]")
+_BLOCK_COMMENT_END = re.compile(r"\*/")
+_SKIP_TOKEN = re.compile(r'"(?:[^"\\\n\r]|\\.)*"?|[{}\[\]]')
+_LEADING_COMMENTS = re.compile(r"(?:\s+|//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?)*")
+
+
+class Node:
+    """A JSON value. `start`/`end` are offsets; `kind` names the JSON type."""
+
+    __slots__ = ("end", "kind", "start")
+
+    def __init__(self, kind: str, start: int, end: int) -> None:
+        self.kind = kind
+        self.start = start
+        self.end = end
+
+    @property
+    def span(self) -> Span:
+        return Span(self.start, self.end)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.kind}, {self.start}, {self.end})"
+
+
+class StringNode(Node):
+    """A string token. `value` is decoded; `closed` is False when the closing quote is missing."""
+
+    __slots__ = ("closed", "value")
+
+    def __init__(self, start: int, end: int, value: str, closed: bool = True) -> None:
+        self.kind = "string"
+        self.start = start
+        self.end = end
+        self.value = value
+        self.closed = closed
+
+
+class ScalarNode(Node):
+    """A number, `true`, `false`, `null`, or an invalid bare word (kind "invalid")."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, kind: str, start: int, end: int, text: str) -> None:
+        super().__init__(kind, start, end)
+        self.text = text
+
+
+class Member:
+    """`"key": value` inside an object. `value` is None when it is missing (broken input)."""
+
+    __slots__ = (
+        "colon",
+        "comma",
+        "end",
+        "key",
+        "key_end",
+        "key_quoted",
+        "key_start",
+        "start",
+        "value",
+    )
+
+    def __init__(self, key: str, key_start: int, key_end: int) -> None:
+        self.key = key
+        self.key_start = key_start
+        self.key_end = key_end
+        self.key_quoted = True
+        self.value: Node | None = None
+        self.colon: int | None = None
+        self.comma: int | None = None
+        self.start = key_start
+        self.end = key_end
+
+    @property
+    def key_span(self) -> Span:
+        return Span(self.key_start, self.key_end)
+
+    @property
+    def span(self) -> Span:
+        """From the key to the end of the value (not including the comma)."""
+        return Span(self.start, self.end)
+
+    @property
+    def value_span(self) -> Span | None:
+        return None if self.value is None else Span(self.value.start, self.value.end)
+
+    def __repr__(self) -> str:
+        return f"Member({self.key!r}, {self.start}, {self.end})"
+
+
+class ObjectNode(Node):
+    __slots__ = ("closed", "commas", "members")
+
+    def __init__(self, start: int) -> None:
+        super().__init__("object", start, start + 1)
+        self.members: list[Member] = []
+        self.commas: list[int] = []
+        self.closed = False
+
+    def get(self, key: str) -> Member | None:
+        """The member CANN uses for `key`: the last one (nlohmann keeps the last duplicate)."""
+        for member in reversed(self.members):
+            if member.key == key:
+                return member
+        return None
+
+    def object(self, key: str) -> ObjectNode | None:
+        member = self.get(key)
+        value = member.value if member else None
+        return value if isinstance(value, ObjectNode) else None
+
+
+class ArrayNode(Node):
+    __slots__ = ("closed", "commas", "items")
+
+    def __init__(self, start: int) -> None:
+        super().__init__("array", start, start + 1)
+        self.items: list[Node] = []
+        self.commas: list[int] = []
+        self.closed = False
+
+
+_CONTAINERS = (ObjectNode, ArrayNode)
+
+
+@dataclass
+class LineEntry:
+    """One `Name:value` line of the old format (offsets of the trimmed name and value)."""
+
+    name: str
+    name_start: int
+    name_end: int
+    value: str
+    value_start: int
+    value_end: int
+    line_start: int
+    line_end: int  # before the line break
+    colon: int
+
+    @property
+    def name_span(self) -> Span:
+        return Span(self.name_start, self.name_end)
+
+    @property
+    def value_span(self) -> Span:
+        return Span(self.value_start, self.value_end)
+
+    @property
+    def span(self) -> Span:
+        return Span(self.name_start, self.value_end)
+
+
+@dataclass
+class CfgDocument:
+    """The parsed file. `root` is the top JSON value (None for the line format or no value)."""
+
+    text: str
+    format: Literal["json", "lines", "empty"]
+    syntax_findings: list[Finding] = field(default_factory=list)
+    root: Node | None = None
+    entries: list[LineEntry] = field(default_factory=list)
+
+    @property
+    def has_syntax_errors(self) -> bool:
+        return any(f.severity == "error" for f in self.syntax_findings)
+
+    def containers(self) -> Iterator[ObjectNode | ArrayNode]:
+        """Every object and array of the tree, outermost first (iterative: any depth)."""
+        stack: list[Node] = [self.root] if self.root is not None else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ObjectNode):
+                yield node
+                stack.extend(
+                    m.value for m in reversed(node.members) if isinstance(m.value, _CONTAINERS)
+                )
+            elif isinstance(node, ArrayNode):
+                yield node
+                stack.extend(i for i in reversed(node.items) if isinstance(i, _CONTAINERS))
+
+    def members(self) -> Iterator[Member]:
+        """Every member of every object, in document order."""
+        for node in self.containers():
+            if isinstance(node, ObjectNode):
+                yield from node.members
+
+    def parent_of(self, member: Member) -> ObjectNode | None:
+        """The object holding `member` (the tree has no parent links, so it frees by refcount)."""
+        for node in self.containers():
+            if isinstance(node, ObjectNode) and any(m is member for m in node.members):
+                return node
+        return None
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column (code points) of an offset, for messages."""
+        line = self.text.count("\n", 0, offset) + 1
+        return line, offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+
+
+@contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector while building many small objects.
+
+    A 10 MB file creates millions of nodes; without this, repeated full collections scanning
+    the growing tree cost more than the parse itself (measured 4x). Reference counting still
+    frees everything; the collector is re-enabled afterwards if it was enabled before.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def parse(text: str) -> CfgDocument:
+    """Parse any text; never raises."""
+    with gc_paused():
+        try:
+            return _parse(text)
+        except Exception as exc:  # a parser bug must not take the editor down
+            text = text if isinstance(text, str) else ""
+            return CfgDocument(text, "json", [internal_error(exc, len(text))])
+
+
+def internal_error(exc: Exception, length: int) -> Finding:
+    return Finding(
+        "json-syntax",
+        "error",
+        Span(0, min(1, length)),
+        f"fusion-switch could not check this file (internal error {type(exc).__name__}: {exc}). "
+        "Please report it with the file.",
+        {"internal": True},
+    )
+
+
+def _parse(text: str) -> CfgDocument:
+    if not isinstance(text, str):
+        text = str(text)
+    start = 1 if text.startswith("\ufeff") else 0  # nlohmann skips a UTF-8 BOM
+    if not text[start:].strip(" \t\r\n"):
+        doc = CfgDocument(text, "empty")
+        doc.syntax_findings.append(
+            Finding(
+                "empty-file",
+                "error",
+                Span(0, len(text)),
+                'The file is empty: CANN rejects it ("file is empty"). Add '
+                '{"Switch": {"GraphFusion": {...}, "UBFusion": {...}}}.',
+            )
+        )
+        return doc
+    lead = _LEADING_COMMENTS.match(text, start)
+    first = text[lead.end()] if lead.end() < len(text) else ""
+    if (first and first in "{[") or not first:  # not first: only comments
+        return _JsonParser(text, start).run()
+    return _parse_lines(text, start)
+
+
+class _Stop(Exception):
+    """Raised after too many syntax errors; the tree built so far is kept."""
+
+
+class _JsonParser:
+    def __init__(self, text: str, start: int) -> None:
+        self.text = text
+        self.n = len(text)
+        self.pos = start
+        self.findings: list[Finding] = []
+        self.open: list[Node] = []
+        self.eof_closers = ""  # closers missing at the end of the file, innermost first
+
+    # ---- helpers -------------------------------------------------------------------------
+    def error(
+        self,
+        start: int,
+        end: int,
+        message: str,
+        code: str = "json-syntax",
+        data: dict | None = None,
+        related: list[Related] | None = None,
+    ) -> None:
+        if len(self.findings) >= MAX_SYNTAX_FINDINGS:
+            self.findings.append(
+                Finding(
+                    "json-syntax",
+                    "error",
+                    Span(start, max(start, end)),
+                    f"More than {MAX_SYNTAX_FINDINGS} syntax errors: stopped reading here. "
+                    "CANN rejects the whole file.",
+                )
+            )
+            raise _Stop
+        start = min(start, self.n)
+        end = min(max(start, end), self.n)
+        self.findings.append(
+            Finding(code, "error", Span(start, end), message, data or {}, related or [])
+        )
+
+    def missing(self, closer: str) -> str:
+        """What to insert at the end to close this container and the ones inside it."""
+        self.eof_closers += closer
+        text = self.text
+        last_line = text[text.rfind("\n") + 1 :]
+        # after a `// comment` on the last line the closers go on a new line
+        return ("\n" if "//" in last_line else "") + self.eof_closers
+
+    def where(self, offset: int) -> str:
+        line = self.text.count("\n", 0, offset) + 1
+        col = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+        return f"line {line}, column {col}"
+
+    def skip(self) -> None:
+        """Skip whitespace and comments (each comment is an error: strict JSON has none)."""
+        text = self.text
+        while True:
+            self.pos = _WS.match(text, self.pos).end()
+            if text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                end = self.n if end < 0 else end
+                if end > self.pos and text[end - 1] == "\r":
+                    end -= 1
+                self.comment(self.pos, end)
+            elif text.startswith("/*", self.pos):
+                m = _BLOCK_COMMENT_END.search(text, self.pos + 2)
+                end = m.end() if m else self.n
+                self.comment(self.pos, end)
+            else:
+                return
+
+    def comment(self, start: int, end: int) -> None:
+        self.error(
+            start,
+            end,
+            "Comments are not allowed: CANN reads the file as strict JSON and rejects the whole "
+            "file. Remove the comment.",
+            code="comment",
+        )
+        self.pos = end
+
+    # ---- grammar -------------------------------------------------------------------------
+    def run(self) -> CfgDocument:
+        root: Node | None = None
+        try:
+            self.skip()
+            root = self.value(0)
+            if root is None:
+                self.error(
+                    self.pos,
+                    min(self.pos + 1, self.n),
+                    "Expected a JSON object ('{') at the top level.",
+                )
+            else:
+                self.skip()
+                if self.pos < self.n:
+                    self.error(
+                        self.pos,
+                        self.n,
+                        "Unexpected text after the end of the top-level object: CANN's JSON "
+                        "parser rejects the whole file. Remove it.",
+                    )
+        except _Stop:
+            for node in self.open:
+                node.end = self.n
+        except RecursionError:  # pragma: no cover - MAX_DEPTH keeps recursion shallow
+            for node in self.open:
+                node.end = self.n
+        return CfgDocument(self.text, "json", self.findings, root)
+
+    def value(self, depth: int) -> Node | None:
+        """Parse a value at self.pos (after whitespace); None when there is no value here."""
+        text = self.text
+        pos = self.pos
+        if pos >= self.n:
+            return None
+        c = text[pos]
+        if c == '"':
+            return self.string()
+        if c == "{" or c == "[":
+            if depth >= MAX_DEPTH:
+                return self.skip_deep()
+            return self.object(depth + 1) if c == "{" else self.array(depth + 1)
+        if c in ",:}]":
+            return None
+        m = _WORD.match(text, pos)
+        if m is None:  # a lone '/' that is not a comment
+            self.error(pos, pos + 1, f"Unexpected character {c!r}: expected a value.")
+            self.pos = pos + 1
+            return ScalarNode("invalid", pos, pos + 1, c)
+        word = m.group()
+        self.pos = m.end()
+        if word in ("true", "false", "null"):
+            return ScalarNode(word, pos, m.end(), word)
+        if _NUMBER.fullmatch(word):
+            return ScalarNode("number", pos, m.end(), word)
+        if word.startswith("'"):
+            message = (
+                f"Single-quoted text {word!r}: JSON strings need double quotes; CANN rejects "
+                "the whole file."
+            )
+        else:
+            message = (
+                f"Unexpected {shorten(word)!r}: expected a JSON value such as the string "
+                '"on" or "off"; CANN rejects the whole file.'
+            )
+        self.error(pos, m.end(), message)
+        return ScalarNode("invalid", pos, m.end(), word)
+
+    def string(self) -> StringNode:
+        text = self.text
+        start = self.pos
+        m = _STRING.match(text, start)
+        inner = m.group(1)
+        closed = m.start(2) >= 0
+        self.pos = end = m.end()
+        if not closed:
+            self.error(
+                start,
+                end,
+                "Unterminated string: expected a closing '\"' before the end of the line.",
+                data={} if inner.endswith("\\") else {"insert": '"', "at": end},
+            )
+        value = inner
+        if "\\" in inner:
+            bad = _BAD_ESCAPE.search(inner)
+            if bad:
+                at = start + 1 + bad.start()
+                self.error(
+                    at,
+                    at + 2,
+                    'Invalid escape sequence: JSON allows \\" \\\\ \\/ \\b \\f '
+                    "\\n \\r \\t and \\uXXXX.",
+                )
+                value = inner.replace("\\", "")
+            else:
+                try:
+                    value = json.loads(f'"{inner}"')
+                except ValueError:
+                    value = inner
+        bad = _CONTROL.search(inner)
+        if bad:
+            at = start + 1 + bad.start()
+            self.error(
+                at,
+                at + 1,
+                f"Control character U+{ord(inner[bad.start()]):04X} inside a string: JSON needs "
+                "it escaped; CANN rejects the whole file.",
+            )
+        return StringNode(start, end, value, closed)
+
+    def skip_deep(self) -> Node:
+        start = self.pos
+        level = 0
+        end = self.n
+        for m in _SKIP_TOKEN.finditer(self.text, start):
+            tok = m.group()
+            if tok in "{[":
+                level += 1
+            elif tok in "}]":
+                level -= 1
+                if level == 0:
+                    end = m.end()
+                    break
+        self.pos = end
+        self.error(
+            start,
+            end,
+            f"Nested more than {MAX_DEPTH} levels deep: a fusion_switch.cfg has at most 4 "
+            "levels (Priority > section > stage > rule). This part is not checked.",
+        )
+        return ScalarNode("invalid", start, end, "")
+
+    def object(self, depth: int) -> ObjectNode:
+        text = self.text
+        obj = ObjectNode(self.pos)
+        self.open.append(obj)
+        self.pos += 1
+        members = obj.members
+        commas = obj.commas
+        state = 0  # 0: first, 1: after a comma, 2: after a member
+        incomplete = False  # the last member lacks its colon or value (do not also ask for ',')
+        pair = _PAIR.match
+        while True:
+            if state != 2:
+                m = pair(text, self.pos)
+                while m is not None:
+                    _, (ks, ke), (colon, _), (vs, ve), (cs, ce) = m.regs
+                    member = Member(text[ks:ke], ks - 1, ke + 1)
+                    member.colon = colon
+                    member.value = StringNode(vs - 1, ve + 1, text[vs:ve])
+                    member.end = ve + 1
+                    members.append(member)
+                    if ce > cs:
+                        member.comma = cs
+                        commas.append(cs)
+                        self.pos = ce
+                        state = 1
+                        m = pair(text, ce)
+                    else:
+                        self.pos = ce
+                        state = 2
+                        incomplete = False
+                        break
+            self.skip()
+            pos = self.pos
+            if pos >= self.n:
+                opened = self.where(obj.start)
+                self.error(
+                    self.n,
+                    self.n,
+                    f"Unexpected end of file: expected '}}' to close the object opened at "
+                    f"{opened}.",
+                    data={"insert": self.missing("}"), "at": self.n},
+                    related=[Related(Span(obj.start, obj.start + 1), "the object opened here")],
+                )
+                obj.end = self.n
+                self.open.pop()
+                return obj
+            c = text[pos]
+            if c == "}":
+                if state == 1 and commas:
+                    self.trailing_comma(commas[-1], "}")
+                self.pos = pos + 1
+                obj.end = pos + 1
+                obj.closed = True
+                self.open.pop()
+                return obj
+            if c == ",":
+                if state == 2 and members:
+                    members[-1].comma = pos
+                    commas.append(pos)
+                    state = 1
+                else:
+                    self.error(
+                        pos,
+                        pos + 1,
+                        "Unexpected ',': expected a key (a quoted rule name) or '}'.",
+                        data={"delete": True},
+                    )
+                self.pos = pos + 1
+                continue
+            if c == "]":
+                self.error(
+                    pos, pos + 1, "Unexpected ']': expected a key or '}' to close the object."
+                )
+                self.pos = pos + 1
+                continue
+            if state == 2 and not incomplete and members:
+                prev = members[-1]
+                self.error(
+                    pos,
+                    pos + 1,
+                    "Expected ',' between members (or '}' to close the object).",
+                    data={"insert": ",", "at": prev.end},
+                )
+            if c == '"':
+                key = self.string()
+                member = Member(key.value, key.start, key.end)
+            elif c == ":":
+                self.error(pos, pos + 1, "Expected a key (a quoted rule name) before ':'.")
+                self.pos = pos + 1
+                state = 2 if members else state
+                incomplete = True
+                continue
+            elif c in "{[":
+                self.error(pos, pos + 1, "Expected a key (a quoted rule name), not a nested value.")
+                self.value(depth)
+                state = 2 if members else state
+                incomplete = True
+                continue
+            else:
+                m = _WORD.match(text, pos)
+                end = m.end() if m else pos + 1
+                word = text[pos:end]
+                self.error(
+                    pos,
+                    end,
+                    f'Keys must be double-quoted strings: write "{shorten(word)}". CANN rejects '
+                    "the whole file.",
+                )
+                self.pos = end
+                member = Member(word, pos, end)
+                member.key_quoted = False
+            members.append(member)
+            state = 2
+            incomplete = True
+            self.skip()
+            if self.pos < self.n and text[self.pos] == ":":
+                member.colon = self.pos
+                member.end = self.pos + 1
+                self.pos += 1
+                self.skip()
+                value = self.value(depth)
+                if value is None:
+                    at = self.pos
+                    self.error(
+                        member.colon,
+                        member.colon + 1,
+                        f"Expected a value after ':' for key {shorten(member.key)!r} "
+                        f'(at {self.where(at)}), such as "on" or "off".',
+                    )
+                else:
+                    member.value = value
+                    member.end = value.end
+                    incomplete = False
+            else:
+                if (
+                    member.key_quoted
+                    and text[member.key_end - 1] == '"'
+                    and (member.key_end - member.key_start >= 2)
+                ):  # an unterminated key already has its error
+                    self.error(
+                        member.key_start,
+                        member.key_end,
+                        f"Expected ':' after the key {shorten(member.key)!r}.",
+                        data={"insert": ":", "at": member.key_end},
+                    )
+                # `"Key" "on"` on one line: read the value anyway (one error, not two)
+                pos = self.pos
+                if (
+                    pos < self.n
+                    and text[pos] not in ",:}]"
+                    and "\n" not in text[member.key_end : pos]
+                ):
+                    value = self.value(depth)
+                    if value is not None:
+                        member.value = value
+                        member.end = value.end
+                        incomplete = False
+
+    def array(self, depth: int) -> ArrayNode:
+        text = self.text
+        arr = ArrayNode(self.pos)
+        self.open.append(arr)
+        self.pos += 1
+        items = arr.items
+        commas = arr.commas
+        state = 0
+        while True:
+            self.skip()
+            pos = self.pos
+            if pos >= self.n:
+                opened = self.where(arr.start)
+                self.error(
+                    self.n,
+                    self.n,
+                    f"Unexpected end of file: expected ']' to close the array opened at {opened}.",
+                    data={"insert": self.missing("]"), "at": self.n},
+                )
+                arr.end = self.n
+                self.open.pop()
+                return arr
+            c = text[pos]
+            if c == "]":
+                if state == 1 and commas:
+                    self.trailing_comma(commas[-1], "]")
+                self.pos = pos + 1
+                arr.end = pos + 1
+                arr.closed = True
+                self.open.pop()
+                return arr
+            if c == ",":
+                if state == 2:
+                    commas.append(pos)
+                    state = 1
+                else:
+                    self.error(
+                        pos,
+                        pos + 1,
+                        "Unexpected ',': expected a value or ']'.",
+                        data={"delete": True},
+                    )
+                self.pos = pos + 1
+                continue
+            if c in "}:":
+                self.error(pos, pos + 1, f"Unexpected {c!r}: expected a value or ']'.")
+                self.pos = pos + 1
+                continue
+            if state == 2:
+                self.error(
+                    pos,
+                    pos + 1,
+                    "Expected ',' between array items (or ']').",
+                    data={"insert": ",", "at": items[-1].end},
+                )
+            item = self.value(depth)
+            if item is None:  # cannot happen for the characters left, but never loop forever
+                self.pos = pos + 1
+                continue
+            items.append(item)
+            state = 2
+
+    def trailing_comma(self, at: int, closer: str) -> None:
+        self.error(
+            at,
+            at + 1,
+            f"Trailing comma before '{closer}': CANN's strict JSON parser rejects the whole file "
+            '(it then retries the old line format and fails with "delimiter must be colon"). '
+            "Remove the comma.",
+            code="trailing-comma",
+        )
+
+
+def shorten(text: str, limit: int = 120) -> str:
+    """User text quoted in a message: long names and values are cut (a value can be 10 MB)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _parse_lines(text: str, start: int) -> CfgDocument:
+    """The old format: one `Name:on|off` per line; both name and value are trimmed."""
+    doc = CfgDocument(text, "lines")
+    findings = doc.syntax_findings
+    pos = start
+    n = len(text)
+    while pos <= n and len(findings) < MAX_SYNTAX_FINDINGS:
+        nl = text.find("\n", pos)
+        line_end = n if nl < 0 else nl
+        content_end = line_end - 1 if line_end > pos and text[line_end - 1] == "\r" else line_end
+        line = text[pos:content_end]
+        stripped = line.strip()
+        if stripped:
+            colon = line.find(":")
+            lead = pos + len(line) - len(line.lstrip())
+            trail = pos + len(line.rstrip())
+            if colon < 0:
+                findings.append(
+                    Finding(
+                        "line-syntax",
+                        "error",
+                        Span(lead, trail),
+                        f"Expected Name:on or Name:off on this line: CANN rejects the whole file "
+                        f'("delimiter must be colon"). Found {shorten(stripped)!r}.',
+                        {"line_start": pos, "line_end": line_end},
+                    )
+                )
+            else:
+                colon_at = pos + colon
+                raw_name = text[pos:colon_at]
+                raw_value = text[colon_at + 1 : content_end]
+                ns = pos + len(raw_name) - len(raw_name.lstrip())
+                ne = pos + len(raw_name.rstrip())
+                vs = colon_at + 1 + len(raw_value) - len(raw_value.lstrip())
+                ve = colon_at + 1 + len(raw_value.rstrip())
+                if ne < ns:
+                    ne = ns
+                if ve < vs:
+                    ve = vs
+                entry = LineEntry(
+                    text[ns:ne], ns, ne, text[vs:ve], vs, ve, pos, content_end, colon_at
+                )
+                doc.entries.append(entry)
+                if not entry.name:
+                    findings.append(
+                        Finding(
+                            "line-syntax",
+                            "error",
+                            Span(lead, trail),
+                            "Missing rule name before ':': CANN rejects the whole file.",
+                            {"line_start": pos, "line_end": line_end},
+                        )
+                    )
+        if nl < 0:
+            break
+        pos = nl + 1
+    return doc

@@ -1,0 +1,104 @@
+"""Hover contents on keys and values, both formats."""
+
+from __future__ import annotations
+
+import pytest
+from cfg_helpers import ATLAS_350, CTX, FORBIDDEN, GRAPH, UB, sub, switch
+from fusion_switch.cfg import hover, parse
+
+DOC = switch(
+    f'      "ALL": "off",\n      "{GRAPH}": "off",\n      "{FORBIDDEN}": "off",\n'
+    f'      "Nope": "on",\n      "{UB}": "on"',
+    f'      "{UB}": "on"',
+)
+
+
+def hover_at(text: str, needle: str, ctx=CTX, nth: int = 0, evidence=None, shift: int = 1):
+    offset = -1
+    for _ in range(nth + 1):
+        offset = text.index(needle, offset + 1)
+    return hover(parse(text), offset + shift, ctx, evidence)
+
+
+@pytest.mark.parametrize(
+    ("needle", "nth", "phrases", "covered"),
+    [
+        ('"Switch"', 0, ["**Switch**", "--fusion_switch_file"], '"Switch"'),
+        ('"GraphFusion"', 0, ["Graph fusion rules"], '"GraphFusion"'),
+        ('"UBFusion"', 0, ["Atlas 350"], '"UBFusion"'),
+        (
+            '"ALL"',
+            0,
+            ["explicit entries in this file win", "built-in default", "forbidden-close"],
+            '"ALL"',
+        ),
+        (
+            f'"{GRAPH}"',
+            0,
+            [
+                f"**{GRAPH}** (GraphFusion)",
+                "Can be switched off",
+                "Built-in default: on",
+                "Documented for:",
+                "Source:",
+                "Catalogue:",
+            ],
+            f'"{GRAPH}"',
+        ),
+        (f'"{FORBIDDEN}"', 0, ["Cannot be switched off"], f'"{FORBIDDEN}"'),
+        ('"Nope"', 0, ["not in the catalogue"], '"Nope"'),
+        (f'"{UB}"', 0, ["is a UBFusion rule, not a GraphFusion rule"], f'"{UB}"'),
+        (f'"{UB}"', 1, [f"**{UB}** (UBFusion)"], f'"{UB}"'),
+    ],
+)
+def test_key_hover(needle, nth, phrases, covered):
+    info = hover_at(DOC, needle, nth=nth)
+    assert info is not None
+    for phrase in phrases:
+        assert phrase in info.markdown
+    assert DOC[info.span.start : info.span.end] == covered
+
+
+def test_value_hover_says_what_off_means():
+    text = switch(f'      "{GRAPH}": "off",\n      "{FORBIDDEN}": "off"')
+    plain = hover_at(text, '"off"')
+    assert "does not apply" in plain.markdown and text[plain.span.start : plain.span.end] == '"off"'
+    forbidden = hover_at(text, '"off"', nth=1)
+    assert "no effect" in forbidden.markdown
+
+
+def test_builtin_default_is_shown():
+    info = hover_at(switch('      "LayerNormGradV3FusionPass": "off"'), '"LayerNorm')
+    assert 'Built-in default: `"on"`' in info.markdown
+
+
+def test_evidence_is_appended():
+    info = hover_at(DOC, f'"{GRAPH}"', evidence={GRAPH: "cosine 0.71 at op Conv1"})
+    assert info.markdown.endswith("cosine 0.71 at op Conv1")
+    assert "cosine" not in hover_at(DOC, f'"{FORBIDDEN}"', evidence={GRAPH: "cosine"}).markdown
+
+
+def test_target_note_on_ub_rule():
+    info = hover_at(DOC, f'"{UB}"', ctx=ATLAS_350, nth=1)
+    assert "has no UB fusion" in info.markdown
+
+
+def test_line_format_hover():
+    text = f"{GRAPH}:off\nALL:on\n"
+    info = hover_at(text, GRAPH, shift=0)
+    assert "both GraphFusion and UBFusion" in info.markdown and info.span.start == 0
+    assert "explicit entries" in hover_at(text, "ALL", shift=0).markdown
+    assert "does not apply" in hover_at(text, "off", shift=0).markdown
+
+
+def test_priority_hover():
+    text = sub('{"Priority": {"GraphFusion": {"Top": {"<G>": "5"}}}}')
+    assert "[0, 1000)" in hover_at(text, '"Top"').markdown
+    assert "[0, 1000)" in hover_at(text, '"5"').markdown
+    assert "(GraphFusion)" in hover_at(text, f'"{GRAPH}"').markdown
+
+
+@pytest.mark.parametrize("offset", [0, 1, 11, 17, 18])
+def test_nowhere(offset):
+    text = '{ "Switch" : { } }'
+    assert hover(parse(text), offset, CTX) is None
