@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything the tests need on a fresh Debian machine and run the whole suite.
-# Installs: Debian packages for the real-editor tests (needs root or sudo), the Python venv with
-# test extras, the VS Code extension's npm packages. Exits non-zero when any test fails.
+# Installs: Debian packages for the real-editor tests (needs root or sudo) and the Python venv with
+# test extras; the VS Code extension's npm packages are installed by its packaging test
+# (scripts/package_vscode.sh). Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,10 +19,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 bash scripts/setup.sh --test
-
-if command -v npm >/dev/null 2>&1 && [ -f client-config/vscode/package.json ]; then
-  (cd client-config/vscode && npm ci --no-audit --no-fund --loglevel=error)
-fi
 
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -1,5 +1,6 @@
-"""Extra catalogue files: our own format (validated by schemas/catalogue.schema.json) or a CANN
-`fusion_config.json` from a toolkit install, whose Switch entries become rules with their defaults."""
+"""Extra catalogue files: our own format (validated by schemas/catalogue.schema.json) or a
+CANN `fusion_config.json` from a toolkit install, whose Switch entries become rules with their
+defaults."""
 
 from __future__ import annotations
 
@@ -65,7 +66,9 @@ def load_extra_file(path: str | Path) -> tuple[Catalogue | None, CatalogueError 
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return None, CatalogueError(str(p), "file not found; fix the path in fusionSwitch.catalogue.extraFiles")
+        return None, CatalogueError(
+            str(p), "file not found; fix the path in fusionSwitch.catalogue.extraFiles"
+        )
     except (OSError, UnicodeDecodeError) as exc:
         return None, CatalogueError(str(p), f"cannot read it ({exc})")
     try:

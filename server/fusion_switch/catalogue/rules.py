@@ -1,4 +1,5 @@
-"""Fusion rules: what CANN's built-in passes are called, where they belong, what switching them does."""
+"""Fusion rules: what CANN's built-in passes are called, where they belong, what switching
+them does."""
 
 from __future__ import annotations
 
@@ -84,7 +85,10 @@ class Catalogue:
 
     def suggest(self, name: str, section: str | None = None, n: int = 3) -> list[str]:
         """Close rule names for a misspelt one, best first (case differences count as closest)."""
-        pool = self.names(section) if section else sorted({r for s in SECTIONS for r in self.rules[s]})
+        if section:
+            pool = self.names(section)
+        else:
+            pool = sorted({r for s in SECTIONS for r in self.rules[s]})
         lower = {p.lower(): p for p in pool}
         exact_case = lower.get(name.lower())
         found = difflib.get_close_matches(name, pool, n=n, cutoff=0.8)

@@ -35,7 +35,7 @@ def _squash(text: str) -> str:
 
 
 def resolve_target(text: str | None) -> Target | None:
-    """Map a soc_version (`Ascend950PR_9599`) or product name (`Atlas 350`) to a Target, else None."""
+    """Map a soc_version (`Ascend950PR_9599`) or a product name (`Atlas 350`) to a Target."""
     if not text or not text.strip():
         return None
     given = text.strip()
