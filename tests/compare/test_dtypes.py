@@ -223,7 +223,7 @@ MSACCUCMP_FP8_DIFFERENCES = {
     [(33, "hifloat8_to_float32"), (34, "float8e5m2_to_float32"), (35, "float8e4m3fn_to_float32")],
 )
 def test_eight_bit_floats_match_msaccucmp_except_documented_bytes(code, function):
-    msaccucmp = pytest.importorskip("msprobe.msaccucmp")
+    msaccucmp = importlib.import_module("msprobe.msaccucmp")  # the oracle: never skipped
     root = os.path.dirname(msaccucmp.__file__)
     if root not in sys.path:
         sys.path.insert(0, root)

@@ -320,13 +320,13 @@ def _all_overridden(
         )
     if builtin:
         parts.append(
-            f"{len(builtin)} rule{'s' if len(builtin) != 1 else ''} keep their built-in "
-            f'default "{_flip(value)}" ({_names(builtin)})'
+            f"{len(builtin)} rule{'s keep their' if len(builtin) != 1 else ' keeps its'} "
+            f'built-in default "{_flip(value)}" ({_names(builtin)})'
         )
     if forbidden:
         parts.append(
             f"{len(forbidden)} rule{'s' if len(forbidden) != 1 else ''} CANN never "
-            f"switches off stay on ({_names(forbidden)})"
+            f"switches off stay{'s' if len(forbidden) == 1 else ''} on ({_names(forbidden)})"
         )
     findings.append(
         Finding(

@@ -81,9 +81,11 @@ def check_samples(stream) -> int:
 def guilty_cfg(rule: str, section: str) -> str:
     """A fusion_switch.cfg that switches one rule off, in the layout CANN's docs use."""
     from ..catalogue import SECTIONS
+    from ..cfg import format_document, parse
 
     data = {"Switch": {s: ({rule: "off"} if s == section else {}) for s in SECTIONS}}
-    return json.dumps(data, indent=4) + "\n"
+    text = json.dumps(data)
+    return format_document(parse(text)) or text + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
