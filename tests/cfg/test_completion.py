@@ -233,3 +233,8 @@ def test_completion_in_a_large_document_is_bounded():
     result = complete(parse(text), offset, CTX)
     assert result[0].label == "ALL" or any(c.label == "ALL" for c in result)
     assert len(result) < 100  # every catalogue GraphFusion rule is already present
+
+
+def test_completion_inside_a_top_level_key_with_spaces():
+    _, result = items('{" Switch ": {"GraphFusion": {"ConvBatch|"}}}')
+    assert GRAPH in [c.label for c in result]

@@ -100,6 +100,8 @@ CASES = [
     ("duplicate-lines-none", f"{GRAPH}:on\nALL:off\n", CTX, "duplicate-key", []),
     ("top-level-unknown", '{"Switches": {}}', CTX, "unknown-top-level-key", ['"Switches"']),
     ("top-level-array", "[]", CTX, "unknown-top-level-key", ["[]"]),
+    # CANN trims top-level keys: a warning (VS Code's schema rejects it), not an error
+    ("top-level-spaces", '{" Switch ": {}}', CTX, "unknown-top-level-key", ['" Switch "']),
     (
         "top-level-ok",
         '{"Switch": {}, "Priority": {}, "ExceptionalPassOfO1Level": []}',
@@ -192,9 +194,18 @@ CASES = [
     ),
     ("cannot-switch-off-on", switch(f'      "{FORBIDDEN}": "on"'), CTX, "cannot-switch-off", []),
     ("cannot-switch-off-lines", f"{FORBIDDEN}:off\n", CTX, "cannot-switch-off", ["off"]),
+    # CANN trims values: " off " switches off (and so has no effect on a forbidden-close rule)
+    (
+        "cannot-switch-off-spaces",
+        switch(f'      "{FORBIDDEN}": " off "'),
+        CTX,
+        "cannot-switch-off",
+        ['" off "'],
+    ),
     ("all-overridden", switch('      "ALL": "off"'), CTX, "all-overridden", ['"ALL"']),
     ("all-overridden-none", switch(f'      "{GRAPH}": "off"'), CTX, "all-overridden", []),
     ("all-overridden-lines", "ALL:on\n", CTX, "all-overridden", ["ALL"]),
+    ("all-overridden-spaces", switch('      "ALL": "off "'), CTX, "all-overridden", ['"ALL"']),
     (
         "ub-target",
         switch(f'      "{GRAPH}": "off"', f'      "{UB}": "off",\n      "ALL": "on"'),
@@ -280,6 +291,12 @@ def test_severity_is_the_documented_one(case):
             "off",
         ):
             assert f.severity == "warning"  # only spaces: CANN trims them
+        elif code == "unknown-top-level-key" and f.data.get("key", "").strip() in (
+            "Switch",
+            "Priority",
+            "ExceptionalPassOfO1Level",
+        ):
+            assert f.severity == "warning"  # only spaces: CANN trims top-level keys
         else:
             assert f.severity == CODES[code], f.message
 
@@ -413,3 +430,23 @@ def test_huge_names_and_values_are_cut_in_messages():
     long_rule = "BatchMultiClassNonMaxSuppressionRefreshSubgraphConstNodeFusionPass"
     message = analyse(switch(f'      "{long_rule}X": "on"')).findings[0].message
     assert f"{long_rule}X" in message  # real rule names are never cut
+
+
+def test_a_top_level_key_with_spaces_is_read_trimmed_and_its_content_checked():
+    text = sub('{" Switch ": {"GraphFusion": {"ALL": "On", "<G>x": "on"}}, "Priority ": 1}')
+    got = found(text)
+    assert ("unknown-top-level-key", '" Switch "') in got
+    assert ("unknown-top-level-key", '"Priority "') in got
+    assert ("invalid-switch-value", '"On"') in got  # the schema check reaches inside
+    assert ("unknown-rule", f'"{GRAPH}x"') in got  # and so do the semantic checks
+    assert ("unknown-section", "1") in got  # Priority must be an object
+    spaced = [f for f in analyse(text).findings if f.code == "unknown-top-level-key"]
+    assert [f.data["suggestions"] for f in spaced] == [["Switch"], ["Priority"]]
+    assert all(f.severity == "warning" for f in spaced)
+
+
+def test_all_counts_trimmed_explicit_values():
+    text = switch(f'      "ALL": " off",\n      "{GRAPH}": "on "')
+    finding = next(f for f in analyse(text).findings if f.code == "all-overridden")
+    assert finding.data["value"] == "off"
+    assert finding.data["explicit"] == [GRAPH]

@@ -95,6 +95,12 @@ LAYOUTS = [
         '{\n  "Switch": {\n    "GraphFusion": {\n      "A": "off"\n    }\n  }\n}\n',
     ),
     (
+        "top-level-key-with-spaces",  # CANN reads " Switch " as Switch: edit it, add no other
+        '{" Switch ": {"GraphFusion": {"A": "on"}}}',
+        [("GraphFusion", "A", "off")],
+        '{" Switch ": {"GraphFusion": {"A": "off"}}}',
+    ),
+    (
         "line-format",
         "A:on\nB:off",
         [("GraphFusion", "A", "off"), ("UBFusion", "C", "on")],

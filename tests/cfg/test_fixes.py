@@ -93,6 +93,14 @@ FIXES = [
         switch(f'      "{GRAPH}": "on"'),
     ),
     (
+        "top-level-key-spaces",
+        '{" Switch ": {}}',
+        CTX,
+        "unknown-top-level-key",
+        "Replace with Switch",
+        '{"Switch": {}}',
+    ),
+    (
         "value-case-lines",
         f"{GRAPH}:Off\n",
         CTX,
@@ -107,6 +115,14 @@ FIXES = [
         "ub-unsupported-on-target",
         "Remove the Switch.UBFusion section",
         switch(f'      "{GRAPH}": "off"'),
+    ),
+    (
+        "ub-section-top-level-key-with-spaces",
+        '{" Switch ": {"GraphFusion": {}, "UBFusion": {"ALL": "off"}}}',
+        ATLAS_350,
+        "ub-unsupported-on-target",
+        "Remove the Switch.UBFusion section",
+        '{" Switch ": {"GraphFusion": {}}}',
     ),
     (
         "ub-line",

@@ -102,3 +102,14 @@ def test_priority_hover():
 def test_nowhere(offset):
     text = '{ "Switch" : { } }'
     assert hover(parse(text), offset, CTX) is None
+
+
+def test_hover_reads_a_top_level_key_trimmed_as_cann_does():
+    text = sub('{" Switch ": {"GraphFusion": {"<G>": "off"}}}')
+    assert "--fusion_switch_file" in hover_at(text, '" Switch "').markdown
+    assert f"**{GRAPH}** (GraphFusion)" in hover_at(text, f'"{GRAPH}"').markdown
+
+
+def test_value_hover_reads_the_value_trimmed_as_cann_does():
+    text = switch(f'      "{GRAPH}": " off "')
+    assert "does not apply" in hover_at(text, '" off "').markdown

@@ -95,6 +95,30 @@ def test_line_and_column_for_messages():
     assert doc.line_col(doc.text.index("x")) == (3, 8)
 
 
+@pytest.mark.parametrize("text", ["", "a", "\n", "ab\ncd\r\n\nef", "x\n\n", "规则\n𝔘x\ny"])
+def test_line_col_agrees_with_counting_at_every_offset(text):
+    doc = parse(text)
+    for offset in range(len(text) + 1):
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        assert doc.line_col(offset) == (line, column), offset
+
+
+def test_unclosed_containers_point_at_where_they_open():
+    text = '{"ExceptionalPassOfO1Level": ["A",\n'
+    doc = parse(text)
+    eof = [f for f in doc.syntax_findings if "end of file" in f.message]
+    assert [f.message.split(" opened at ")[1] for f in eof] == [
+        "line 1, column 30.",
+        "line 1, column 1.",
+    ]
+    assert [r.message for f in eof for r in f.related] == [
+        "the array opened here",
+        "the object opened here",
+    ]
+    assert [f.related[0].span.start for f in eof] == [text.index("["), 0]
+
+
 def test_parse_never_sees_non_str_as_a_crash():
     assert parse(None).format in ("lines", "json")  # type: ignore[arg-type]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -57,6 +59,34 @@ def editor_env(tmp_path: Path, extra: dict[str, str]) -> dict[str, str]:
     )
     env.update(extra)
     return env
+
+
+def driver_env(tmp_path: Path, workspace: Path, out: Path, **extra: str) -> dict[str, str]:
+    """`editor_env` plus what every driver reads: the server command, the case and its output."""
+    line, character = COMPLETION_POSITION
+    return editor_env(
+        tmp_path,
+        {
+            "FUSION_SWITCH_SERVER_CMD": shlex.join(SERVER_COMMAND),
+            "FUSION_SWITCH_TEST_CFG": str(workspace / "fusion_switch.cfg"),
+            "FUSION_SWITCH_TEST_OUT": str(out),
+            "FUSION_SWITCH_TEST_LINE": str(line),
+            "FUSION_SWITCH_TEST_CHAR": str(character),
+            "FUSION_SWITCH_TEST_CODES": ",".join(EXPECTED_CODES),
+            **extra,
+        },
+    )
+
+
+def run_driver(
+    editor: str, command: list[str], cwd: Path, env: dict[str, str], out: Path, timeout: int = 120
+) -> tuple[dict, str]:
+    """Run an editor headless; the JSON its driver wrote to `out`, and the editor's stderr."""
+    result = subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert out.is_file(), f"{editor} wrote no result (exit {result.returncode}):\n{result.stderr}"
+    return json.loads(out.read_text()), result.stderr
 
 
 def dotted_keys(settings: dict, prefix: str = "") -> set[str]:

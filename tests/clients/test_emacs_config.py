@@ -9,24 +9,21 @@ so that Debian's site-lisp (elpa-eglot) is found.
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
-import subprocess
 
 import pytest
 from client_case import (
     CLIENT_CONFIG,
-    COMPLETION_POSITION,
     DRIVERS,
-    EXPECTED_CODES,
     MATCHING_NAMES,
     OTHER_NAMES,
     SERVER_COMMAND,
     TARGET,
     UNKNOWN_RULE_LINE,
     dotted_keys,
-    editor_env,
+    driver_env,
     make_workspace,
+    run_driver,
     server_read_settings,
 )
 
@@ -57,29 +54,15 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
     init.write_text(USER_INIT.format(config_dir=json.dumps(str(CLIENT_CONFIG / "emacs"))))
     (workspace / ".dir-locals.el").write_text(DIR_LOCALS.format(target=json.dumps(TARGET)))
     out = tmp_path / "emacs-out.json"
-    line, character = COMPLETION_POSITION
-    env = editor_env(
+    env = driver_env(
         tmp_path,
-        {
-            "FUSION_SWITCH_SERVER_CMD": shlex.join(SERVER_COMMAND),
-            "FUSION_SWITCH_TEST_CFG": str(workspace / "fusion_switch.cfg"),
-            "FUSION_SWITCH_TEST_OUT": str(out),
-            "FUSION_SWITCH_TEST_LINE": str(line),
-            "FUSION_SWITCH_TEST_CHAR": str(character),
-            "FUSION_SWITCH_TEST_CODES": ",".join(EXPECTED_CODES),
-            "FUSION_SWITCH_TEST_NAMES": ",".join(MATCHING_NAMES + OTHER_NAMES),
-        },
+        workspace,
+        out,
+        FUSION_SWITCH_TEST_NAMES=",".join(MATCHING_NAMES + OTHER_NAMES),
     )
-    result = subprocess.run(
-        [EMACS, "--batch", "-l", str(init), "-l", str(DRIVERS / "emacs_drive.el")],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.is_file(), f"Emacs wrote no result (exit {result.returncode}):\n{result.stderr}"
-    return json.loads(out.read_text())
+    command = [EMACS, "--batch", "-l", str(init), "-l", str(DRIVERS / "emacs_drive.el")]
+    data, _stderr = run_driver("Emacs", command, workspace, env, out)
+    return data
 
 
 def test_mode_and_server_from_the_config(session: dict) -> None:

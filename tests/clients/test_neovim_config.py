@@ -8,24 +8,21 @@ server. Neovim 0.7.2 (Debian) takes the `vim.lsp.start_client` path, newer ones 
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
-import subprocess
 
 import pytest
 from client_case import (
     CLIENT_CONFIG,
-    COMPLETION_POSITION,
     DRIVERS,
-    EXPECTED_CODES,
     MATCHING_NAMES,
     OTHER_NAMES,
-    SERVER_COMMAND,
     TARGET,
     UNKNOWN_RULE_LINE,
     dotted_keys,
+    driver_env,
     editor_env,
     make_workspace,
+    run_driver,
     server_read_settings,
     vscode_patterns,
 )
@@ -62,37 +59,18 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
         )
     )
     out = tmp_path / "nvim-out.json"
-    line, character = COMPLETION_POSITION
-    env = editor_env(
-        tmp_path,
-        {
-            "FUSION_SWITCH_SERVER_CMD": shlex.join(SERVER_COMMAND),
-            "FUSION_SWITCH_TEST_CFG": str(workspace / "fusion_switch.cfg"),
-            "FUSION_SWITCH_TEST_OUT": str(out),
-            "FUSION_SWITCH_TEST_LINE": str(line),
-            "FUSION_SWITCH_TEST_CHAR": str(character),
-            "FUSION_SWITCH_TEST_CODES": ",".join(EXPECTED_CODES),
-        },
-    )
-    result = subprocess.run(
-        [
-            NVIM,
-            "--headless",
-            "--clean",
-            "-u",
-            str(init),
-            "-c",
-            f"luafile {DRIVERS / 'neovim_drive.lua'}",
-        ],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.is_file(), f"Neovim wrote no result (exit {result.returncode}):\n{result.stderr}"
-    data = json.loads(out.read_text())
-    data["stderr"] = result.stderr
+    env = driver_env(tmp_path, workspace, out)
+    command = [
+        NVIM,
+        "--headless",
+        "--clean",
+        "-u",
+        str(init),
+        "-c",
+        f"luafile {DRIVERS / 'neovim_drive.lua'}",
+    ]
+    data, stderr = run_driver("Neovim", command, workspace, env, out)
+    data["stderr"] = stderr
     return data
 
 
@@ -184,16 +162,8 @@ def lspconfig_session(tmp_path_factory: pytest.TempPathFactory) -> dict:
         },
     )
     script = DRIVERS / "neovim_lspconfig_drive.lua"
-    result = subprocess.run(
-        [NVIM, "--headless", "--clean", "-u", str(init), "-c", f"luafile {script}"],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert out.is_file(), f"Neovim wrote no result (exit {result.returncode}):\n{result.stderr}"
-    data = json.loads(out.read_text())
+    command = [NVIM, "--headless", "--clean", "-u", str(init), "-c", f"luafile {script}"]
+    data, _stderr = run_driver("Neovim", command, workspace, env, out, timeout=60)
     data["cfg_folder"] = str(cfg.parent)
     return data
 

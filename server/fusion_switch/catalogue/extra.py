@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .rules import SCHEMAS_DIR, SECTIONS, Catalogue, Rule, catalogue_from_json
+from .rules import SCHEMAS_DIR, SECTIONS, Catalogue, Rule, builtin_catalogue, catalogue_from_json
 
 if TYPE_CHECKING:
     import jsonschema
@@ -97,8 +97,6 @@ def load_catalogue(
     extra_files: list[str] | tuple[str, ...] = (), base: Catalogue | None = None
 ) -> tuple[Catalogue, list[CatalogueError]]:
     """The built-in catalogue with extra files layered on top in order (later files win)."""
-    from .rules import builtin_catalogue
-
     cat = base if base is not None else builtin_catalogue()
     errors: list[CatalogueError] = []
     for path in extra_files:

@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 
 SECTIONS = ("GraphFusion", "UBFusion")
+OTHER_SECTION = {"GraphFusion": "UBFusion", "UBFusion": "GraphFusion"}
 SCHEMAS_DIR = Path(__file__).resolve().parents[1] / "schemas"
 BUILTIN_CATALOGUE = SCHEMAS_DIR / "fusion_rules.json"
 

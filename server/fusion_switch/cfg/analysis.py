@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..catalogue import SECTIONS
+from ..catalogue import OTHER_SECTION, SECTIONS
 from .docs import PRIORITY_RANGES
 from .model import Context, Finding, Related, Span
-from .structure import invalid_switch_value, structure_findings
+from .structure import invalid_switch_value, structure_findings, switch_value
 from .suggest import NameIndex, name_index
 from .syntax import (
     CfgDocument,
@@ -24,9 +24,9 @@ from .syntax import (
     internal_error,
     parse,
     shorten,
+    top_level_member,
 )
 
-OTHER = {"GraphFusion": "UBFusion", "UBFusion": "GraphFusion"}  # the other section
 LISTED = 5  # names quoted in a message before "and N more"
 MAX_PER_CODE = 10_000  # findings of one code reported per document
 SUGGEST_LIMIT = 1000  # unknown names per document that get "did you mean" (bounded work)
@@ -116,7 +116,6 @@ def _names(names: list[str]) -> str:
 # ---- duplicates ----------------------------------------------------------------------------
 def _duplicates(doc: CfgDocument) -> list[Finding]:
     findings: list[Finding] = []
-    lines: dict[int, int] = {}  # line of each kept entry, computed once
     for node in doc.containers():
         if isinstance(node, ObjectNode):
             members = node.members
@@ -129,9 +128,7 @@ def _duplicates(doc: CfgDocument) -> list[Finding]:
                     kept = last[m.key]
                     if kept is m:
                         continue
-                    line = lines.get(kept.key_start)
-                    if line is None:
-                        line = lines[kept.key_start] = doc.line_col(kept.key_start)[0]
+                    line = doc.line_col(kept.key_start)[0]
                     findings.append(
                         Finding(
                             "duplicate-key",
@@ -152,24 +149,21 @@ def _json_semantics(
 ) -> list[Finding]:
     findings: list[Finding] = []
     no_ub = ctx.target is not None and not ctx.target.ub_fusion
-    switch = root.object("Switch")
-    if switch is not None:
+    for top in ("Switch", "Priority"):
+        top_member = top_level_member(root, top)
+        sections = top_member.value if top_member is not None else None
+        if not isinstance(sections, ObjectNode):
+            continue
         for section in SECTIONS:
-            member = switch.get(section)
+            member = sections.get(section)
             if member is None or not isinstance(member.value, ObjectNode):
                 continue
-            _section(member.value, section, ctx, index, findings, budget)
+            if top == "Switch":
+                _section(member.value, section, ctx, index, findings, budget)
+            else:
+                _priority_section(member.value, section, index, findings, budget)
             if no_ub and section == "UBFusion":
-                _ub_unsupported(member, ("Switch", "UBFusion"), ctx, findings)
-    priority = root.object("Priority")
-    if priority is not None:
-        for section in SECTIONS:
-            member = priority.get(section)
-            if member is None or not isinstance(member.value, ObjectNode):
-                continue
-            _priority_section(member.value, section, index, findings, budget)
-            if no_ub and section == "UBFusion":
-                _ub_unsupported(member, ("Priority", "UBFusion"), ctx, findings)
+                _ub_unsupported(member, (top, section), ctx, findings)
     return findings
 
 
@@ -182,7 +176,7 @@ def _section(
     budget: _Budget,
 ) -> None:
     rules = ctx.catalogue.rules.get(section, {})
-    other_section = OTHER[section]
+    other_section = OTHER_SECTION[section]
     others = ctx.catalogue.rules.get(other_section, {})
     all_member: Member | None = None
     append = findings.append
@@ -192,7 +186,7 @@ def _section(
             all_member = m
             continue
         value_node = m.value
-        value = value_node.value if type(value_node) is StringNode else None
+        value = switch_value(value_node)
         rule = rules.get(name)
         if rule is None:
             if name in others:
@@ -207,7 +201,7 @@ def _section(
                             "name": name,
                             "section": section,
                             "target_section": other_section,
-                            "value": value,
+                            "value": value_node.value if type(value_node) is StringNode else None,
                         },
                     )
                 )
@@ -226,7 +220,7 @@ def _section(
                 )
             )
     if all_member is not None:
-        _all_overridden(all_member, obj.members, (section,), ctx, index, findings)
+        _all_overridden(all_member, obj.members, (section,), index, findings)
 
 
 def _unknown_rule(
@@ -238,7 +232,7 @@ def _unknown_rule(
     priority: bool = False,
 ) -> Finding:
     """The finding for an unknown name; its text-independent part is cached per catalogue."""
-    span = Span(m.key_start, m.key_end) if isinstance(m, Member) else m.name_span
+    span = m.key_span if isinstance(m, Member) else m.name_span
     key = (name, section, priority, suggest)
     cached = index.messages.get(key)
     if cached is None:
@@ -252,20 +246,17 @@ def _unknown_rule(
 def _unknown_rule_parts(
     name: str, section: str | None, index: NameIndex, priority: bool, suggest: bool
 ) -> tuple[str, dict]:
-    if not suggest:
-        own: list[str] = []
-        other: list[str] = []
-    elif section is None:
-        own = index.suggest(name, None)
-        other: list[str] = []
-    else:
+    own: list[str] = []
+    other: list[str] = []
+    if suggest:
         own = index.suggest(name, section)
-        other = [s for s in index.suggest(name, OTHER[section]) if s not in own]
+        if section is not None:
+            other = [s for s in index.suggest(name, OTHER_SECTION[section]) if s not in own]
     suggestions = (own + other)[:3]
     where = f"the {section} catalogue" if section else "the catalogue"
     hint = "" if suggest else f" (No suggestions: more than {SUGGEST_LIMIT} unknown names.)"
     if suggestions:
-        labels = [f"{s} ({OTHER[section]})" if s in other else s for s in suggestions]
+        labels = [f"{s} ({OTHER_SECTION[section]})" if s in other else s for s in suggestions]
         hint = " Did you mean " + " or ".join(labels) + "?"
     what = "its priority" if priority else "this switch"
     return (
@@ -284,15 +275,16 @@ def _all_overridden(
     all_entry: Member | LineEntry,
     entries: list,
     sections: tuple[str, ...],
-    ctx: Context,
     index: NameIndex,
     findings: list[Finding],
 ) -> None:
+    """Say what an `ALL` entry does not reach: explicit entries, built-in defaults (CANN looks a
+    rule up by name before `ALL`, and its built-in config is merged after the user file), and
+    forbidden-close rules."""
     if isinstance(all_entry, Member):
-        node = all_entry.value
-        value = node.value if type(node) is StringNode else None
+        value = switch_value(all_entry.value)
         span = all_entry.key_span
-        names = {m.key: (m.value.value if type(m.value) is StringNode else None) for m in entries}
+        names = {m.key: switch_value(m.value) for m in entries}
     else:
         value = all_entry.value
         span = all_entry.name_span
@@ -438,10 +430,7 @@ def _line_semantics(
             {"convert": True},
         )
     )
-    last: dict[str, LineEntry] = {}
-    lines: dict[int, int] = {}
-    for e in entries:
-        last[e.name] = e
+    last = {e.name: e for e in entries}  # the entry CANN would keep
     no_ub = ctx.target is not None and not ctx.target.ub_fusion
     all_entry: LineEntry | None = None
     for e in entries:
@@ -449,9 +438,7 @@ def _line_semantics(
             continue
         kept = last[e.name]
         if kept is not e:
-            line = lines.get(kept.name_start)
-            if line is None:
-                line = lines[kept.name_start] = doc.line_col(kept.name_start)[0]
+            line = doc.line_col(kept.name_start)[0]
             findings.append(
                 Finding(
                     "duplicate-key",
@@ -476,10 +463,10 @@ def _line_semantics(
         if not sections:
             findings.append(_unknown_rule(e, e.name, None, index, budget.take()))
             continue
-        rule = ctx.catalogue.get(e.name)
         if e.value == "off" and any(
             ctx.catalogue.rules[s][e.name].cannot_switch_off for s in sections
         ):
+            rule = ctx.catalogue.get(e.name)
             findings.append(
                 Finding(
                     "cannot-switch-off",
@@ -502,5 +489,5 @@ def _line_semantics(
                 )
             )
     if all_entry is not None:
-        _all_overridden(all_entry, entries, SECTIONS, ctx, index, findings)
+        _all_overridden(all_entry, entries, SECTIONS, index, findings)
     return findings

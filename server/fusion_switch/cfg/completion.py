@@ -8,9 +8,10 @@ span at the cursor. A key gets `": "` appended only when the entry has no colon 
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 from ..catalogue import SECTIONS, Rule
-from .cursor import Cursor, entry_on_line, line_at, locate
+from .cursor import Cursor, entry_on_line, line_at, locate, switch_section
 from .docs import (
     SECTION_DOCS,
     STAGE_DOCS,
@@ -25,6 +26,16 @@ from .suggest import name_index
 from .syntax import CfgDocument, StringNode, shorten
 
 _CONTAINER_VALUES = {"Switch": "{}", "Priority": "{}", "ExceptionalPassOfO1Level": "[]"}
+
+
+class _Candidate(NamedTuple):
+    """A key that may be offered; `value_kind` decides what is inserted after it."""
+
+    name: str
+    detail: str
+    documentation: str
+    group: str  # sort group, prefixed to the name in `sort_text`
+    value_kind: str  # "switch", "priority", or the key whose empty container follows
 
 
 def complete(
@@ -57,37 +68,39 @@ def _complete_json(doc: CfgDocument, offset: int, ctx: Context, snippets: bool) 
     path = cur.path
     if cur.role == "key":
         return _keys(doc, cur, offset, ctx, snippets)
-    if cur.role == "value" and len(path) == 2 and path[0] == "Switch" and path[1] in SECTIONS:
+    if cur.role == "value" and switch_section(path) is not None:
         return _values(doc, cur, offset, ctx)
     if cur.role == "item" and path == ("ExceptionalPassOfO1Level",):
         return _items(doc, cur, offset, ctx)
     return []
 
 
-def _key_candidates(path: tuple[str, ...], ctx: Context) -> list[tuple[str, str, str, str, str]]:
-    """(name, detail, documentation, sort group, value kind) for keys valid under `path`."""
+def _key_candidates(path: tuple[str, ...], ctx: Context) -> list[_Candidate]:
+    """The keys valid under `path`."""
     if path == ():
-        return [(k, "top-level key", TOP_LEVEL_DOCS[k], "0", k) for k in TOP_LEVEL_DOCS]
+        return [_Candidate(k, "top-level key", TOP_LEVEL_DOCS[k], "0", k) for k in TOP_LEVEL_DOCS]
     if path in (("Switch",), ("Priority",)):
-        return [(s, f"{path[0]} section", SECTION_DOCS[s], "0", "{}") for s in SECTIONS]
-    if len(path) == 2 and path[0] == "Switch" and path[1] in SECTIONS:
-        section = path[1]
-        out = [("ALL", f"{section}: every rule not named", all_markdown(section), "0", "switch")]
-        out += _rule_candidates(section, ctx, "switch")
-        return out
+        return [_Candidate(s, f"{path[0]} section", SECTION_DOCS[s], "0", "{}") for s in SECTIONS]
+    section = switch_section(path)
+    if section is not None:
+        every = _Candidate(
+            "ALL", f"{section}: every rule not named", all_markdown(section), "0", "switch"
+        )
+        return [every, *_rule_candidates(section, ctx, "switch")]
     if len(path) == 2 and path[0] == "Priority" and path[1] in SECTIONS:
-        return [(s, "priority stage", STAGE_DOCS[s], "0", "{}") for s in STAGE_DOCS]
+        return [_Candidate(s, "priority stage", STAGE_DOCS[s], "0", "{}") for s in STAGE_DOCS]
     if len(path) == 3 and path[0] == "Priority" and path[1] in SECTIONS and path[2] in STAGE_DOCS:
         return _rule_candidates(path[1], ctx, "priority")
     return []
 
 
-def _rule_candidates(section: str, ctx: Context, kind: str) -> list[tuple[str, str, str, str, str]]:
+def _rule_candidates(section: str, ctx: Context, kind: str) -> list[_Candidate]:
+    """The section's rules; built once per catalogue (rule markdown is the costly part)."""
     index = name_index(ctx.catalogue)
-    cache = index.completions.setdefault((section, kind), {})  # text-independent
+    cache = index.completions.setdefault((section, kind), {})
     if not cache:
         for name, rule in ctx.catalogue.rules.get(section, {}).items():
-            cache[name] = (name, section, rule_markdown(rule), _group(rule), kind)
+            cache[name] = _Candidate(name, section, rule_markdown(rule), _group(rule), kind)
     return list(cache.values())
 
 

@@ -5,7 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .syntax import ArrayNode, CfgDocument, LineEntry, Member, Node, ObjectNode, StringNode
+from ..catalogue import SECTIONS
+from .syntax import (
+    ArrayNode,
+    CfgDocument,
+    LineEntry,
+    Member,
+    Node,
+    ObjectNode,
+    StringNode,
+    top_level_key,
+)
 
 
 @dataclass
@@ -17,7 +27,15 @@ class Cursor:
     node: Node | None = None  # the value/item token under the cursor, if any
 
 
+def switch_section(path: tuple[str, ...]) -> str | None:
+    """The section when `path` leads to a rule map `Switch.<GraphFusion|UBFusion>`, else None."""
+    if len(path) == 2 and path[0] == "Switch" and path[1] in SECTIONS:
+        return path[1]
+    return None
+
+
 def locate(doc: CfgDocument, offset: int) -> Cursor:
+    """What the cursor at `offset` is on; `path` holds the keys CANN reads (top level trimmed)."""
     node = doc.root
     path: tuple[str, ...] = ()
     text = doc.text
@@ -59,7 +77,7 @@ def locate(doc: CfgDocument, offset: int) -> Cursor:
                     )
                     if inside:
                         node = value
-                        path = (*path, member.key)
+                        path = (*path, member.key if path else top_level_key(member.key))
                         continue
                     if offset <= value.start:
                         return Cursor("value", path, node, member, value)

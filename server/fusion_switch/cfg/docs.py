@@ -92,28 +92,32 @@ def rule_markdown(rule: Rule) -> str:
     return "\n".join(lines + facts)
 
 
+ALL_VALUE_DOCS = {
+    "on": (
+        "`on`: switches on every rule of this section that is not named explicitly "
+        "(rules whose built-in default is off stay off)."
+    ),
+    "off": (
+        "`off`: switches off every rule of this section that is not named explicitly "
+        "and has no built-in default (forbidden-close rules stay on)."
+    ),
+}
+
+
 def value_markdown(rule: Rule | None, name: str, value: str) -> str:
     """What "on" / "off" means for this entry."""
+    if value not in ("on", "off"):
+        return 'Must be the string `"on"` or `"off"` (lower case).'
+    if name == "ALL":
+        return ALL_VALUE_DOCS[value]
     name = shorten(name)
     if value == "off":
-        if name == "ALL":
-            return (
-                "`off`: switches off every rule of this section that is not named explicitly "
-                "and has no built-in default (forbidden-close rules stay on)."
-            )
         if rule is not None and rule.cannot_switch_off:
             return f"`off` has **no effect** on `{name}`: it is on CANN's forbidden-close list."
         return f"`off`: CANN does not apply `{name}`; the operators it would fuse stay separate."
-    if value == "on":
-        if name == "ALL":
-            return (
-                "`on`: switches on every rule of this section that is not named explicitly "
-                "(rules whose built-in default is off stay off)."
-            )
-        if rule is not None and rule.force_closed:
-            return f"`on`: requested, but CANN may force-close `{name}`."
-        return f"`on`: CANN applies `{name}` where its pattern matches (the default)."
-    return 'Must be the string `"on"` or `"off"` (lower case).'
+    if rule is not None and rule.force_closed:
+        return f"`on`: requested, but CANN may force-close `{name}`."
+    return f"`on`: CANN applies `{name}` where its pattern matches (the default)."
 
 
 def one_line(rule: Rule) -> str:

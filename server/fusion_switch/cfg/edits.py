@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..catalogue import SECTIONS
 from .formatting import INDENT, render
 from .model import Edit, Span
-from .syntax import CfgDocument, Member, ObjectNode, StringNode
+from .syntax import CfgDocument, Member, ObjectNode, StringNode, top_level_member
 
 _INDENTED_LINE = re.compile(r"^([ \t]+)\S", re.M)
 
@@ -162,15 +162,14 @@ def set_values(doc: CfgDocument, changes: Sequence[tuple[str, str, str]]) -> lis
     if not isinstance(root, ObjectNode) or not root.closed:
         return []
     edits: list[Edit] = []
-    switch_member = root.get("Switch")
+    switch_member = top_level_member(root, "Switch")
     if switch_member is None:
         sections = {s: list(v.items()) for s, v in by_section.items()}
 
         def render_switch(indent: str) -> list[str]:
-            section_style = style
             inner = indent + style.unit
             blocks = [
-                _member_text(s, _block(e, inner if style.multiline else "", section_style), style)
+                _member_text(s, _block(e, inner if style.multiline else "", style), style)
                 for s, e in sections.items()
             ]
             if not style.multiline:
@@ -287,7 +286,7 @@ def remove_member(doc: CfgDocument, member: Member) -> Edit:
         start = member.start
         end = member.comma + 1
         if _starts_line(text, start):
-            line_end = _rest_of_line_blank(text, end)
+            line_end = rest_of_line_blank(text, end)
             if line_end is not None:
                 return Edit(Span(text.rfind("\n", 0, start) + 1, line_end), "")
         while end < len(text) and text[end] in " \t":
@@ -300,7 +299,7 @@ def remove_member(doc: CfgDocument, member: Member) -> Edit:
     return Edit(Span(member.start, member.end), "")
 
 
-def _rest_of_line_blank(text: str, offset: int) -> int | None:
+def rest_of_line_blank(text: str, offset: int) -> int | None:
     """Offset after the line break when only blanks follow `offset` on its line."""
     end = offset
     while end < len(text) and text[end] in " \t\r":
@@ -323,7 +322,7 @@ def all_off_text(doc: CfgDocument) -> str:
     root = doc.root if doc.format == "json" else None
     if isinstance(root, ObjectNode):
         for key in ("Priority", "ExceptionalPassOfO1Level"):
-            member = root.get(key)
+            member = top_level_member(root, key)
             if member is not None and member.value is not None and _renderable(member.value):
                 parts.append(f'  "{key}": {render(doc.text, member.value, 1)}')
     return "{\n" + ",\n".join(parts) + "\n}\n"

@@ -11,11 +11,12 @@ from .edits import (
     convert_lines_to_json,
     remove_line,
     remove_member,
+    rest_of_line_blank,
     set_values,
 )
 from .formatting import SKELETON
 from .model import Context, Edit, Finding, Fix, Span
-from .syntax import CfgDocument, LineEntry, Member, ObjectNode, parse
+from .syntax import CfgDocument, LineEntry, Member, ObjectNode, parse, top_level_member
 
 
 def code_actions(doc: CfgDocument, findings: Sequence[Finding], ctx: Context) -> list[Fix]:
@@ -58,13 +59,12 @@ def _fixes_for(doc: CfgDocument, f: Finding, ctx: Context) -> list[Fix]:
             )
         ]
     if code == "duplicate-key":
-        return _remove_entry(
-            doc,
-            f,
-            "Remove this duplicate (CANN ignores it)"
-            if not data.get("line")
-            else "Remove this repeated line",
+        title = (
+            "Remove this repeated line"
+            if data.get("line")
+            else "Remove this duplicate (CANN ignores it)"
         )
+        return _remove_entry(doc, f, title)
     if code == "cannot-switch-off":
         return _remove_entry(
             doc, f, "Remove this entry (switching it off has no effect)", by_value=True
@@ -195,13 +195,12 @@ def _move(doc: CfgDocument, f: Finding, data: dict) -> list[Fix]:
 
 
 def _remove_comment(doc: CfgDocument, span: Span) -> Edit:
+    """Delete a comment; with its line when nothing else is on it."""
     text = doc.text
     line_start = text.rfind("\n", 0, span.start) + 1
-    end = span.end
-    while end < len(text) and text[end] in " \t\r":
-        end += 1
-    if not text[line_start : span.start].strip() and (end >= len(text) or text[end] == "\n"):
-        return Edit(Span(line_start, min(end + 1, len(text))), "")
+    line_end = rest_of_line_blank(text, span.end)
+    if line_end is not None and not text[line_start : span.start].strip():
+        return Edit(Span(line_start, line_end), "")
     start = span.start
     while start > line_start and text[start - 1] in " \t":
         start -= 1
@@ -223,10 +222,10 @@ def _remove_entry(doc: CfgDocument, f: Finding, title: str, by_value: bool = Fal
 def _remove_path(doc: CfgDocument, path: list, code: str) -> list[Fix]:
     node = doc.root
     member = None
-    for key in path:
+    for depth, key in enumerate(path):
         if not isinstance(node, ObjectNode):
             return []
-        member = node.get(str(key))
+        member = node.get(str(key)) if depth else top_level_member(node, str(key))
         if member is None:
             return []
         node = member.value

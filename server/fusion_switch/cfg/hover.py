@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..catalogue import SECTIONS, Rule
-from .analysis import OTHER
-from .cursor import entry_on_line, locate
+from ..catalogue import OTHER_SECTION, Rule
+from .cursor import entry_on_line, locate, switch_section
 from .docs import (
     PRIORITY_RANGES,
     SECTION_DOCS,
@@ -17,8 +16,9 @@ from .docs import (
     value_markdown,
 )
 from .model import Context, HoverInfo, Span
+from .structure import switch_value
 from .suggest import name_index
-from .syntax import CfgDocument, StringNode, shorten
+from .syntax import CfgDocument, StringNode, shorten, top_level_key
 
 
 def hover(
@@ -42,17 +42,17 @@ def _with_evidence(markdown: str, name: str, evidence: Mapping[str, str] | None)
 
 def _rule_doc(name: str, section: str | None, ctx: Context) -> str:
     cat = ctx.catalogue
-    rule = cat.get(name, section) if section else cat.get(name)
+    rule = cat.get(name, section)
     if rule is not None:
         return rule_markdown(rule) + _target_note(rule, ctx)
-    if section and cat.get(name, OTHER[section]) is not None:
-        other = cat.get(name, OTHER[section])
+    other = cat.get(name, OTHER_SECTION[section]) if section in OTHER_SECTION else None
+    if other is not None:
         return (
             f"**{name}** is a {other.section} rule, not a {section} rule: CANN ignores it here.\n\n"
             + rule_markdown(other)
         )
     index = name_index(cat)
-    suggestions = index.suggest(name, section) if section else index.suggest(name, None)
+    suggestions = index.suggest(name, section)
     hint = (
         (" Did you mean " + ", ".join(f"`{s}`" for s in suggestions) + "?") if suggestions else ""
     )
@@ -70,7 +70,9 @@ def _target_note(rule: Rule, ctx: Context) -> str:
     return ""
 
 
-def _hover_json(doc, offset, ctx, evidence) -> HoverInfo | None:
+def _hover_json(
+    doc: CfgDocument, offset: int, ctx: Context, evidence: Mapping[str, str] | None
+) -> HoverInfo | None:
     cur = locate(doc, offset)
     member = cur.member
     if member is None or cur.role not in ("key", "value"):
@@ -81,7 +83,7 @@ def _hover_json(doc, offset, ctx, evidence) -> HoverInfo | None:
         span = member.key_span
         if path == ():
             text = TOP_LEVEL_DOCS.get(
-                name,
+                top_level_key(name),
                 f"`{shorten(name)}` is not a top-level key CANN accepts "
                 "(only Switch, Priority, ExceptionalPassOfO1Level).",
             )
@@ -89,10 +91,11 @@ def _hover_json(doc, offset, ctx, evidence) -> HoverInfo | None:
         if path in (("Switch",), ("Priority",)):
             text = SECTION_DOCS.get(name, "Not a section CANN accepts (GraphFusion or UBFusion).")
             return HoverInfo(f"**{path[0]}.{shorten(name)}**\n\n{text}", span)
-        if len(path) == 2 and path[0] == "Switch" and path[1] in SECTIONS:
+        section = switch_section(path)
+        if section is not None:
             if name == "ALL":
-                return HoverInfo(all_markdown(path[1]), span)
-            return HoverInfo(_with_evidence(_rule_doc(name, path[1], ctx), name, evidence), span)
+                return HoverInfo(all_markdown(section), span)
+            return HoverInfo(_with_evidence(_rule_doc(name, section, ctx), name, evidence), span)
         if len(path) == 2 and path[0] == "Priority":
             text = STAGE_DOCS.get(name, "Not a priority stage (Top, Main or Down).")
             return HoverInfo(f"**{shorten(name)}**\n\n{text}", span)
@@ -103,9 +106,10 @@ def _hover_json(doc, offset, ctx, evidence) -> HoverInfo | None:
     if value is None:
         return None
     span = value.span
-    if len(path) == 2 and path[0] == "Switch" and path[1] in SECTIONS:
-        rule = ctx.catalogue.get(name, path[1])
-        raw = value.value if isinstance(value, StringNode) else ""
+    section = switch_section(path)
+    if section is not None:
+        rule = ctx.catalogue.get(name, section)
+        raw = switch_value(value) or (value.value if isinstance(value, StringNode) else "")
         return HoverInfo(_with_evidence(value_markdown(rule, name, raw), name, evidence), span)
     if len(path) == 3 and path[0] == "Priority" and path[2] in PRIORITY_RANGES:
         low, high = PRIORITY_RANGES[path[2]]
@@ -117,7 +121,9 @@ def _hover_json(doc, offset, ctx, evidence) -> HoverInfo | None:
     return None
 
 
-def _hover_line(doc, offset, ctx, evidence) -> HoverInfo | None:
+def _hover_line(
+    doc: CfgDocument, offset: int, ctx: Context, evidence: Mapping[str, str] | None
+) -> HoverInfo | None:
     entry = entry_on_line(doc, offset)
     if entry is None or not entry.name:
         return None

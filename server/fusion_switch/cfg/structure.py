@@ -16,7 +16,7 @@ import json
 from .docs import PRIORITY_RANGES
 from .model import Finding, Span
 from .schema import validator
-from .syntax import ArrayNode, Member, Node, ObjectNode, StringNode, shorten
+from .syntax import ArrayNode, Member, Node, ObjectNode, StringNode, shorten, top_level_key
 
 # path -> [(member or None, value node)]: where an instance path lives in the document
 Where = dict[tuple, list[tuple[Member | None, Node]]]
@@ -77,8 +77,9 @@ def _compact(node: Node | None, path: tuple, where: Where) -> object:
             return out
         effective: dict[str, Member] = {}
         for m in node.members:
-            effective[m.key] = m
-            where.setdefault((*path, m.key), []).append((m, m.value))
+            key = top_level_key(m.key) if not path else m.key
+            effective[key] = m
+            where.setdefault((*path, key), []).append((m, m.value))
         for key, m in effective.items():
             value = _compact(m.value, (*path, key), where)
             if value is not _SKIP:
@@ -98,6 +99,9 @@ def structure_findings(root: Node) -> list[Finding]:
     where: Where = {}
     instance = compact(root, where)
     findings: list[Finding] = []
+    if isinstance(root, ObjectNode):
+        spaced = [m for m in root.members if top_level_key(m.key) != m.key]
+        findings += [_spaced_top_level_key(m) for m in spaced]
     for error in validator().iter_errors(instance):
         path = tuple(error.absolute_path)
         keyword = error.validator
@@ -152,6 +156,18 @@ def _unknown_key(path: tuple, member: Member, allowed: list[str]) -> Finding:
     )
 
 
+def _spaced_top_level_key(member: Member) -> Finding:
+    key, trimmed = member.key, member.key.strip()
+    return Finding(
+        "unknown-top-level-key",
+        "warning",
+        member.key_span,
+        f'Top-level key "{key}" has surrounding spaces: CANN trims it and reads "{trimmed}", but '
+        "other tools (VS Code's JSON schema) reject it. Write it without spaces.",
+        {"key": key, "suggestions": [trimmed], "path": []},
+    )
+
+
 def _close(key: str, allowed: list[str]) -> list[str]:
     lower = {a.lower(): a for a in allowed}
     if key.strip().lower() in lower:
@@ -184,27 +200,20 @@ def _bad_value(path: tuple, member: Member | None, node: Node, keyword: str) -> 
     head = path[0]
     name = member.key if member is not None else str(path[-1])
     if head == "Switch":
-        if len(path) == 1:
-            message = (
-                f"Switch must be an object of sections (GraphFusion, UBFusion), found {found}."
-            )
-            return Finding(
-                "unknown-section",
-                "error",
-                span,
-                message + " CANN rejects the whole file.",
-                {"path": list(path)},
-            )
-        if len(path) == 2:
-            message = f"{shorten(name)} must be an object of rule switches, found {found}."
-            return Finding(
-                "unknown-section",
-                "error",
-                span,
-                message + " CANN rejects the whole file.",
-                {"path": list(path)},
-            )
-        return invalid_switch_value(node, name, path[1])
+        if len(path) > 2:
+            return invalid_switch_value(node, name, path[1])
+        what = (
+            "Switch must be an object of sections (GraphFusion, UBFusion)"
+            if len(path) == 1
+            else f"{shorten(name)} must be an object of rule switches"
+        )
+        return Finding(
+            "unknown-section",
+            "error",
+            span,
+            f"{what}, found {found}. CANN rejects the whole file.",
+            {"path": list(path)},
+        )
     if head == "Priority":
         if len(path) == 1:
             return Finding(
@@ -244,6 +253,16 @@ def _bad_value(path: tuple, member: Member | None, node: Node, keyword: str) -> 
             {"path": list(path)},
         )
     return Finding("json-syntax", "error", span, f"Unexpected value {found}.", {})
+
+
+def switch_value(node: Node | None) -> str | None:
+    """What CANN reads from a switch value: "on" or "off" (it trims the string), else None."""
+    if type(node) is not StringNode:
+        return None
+    value = node.value
+    if value != "on" and value != "off":
+        value = value.strip()
+    return value if value in ("on", "off") else None
 
 
 def invalid_switch_value(node: Node, name: str, section: str | None) -> Finding:

@@ -14,9 +14,12 @@ from __future__ import annotations
 import gc
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import accumulate
 from typing import Literal
 
 from .model import Finding, Related, Span
@@ -91,7 +94,6 @@ class Member:
         "key_end",
         "key_quoted",
         "key_start",
-        "start",
         "value",
     )
 
@@ -103,8 +105,12 @@ class Member:
         self.value: Node | None = None
         self.colon: int | None = None
         self.comma: int | None = None
-        self.start = key_start
         self.end = key_end
+
+    @property
+    def start(self) -> int:
+        """A member starts at its key."""
+        return self.key_start
 
     @property
     def key_span(self) -> Span:
@@ -155,7 +161,25 @@ class ArrayNode(Node):
         self.closed = False
 
 
+TOP_LEVEL_KEYS = ("Switch", "Priority", "ExceptionalPassOfO1Level")
+
+
+def top_level_key(key: str) -> str:
+    """The top-level key CANN reads: it trims them, so `" Switch "` is `Switch`."""
+    trimmed = key.strip()
+    return trimmed if trimmed in TOP_LEVEL_KEYS else key
+
+
+def top_level_member(root: ObjectNode, key: str) -> Member | None:
+    """The top-level member CANN reads as `key` (keys trimmed; the last one wins)."""
+    for member in reversed(root.members):
+        if top_level_key(member.key) == key:
+            return member
+    return None
+
+
 _CONTAINERS = (ObjectNode, ArrayNode)
+_Container = ObjectNode | ArrayNode
 
 
 @dataclass
@@ -228,8 +252,30 @@ class CfgDocument:
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and column (code points) of an offset, for messages."""
-        line = self.text.count("\n", 0, offset) + 1
-        return line, offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+        return self._line_numbers.line_col(offset)
+
+    @cached_property
+    def _line_numbers(self) -> LineNumbers:
+        return LineNumbers(self.text)
+
+
+class LineNumbers:
+    """Line and column of offsets for messages (lines end at '\\n'; a '\\r' before it is content).
+
+    The line starts are indexed once, so a message per entry of a large file costs a bisection
+    each instead of a count from the start of the text.
+    """
+
+    __slots__ = ("starts",)
+
+    def __init__(self, text: str) -> None:
+        self.starts = list(accumulate((len(line) + 1 for line in text.split("\n")[:-1]), initial=0))
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column (code points) of `offset`."""
+        offset = max(offset, 0)
+        line = bisect_right(self.starts, offset) - 1
+        return line + 1, offset - self.starts[line] + 1
 
 
 @contextmanager
@@ -303,7 +349,7 @@ class _JsonParser:
         self.n = len(text)
         self.pos = start
         self.findings: list[Finding] = []
-        self.open: list[Node] = []
+        self.open: list[ObjectNode | ArrayNode] = []
         self.eof_closers = ""  # closers missing at the end of the file, innermost first
 
     # ---- helpers -------------------------------------------------------------------------
@@ -342,9 +388,13 @@ class _JsonParser:
         return ("\n" if "//" in last_line else "") + self.eof_closers
 
     def where(self, offset: int) -> str:
-        line = self.text.count("\n", 0, offset) + 1
-        col = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+        """`line L, column C` of an offset, for messages."""
+        line, col = self.line_numbers.line_col(offset)
         return f"line {line}, column {col}"
+
+    @cached_property
+    def line_numbers(self) -> LineNumbers:
+        return LineNumbers(self.text)
 
     def skip(self) -> None:
         """Skip whitespace and comments (each comment is an error: strict JSON has none)."""
@@ -540,40 +590,14 @@ class _JsonParser:
             self.skip()
             pos = self.pos
             if pos >= self.n:
-                opened = self.where(obj.start)
-                self.error(
-                    self.n,
-                    self.n,
-                    f"Unexpected end of file: expected '}}' to close the object opened at "
-                    f"{opened}.",
-                    data={"insert": self.missing("}"), "at": self.n},
-                    related=[Related(Span(obj.start, obj.start + 1), "the object opened here")],
-                )
-                obj.end = self.n
-                self.open.pop()
-                return obj
+                return self.unclosed(obj)
             c = text[pos]
             if c == "}":
-                if state == 1 and commas:
-                    self.trailing_comma(commas[-1], "}")
-                self.pos = pos + 1
-                obj.end = pos + 1
-                obj.closed = True
-                self.open.pop()
-                return obj
+                return self.close(obj, pos, after_comma=state == 1)
             if c == ",":
-                if state == 2 and members:
+                if self.comma(obj, pos, state == 2 and bool(members), "a key (a quoted rule name)"):
                     members[-1].comma = pos
-                    commas.append(pos)
                     state = 1
-                else:
-                    self.error(
-                        pos,
-                        pos + 1,
-                        "Unexpected ',': expected a key (a quoted rule name) or '}'.",
-                        data={"delete": True},
-                    )
-                self.pos = pos + 1
                 continue
             if c == "]":
                 self.error(
@@ -670,43 +694,18 @@ class _JsonParser:
         self.open.append(arr)
         self.pos += 1
         items = arr.items
-        commas = arr.commas
         state = 0
         while True:
             self.skip()
             pos = self.pos
             if pos >= self.n:
-                opened = self.where(arr.start)
-                self.error(
-                    self.n,
-                    self.n,
-                    f"Unexpected end of file: expected ']' to close the array opened at {opened}.",
-                    data={"insert": self.missing("]"), "at": self.n},
-                )
-                arr.end = self.n
-                self.open.pop()
-                return arr
+                return self.unclosed(arr)
             c = text[pos]
             if c == "]":
-                if state == 1 and commas:
-                    self.trailing_comma(commas[-1], "]")
-                self.pos = pos + 1
-                arr.end = pos + 1
-                arr.closed = True
-                self.open.pop()
-                return arr
+                return self.close(arr, pos, after_comma=state == 1)
             if c == ",":
-                if state == 2:
-                    commas.append(pos)
+                if self.comma(arr, pos, state == 2, "a value"):
                     state = 1
-                else:
-                    self.error(
-                        pos,
-                        pos + 1,
-                        "Unexpected ',': expected a value or ']'.",
-                        data={"delete": True},
-                    )
-                self.pos = pos + 1
                 continue
             if c in "}:":
                 self.error(pos, pos + 1, f"Unexpected {c!r}: expected a value or ']'.")
@@ -726,20 +725,61 @@ class _JsonParser:
             items.append(item)
             state = 2
 
-    def trailing_comma(self, at: int, closer: str) -> None:
+    def comma(self, node: _Container, pos: int, after_entry: bool, expected: str) -> bool:
+        """Read the ',' at `pos`: True when it follows an entry, else an error (removable)."""
+        self.pos = pos + 1
+        if after_entry:
+            node.commas.append(pos)
+            return True
+        closer = "}" if isinstance(node, ObjectNode) else "]"
+        message = f"Unexpected ',': expected {expected} or '{closer}'."
+        self.error(pos, pos + 1, message, data={"delete": True})
+        return False
+
+    def close(self, node: _Container, pos: int, after_comma: bool) -> _Container:
+        """`node` ends with the closer at `pos` (a comma right before it is an error)."""
+        if after_comma and node.commas:
+            closer = "}" if isinstance(node, ObjectNode) else "]"
+            at = node.commas[-1]
+            self.error(
+                at,
+                at + 1,
+                f"Trailing comma before '{closer}': CANN's strict JSON parser rejects the whole "
+                'file (it then retries the old line format and fails with "delimiter must be '
+                'colon"). Remove the comma.',
+                code="trailing-comma",
+            )
+        self.pos = node.end = pos + 1
+        node.closed = True
+        self.open.pop()
+        return node
+
+    def unclosed(self, node: _Container) -> _Container:
+        """`node` runs to the end of the file: one error offering the closers to insert."""
+        closer = "}" if isinstance(node, ObjectNode) else "]"
         self.error(
-            at,
-            at + 1,
-            f"Trailing comma before '{closer}': CANN's strict JSON parser rejects the whole file "
-            '(it then retries the old line format and fails with "delimiter must be colon"). '
-            "Remove the comma.",
-            code="trailing-comma",
+            self.n,
+            self.n,
+            f"Unexpected end of file: expected '{closer}' to close the {node.kind} opened at "
+            f"{self.where(node.start)}.",
+            data={"insert": self.missing(closer), "at": self.n},
+            related=[Related(Span(node.start, node.start + 1), f"the {node.kind} opened here")],
         )
+        node.end = self.n
+        self.open.pop()
+        return node
 
 
 def shorten(text: str, limit: int = 120) -> str:
     """User text quoted in a message: long names and values are cut (a value can be 10 MB)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """Offsets of `text[start:end]` without its surrounding blanks (empty: both at the start)."""
+    part = text[start:end]
+    lead = start + len(part) - len(part.lstrip())
+    return lead, max(lead, start + len(part.rstrip()))
 
 
 def _parse_lines(text: str, start: int) -> CfgDocument:
@@ -752,35 +792,23 @@ def _parse_lines(text: str, start: int) -> CfgDocument:
         nl = text.find("\n", pos)
         line_end = n if nl < 0 else nl
         content_end = line_end - 1 if line_end > pos and text[line_end - 1] == "\r" else line_end
-        line = text[pos:content_end]
-        stripped = line.strip()
-        if stripped:
-            colon = line.find(":")
-            lead = pos + len(line) - len(line.lstrip())
-            trail = pos + len(line.rstrip())
-            if colon < 0:
+        lead, trail = _trimmed(text, pos, content_end)
+        if trail > lead:
+            colon_at = text.find(":", pos, content_end)
+            if colon_at < 0:
                 findings.append(
                     Finding(
                         "line-syntax",
                         "error",
                         Span(lead, trail),
                         f"Expected Name:on or Name:off on this line: CANN rejects the whole file "
-                        f'("delimiter must be colon"). Found {shorten(stripped)!r}.',
+                        f'("delimiter must be colon"). Found {shorten(text[lead:trail])!r}.',
                         {"line_start": pos, "line_end": line_end},
                     )
                 )
             else:
-                colon_at = pos + colon
-                raw_name = text[pos:colon_at]
-                raw_value = text[colon_at + 1 : content_end]
-                ns = pos + len(raw_name) - len(raw_name.lstrip())
-                ne = pos + len(raw_name.rstrip())
-                vs = colon_at + 1 + len(raw_value) - len(raw_value.lstrip())
-                ve = colon_at + 1 + len(raw_value.rstrip())
-                if ne < ns:
-                    ne = ns
-                if ve < vs:
-                    ve = vs
+                ns, ne = _trimmed(text, pos, colon_at)
+                vs, ve = _trimmed(text, colon_at + 1, content_end)
                 entry = LineEntry(
                     text[ns:ne], ns, ne, text[vs:ve], vs, ve, pos, content_end, colon_at
                 )
