@@ -1,12 +1,14 @@
 """The comparison job: two graphs + two dump folders in, msaccucmp-compatible rows and CSV out.
 
 :func:`run_compare` is the single entry point the command line and the language server use. It
-reads the graphs, finds the dump folders, works out which dump belongs to which graph (users
-often pass them the other way round), merges the graphs into msaccucmp's pairing rule, and then
-compares the fusion-on op groups in chunks on a process pool (all cores; ``workers=1`` stays in
-this process). Chunks are consecutive groups, so rows arrive in msaccucmp's order and are
-streamed to a temporary CSV that is renamed only when the job completes. Progress is reported
-per chunk; a cancel request stops the workers between groups and leaves no CSV behind.
+reads the graphs (the fusion-off one in a forked helper process, which sends back only what
+pairing needs, while this process reads the fusion-on one), finds the dump folders, works out
+which dump belongs to which graph (users often pass them the other way round), merges the
+graphs into msaccucmp's pairing rule, and then compares the fusion-on op groups in chunks on
+a process pool (all cores; ``workers=1`` stays in this process). Chunks are consecutive
+groups, so rows arrive in msaccucmp's order and are streamed to a temporary CSV that is
+renamed only when the job completes. Progress is reported per chunk; a cancel request stops
+the workers between groups and leaves no CSV behind.
 """
 
 from __future__ import annotations
@@ -16,17 +18,19 @@ import gc
 import math
 import multiprocessing
 import os
+import pickle
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .dumpdir import DumpDir, DumpDirError, sanitize_op_name, scan_dump_dir
-from .graph import Graph, GraphError, load_graph
+from .graph import Graph, GraphError, deferred_graph, load_graph
 from .metrics import AlgorithmSelectionError, parse_algorithms
-from .pairing import MergedRule, build_merged_rule
+from .pairing import FusionRule, MergedRule, fusion_rule, merge_rules
 from .result import CompareCounts, ResultRow
 from .result_csv import ResultCsvWriter
 from .workers import ChunkResult, GroupComparer, JobContext, init_worker, run_chunk
@@ -37,6 +41,7 @@ _MIN_CHUNK_BYTES = 1 << 20
 _SMALL_JOB_BYTES = 8 << 20  # below this, a process pool costs more than it saves
 _POLL_SECONDS = 0.05
 _MAX_PAIRING_NOTES = 5
+_HELPER_GRAPH_BYTES = 64 << 10  # smaller graph files are read here: a fork would cost more
 
 
 class CompareInputError(Exception):
@@ -118,25 +123,141 @@ def dump_orientation_scores(
 ) -> tuple[int, int]:
     """(matches if ``first`` is the fusion-on dump, matches if it is the fusion-off dump),
     counting only op names that exist in one graph and not the other."""
-    on_names, off_names = _op_names(on), _op_names(off)
+    return _orientation_scores(_op_names(on), _op_names(off), first, second)
+
+
+def _orientation_scores(
+    on_names: set[str], off_names: set[str], first: DumpDir, second: DumpDir
+) -> tuple[int, int]:
     only_on, only_off = on_names - off_names, off_names - on_names
     a, b = set(first.op_names), set(second.op_names)
     return len(a & only_on) + len(b & only_off), len(b & only_on) + len(a & only_off)
 
 
+@dataclass
+class _GraphDigest:
+    """What the job needs of the graph it compares against: its pairing rule, name, op names
+    and fusion marks. Reading the fusion-off graph into this runs in a helper process while
+    this one reads the fusion-on graph (both are pure-Python work of similar size)."""
+
+    path: Path
+    name: str
+    fusion_marks: int
+    op_names: set[str]
+    rule: FusionRule
+
+
+def _digest(graph: Graph, rule: FusionRule | None = None) -> _GraphDigest:
+    return _GraphDigest(
+        path=Path(graph.path) if graph.path is not None else Path(),
+        name=graph.name,
+        fusion_marks=_fusion_marks(graph),
+        op_names=_op_names(graph),
+        rule=rule if rule is not None else fusion_rule(graph),
+    )
+
+
+def _digest_in_child(path: str | os.PathLike, connection) -> None:
+    """Helper-process body: send ("ok", digest), ("graph", GraphError fields) or ("bug", text)."""
+    try:
+        try:
+            message = ("ok", _digest(load_graph(path)))
+        except GraphError as error:
+            message = ("graph", (error.path, error.message, error.line, error.column))
+        except Exception:  # reported by the parent, which then reads the graph itself
+            message = ("bug", traceback.format_exc())
+        connection.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        connection.close()
+
+
+class _DigestReader:
+    """Reads a graph's digest in a forked helper process, or in this process where fork is not
+    available or the helper fails for any reason other than a bad graph file."""
+
+    def __init__(self, path: str | os.PathLike, role: str, start_method: str | None) -> None:
+        self.path = path
+        self.role = role
+        self._process = None
+        self._connection = None
+        forking = (start_method or "fork") == "fork"
+        if not forking or "fork" not in multiprocessing.get_all_start_methods():
+            return
+        try:
+            if os.path.getsize(path) < _HELPER_GRAPH_BYTES:
+                return
+        except OSError:
+            return  # read here, to report the error as usual
+        mp = multiprocessing.get_context("fork")
+        receiver, sender = mp.Pipe(duplex=False)
+        process = mp.Process(target=_digest_in_child, args=(path, sender), daemon=True)
+        try:
+            process.start()
+        except (OSError, AssertionError, ValueError):  # e.g. started from a daemon process
+            receiver.close()
+            return
+        finally:
+            sender.close()
+        self._process, self._connection = process, receiver
+
+    def digest(self) -> _GraphDigest:
+        message = None
+        if self._connection is not None:
+            with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError):
+                message = pickle.loads(self._connection.recv_bytes())
+        self.close()
+        if message is not None and message[0] == "ok":
+            return message[1]
+        if message is not None and message[0] == "graph":
+            raise CompareInputError(f"{self.role} graph: {GraphError(*message[1])}")
+        return _digest(_load_graph(self.path, self.role))
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.kill()
+            self._process.join()
+            self._process = None
+
+
 def _prepare(request: CompareRequest, notes: list[str]):
-    on_graph = _load_graph(request.on_graph, "fusion-on")
-    off_graph = _load_graph(request.off_graph, "fusion-off")
-    if _fusion_marks(off_graph) > _fusion_marks(on_graph) == 0:
-        on_graph, off_graph = off_graph, on_graph
+    """Read the graphs (the fusion-off one in a helper process), pick the dump folders and
+    their orientation. Returns (on graph, off graph, merged rule, on dir, off dir, swapped).
+
+    The fusion-off Graph itself is not needed by the comparison, only its digest: the outcome
+    gets a :func:`deferred_graph` that reads the file again if anything but its path and name
+    is used (the command line uses neither)."""
+    helper = _DigestReader(request.off_graph, "fusion-off", request.start_method)
+    early: DumpDir | None = None
+    try:
+        on_graph = _load_graph(request.on_graph, "fusion-on")
+        on_rule = fusion_rule(on_graph)
+        on_names = _op_names(on_graph)
+        # While the helper finishes: index the fusion-on dumps as _scan would on its first try.
+        with contextlib.suppress(DumpDirError):
+            early = scan_dump_dir(os.path.realpath(request.on_dump), on_graph.name or None)
+        off = helper.digest()
+    finally:
+        helper.close()
+    off_graph = deferred_graph(request.off_graph, off.name)
+    if off.fusion_marks > _fusion_marks(on_graph) == 0:
+        early = None
+        given_on = on_graph
+        on_graph = _load_graph(request.off_graph, "fusion-off")
+        off, on_rule = _digest(given_on, on_rule), fusion_rule(on_graph)
+        off_graph = given_on
         notes.append(
-            f"The graphs were given the other way round: {off_graph.path} has no fused ops, "
+            f"The graphs were given the other way round: {given_on.path} has no fused ops, "
             f"{on_graph.path} has; using {on_graph.path} as the fusion-on graph."
         )
-    names = (on_graph.name, off_graph.name)
-    first = _scan(request.on_dump, names, "fusion-on")
+        on_names = _op_names(on_graph)
+    names = (on_graph.name, off.name)
+    first = early if early is not None else _scan(request.on_dump, names, "fusion-on")
     second = _scan(request.off_dump, names[::-1], "fusion-off")
-    direct, crossed = dump_orientation_scores(on_graph, off_graph, first, second)
+    direct, crossed = _orientation_scores(on_names, off.op_names, first, second)
     swapped = crossed > direct
     if swapped:
         notes.append(
@@ -146,14 +267,15 @@ def _prepare(request: CompareRequest, notes: list[str]):
         )
         first = _scan(request.off_dump, names, "fusion-on")
         second = _scan(request.on_dump, names[::-1], "fusion-off")
-    elif direct == 0 and not (set(first.op_names) & _op_names(on_graph)):
+    elif direct == 0 and not (set(first.op_names) & on_names):
         notes.append(
             f"No dump file in {first.path} is named after an op of the fusion-on graph "
             f"{on_graph.path}; check that the dumps and graphs belong together."
         )
     for role, folder in (("fusion-on", first), ("fusion-off", second)):
         notes += [f"{role} dumps: {note}" for note in folder.notes]
-    return on_graph, off_graph, first, second, swapped
+    merged = merge_rules(on_rule, off.rule)
+    return on_graph, off_graph, merged, first, second, swapped
 
 
 def _algorithms(selection, notes: list[str]) -> list[str]:
@@ -266,9 +388,8 @@ def _check(cancel) -> None:
 def _run(request: CompareRequest, progress: Progress | None, cancel) -> CompareOutcome:
     notes: list[str] = []
     algorithms = _algorithms(request.algorithms, notes)
-    on_graph, off_graph, on_dir, off_dir, swapped = _prepare(request, notes)
+    on_graph, off_graph, merged, on_dir, off_dir, swapped = _prepare(request, notes)
     _check(cancel)
-    merged = build_merged_rule(on_graph, off_graph)
     _pairing_notes(merged, notes)
     _check(cancel)
     ctx = JobContext(merged, on_dir, off_dir, algorithms, max(0, int(request.max_cmp_size or 0)))
@@ -355,7 +476,17 @@ def _run_here(ctx, chunks, groups, writer, rows, errors, total_ops, progress, ca
 
 
 def _run_pool(
-    ctx, chunks, groups, workers, start_method, writer, rows, errors, total_ops, progress, cancel
+    ctx,
+    chunks,
+    groups,
+    workers,
+    start_method,
+    writer,
+    rows,
+    errors,
+    total_ops,
+    progress,
+    cancel,
 ) -> None:
     mp = _context(start_method)
     stop = mp.Event()

@@ -10,7 +10,10 @@ float, ``b`` → bool, ``list`` → list of the member that is present (``[]`` w
 ``list_list_int``/``list_list_float`` → list of lists, ``func`` → ``{"name", "attr"}``, ``td`` →
 :class:`TensorDesc`, ``t`` → ``{"desc": TensorDesc}``, an empty AttrDef (``null``) → None.
 The raw AttrDef dicts stay available (``raw_attrs``) for callers that must mimic msaccucmp's
-exact reading of them.
+exact reading of them. Converted values are computed on first use (``attrs``, or one key with
+``attr(key)``): pairing reads only raw attributes, and converting every attribute of a
+5,000-op model up front was most of the time spent reading it. Maps whose conversion could
+fail are still converted when the graph is read, so a malformed file fails there.
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ def _scalar(member: str, value: Any) -> Any:
             return _to_int(value)
         if member == "f":
             return _to_float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return value
     if member == "b":
         return bool(value) if not isinstance(value, str) else value.lower() == "true"
@@ -117,6 +120,72 @@ def raw_attrs_from_list(entries: Iterable[Mapping[str, Any]] | None) -> dict[str
     return {entry.get("key", ""): entry.get("value") for entry in entries or ()}
 
 
+_SIMPLE_MEMBERS = frozenset(("s", "i", "f", "b", "bt", "dt"))  # _scalar() never fails on these
+_RISKY_MEMBERS = frozenset(("list_list_int", "list_list_float", "td", "t", "func", "na"))
+_RISKY_LIST_MEMBERS = frozenset(_LIST_MEMBERS) - _SIMPLE_MEMBERS
+
+
+def _converts_safely(raw: dict[str, Any]) -> bool:
+    """True when :func:`attr_value` cannot fail on any value of ``raw`` (a raw attr map): every
+    AttrDef is null or a dict without nested descs, functions or lists of lists, and its
+    ``list``, if any, holds only lists of scalars. Such maps are converted on first use; any
+    other map is converted at once, so that a malformed attribute is reported when the graph
+    is read, never later by an accessor."""
+    for value in raw.values():
+        if value is None:
+            continue
+        if type(value) is not dict:
+            return False
+        if "list" in value:
+            listed = value["list"]
+            if listed is None:
+                continue
+            if type(listed) is not dict:
+                return False
+            for member, items in listed.items():
+                if member in _SIMPLE_MEMBERS:
+                    if items is not None and type(items) is not list:
+                        return False
+                elif member in _RISKY_LIST_MEMBERS:
+                    return False
+        elif not _RISKY_MEMBERS.isdisjoint(value):
+            return False
+    return True
+
+
+class _LazyAttrs:
+    """Mixin for :class:`TensorDesc` and :class:`Op`: ``raw_attrs`` is read eagerly (msaccucmp's
+    pairing reads it), ``attrs`` (converted values) on first use. Most converted attributes
+    are never looked at, and converting them all was most of the time spent reading a graph."""
+
+    __slots__ = ()
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        attrs = self._attrs
+        if attrs is None:
+            attrs = self._attrs = {key: attr_value(value) for key, value in self.raw_attrs.items()}
+        return attrs
+
+    @attrs.setter
+    def attrs(self, value: dict[str, Any]) -> None:
+        self._attrs = value
+
+    def attr(self, key: str) -> Any:
+        """``attrs.get(key)``, converting only that attribute when the others are not needed
+        yet (the accessors below read one or two attributes of every op)."""
+        attrs = self._attrs
+        if attrs is not None:
+            return attrs.get(key)
+        return attr_value(self.raw_attrs.get(key))
+
+    def _set_attrs(self, attrs: dict[str, Any] | None, raw_attrs: dict[str, Any] | None) -> None:
+        self.raw_attrs = raw_attrs if raw_attrs is not None else {}
+        if attrs is None and raw_attrs is not None and not _converts_safely(raw_attrs):
+            attrs = {key: attr_value(value) for key, value in raw_attrs.items()}
+        self._attrs = attrs if attrs is not None or raw_attrs is not None else {}
+
+
 def _dtype_name(value: Any) -> str:
     """Data type as its enum name (text format may give the number instead)."""
     if value is None:
@@ -132,17 +201,30 @@ def _shape(shape: Any) -> tuple[int, ...]:
     return tuple(_to_int(d) for d in shape.get("dim", []) or [])
 
 
-@dataclass
-class TensorDesc:
-    """One ``TensorDescriptor``: data type name, layout (format) name, shape and attributes."""
+class TensorDesc(_LazyAttrs):
+    """One ``TensorDescriptor``: data type name, layout (format) name, shape and attributes.
 
-    dtype: str = ""
-    layout: str = ""
-    shape: tuple[int, ...] = ()
-    attrs: dict[str, Any] = field(default_factory=dict)
-    has_attr: bool = False  # the desc carried an "attr" key (msaccucmp only counts those)
-    name: str = ""
-    raw_attrs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    ``has_attr``: the desc carried an "attr" key (msaccucmp only counts those). ``attrs`` holds
+    converted values, ``raw_attrs`` the AttrDef dicts as read (see :class:`_LazyAttrs`)."""
+
+    __slots__ = ("_attrs", "dtype", "has_attr", "layout", "name", "raw_attrs", "shape")
+
+    def __init__(
+        self,
+        dtype: str = "",
+        layout: str = "",
+        shape: tuple[int, ...] = (),
+        attrs: dict[str, Any] | None = None,
+        has_attr: bool = False,
+        name: str = "",
+        raw_attrs: dict[str, Any] | None = None,
+    ) -> None:
+        self.dtype = dtype
+        self.layout = layout
+        self.shape = shape
+        self.has_attr = has_attr
+        self.name = name
+        self._set_attrs(attrs, raw_attrs)
 
     @classmethod
     def from_dict(cls, desc: Mapping[str, Any]) -> TensorDesc:
@@ -150,10 +232,29 @@ class TensorDesc:
             dtype=_dtype_name(desc.get("dtype")),
             layout=str(desc.get("layout", "") or ""),
             shape=_shape(desc.get("shape")),
-            attrs=attrs_from_list(desc.get("attr")),
             has_attr="attr" in desc,
             name=str(desc.get("name", "") or ""),
             raw_attrs=raw_attrs_from_list(desc.get("attr")),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not TensorDesc:
+            return NotImplemented
+        return (self.dtype, self.layout, self.shape, self.attrs, self.has_attr, self.name) == (
+            other.dtype,
+            other.layout,
+            other.shape,
+            other.attrs,
+            other.has_attr,
+            other.name,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return (
+            f"TensorDesc(dtype={self.dtype!r}, layout={self.layout!r}, shape={self.shape!r}, "
+            f"attrs={self.attrs!r}, has_attr={self.has_attr!r}, name={self.name!r})"
         )
 
     @property
@@ -162,7 +263,7 @@ class TensorDesc:
 
     @property
     def origin_shape(self) -> tuple[int, ...] | None:
-        value = self.attrs.get("origin_shape")
+        value = self.attr("origin_shape")
         if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
             return None
         return tuple(value)
@@ -171,25 +272,25 @@ class TensorDesc:
     def origin_format(self) -> str:
         """``_datadump_origin_format``, else ``origin_format`` (msaccucmp's order), else ''."""
         for key in ("_datadump_origin_format", "origin_format"):
-            value = self.attrs.get(key)
+            value = self.attr(key)
             if isinstance(value, str) and value:
                 return value
         return ""
 
     @property
     def origin_name(self) -> str:
-        value = self.attrs.get("_datadump_origin_name")
+        value = self.attr("_datadump_origin_name")
         return value if isinstance(value, str) else ""
 
     @property
     def origin_output_index(self) -> int | None:
-        value = self.attrs.get("_datadump_origin_output_index")
+        value = self.attr("_datadump_origin_output_index")
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     @property
     def origin_data_type(self) -> str:
         for key in ("_datadump_origin_data_type", "origin_data_type"):
-            value = self.attrs.get(key)
+            value = self.attr(key)
             if isinstance(value, str) and value:
                 return value
         return ""
@@ -203,21 +304,46 @@ def _string_list(value: Any) -> list[str]:
     return []
 
 
-@dataclass
-class Op:
+class Op(_LazyAttrs):
     """One ``OpDef``. ``inputs`` keeps the raw ``"src:idx"`` strings (control ``":-1"`` and empty
-    entries included, as in the file); ``id`` is 0 when the file omits it (proto3 default)."""
+    entries included, as in the file); ``id`` is 0 when the file omits it (proto3 default).
+    ``attrs`` holds converted values, ``raw_attrs`` the AttrDef dicts (see :class:`_LazyAttrs`)."""
 
-    name: str
-    type: str = ""
-    id: int = 0
-    inputs: list[str] = field(default_factory=list)
-    attrs: dict[str, Any] = field(default_factory=dict)
-    input_descs: list[TensorDesc] = field(default_factory=list)
-    output_descs: list[TensorDesc] = field(default_factory=list)
-    raw_attrs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    stream_id: int = 0
-    has_id: bool = False
+    __slots__ = (
+        "_attrs",
+        "has_id",
+        "id",
+        "input_descs",
+        "inputs",
+        "name",
+        "output_descs",
+        "raw_attrs",
+        "stream_id",
+        "type",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        type: str = "",
+        id: int = 0,
+        inputs: list[str] | None = None,
+        attrs: dict[str, Any] | None = None,
+        input_descs: list[TensorDesc] | None = None,
+        output_descs: list[TensorDesc] | None = None,
+        raw_attrs: dict[str, Any] | None = None,
+        stream_id: int = 0,
+        has_id: bool = False,
+    ) -> None:
+        self.name = name
+        self.type = type
+        self.id = id
+        self.inputs = inputs if inputs is not None else []
+        self.input_descs = input_descs if input_descs is not None else []
+        self.output_descs = output_descs if output_descs is not None else []
+        self.stream_id = stream_id
+        self.has_id = has_id
+        self._set_attrs(attrs, raw_attrs)
 
     @classmethod
     def from_dict(cls, op: Mapping[str, Any]) -> Op:
@@ -227,12 +353,24 @@ class Op:
             id=_to_int(op.get("id", 0) or 0),
             has_id="id" in op,
             inputs=_string_list(op.get("input")),
-            attrs=attrs_from_list(op.get("attr")),
             raw_attrs=raw_attrs_from_list(op.get("attr")),
             input_descs=[TensorDesc.from_dict(d or {}) for d in op.get("input_desc", []) or []],
             output_descs=[TensorDesc.from_dict(d or {}) for d in op.get("output_desc", []) or []],
             stream_id=_to_int(op.get("stream_id", 0) or 0),
         )
+
+    _FIELDS = ("name", "type", "id", "inputs", "attrs", "input_descs", "output_descs")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Op:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in (*self._FIELDS, "stream_id"))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
+        return f"Op({shown}, stream_id={self.stream_id!r}, has_id={self.has_id!r})"
 
     @property
     def data_inputs(self) -> list[str]:
@@ -246,7 +384,7 @@ class Op:
     @property
     def original_names(self) -> list[str]:
         """``_datadump_original_op_names`` as written ([] when absent or an empty list)."""
-        return _string_list(self.attrs.get(ORIGINAL_OP_NAMES))
+        return _string_list(self.attr(ORIGINAL_OP_NAMES))
 
     @property
     def msaccucmp_original_names(self) -> list[str]:
@@ -262,15 +400,15 @@ class Op:
     @property
     def ub_pass_names(self) -> list[str]:
         """UB fusion passes: ``pass_name_ub`` then ``_single_op_ub_pass_name`` (no duplicates)."""
-        names = _string_list(self.attrs.get(PASS_NAME_UB))
-        names += _string_list(self.attrs.get(SINGLE_OP_UB_PASS_NAME))
+        names = _string_list(self.attr(PASS_NAME_UB))
+        names += _string_list(self.attr(SINGLE_OP_UB_PASS_NAME))
         return list(dict.fromkeys(n for n in names if n))
 
     @property
     def pass_names(self) -> list[str]:
         """Every pass that produced this op, oldest first, most recent last: the ``pass_name``
         list, then UB passes not already in it."""
-        names = _string_list(self.attrs.get(PASS_NAME)) + self.ub_pass_names
+        names = _string_list(self.attr(PASS_NAME)) + self.ub_pass_names
         return list(dict.fromkeys(n for n in names if n))
 
     @property
@@ -283,7 +421,7 @@ class Op:
 
     @property
     def fusion_scope(self) -> int | None:
-        value = self.attrs.get("fusion_scope")
+        value = self.attr("fusion_scope")
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -412,6 +550,34 @@ def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
 def load_graph(path: str | os.PathLike) -> Graph:
     """Read a graph file (atc JSON or ``ge_proto_*.txt``) into a :class:`Graph`."""
     return graph_from_dict(load_graph_dict(path), path)
+
+
+class _DeferredGraph(Graph):
+    """A :class:`Graph` whose file is read on first use of anything but ``path`` and ``name``
+    (see :func:`deferred_graph`)."""
+
+    _EAGER = frozenset(("path", "name", "__dict__", "__class__", "_read_now"))
+
+    def __init__(self, path: str | os.PathLike, name: str) -> None:  # no dataclass __init__
+        self.__dict__.update(path=Path(path), name=name, _deferred=True)
+
+    def __getattribute__(self, attr: str) -> Any:
+        if attr not in _DeferredGraph._EAGER and object.__getattribute__(self, "__dict__").get(
+            "_deferred"
+        ):
+            object.__getattribute__(self, "_read_now")()
+        return object.__getattribute__(self, attr)
+
+    def _read_now(self) -> None:
+        state = self.__dict__
+        state.update(load_graph(state["path"]).__dict__, _deferred=False)
+
+
+def deferred_graph(path: str | os.PathLike, name: str) -> Graph:
+    """A Graph for ``path`` that reads the file only when more than its path and (known) name
+    is used: for a graph the caller has already read once and probably will not need again.
+    Reading it then raises :class:`GraphError` like :func:`load_graph`."""
+    return _DeferredGraph(path, name)
 
 
 # ----------------------------------------------------------------------------- writing
