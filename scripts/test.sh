@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Set up everything the tests need on a fresh Debian machine and run the whole suite.
-# Installs: Debian packages for the real-editor tests (needs root or sudo) and the Python venv with
+# Installs: Debian packages for the real-editor and report-rendering tests (needs root or sudo) and the Python venv with
 # test extras; the VS Code extension's npm packages are installed by its packaging test
 # (scripts/package_vscode.sh). Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(neovim emacs-nox elpa-eglot)
+apt_packages=(neovim emacs-nox elpa-eglot chromium)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

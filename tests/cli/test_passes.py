@@ -73,3 +73,17 @@ def test_unreadable_graph_exits_2(tmp_path):
     assert str(bad) in result.stderr and "Traceback" not in result.stderr
     missing = cli("passes", str(tmp_path / "none.json"))
     assert missing.returncode == 2 and "none.json" in missing.stderr
+
+
+def test_json_listing_gives_absolute_paths_for_scripts(case, tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "passes", case.on_graph.name, "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=case.on_graph.parent,
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["graph"] == str(case.on_graph.resolve())
+    assert data["fusion_result"] == str(case.fusion_result.resolve())  # found next to it

@@ -109,7 +109,10 @@ def test_write_outputs_on_an_empty_outcome_gives_a_clear_verdict(tmp_path):
     )
     out = write_outputs(outcome, tmp_path)
     assert out.summary["suspects"] == []
-    assert "error: x: truncated" in out.summary["inputs"]["notes"]
+    assert (
+        "skipped a bad dump file (dump it again to compare its op): x: truncated"
+        in out.summary["inputs"]["notes"]
+    )
     assert load_summary(out.summary_path)["verdict"].startswith("nothing compared")
 
 
@@ -118,3 +121,98 @@ def test_load_summary_rejects_other_files(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="not a fusion-switch summary"):
         load_summary(path)
+
+
+def _numbers_and_strings(value, path="$"):
+    """Every (path, value) of a JSON document whose key names a number."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _numbers_and_strings(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _numbers_and_strings(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+NUMERIC_KEYS = (
+    "score",
+    "share",
+    "badness",
+    "severity",
+    "input_badness",
+    "cosine",
+    "red",
+    "kl",
+    "rmse",
+    "mre",
+    "limit",
+)
+
+
+def test_summary_numbers_are_numbers_for_scripts(outputs):
+    _case, _outcome, out = outputs
+    data = json.loads(out.summary_path.read_text())
+    assert data["format"] == 1
+    checked = 0
+    for path, value in _numbers_and_strings(data):
+        key = path.rsplit(".", 1)[-1]
+        if key in NUMERIC_KEYS or ".metrics." in path:
+            assert value is None or type(value) in (int, float), (path, value)
+            checked += 1
+    assert checked > 100
+
+
+def test_json_number_keeps_small_values_and_never_gives_a_string():
+    from fusion_switch.compare.attribution import json_number
+
+    assert json_number(2.345678912345e-12) == 2.34567891e-12  # 9 significant digits
+    assert json_number(-3e15) == -3e15  # no cap, sign kept
+    assert json_number(float("nan")) is None
+    assert json_number(float("inf")) == 1.7976931348623157e308
+    assert json_number(float("-inf")) == -1.7976931348623157e308
+    json.dumps([json_number(float("inf"))], allow_nan=False)  # strict JSON accepts it
+
+
+def test_summary_paths_are_absolute_even_from_relative_arguments(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    outcome = SimpleNamespace(
+        rows=[],
+        on_graph=SimpleNamespace(ops=[], soc_version=None, path=None),
+        csv_path="out/result_1.csv",
+        notes=[],
+        errors=[],
+        counts=None,
+    )
+    inputs = {"on_dump": "on", "off_dump": "off", "on_graph": "g.json", "dumps_swapped": False}
+    out = write_outputs(outcome, "out", inputs=inputs)
+    data = out.summary
+    for value in (
+        data["csv"],
+        data["report"],
+        *(data["inputs"][k] for k in ("on_dump", "on_graph")),
+    ):
+        assert os.path.isabs(value), value
+    assert data["inputs"]["on_dump"] == str(tmp_path / "on")
+    assert data["inputs"]["dumps_swapped"] is False
+
+
+@pytest.mark.parametrize(
+    ("counts", "hint"),
+    [
+        ({"rows": 14, "no_left_dump": 14}, "check that -f is the graph of the run dumped in -m"),
+        ({"rows": 10, "no_left_dump": 4, "no_right_dump": 6}, "check that -cf is the graph"),
+        ({"rows": 3, "failed": 3}, "CompareFailReason"),
+    ],
+)
+def test_nothing_compared_says_what_to_check(tmp_path, counts, hint):
+    outcome = SimpleNamespace(
+        rows=[],
+        on_graph=SimpleNamespace(ops=[], soc_version=None, path=None),
+        csv_path=None,
+        notes=[],
+        errors=[],
+        counts=counts,
+    )
+    verdict = write_outputs(outcome, tmp_path).summary["verdict"]
+    assert verdict.startswith("nothing compared") and hint in verdict

@@ -40,10 +40,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=sorted(FAULT_KINDS),
         help="fault to inject (default: dropped_scale, which cosine similarity alone misses)",
     )
-    parser.add_argument("--ops", type=int, default=100, help="original ops in the network")
+    parser.add_argument(
+        "--ops", type=_positive_int, default=100, help="original ops in the network (at least 1)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     parser.set_defaults(func=run)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} ops: give at least 1")
+    return value
 
 
 def caret_lines(text: str, start: int, end: int) -> tuple[int, int, str, str]:
@@ -78,6 +90,14 @@ def check_samples(stream) -> int:
     return total
 
 
+def _blocked_by_file(path: Path) -> Path | None:
+    """The first of ``path`` and its parents that exists as something other than a folder."""
+    for p in (path, *path.parents):
+        if p.exists():
+            return None if p.is_dir() else p
+    return None
+
+
 def guilty_cfg(rule: str, section: str) -> str:
     """A fusion_switch.cfg that switches one rule off, in the layout CANN's docs use."""
     from ..catalogue import SECTIONS
@@ -93,6 +113,13 @@ def run(args: argparse.Namespace) -> int:
     from ..compare.generator import generate_case
     from .compare import Progress, print_verdict, run_comparison
 
+    if args.out and _blocked_by_file(Path(args.out)):
+        print(
+            f"fusion-switch demo: error: --out {args.out}: {_blocked_by_file(Path(args.out))} "
+            "is a file, not a folder; give a folder (it is created when missing)",
+            file=sys.stderr,
+        )
+        return 2
     out = stdout = sys.stdout
     started = time.monotonic()
     out.write("== 1. Checking the bundled fusion_switch.cfg samples ==\n")
@@ -102,8 +129,16 @@ def run(args: argparse.Namespace) -> int:
     out.write(f"\n== 2. Generating a case with a '{args.fault}' fault in {root} ==\n")
     try:
         case = generate_case(root / "case", n_ops=args.ops, faults=[args.fault], seed=args.seed)
-    except (ValueError, OSError) as exc:
+    except ValueError as exc:
         print(f"fusion-switch demo: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        where = exc.filename or root
+        print(
+            f"fusion-switch demo: error: cannot write the case into {where}: "
+            f"{exc.strerror or exc}; pick another --out folder",
+            file=sys.stderr,
+        )
         return 2
     truth = case.truth["faults"][0]
     out.write(

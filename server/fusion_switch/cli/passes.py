@@ -63,9 +63,11 @@ def list_passes(graph, fusion_result: dict | None = None) -> dict:
                 }
             by_rule[rule]["ops"].append(entry)
     passes = sorted(by_rule.values(), key=lambda r: (-len(r["ops"]), r["rule"]))
+    path = str(getattr(graph, "path", "") or "")
+    path = str(Path(path).resolve()) if path else ""
     return {
-        "graph": str(getattr(graph, "path", "") or ""),
-        "name": graph.name,
+        "graph": path,
+        "name": graph.name or Path(path).name or "graph",
         "soc_version": graph.soc_version,
         "fused_ops": fused,
         "passes": passes,
@@ -105,10 +107,21 @@ def run(args: argparse.Namespace) -> int:
         try:
             table = load_fusion_result(path)
         except (OSError, ValueError) as exc:
-            print(f"fusion-switch passes: error: {exc}", file=sys.stderr)
-            return 2
+            if args.fusion_result:  # asked for: an error
+                print(
+                    f"fusion-switch passes: error: --fusion-result: {exc}",
+                    file=sys.stderr,
+                )
+                return 2
+            # found next to the graph: the listing still works from the graph and catalogue
+            print(
+                f"fusion-switch passes: warning: fusion_result.json ignored: {exc}; sections "
+                "come from the graph and the catalogue",
+                file=sys.stderr,
+            )
+            path = None
     listing = list_passes(graph, table)
-    listing["fusion_result"] = str(path) if path else None
+    listing["fusion_result"] = str(Path(path).resolve()) if path else None
     try:
         if args.fmt == "json":
             json.dump(listing, sys.stdout, indent=1)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -345,8 +346,19 @@ def _rules_most_recent_first(op: OpLike) -> list[str]:
 def load_fusion_result(path: str | os.PathLike) -> dict[str, dict[str, int]]:
     """``fusion_result.json`` → {rule: {"section": ..., "effect_times": n}}.
 
-    The compiler writes one object, a list of them, or several objects one after another."""
-    text = Path(path).read_text(encoding="utf-8")
+    The compiler writes one object, a list of them, or several objects one after another.
+    Raises ValueError naming the file (and line and column) when it cannot be used."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte {exc.start}); expected the fusion_result.json "
+            "the compiler writes"
+        ) from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
     decoder = json.JSONDecoder()
     objects: list[Any] = []
     pos = 0
@@ -603,14 +615,20 @@ def _num(value: Any) -> float | None:
         return None
 
 
-def _json_num(value: float | None) -> float | str | None:
+def json_number(value: float | None) -> float | None:
+    """A number for strict JSON that a script can compare without type checks: 9 significant
+    digits (small metrics keep their precision), NaN as None, +-inf as +-DBL_MAX."""
     if value is None:
         return None
+    value = float(value)
     if math.isnan(value):
-        return "NaN"
+        return None
     if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return round(value, 9) if abs(value) < BADNESS_CAP else BADNESS_CAP
+        return math.copysign(sys.float_info.max, value)
+    return float(f"{value:.9g}")
+
+
+_json_num = json_number
 
 
 def _fmt(value: float) -> str:

@@ -15,6 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 WIDTH, PANEL_H, LEFT, RIGHT, TOP = 1100, 200, 64, 16, 28
+INFINITE = 1e308  # summary.json writes +-inf as +-DBL_MAX
+DOTS_UP_TO = 600  # above this many ops the chart shows a verdict strip instead of a dot per op
+LABEL_CHARS = 44  # suspect labels longer than this are cut (the full name is in the tooltip)
 VERDICT_COLOURS = {
     "introduces": "#c62828",
     "amplifies": "#ef6c00",
@@ -25,7 +28,9 @@ VERDICT_COLOURS = {
 
 
 def _num(value: Any) -> float | None:
-    if value is None:
+    """A summary number as a float; None for no value. Infinite values are written to JSON as
+    the largest double (strict JSON has no infinity); older summaries wrote "inf"/"NaN"."""
+    if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str):
         value = {"inf": math.inf, "-inf": -math.inf}.get(value, math.nan)
@@ -33,7 +38,9 @@ def _num(value: Any) -> float | None:
         out = float(value)
     except (TypeError, ValueError):
         return None
-    return None if math.isnan(out) else out
+    if math.isnan(out):
+        return None
+    return math.copysign(math.inf, out) if abs(out) >= INFINITE else out
 
 
 def _esc(value: Any) -> str:
@@ -65,7 +72,11 @@ def _panel(
     top: float,
     marks: Mapping[int, str],
 ) -> list[str]:
+    """One panel: frame, grid, the series as a line, and a dot per op (with a tooltip) coloured
+    by verdict. Above DOTS_UP_TO ops only the suspects and the ops that add error get a dot,
+    which keeps a 5,000-op report small; the verdict strip below the chart shows the rest."""
     n = len(ops)
+    every_dot = n <= DOTS_UP_TO
     parts = [
         f'<text x="{LEFT}" y="{top - 8:.1f}" class="ptitle">{_esc(title)}</text>',
         f'<rect x="{LEFT}" y="{top}" width="{WIDTH - LEFT - RIGHT}" height="{PANEL_H}" '
@@ -85,7 +96,10 @@ def _panel(
             continue
         x, y = _x(i, n), y_of(v)
         points.append(f"{x:.1f},{y:.1f}")
-        colour = VERDICT_COLOURS.get(str(op.get("verdict")), "#888")
+        verdict = str(op.get("verdict"))
+        if not (every_dot or i in marks or verdict in ("introduces", "amplifies")):
+            continue
+        colour = VERDICT_COLOURS.get(verdict, "#888")
         tip = f"#{op.get('order')} {op.get('op')} ({op.get('type')}) {key}={_fmt(op.get(key))}"
         r = 4.5 if i in marks else 2.2
         dots.append(
@@ -103,14 +117,72 @@ def _panel(
     return parts
 
 
+def _verdict_strip(ops: Sequence[Mapping[str, Any]], top: float) -> list[str]:
+    """A thin band under the chart coloured by each op's verdict, one rectangle per run of
+    equal verdicts, so that its size grows with the number of changes, not of ops."""
+    n = len(ops)
+    half = (WIDTH - LEFT - RIGHT) / max(n - 1, 1) / 2
+    parts = []
+    start = 0
+    for i in range(1, n + 1):
+        if i < n and ops[i].get("verdict") == ops[start].get("verdict"):
+            continue
+        verdict = str(ops[start].get("verdict"))
+        x0 = max(LEFT, _x(start, n) - half)
+        x1 = min(WIDTH - RIGHT, _x(i - 1, n) + half)
+        parts.append(
+            f'<rect x="{x0:.1f}" y="{top}" width="{max(x1 - x0, 1):.1f}" height="6" '
+            f'fill="{VERDICT_COLOURS.get(verdict, "#888")}"><title>{_esc(verdict)}: '
+            f"#{_esc(ops[start].get('order'))}..#{_esc(ops[i - 1].get('order'))}</title></rect>"
+        )
+        start = i
+    return parts
+
+
+def _x_ticks(ops: Sequence[Mapping[str, Any]], y: float) -> list[str]:
+    """About ten ticks under the chart, labelled with the op's index in the graph (``order``)."""
+    n = len(ops)
+    count = min(n, 10)
+    picks = sorted({round(k * (n - 1) / max(count - 1, 1)) for k in range(count)})
+    parts = []
+    for i in picks:
+        x = _x(i, n)
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 4}" y2="{y}" class="xtick"/>'
+            f'<text x="{x:.1f}" y="{y + 12}" class="xlabel">{_esc(ops[i].get("order"))}</text>'
+        )
+    return parts
+
+
+def _legend(y: float) -> list[str]:
+    parts = []
+    x = float(LEFT)
+    for verdict, colour in VERDICT_COLOURS.items():
+        parts.append(
+            f'<circle cx="{x + 4:.1f}" cy="{y - 4}" r="4" fill="{colour}" class="key"/>'
+            f'<text x="{x + 12:.1f}" y="{y}" class="legend">{verdict}</text>'
+        )
+        x += 12 + 7.2 * len(verdict) + 18
+    return parts
+
+
+def _label_width(label: str) -> float:
+    return 6.8 * len(label) + 8
+
+
+def _anchor(x: float, label: str) -> str:
+    """Labels run right of their mark unless they would leave the chart."""
+    return "start" if x + _label_width(label) <= WIDTH - RIGHT else "end"
+
+
 def _label_rows(marks: Mapping[int, str], n: int) -> dict[int, int]:
     """A text row for each suspect label so that neighbouring labels do not overlap."""
     row_ends: list[float] = []
     rows: dict[int, int] = {}
     for i in sorted(marks):
         x = _x(i, n)
-        width = 6.8 * len(marks[i]) + 8
-        start, end = (x - width, x) if x > WIDTH * 0.7 else (x, x + width)
+        width = _label_width(marks[i])
+        start, end = (x, x + width) if _anchor(x, marks[i]) == "start" else (x - width, x)
         for r, last in enumerate(row_ends):
             if start > last:
                 row_ends[r] = end
@@ -127,13 +199,27 @@ def _limit(thresholds: Mapping[str, Any] | None, name: str) -> float | None:
     return _num(entry.get("limit")) if isinstance(entry, Mapping) else None
 
 
+def _short(text: str, limit: int = LABEL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _cosine_ticks(low: float) -> list[tuple[float, str]]:
+    """Round tick values (steps of 0.02 ... 0.5) from ``low`` to 1, at most six."""
+    span = 1.0 - low
+    step = next(s for s in (0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0) if span / s <= 5.0 + 1e-9)
+    first = math.ceil(round(low / step, 6))
+    last = math.floor(round(1.0 / step, 6))
+    return [(k * step, f"{k * step:.2f}") for k in range(first, last + 1)]
+
+
 def chart_svg(
     ops: Sequence[Mapping[str, Any]],
     suspects: Sequence[Mapping[str, Any]],
     thresholds: Mapping[str, Any] | None = None,
 ) -> str:
     """Two panels (cosine, relative Euclidean distance) along execution order, suspects marked
-    and labelled ``#rank rule``, the thresholds drawn as dotted lines."""
+    and labelled ``#rank rule``, the thresholds drawn as dotted lines, x ticks labelled with
+    the op's index in the graph, a verdict strip and a colour legend."""
     ops = [
         op for op in ops if _num(op.get("cosine")) is not None or _num(op.get("red")) is not None
     ]
@@ -144,15 +230,17 @@ def chart_svg(
     for rank, s in enumerate(suspects, 1):
         for name in s.get("ops", []):
             if name in position:
-                rules_at.setdefault(position[name], []).append((rank, s["rule"]))
+                rules_at.setdefault(position[name], []).append((rank, str(s.get("rule", "?"))))
     marks: dict[int, str] = {}
+    tips: dict[int, str] = {}
     for i, found in rules_at.items():
         rank, rule = found[0]
         more = f" (+{len(found) - 1})" if len(found) > 1 else ""
-        marks[i] = f"#{rank} {rule}{more}"
+        marks[i] = f"#{rank} {_short(rule)}{more}"
+        tips[i] = f"{ops[i]['op']}: " + ", ".join(f"#{r} {name}" for r, name in found)
     rows = _label_rows(marks, len(ops))
     n_rows = max(rows.values(), default=-1) + 1
-    cosines = [v for op in ops if (v := _num(op.get("cosine"))) is not None]
+    cosines = [v for op in ops if (v := _num(op.get("cosine"))) is not None and math.isfinite(v)]
     cos_limit = _limit(thresholds, "CosineSimilarity")
     low = min([*cosines, 0.9, *([cos_limit] if cos_limit is not None else [])])
     low = math.floor(low * 10) / 10 if low > -1 else -1.0
@@ -161,16 +249,16 @@ def chart_svg(
     def y_cos(v: float) -> float:
         return top1 + PANEL_H * (1.0 - (min(max(v, low), 1.0) - low) / (1.0 - low or 1.0))
 
-    cos_ticks = [(low + (1.0 - low) * k / 4, f"{low + (1.0 - low) * k / 4:.2f}") for k in range(5)]
     red_limit = _limit(thresholds, "RelativeEuclideanDistance")
     reds = [
         v for op in ops if (v := _num(op.get("red"))) is not None and v > 0 and math.isfinite(v)
     ]
-    if red_limit and red_limit > 0:
+    if red_limit and red_limit > 0 and math.isfinite(red_limit):
         reds.append(red_limit)
     lo_exp = math.floor(math.log10(min(reds))) if reds else -6
     hi_exp = math.ceil(math.log10(max(reds))) if reds else 0
-    lo_exp, hi_exp = max(lo_exp, -9), max(min(hi_exp, 9), lo_exp + 1)
+    lo_exp = min(max(lo_exp, -9), 8)  # the panel spans at most 1e-9 .. 1e9
+    hi_exp = max(min(hi_exp, 9), lo_exp + 1)
     top2 = top1 + PANEL_H + 48
 
     def y_red(v: float) -> float:
@@ -184,7 +272,10 @@ def chart_svg(
 
     step = max(1, (hi_exp - lo_exp) // 6)
     red_ticks = [(10.0**e, f"1e{e}") for e in range(lo_exp, hi_exp + 1, step)]
-    height = top2 + PANEL_H + 40
+    # the floor also holds zeros and everything smaller
+    red_ticks[0] = (red_ticks[0][0], f"\u2264{red_ticks[0][1]}")
+    strip_y = top2 + PANEL_H + 4
+    height = strip_y + 58
     parts = [
         f'<svg viewBox="0 0 {WIDTH} {height}" '
         f'width="100%" role="img" aria-label="similarity along execution order">'
@@ -192,7 +283,7 @@ def chart_svg(
     cos_band = f"; in band above {_fmt_short(cos_limit)}" if cos_limit is not None else ""
     red_band = f"; in band below {_fmt_short(red_limit)}" if red_limit is not None else ""
     cos_title = f"CosineSimilarity (worst output{cos_band})"
-    parts += _panel(ops, "cosine", cos_title, y_cos, cos_ticks, top1, marks)
+    parts += _panel(ops, "cosine", cos_title, y_cos, _cosine_ticks(low), top1, marks)
     parts += _panel(
         ops,
         "red",
@@ -213,19 +304,27 @@ def chart_svg(
     for i, label in marks.items():
         x = _x(i, len(ops))
         y = TOP + 10 + 15 * rows[i]
-        anchor = "end" if x > WIDTH * 0.7 else "start"
+        anchor = _anchor(x, label)
         dx = -4 if anchor == "end" else 4
         parts.append(
             f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y + 3}" y2="{top1}" class="mark"/>'
             f'<text x="{x + dx:.1f}" y="{y}" text-anchor="{anchor}" class="label">'
-            f"{_esc(label)}<title>{_esc(ops[i]['op'])}</title></text>"
+            f"{_esc(label)}<title>{_esc(tips[i])}</title></text>"
         )
+    parts += _verdict_strip(ops, strip_y)
+    parts += _x_ticks(ops, strip_y + 14)
+    parts += _legend(height - 6)
     parts.append(
-        f'<text x="{(WIDTH + LEFT) / 2:.0f}" y="{height - 8}" class="axis">fusion-on ops in '
-        f"execution order ({len(ops)})</text>"
+        f'<text x="{WIDTH - RIGHT}" y="{height - 6}" class="axis">fusion-on ops in execution '
+        f"order: op index in the graph ({len(ops)} ops with a compared output)</text>"
     )
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _fmt_score(value: Any) -> str:
+    v = _num(value)
+    return "?" if v is None else f"{v:.3f}"
 
 
 def _fmt_short(value: float) -> str:
@@ -241,7 +340,7 @@ table{border-collapse:collapse;width:100%;font-size:12.5px}
 th,td{border-bottom:1px solid #e0e0e0;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#fafafa;position:sticky;top:0;cursor:pointer;user-select:none}
 th.sorted-asc::after{content:" \\25B2"} th.sorted-desc::after{content:" \\25BC"}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num,td[data-v]{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.introduces td{background:#ffebee} tr.amplifies td{background:#fff3e0}
 .suspect{border:1px solid #e0e0e0;border-radius:6px;padding:8px 12px;margin:8px 0}
 .suspect .rule{font-weight:600;font-size:15px} .muted{color:#757575}
@@ -251,29 +350,45 @@ svg .series{fill:none;stroke:#1565c0;stroke-width:1}
 svg .mark{stroke:#c62828;stroke-dasharray:4 3}
 svg .band{stroke:#ef6c00;stroke-dasharray:1 3}
 svg .tick{font-size:11px;text-anchor:end;fill:#616161} svg .ptitle{font-size:12px;fill:#424242}
-svg .label{font-size:12px;fill:#c62828;font-weight:600} svg .axis{font-size:12px;fill:#616161;
-text-anchor:middle}
+svg .label{font-size:12px;fill:#c62828;font-weight:600}
+svg .axis{font-size:12px;fill:#616161;text-anchor:end} svg .legend{font-size:11px;fill:#424242}
+svg .xtick{stroke:#9e9e9e} svg .xlabel{font-size:11px;fill:#616161;text-anchor:middle}
+td,.suspect code,dd code{overflow-wrap:anywhere} td[data-v],td.num{overflow-wrap:normal}
+table.sortable td:nth-child(2){min-width:16em} table.sortable td:nth-child(5){min-width:12em}
+table.sortable td:nth-child(3),table.sortable td:nth-child(4){overflow-wrap:normal}
+th{white-space:nowrap}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0} dt{color:#757575}
 """
 
 SORT_JS = """
+function sortKey(cell){
+  var v = cell.getAttribute('data-v');
+  return (v === null ? cell.textContent : v).trim();
+}
 document.querySelectorAll('table.sortable').forEach(function(table){
-  table.querySelectorAll('th').forEach(function(th, col){
+  var heads = table.tHead.rows[0].cells;
+  Array.prototype.forEach.call(heads, function(th, col){
     th.addEventListener('click', function(){
       var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-      var asc = !th.classList.contains('sorted-asc');
-      table.querySelectorAll('th').forEach(function(h){h.classList.remove('sorted-asc','sorted-desc');});
+      var asc = th.classList.contains('sorted-asc') ? false
+        : th.classList.contains('sorted-desc') ? true
+        : th.getAttribute('data-first') !== 'desc';
+      Array.prototype.forEach.call(heads, function(h){
+        h.classList.remove('sorted-asc', 'sorted-desc');
+      });
       th.classList.add(asc ? 'sorted-asc' : 'sorted-desc');
       rows.sort(function(a, b){
-        var x = a.cells[col].getAttribute('data-v') || a.cells[col].textContent;
-        var y = b.cells[col].getAttribute('data-v') || b.cells[col].textContent;
-        var nx = parseFloat(x), ny = parseFloat(y), r;
+        var x = sortKey(a.cells[col]), y = sortKey(b.cells[col]);
+        if (x === '' || y === '') return (x === '') - (y === '');  /* blanks always last */
+        var nx = Number(x), ny = Number(y), r;
         if (!isNaN(nx) && !isNaN(ny)) r = nx - ny;
         else if (!isNaN(nx)) r = -1; else if (!isNaN(ny)) r = 1;
         else r = x.localeCompare(y);
         return asc ? r : -r;
       });
-      rows.forEach(function(r){ body.appendChild(r); });
+      var frag = document.createDocumentFragment();
+      rows.forEach(function(r){ frag.appendChild(r); });
+      body.appendChild(frag);
     });
   });
 });
@@ -287,7 +402,7 @@ def _num_cell(value: Any) -> str:
         if v is None
         else ("1e308" if v == math.inf else ("-1e308" if v == -math.inf else repr(v)))
     )
-    return f'<td class="num" data-v="{data}">{_esc(_fmt(value))}</td>'
+    return f'<td data-v="{data}">{_esc(_fmt(value))}</td>'
 
 
 def _suspect_block(rank: int, s: Mapping[str, Any]) -> str:
@@ -295,22 +410,36 @@ def _suspect_block(rank: int, s: Mapping[str, Any]) -> str:
     for f in s.get("evidence", [])[:5]:
         outs = "; ".join(c for o in f.get("outputs", []) for c in o.get("crossed", [])) or "—"
         ins = ", ".join(
-            f"{i['tensor']}{' via ' + i['via'] if i.get('via') else ''}: badness "
+            f"{i.get('tensor')}{' via ' + i['via'] if i.get('via') else ''}: badness "
             f"{_fmt(i.get('badness'))}"
             for i in f.get("inputs", [])
         )
         ev_lines.append(
-            f"<li><code>{_esc(f['op'])}</code> ({_esc(f.get('type', ''))}, {_esc(f['verdict'])})"
+            f"<li><code>{_esc(f.get('op'))}</code> ({_esc(f.get('type', ''))}, "
+            f"{_esc(f.get('verdict'))})"
             f"<br>outputs: {_esc(outs)}<br><span class='muted'>inputs in band: "
             f"{_esc(ins or 'none compared')}</span></li>"
         )
     co = ", ".join(s.get("co_rules", [])) or "none"
+    blamed, judged = len(s.get("ops", [])), s.get("judged_ops", "?")
     return (
-        f'<div class="suspect"><div class="rule">{rank}. {_esc(s["rule"])} '
-        f'<span class="muted">({_esc(s["section"])}, score {_fmt(s.get("score"))}, '
-        f"{_esc(len(s.get('ops', [])))} of {_esc(s.get('judged_ops', '?'))} ops)</span></div>"
+        f'<div class="suspect"><div class="rule">{rank}. {_esc(s.get("rule", "?"))} '
+        f'<span class="muted">({_esc(s.get("section", "?"))}, score {_fmt_score(s.get("score"))}: '
+        f"introduces error in {blamed} of its {_esc(judged)} compared fused op"
+        f"{'' if judged == 1 else 's'})</span></div>"
         f"<div class='muted'>original ops: {_esc(', '.join(s.get('original_ops', [])[:12]))}"
         f" · other rules on these ops: {_esc(co)}</div><ul>{''.join(ev_lines)}</ul></div>"
+    )
+
+
+def _downstream_block(rules: Sequence[Mapping[str, Any]]) -> str:
+    if not rules:
+        return ""
+    names = ", ".join(str(r.get("rule")) for r in rules)
+    return (
+        f"<h2>Not judged: only downstream of the error ({len(rules)})</h2>"
+        "<p class='muted'>Every op of these rules already had inputs out of band, so whether "
+        f"they are harmless cannot be told from this run: {_esc(names)}</p>"
     )
 
 
@@ -322,7 +451,7 @@ def render_report(summary: Mapping[str, Any], title: str = "fusion-switch compar
     rows = []
     for op in ops:
         rows.append(
-            f'<tr class="{_esc(op.get("verdict", ""))}"><td class="num" data-v="{op.get("order")}">'
+            f'<tr class="{_esc(op.get("verdict", ""))}"><td class="num">'
             f"{_esc(op.get('order'))}</td><td><code>{_esc(op.get('op'))}</code></td>"
             f"<td>{_esc(op.get('type'))}</td><td>{_esc(op.get('verdict'))}</td>"
             f"<td>{_esc(', '.join(op.get('rules', [])))}</td>"
@@ -339,7 +468,9 @@ def render_report(summary: Mapping[str, Any], title: str = "fusion-switch compar
     )
     notes = [*inputs.get("notes", []), *summary.get("notes", [])]
     thresholds = ", ".join(
-        f"{k} {v['in_band']} {v['limit']}" for k, v in summary.get("thresholds", {}).items()
+        f"{k} {v.get('in_band', '')} {v.get('limit')}"
+        for k, v in (summary.get("thresholds") or {}).items()
+        if isinstance(v, Mapping)
     )
     harmless = summary.get("harmless_rules", [])
     parts = [
@@ -357,18 +488,30 @@ def render_report(summary: Mapping[str, Any], title: str = "fusion-switch compar
         "".join(_suspect_block(i + 1, s) for i, s in enumerate(suspects))
         or "<p>No fused op introduces error.</p>",
         f"<h2>Harmless rules ({len(harmless)})</h2><p class='muted'>"
-        + (_esc(", ".join(h["rule"] for h in harmless)) or "none")
+        + (_esc(", ".join(str(h.get("rule")) for h in harmless)) or "none")
         + "</p>",
+        _downstream_block(summary.get("downstream_only_rules") or []),
         f"<h2>All ops ({len(ops)})</h2>",
-        '<table class="sortable"><thead><tr><th>#</th><th>op</th><th>type</th><th>verdict</th>'
-        "<th>rules (most recent first)</th><th>cosine</th><th>RED</th><th>KL</th><th>RMSE</th>"
-        "<th>MRE</th><th>input badness</th><th>output badness</th></tr></thead><tbody>",
+        '<p class="muted">Click a header to sort (the metric columns sort worst first); '
+        "badness is how far a tensor is out of band (over 1: out of band).</p>",
+        '<table class="sortable"><thead><tr><th title="op index in the graph">#</th><th>op</th>'
+        "<th>type</th><th>verdict</th><th>rules (most recent first)</th>"
+        '<th title="CosineSimilarity of the worst output">cosine</th>'
+        '<th data-first="desc" title="RelativeEuclideanDistance">RED</th>'
+        '<th data-first="desc" title="KullbackLeiblerDivergence">KL</th>'
+        '<th data-first="desc" title="RootMeanSquareError">RMSE</th>'
+        '<th data-first="desc" title="MeanRelativeError">MRE</th>'
+        '<th data-first="desc">input badness</th><th data-first="desc">output badness</th>'
+        "</tr></thead><tbody>",
         "\n".join(rows),
         "</tbody></table>",
         "<h2>Inputs</h2><dl>",
         input_items,
         f"<dt>csv</dt><dd><code>{_esc(summary.get('csv') or '')}</code></dd></dl>",
-        ("<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>") if notes else "",
+        (f"<h2>Notes ({len(notes)})</h2><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes))
+        + "</ul>"
+        if notes
+        else "",
         f"<script>{SORT_JS}</script></body></html>",
     ]
     return "\n".join(parts)

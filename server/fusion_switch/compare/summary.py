@@ -8,6 +8,11 @@ Shape (suspects most likely first)::
      "inputs": {...paths used, "notes": [...]}, "counts": {...}, "soc_version": ...,
      "csv": path, "report": path, "thresholds": {...}}
 
+For scripts: key names are stable (``format`` is bumped when they change); every metric,
+badness and score is a JSON number or ``null`` (no value, or NaN), never a string, and an
+infinite value is written as the largest double (+-1.7976931348623157e308), because strict JSON
+has no infinity; every path is absolute.
+
 Files are written atomically (temporary file + rename): an interrupted run never leaves a
 half-written summary or report behind.
 """
@@ -31,9 +36,11 @@ from .attribution import (
     Threshold,
     attribute,
     find_fusion_result,
+    json_number,
     load_fusion_result,
 )
 
+SUMMARY_FORMAT = 1
 SUMMARY_NAME = "summary.json"
 REPORT_NAME = "report.html"
 
@@ -67,14 +74,9 @@ def _metric(finding: OpFinding, name: str, worst: str) -> float | None:
     return min(values) if worst == "min" else max(values)
 
 
-def _finite(value: float | None) -> float | str | None:
-    if value is None:
-        return None
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return round(value, 9)
+def _finite(value: float | None) -> float | None:
+    """A metric for JSON: 9 significant digits, NaN as null, +-inf as +-DBL_MAX."""
+    return json_number(value)
 
 
 def op_rows(attribution: Attribution) -> list[dict]:
@@ -103,13 +105,32 @@ def op_rows(attribution: Attribution) -> list[dict]:
 
 
 NOTHING_COMPARED = "nothing compared"
+BAD_FILE_NOTE = "skipped a bad dump file"
 
 
-def verdict_line(attribution: Attribution) -> str:
+def _nothing_compared_hint(counts: Mapping[str, Any]) -> str:
+    """What to check when no tensor was compared, from the engine's row counts."""
+    rows = counts.get("rows") or 0
+    if rows and counts.get("no_left_dump") == rows:
+        return (
+            "none of the fusion-on graph's ops has a dump file in the fusion-on dump folder: "
+            "check that -f is the graph of the run dumped in -m"
+        )
+    if rows and counts.get("no_right_dump", 0) + counts.get("no_left_dump", 0) >= rows:
+        return (
+            "the fusion-on ops have no fusion-off dump to pair with: check that -cf is the "
+            "graph of the run dumped in -g and that both runs are of the same network"
+        )
+    if rows and counts.get("failed") == rows:
+        return "every pair failed: see the CSV's CompareFailReason column"
+    return "do the graphs belong to these dumps? see the notes and the CSV's CompareFailReason"
+
+
+def verdict_line(attribution: Attribution, counts: Mapping[str, Any] | None = None) -> str:
     if not any(f.verdict != "unknown" for f in attribution.findings):
         return (
             f"{NOTHING_COMPARED}: no fusion-on output could be paired with a fusion-off one "
-            "(do the graphs belong to these dumps? see the notes and the CSV's CompareFailReason)"
+            f"({_nothing_compared_hint(counts or {})})"
         )
     if attribution.suspects:
         top = attribution.suspects[0]
@@ -147,13 +168,17 @@ def build_summary(
         }
     )
     return {
+        "format": SUMMARY_FORMAT,
         "tool": f"fusion-switch {__version__}",
-        "verdict": verdict_line(attribution),
+        "verdict": verdict_line(attribution, all_counts),
         "suspects": [s.to_json() for s in attribution.suspects],
         "harmless_rules": attribution.harmless_rules,
         "downstream_only_rules": attribution.downstream_only_rules,
         "unattributed_ops": [f.to_json() for f in attribution.unattributed],
-        "inputs": {**{k: _path_text(v) for k, v in inputs.items()}, "notes": list(notes)},
+        "inputs": {
+            **{k: _path_text(v) if k in PATH_KEYS else v for k, v in inputs.items()},
+            "notes": list(notes),
+        },
         "counts": all_counts,
         "soc_version": soc_version,
         "csv": _path_text(csv_path),
@@ -164,9 +189,13 @@ def build_summary(
     }
 
 
+PATH_KEYS = ("on_dump", "off_dump", "on_graph", "off_graph", "fusion_result")
+
+
 def _path_text(value: Any) -> Any:
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
+    """An absolute path string for a path or path string; other values unchanged."""
+    if isinstance(value, (str, os.PathLike)) and os.fspath(value):
+        return os.path.abspath(os.fspath(value))
     return value
 
 
@@ -210,13 +239,17 @@ def write_outputs(
     on_graph = getattr(outcome, "on_graph", None)
     given = dict(inputs or {})
     notes = [str(n) for n in getattr(outcome, "notes", []) or []]
-    notes += [f"error: {e}" for e in getattr(outcome, "errors", []) or []]
+    notes += [
+        f"{BAD_FILE_NOTE} (dump it again to compare its op): {e}"
+        for e in getattr(outcome, "errors", []) or []
+    ]
     result_path = Path(fusion_result) if fusion_result else None
     if result_path is None:
         result_path = find_fusion_result(
             getattr(on_graph, "path", None), given.get("on_graph"), given.get("on_dump")
         )
         if result_path is not None:
+            result_path = Path(os.path.abspath(result_path))
             notes.append(f"rule sections taken from {result_path}")
     table = None
     if result_path is not None:
