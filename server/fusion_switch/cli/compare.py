@@ -132,6 +132,14 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         help="verdict on stdout as text or as the summary JSON",
     )
     req("--no-progress", action="store_true", help="no progress output on stderr")
+    req(
+        "--progress",
+        choices=("text", "jsonl"),
+        default="text",
+        dest="progress_format",
+        help="progress on stderr as text (a bar on a terminal) or as JSON lines "
+        '{"done": N, "total": N, "message": "..."} for programs (the language server)',
+    )
 
 
 class Progress:
@@ -173,6 +181,36 @@ class Progress:
         if self.tty:
             self.stream.write("\r" + " " * 60 + "\r")
             self.stream.flush()
+
+
+class JsonLinesProgress:
+    """One JSON object per progress call on its own line, flushed at once (for programs that
+    read the progress while the job runs, such as the language server).
+
+    `FUSION_SWITCH_COMPARE_DELAY` (seconds, tests only) sleeps after each report, so tests can
+    make a tiny case slow enough to observe progress, cancellation and concurrent requests."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.lock = threading.Lock()
+        try:
+            self.delay = max(0.0, float(os.environ.get(DELAY_VARIABLE, "") or 0.0))
+        except ValueError:
+            self.delay = 0.0
+
+    def __call__(self, done: int, total: int, message: str = "") -> None:
+        with self.lock:
+            line = json.dumps({"done": done, "total": total, "message": message})
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        if self.delay:
+            time.sleep(self.delay)
+
+    def clear(self) -> None:
+        pass
+
+
+DELAY_VARIABLE = "FUSION_SWITCH_COMPARE_DELAY"
 
 
 def _error(message: str) -> int:
@@ -341,7 +379,10 @@ def print_verdict(summary: dict, stream: TextIO) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    progress = Progress(sys.stderr, enabled=not args.no_progress)
+    if args.progress_format == "jsonl" and not args.no_progress:
+        progress: Progress | JsonLinesProgress = JsonLinesProgress(sys.stderr)
+    else:
+        progress = Progress(sys.stderr, enabled=not args.no_progress)
     status, outputs = run_comparison(args, progress, sys.stdout)
     if outputs is None:
         return status

@@ -40,6 +40,14 @@ class ClientFeatures:
     folding_range_limit: int | None = None
     work_done_progress: bool = False
     show_message: bool = True
+    apply_edit: bool = False
+    show_message_request: bool = False
+    show_document: bool = False
+    code_lens: bool = False
+    code_lens_refresh: bool = False
+    inlay_hints: bool = False
+    inlay_hint_refresh: bool = False
+    status_notification: str | None = None  # experimental.fusionSwitch.statusNotification
 
     @classmethod
     def from_capabilities(cls, caps: types.ClientCapabilities | None) -> ClientFeatures:
@@ -72,7 +80,23 @@ class ClientFeatures:
             line_folding_only=has("text_document.folding_range.line_folding_only"),
             folding_range_limit=get_capability(caps, "text_document.folding_range.range_limit"),
             work_done_progress=has("window.work_done_progress"),
+            apply_edit=has("workspace.apply_edit"),
+            show_message_request=get_capability(caps, "window.show_message", None) is not None,
+            show_document=has("window.show_document.support"),
+            code_lens=get_capability(caps, "text_document.code_lens", None) is not None,
+            code_lens_refresh=has("workspace.code_lens.refresh_support"),
+            inlay_hints=get_capability(caps, "text_document.inlay_hint", None) is not None,
+            inlay_hint_refresh=has("workspace.inlay_hint.refresh_support"),
+            status_notification=_status_notification(caps.experimental),
         )
+
+
+def _status_notification(experimental) -> str | None:
+    """The method of our status notification, when the client announced it (our VS Code
+    extension sends `experimental.fusionSwitch = {"statusNotification": "fusionSwitch/status"}`)."""
+    ours = experimental.get("fusionSwitch") if isinstance(experimental, dict) else None
+    method = ours.get("statusNotification") if isinstance(ours, dict) else None
+    return method if isinstance(method, str) and method else None
 
 
 def server_capabilities(
@@ -107,4 +131,10 @@ def server_capabilities(
             else None
         ),
         execute_command_provider=types.ExecuteCommandOptions(commands=commands),
+        code_lens_provider=types.CodeLensOptions(resolve_provider=False)
+        if client.code_lens
+        else None,
+        inlay_hint_provider=(
+            types.InlayHintOptions(resolve_provider=False) if client.inlay_hints else None
+        ),
     )

@@ -57,3 +57,7 @@ def register(server: FusionSwitchServer) -> None:
             return {"error": f"{name} failed; see the fusion-switch output for details"}
 
         server.command(name)(guarded(failed)(fn))
+
+
+# The recipe's commands register themselves in `_REGISTRY` when imported (order = menu order).
+from .recipe import comparing, editing  # noqa: E402, F401

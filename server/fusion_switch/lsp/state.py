@@ -13,9 +13,9 @@ The pure layer (`fusion_switch.cfg`: numpy, jsonschema, the 674-rule catalogue) 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -61,7 +61,10 @@ class ServerState:
         self.catalogue_errors: list[CatalogueError] = []
         self.target: Target | None = None
         self.generation = 0
-        self.evidence: dict[str, str] = {}  # rule name → latest comparison evidence (markdown)
+        self.initialized = False  # `initialized` arrived: notifications may be sent
+        self.results = ComparisonResults()
+        self.compare_job: Any = None  # the running workflow.job.CompareJob, if any
+        self.detected_target: str | None = None  # soc_version from the graphs, when in use
         self.validations: dict[str, asyncio.Task] = {}  # uri → background validation
         self.background: set[asyncio.Future] = set()  # other tasks, kept until done
         self._cache: dict[str, _Cached] = {}
@@ -197,6 +200,7 @@ class ServerState:
                     )
             outcome.revalidate = True
         if force_reload or settings.target != old.target:
+            self.detected_target = None
             target = resolve_target(settings.target) if settings.target else None
             if settings.target and target is None:
                 outcome.warnings.append(
@@ -210,9 +214,38 @@ class ServerState:
             self.generation += 1
         return outcome
 
-    def set_evidence(self, evidence: Mapping[str, str]) -> None:
-        self.evidence = dict(evidence)
+    def attach_results(self, cfg_paths: list[Path], summary: dict) -> None:
+        """A newer comparison replaces the results of these configurations (and their
+        annotations: the generation moves, so pull clients re-fetch diagnostics)."""
+        for path in cfg_paths:
+            self.results.put(path, summary)
         self.generation += 1
+
+    def use_detected_target(self, soc_version: str | None) -> str | None:
+        """Adopt the graphs' soc_version when fusionSwitch.target is empty; returns the label
+        when this changed the target in force (the caller tells the user)."""
+        from ..catalogue import resolve_target
+
+        if self.settings.target or not soc_version:
+            return None
+        target = resolve_target(soc_version)
+        if target is None or target == self.target:
+            return None
+        self.target = target
+        self.detected_target = soc_version
+        self.generation += 1
+        return target.label
+
+    def status(self) -> dict:
+        """The payload of the `fusionSwitch/status` notification."""
+        origins = ", ".join(self.catalogue.origins) or "built-in"
+        payload: dict[str, Any] = {
+            "target": self.target.label if self.target else None,
+            "catalogue": origins,
+        }
+        if self.results.last_suspects is not None:
+            payload["suspects"] = self.results.last_suspects
+        return payload
 
     def describe(self) -> str:
         """One line saying which target and catalogue are in force (logged after changes)."""
@@ -221,3 +254,28 @@ class ServerState:
         return (
             f"fusion-switch: target {target}; catalogue {len(self.catalogue)} rules from {origins}"
         )
+
+
+class ComparisonResults:
+    """The last comparison per configuration file, read from `.fusion-switch/` on first use
+    (so a reopened file or a restarted server shows them again)."""
+
+    def __init__(self) -> None:
+        self._by_path: dict[Path, dict | None] = {}
+        self.last_suspects: int | None = None  # of the latest comparison seen
+
+    def get(self, cfg_path: Path | None) -> dict | None:
+        if cfg_path is None:
+            return None
+        if cfg_path not in self._by_path:
+            from ..workflow.results import load_results
+
+            summary = load_results(cfg_path)
+            self._by_path[cfg_path] = summary
+            if summary is not None and self.last_suspects is None:
+                self.last_suspects = len(summary.get("suspects") or [])
+        return self._by_path[cfg_path]
+
+    def put(self, cfg_path: Path, summary: dict) -> None:
+        self._by_path[cfg_path] = summary
+        self.last_suspects = len(summary.get("suspects") or [])

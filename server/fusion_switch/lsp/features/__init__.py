@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from . import (
     code_action,
+    code_lens,
     completion,
     configuration,
     diagnostics,
     folding,
     formatting,
     hover,
+    inlay_hint,
     lifecycle,
     symbols,
     sync,
@@ -31,6 +33,8 @@ MODULES = (
     formatting,
     symbols,
     folding,
+    code_lens,
+    inlay_hint,
 )
 
 

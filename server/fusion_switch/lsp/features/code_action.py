@@ -14,6 +14,7 @@ from lsprotocol import types
 
 from ..capabilities import SOURCE_CONVERT_TO_JSON
 from ..convert import SOURCE
+from ..recipe import annotations
 from ..safety import guarded
 from .common import compute, document
 
@@ -42,7 +43,10 @@ def register(server: FusionSwitchServer) -> None:
         analysis = await ls.state.analysis_async(doc)
         ctx = ls.state.context()
         only = list(params.context.only) if params.context.only else None
-        known = {(f.code, f.span): f for f in analysis.findings}
+        from ...workflow import annotate
+
+        ours_found = annotations.findings(ls, doc, analysis.document)
+        known = {(f.code, f.span): f for f in [*analysis.findings, *ours_found]}
 
         ours = [d for d in params.context.diagnostics if d.source == SOURCE]
         findings: list[Finding] = []
@@ -56,7 +60,9 @@ def register(server: FusionSwitchServer) -> None:
 
         actions: list[types.CodeAction] = []
         if findings:
-            for fix in await compute(doc, cfg.code_actions, analysis.document, findings, ctx):
+            found_fixes = await compute(doc, cfg.code_actions, analysis.document, findings, ctx)
+            found_fixes += annotate.fixes(analysis.document, findings)
+            for fix in found_fixes:
                 if wanted(fix.kind, only):
                     actions.append(conv.code_action(fix, doc.uri, doc.version, ours))
 

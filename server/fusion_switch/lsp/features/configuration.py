@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from ..recipe import annotations
 from ..safety import guarded, log, show
 from ..settings import SECTION, SETTINGS, Settings, parse_settings
 from . import diagnostics
@@ -49,6 +50,7 @@ def adopt(
     if outcome.revalidate:
         log(ls, ls.state.describe(), types.MessageType.Info)
         diagnostics.validate_all(ls)
+    annotations.send_status(ls)
 
 
 async def pull(ls: FusionSwitchServer) -> None:

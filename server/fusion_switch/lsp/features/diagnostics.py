@@ -32,6 +32,13 @@ def _diagnostics(ls: FusionSwitchServer, doc: OpenDocument, findings) -> list[ty
     return [conv.diagnostic(f, doc.uri) for f in findings]
 
 
+def _with_results(ls: FusionSwitchServer, doc: OpenDocument, analysis) -> list:
+    """The analysis findings plus what the last comparison says about this file."""
+    from ..recipe import annotations
+
+    return list(analysis.findings) + annotations.findings(ls, doc, analysis.document)
+
+
 def _publish(ls: FusionSwitchServer, doc: OpenDocument, findings) -> None:
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(
@@ -57,7 +64,7 @@ async def _publish_later(ls: FusionSwitchServer, doc: OpenDocument) -> None:
         log(ls, f"fusion-switch: checking {doc.uri} is slow; syntax problems shown first")
         analysis = await ls.state.full_analysis(doc)
         if current():
-            _publish(ls, doc, analysis.findings)
+            _publish(ls, doc, _with_results(ls, doc, analysis))
 
 
 def validate(ls: FusionSwitchServer, doc: OpenDocument) -> None:
@@ -69,7 +76,7 @@ def validate(ls: FusionSwitchServer, doc: OpenDocument) -> None:
     if previous is not None:
         previous.cancel()
     if len(doc.text) < LARGE_DOCUMENT:
-        _publish(ls, doc, ls.state.analysis(doc).findings)
+        _publish(ls, doc, _with_results(ls, doc, ls.state.analysis(doc)))
         return
     task = asyncio.ensure_future(guarded()(_publish_later)(ls, doc))
     tasks[doc.uri] = task
@@ -115,8 +122,9 @@ def register(server: FusionSwitchServer) -> None:
         if not complete:  # ask for a new pull once the full analysis is in
             result_id += ":syntax-only"
             ls.state.keep(asyncio.ensure_future(guarded()(_refresh_when_done)(ls, doc)))
+        found = _with_results(ls, doc, analysis) if complete else analysis.findings
         return types.RelatedFullDocumentDiagnosticReport(
-            items=_diagnostics(ls, doc, analysis.findings), result_id=result_id
+            items=_diagnostics(ls, doc, found), result_id=result_id
         )
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..recipe import annotations
 from ..safety import guarded
 from .common import compute, document
 
@@ -30,6 +31,6 @@ def register(server: FusionSwitchServer) -> None:
             analysis.document,
             conv.offset(params.position),
             ls.state.context(),
-            evidence=ls.state.evidence or None,
+            evidence=annotations.evidence(ls, doc) or None,
         )
         return conv.hover(info) if info is not None else None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..recipe import annotations
 from ..safety import guarded, log
 from . import configuration
 
@@ -27,3 +28,13 @@ def register(server: FusionSwitchServer) -> None:
         await asyncio.to_thread(ls.state.warm_up)
         log(ls, ls.state.describe(), types.MessageType.Info)
         await configuration.pull(ls)
+        ls.state.initialized = True
+        annotations.send_status(ls)
+
+    @server.feature(types.SHUTDOWN)
+    @guarded()
+    def shutdown(ls: FusionSwitchServer, params: None) -> None:
+        """A running comparison dies with the server (its child process is killed)."""
+        job = ls.state.compare_job
+        if job is not None:
+            job.cancel()

@@ -1,0 +1,74 @@
+"""A comparison's results on the open configurations: diagnostics (with the syntax and rule
+checks), code lenses, inlay hints, hover evidence; and telling the client to refresh them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..safety import log
+from .target import path_of
+
+if TYPE_CHECKING:
+    from ...cfg import CfgDocument, Finding
+    from ..documents import OpenDocument
+    from ..server import FusionSwitchServer
+
+
+def results(ls: FusionSwitchServer, doc: OpenDocument) -> dict | None:
+    """The last comparison attached to this configuration (loaded from disk on first use)."""
+    return ls.state.results.get(path_of(doc.uri))
+
+
+def findings(ls: FusionSwitchServer, doc: OpenDocument, document: CfgDocument) -> list[Finding]:
+    summary = results(ls, doc)
+    if not summary:
+        return []
+    from ...workflow import annotate
+
+    return annotate.findings(document, summary)
+
+
+def evidence(ls: FusionSwitchServer, doc: OpenDocument) -> dict[str, str]:
+    summary = results(ls, doc)
+    if not summary:
+        return {}
+    from ...workflow import annotate
+
+    return annotate.evidence_markdown(summary)
+
+
+def send_status(ls: FusionSwitchServer) -> None:
+    """`fusionSwitch/status` for clients that announced it (our VS Code extension)."""
+    method = ls.state.client.status_notification
+    if method is None or not ls.state.initialized:
+        return
+    try:
+        ls.protocol.notify(method, ls.state.status())
+    except Exception as exc:  # never let a status line break a command
+        log(ls, f"fusion-switch: could not send {method}: {exc!r}")
+
+
+def refresh(ls: FusionSwitchServer) -> None:
+    """After results changed: re-publish diagnostics, ask for lenses and hints again."""
+    from ..features import diagnostics
+
+    diagnostics.validate_all(ls)
+    client = ls.state.client
+    if client.code_lens and client.code_lens_refresh:
+        ls.workspace_code_lens_refresh(None)
+    if client.inlay_hints and client.inlay_hint_refresh:
+        ls.workspace_inlay_hint_refresh(None)
+    send_status(ls)
+
+
+def tell_detected_target(ls: FusionSwitchServer, label: str) -> None:
+    from ..safety import show
+
+    show(
+        ls,
+        f"fusion-switch: target {label} taken from the compared graphs (soc_version), because "
+        "fusionSwitch.target is empty; set it to choose another.",
+        types.MessageType.Info,
+    )

@@ -1,0 +1,220 @@
+"""Recipe commands around a comparison run: compare, cancelCompare, showReport.
+
+The engine runs in a child process (`workflow.job`), so this handler only awaits: other
+requests (completion, hover) keep being answered while it runs. One run at a time; a second
+one is refused. Work-done progress (percentage, cancellable) is shown only to clients that
+declare `window.workDoneProgress`; cancelling it or `fusionSwitch.cancelCompare` kills the
+child, and nothing of a cancelled run is published.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..documents import file_name
+from ..safety import log, show
+from . import annotations, target
+from .command import CommandError, Refused, recipe_command
+
+if TYPE_CHECKING:
+    from ...workflow.job import CompareJob, ComparePaths
+    from ..server import FusionSwitchServer
+
+COMPARE = "fusionSwitch.compare"
+CANCEL_COMPARE = "fusionSwitch.cancelCompare"
+SHOW_REPORT = "fusionSwitch.showReport"
+INPUTS = (
+    ("onDump", "on_dump"),
+    ("offDump", "off_dump"),
+    ("onGraph", "on_graph"),
+    ("offGraph", "off_graph"),
+)
+
+
+def compare_paths(ls: FusionSwitchServer, params: dict, cfg_path: Path) -> ComparePaths:
+    """Arguments first, then settings `fusionSwitch.compare.*`; relative to the workspace."""
+    from ...workflow.job import ComparePaths
+    from ...workflow.state_dir import state_dir
+
+    folder = target.workspace_folder(ls, cfg_path)
+    settings = ls.state.settings.compare
+
+    def resolve(value: str) -> Path:
+        path = Path(os.path.expanduser(value))
+        return path if path.is_absolute() else folder / path
+
+    found: dict[str, Path] = {}
+    missing = []
+    for arg, attr in INPUTS:
+        value = params.get(arg)
+        if value is not None and not isinstance(value, str):
+            raise CommandError(f"fusion-switch: compare: {arg} must be a path string")
+        value = (value or "").strip() or getattr(settings, attr)
+        if value:
+            found[attr] = resolve(value)
+        else:
+            missing.append(arg)
+    if missing:
+        raise CommandError(
+            f"fusion-switch: compare needs {', '.join(missing)}: pass them as arguments or set "
+            + ", ".join(f"fusionSwitch.compare.{m}" for m in missing)
+            + f" (paths relative to {folder})."
+        )
+    output = params.get("output") if isinstance(params.get("output"), str) else ""
+    output = output.strip() or settings.output
+    out_dir = resolve(output) if output else state_dir(cfg_path) / f"{cfg_path.name}.compare"
+    paths = ComparePaths(output=out_dir, **found)
+    problems = paths.problems()
+    if problems:
+        raise CommandError("fusion-switch: cannot compare: " + "; ".join(problems) + ".")
+    return paths
+
+
+class ProgressBar:
+    """Work-done progress for one run, when the client supports it (else it does nothing)."""
+
+    def __init__(self, ls: FusionSwitchServer) -> None:
+        self.ls = ls
+        self.token: str | None = None
+        self.percentage = 0
+
+    async def begin(self, job: CompareJob, title: str) -> None:
+        if not self.ls.state.client.work_done_progress:
+            return
+        token = f"fusionSwitch/compare/{uuid.uuid4().hex[:12]}"
+        try:
+            await self.ls.work_done_progress.create_async(token)
+        except Exception as exc:  # the client refused: run without a progress bar
+            log(self.ls, f"fusion-switch: no progress bar for the comparison: {exc!r}")
+            return
+        self.token = token
+        self.ls.work_done_progress.tokens[token].add_done_callback(
+            lambda f: job.cancel() if f.cancelled() else None
+        )
+        self.ls.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title=title, cancellable=True, message="reading the graphs", percentage=0
+            ),
+        )
+
+    def report(self, done: int, total: int, message: str) -> None:
+        if self.token is None or total <= 0:
+            return
+        percentage = min(99, int(100 * done / total))
+        if percentage <= self.percentage:
+            return
+        self.percentage = percentage
+        self.ls.work_done_progress.report(
+            self.token,
+            types.WorkDoneProgressReport(
+                message=f"{done}/{total} ops" + (f" · {message}" if message else ""),
+                percentage=percentage,
+            ),
+        )
+
+    def end(self, message: str) -> None:
+        if self.token is None:
+            return
+        self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+        self.ls.work_done_progress.tokens.pop(self.token, None)
+        self.token = None
+
+
+@recipe_command(COMPARE)
+async def compare(ls: FusionSwitchServer, params: dict):
+    from ...workflow import annotate
+    from ...workflow.job import CompareJob
+    from ...workflow.results import save_results
+
+    doc = target.config(ls, params, command=COMPARE)
+    cfg_path = target.file_path(doc, command=COMPARE)
+    if ls.state.compare_job is not None:
+        raise Refused(
+            "fusion-switch: a comparison is already running; wait for it to finish or cancel it "
+            "(fusionSwitch.cancelCompare)."
+        )
+    paths = compare_paths(ls, params, cfg_path)
+    bar = ProgressBar(ls)
+    job = CompareJob(paths, bar.report)
+    ls.state.compare_job = job
+    try:
+        await bar.begin(job, f"Comparing fusion on vs off for {file_name(doc.uri)}")
+        log(ls, "fusion-switch: running " + " ".join(job.argv), types.MessageType.Info)
+        outcome = await job.run()
+    finally:
+        ls.state.compare_job = None
+        if bar.token is not None and job.cancelled:
+            bar.end("cancelled")
+    if outcome.status == "cancelled":
+        bar.end("cancelled")
+        show(
+            ls,
+            "fusion-switch: comparison cancelled; no results were published.",
+            types.MessageType.Info,
+        )
+        return {"cancelled": True}
+    if outcome.status != "done":
+        bar.end("failed")
+        for line in outcome.stderr_tail:
+            log(ls, f"fusion-switch compare: {line}")
+        raise CommandError(f"fusion-switch: the comparison failed: {outcome.message}")
+    summary = annotate.compact_summary(outcome.summary or {})
+    cfg_paths = [cfg_path] + [p for _, p in target.same_workspace(ls, cfg_path) if p != cfg_path]
+    for path in cfg_paths:
+        try:
+            save_results(path, summary)
+        except OSError as exc:
+            log(ls, f"fusion-switch: could not keep the results next to {path}: {exc}")
+    ls.state.attach_results(cfg_paths, summary)
+    detected = ls.state.use_detected_target(summary.get("soc_version"))
+    bar.end(summary.get("verdict") or "done")
+    if detected:
+        annotations.tell_detected_target(ls, detected)
+    annotations.refresh(ls)
+    found = annotate.suspects(summary)
+    show(
+        ls,
+        annotate.verdict_message(summary),
+        types.MessageType.Warning if found else types.MessageType.Info,
+    )
+    return annotate.brief(summary)
+
+
+@recipe_command(CANCEL_COMPARE)
+async def cancel_compare(ls: FusionSwitchServer, params: dict):
+    job = ls.state.compare_job
+    if job is None:
+        show(ls, "fusion-switch: no comparison is running.", types.MessageType.Info)
+        return {"cancelled": False}
+    job.cancel()
+    return {"cancelled": True}
+
+
+@recipe_command(SHOW_REPORT)
+async def show_report(ls: FusionSwitchServer, params: dict):
+    """Open the HTML report in the browser (`window/showDocument`, external) or say where it is."""
+    doc = target.config(ls, params, command=SHOW_REPORT)
+    summary = annotations.results(ls, doc)
+    report = summary.get("report") if summary else None
+    if not isinstance(report, str) or not report:
+        raise Refused(
+            f"fusion-switch: no comparison report for {file_name(doc.uri)} yet; run "
+            "fusionSwitch.compare first."
+        )
+    path = Path(report)
+    if not path.is_file():
+        raise CommandError(f"fusion-switch: the report {path} is gone; compare again.")
+    if ls.state.client.show_document:
+        result = await ls.window_show_document_async(
+            types.ShowDocumentParams(uri=path.as_uri(), external=True)
+        )
+        if result is not None and result.success:
+            return {"shown": True, "report": report}
+    show(ls, f"fusion-switch: the comparison report is {path}", types.MessageType.Info)
+    return {"shown": False, "report": report}

@@ -1,0 +1,381 @@
+"""What a comparison's summary means for one fusion_switch.cfg: diagnostics, fixes, lenses,
+inlay hints and hover evidence, all as plain values in offsets (no protocol; `lsp/` converts).
+
+Input is the summary written by `fusion-switch compare` (see compare/summary.py): `suspects`
+[{rule, section, ops, original_ops, evidence: [{op, type, inputs, outputs}], score}] and
+`harmless_rules` [{rule, section, ops}]. A suspect is annotated unless its rule is already
+explicitly "off" in its section (then there is nothing left to do); when the rule is not in the
+file, the annotation sits on the section key, else on `Switch`, else on the first character.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cfg.edits import set_switches
+from ..cfg.model import Edit, Finding, Fix, Span
+from ..cfg.syntax import CfgDocument, ObjectNode, StringNode
+
+SUSPECT_CODE = "fusion-suspect"
+HARMLESS_CODE = "fusion-harmless-off"
+SECTIONS = ("GraphFusion", "UBFusion")
+EVIDENCE_KEPT = 12  # fused ops of evidence kept per rule in the saved results
+METRICS = (
+    ("CosineSimilarity", "cosine"),
+    ("RelativeEuclideanDistance", "RED"),
+    ("KullbackLeiblerDivergence", "KL"),
+    ("RootMeanSquareError", "RMSE"),
+    ("MeanRelativeError", "MRE"),
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where a rule's switch is in the file: its key, its value ("on"/"off"/other), its end."""
+
+    key: Span
+    value: str | None
+    end: int
+
+
+@dataclass
+class Lens:
+    span: Span
+    title: str
+    command: str
+    arguments: dict = field(default_factory=dict)
+
+
+@dataclass
+class Hint:
+    offset: int
+    label: str
+    tooltip: str
+
+
+# ------------------------------------------------------------------------- the summary
+
+
+def compact_summary(summary: dict) -> dict:
+    """What is kept next to the configuration: everything but the per-op table, with at most
+    `EVIDENCE_KEPT` fused ops of evidence per suspect (a 5,000-op model stays small)."""
+    out = {k: v for k, v in summary.items() if k != "ops"}
+    out["suspects"] = [
+        {**s, "evidence": list(s.get("evidence") or [])[:EVIDENCE_KEPT]} for s in suspects(summary)
+    ]
+    return out
+
+
+def suspects(summary: dict) -> list[dict]:
+    return [
+        s
+        for s in summary.get("suspects") or []
+        if isinstance(s, dict) and isinstance(s.get("rule"), str)
+    ]
+
+
+def harmless(summary: dict) -> list[dict]:
+    return [
+        h
+        for h in summary.get("harmless_rules") or []
+        if isinstance(h, dict) and isinstance(h.get("rule"), str)
+    ]
+
+
+def brief(summary: dict) -> dict:
+    """The small answer of the compare command."""
+    return {
+        "verdict": summary.get("verdict", ""),
+        "suspects": [
+            {"rule": s["rule"], "section": s.get("section"), "ops": list(s.get("ops") or [])}
+            for s in suspects(summary)
+        ],
+        "report": summary.get("report"),
+        "csv": summary.get("csv"),
+        "counts": {
+            k: v for k, v in (summary.get("counts") or {}).items() if not isinstance(v, dict)
+        },
+        "soc_version": summary.get("soc_version"),
+    }
+
+
+def verdict_message(summary: dict) -> str:
+    found = suspects(summary)
+    if not found:
+        verdict = summary.get("verdict", "")
+        return f"fusion-switch: comparison done, no fusion rule is suspect ({verdict})."
+    top = found[0]
+    names = ", ".join(f"{s['rule']} ({s.get('section')})" for s in found[:3])
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return (
+        f"fusion-switch: {len(found)} suspected fusion rule{'s' if len(found) != 1 else ''}: "
+        f"{names}{more}. Most likely {top['rule']} at {', '.join(top.get('ops') or [])[:80]}. "
+        "Run 'Turn Suspected Rules Off' (fusionSwitch.applySuspects) to switch them off."
+    )
+
+
+def suspect_changes(
+    summary: dict, rules: Iterable[str] | None = None
+) -> list[tuple[str, str, str]]:
+    """(section, rule, "off") for the suspects (all, or only those named in `rules`)."""
+    wanted = set(rules) if rules is not None else None
+    out: list[tuple[str, str, str]] = []
+    for s in suspects(summary):
+        section = s.get("section")
+        if section in SECTIONS and (wanted is None or s["rule"] in wanted):
+            change = (section, s["rule"], "off")
+            if change not in out:
+                out.append(change)
+    return out
+
+
+# ------------------------------------------------------------------------- metrics
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if value == 0 or 1e-3 <= abs(value) < 1e4:
+        return f"{value:.4f}"
+    return f"{value:.2e}"
+
+
+def worst_cosine(suspect: dict) -> float | None:
+    values = [
+        _num(t.get("metrics", {}).get("CosineSimilarity"))
+        for ev in suspect.get("evidence") or []
+        for t in ev.get("outputs") or []
+    ]
+    values = [v for v in values if v is not None]
+    return min(values) if values else None
+
+
+def _metrics_text(tensors: Sequence[dict]) -> str:
+    """`cosine 0.8705, RED 0.5017` for the worst tensor of the list."""
+    parts = []
+    for name, short in METRICS[:2]:
+        values = [_num((t.get("metrics") or {}).get(name)) for t in tensors]
+        values = [v for v in values if v is not None]
+        if values:
+            worst = min(values) if name == "CosineSimilarity" else max(values)
+            parts.append(f"{short} {_fmt(worst)}")
+    return ", ".join(parts) or "no metrics"
+
+
+def suspect_message(s: dict) -> str:
+    evidence = list(s.get("evidence") or [])
+    ops = list(s.get("ops") or [])
+    head = f"{s['rule']} ({s.get('section')}) is suspected by the last comparison"
+    if not evidence:
+        return f"{head}: fused op {', '.join(ops[:3]) or '?'} diverges. Switch it off to confirm."
+    first = evidence[0]
+    originals = ", ".join(first.get("original_ops") or [])
+    crossed = [c for t in first.get("outputs") or [] for c in t.get("crossed") or []]
+    inputs = first.get("inputs") or []
+    more = f" (and {len(ops) - 1} more fused ops)" if len(ops) > 1 else ""
+    return (
+        f"{head}: fused op {first.get('op')} ({first.get('type', '?')}"
+        + (f", from {originals}" if originals else "")
+        + f"){more}: inputs {_metrics_text(inputs) if inputs else 'not compared'}, "
+        f"outputs {_metrics_text(first.get('outputs') or [])}; threshold crossed: "
+        + ("; ".join(crossed[:3]) or "outputs out of band")
+        + ". Switch it off to confirm."
+    )
+
+
+# ------------------------------------------------------------------------- the document
+
+
+def _text(node) -> str | None:
+    return node.value.strip() if isinstance(node, StringNode) else None
+
+
+def _switch(doc: CfgDocument) -> tuple[ObjectNode | None, Any]:
+    root = doc.root if doc.format == "json" else None
+    if not isinstance(root, ObjectNode):
+        return None, None
+    member = root.get("Switch")
+    value = member.value if member else None
+    return (value if isinstance(value, ObjectNode) else None), member
+
+
+def locate(doc: CfgDocument, section: str, rule: str) -> Entry | None:
+    """The rule's switch in `section` (the line format has no sections: any line counts)."""
+    if doc.format == "lines":
+        for entry in reversed(doc.entries):
+            if entry.name == rule:
+                return Entry(entry.name_span, entry.value.strip(), entry.value_end)
+        return None
+    switch, _ = _switch(doc)
+    section_node = switch.object(section) if switch is not None else None
+    member = section_node.get(rule) if section_node is not None else None
+    if member is None:
+        return None
+    return Entry(member.key_span, _text(member.value), member.end)
+
+
+def anchor(doc: CfgDocument, section: str) -> Span:
+    """Where to report a rule that is not in the file: section key, `Switch`, first character."""
+    switch, switch_member = _switch(doc)
+    if switch is not None:
+        member = switch.get(section)
+        if member is not None:
+            return member.key_span
+    if switch_member is not None:
+        return switch_member.key_span
+    return Span(0, min(1, len(doc.text)))
+
+
+def findings(doc: CfgDocument, summary: dict | None) -> list[Finding]:
+    """`fusion-suspect` warnings and `fusion-harmless-off` information for this document."""
+    if not summary:
+        return []
+    out: list[Finding] = []
+    for s in suspects(summary):
+        section = s.get("section")
+        if section not in SECTIONS:
+            continue
+        entry = locate(doc, section, s["rule"])
+        if entry is not None and entry.value == "off":
+            continue
+        data = {"rule": s["rule"], "section": section, "present": entry is not None}
+        message = suspect_message(s)
+        if entry is None:
+            message += f' It is not in this file: add "{s["rule"]}": "off" under {section}.'
+        span = entry.key if entry is not None else anchor(doc, section)
+        out.append(Finding(SUSPECT_CODE, "warning", span, message, data))
+    for h in harmless(summary):
+        section = h.get("section")
+        entry = locate(doc, section, h["rule"]) if section in SECTIONS else None
+        if entry is None or entry.value != "off":
+            continue
+        ops = h.get("ops")
+        count = f"{ops} fused op{'s' if ops != 1 else ''}" if isinstance(ops, int) else "its ops"
+        out.append(
+            Finding(
+                HARMLESS_CODE,
+                "information",
+                entry.key,
+                f"{h['rule']} could be switched back on: in the last comparison {count} built by "
+                "it agreed with fusion off.",
+                {"rule": h["rule"], "section": section},
+            )
+        )
+    return out
+
+
+def fixes(doc: CfgDocument, found: Sequence[Finding]) -> list[Fix]:
+    """Quick fixes for our findings, from their data alone (set_switches keeps the layout)."""
+    out: list[Fix] = []
+    for f in found:
+        data = f.data or {}
+        rule, section = data.get("rule"), data.get("section")
+        if f.code not in (SUSPECT_CODE, HARMLESS_CODE):
+            continue
+        if not isinstance(rule, str) or section not in SECTIONS:
+            continue
+        value, title = (
+            ("off", f"Turn {rule} off (suspected by the last comparison)")
+            if f.code == SUSPECT_CODE
+            else ("on", f"Switch {rule} back on (harmless in the last comparison)")
+        )
+        edits: list[Edit] = set_switches(doc, [(section, rule, value)])
+        if edits:
+            out.append(Fix(title, edits, "quickfix", [f.code], preferred=f.code == SUSPECT_CODE))
+    return out
+
+
+def evidence_markdown(summary: dict | None) -> dict[str, str]:
+    """Rule name → markdown added to its hover: the per-tensor evidence table."""
+    if not summary:
+        return {}
+    out: dict[str, str] = {}
+    for s in suspects(summary):
+        rows = ["| fused op | tensor | cosine | RED | threshold crossed |", "|---|---|---|---|---|"]
+        for ev in (s.get("evidence") or [])[:6]:
+            for kind in ("inputs", "outputs"):
+                for t in ev.get(kind) or []:
+                    m = t.get("metrics") or {}
+                    index = str(t.get("tensor", "")).rsplit(":", 1)[-1]
+                    rows.append(
+                        f"| {ev.get('op')} | {kind[:-1]} {index} "
+                        f"| {_fmt(_num(m.get('CosineSimilarity')))} "
+                        f"| {_fmt(_num(m.get('RelativeEuclideanDistance')))} "
+                        f"| {'; '.join(t.get('crossed') or []) or '–'} |"
+                    )
+        ops = list(s.get("ops") or [])
+        out[s["rule"]] = (
+            f"**Last comparison: suspected** ({s.get('section')}, score "
+            f"{_fmt(_num(s.get('score')))}; "
+            + ("1 fused op diverges" if len(ops) == 1 else f"{len(ops)} fused ops diverge")
+            + ")\n\n"
+            + "\n".join(rows)
+        )
+    for h in harmless(summary):
+        out.setdefault(
+            h["rule"],
+            f"**Last comparison: harmless** ({h.get('section')}): the fused ops it built agree "
+            "with fusion off.",
+        )
+    return out
+
+
+def lenses(doc: CfgDocument, summary: dict | None, cfg_uri: str) -> list[Lens]:
+    """A summary lens at the top, and one per suspect still to switch off."""
+    if not summary:
+        return []
+    found = suspects(summary)
+    top = Span(0, 0)
+    n = len(found)
+    out = [
+        Lens(
+            top,
+            f"Last comparison: {n} suspect{'s' if n != 1 else ''} · Show report",
+            "fusionSwitch.showReport",
+            {"cfgUri": cfg_uri},
+        ),
+        Lens(top, "Compare again", "fusionSwitch.compare", {"cfgUri": cfg_uri}),
+    ]
+    for f in findings(doc, summary):
+        if f.code != SUSPECT_CODE:
+            continue
+        s = next(s for s in found if s["rule"] == f.data["rule"])
+        ops = len(s.get("ops") or [])
+        cosine = worst_cosine(s)
+        title = ("1 fused op diverges" if ops == 1 else f"{ops} fused ops diverge") + (
+            f" · worst cosine {cosine:.2f}" if cosine is not None else ""
+        )
+        out.append(
+            Lens(
+                f.span,
+                f"{title} · Turn {s['rule']} off",
+                "fusionSwitch.applySuspects",
+                {"cfgUri": cfg_uri, "rules": [s["rule"]]},
+            )
+        )
+    return out
+
+
+def hints(doc: CfgDocument, summary: dict | None) -> list[Hint]:
+    """After each suspected entry that is in the file: `suspect · cosine 0.87`."""
+    if not summary:
+        return []
+    out = []
+    for s in suspects(summary):
+        section = s.get("section")
+        entry = locate(doc, section, s["rule"]) if section in SECTIONS else None
+        if entry is None or entry.value == "off":
+            continue
+        cosine = worst_cosine(s)
+        label = " suspect" + (f" · cosine {cosine:.2f}" if cosine is not None else "")
+        out.append(Hint(entry.end, label, suspect_message(s)))
+    return out

@@ -1,0 +1,198 @@
+"""One comparison run as a child process (`python -m fusion_switch compare ... --progress jsonl`).
+
+Why a process and not a thread: the engine is numpy-heavy and may start worker processes; a
+crash, a hang or a kill must not take the language server down, and cancelling must free the
+CPU at once. The child runs in its own process group so that cancelling also ends the engine's
+workers. Progress arrives as JSON lines on the child's stderr; other stderr lines are kept to
+explain a failure. No protocol here: the server turns `on_progress` calls into `$/progress`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SUMMARY_NAME = "summary.json"  # as compare/summary.py writes it (not imported: numpy)
+# Exit statuses of `fusion-switch compare` (see cli/compare.py).
+NO_SUSPECT, SUSPECTS, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
+STDERR_KEPT = 40  # last non-progress stderr lines kept for the error message
+
+
+@dataclass(frozen=True)
+class ComparePaths:
+    on_dump: Path
+    off_dump: Path
+    on_graph: Path
+    off_graph: Path
+    output: Path
+
+    def problems(self) -> list[str]:
+        """What is missing, one sentence per path (empty when all inputs exist)."""
+        out = []
+        for name, path, folder in (
+            ("onDump", self.on_dump, True),
+            ("offDump", self.off_dump, True),
+            ("onGraph", self.on_graph, False),
+            ("offGraph", self.off_graph, False),
+        ):
+            if folder and not path.is_dir():
+                out.append(f"{name} {path}: no such folder (expected a dump folder)")
+            elif not folder and not path.is_file():
+                out.append(f"{name} {path}: no such file (expected a graph JSON or .txt)")
+        return out
+
+
+@dataclass
+class JobOutcome:
+    """How the run ended. `status`: "done", "cancelled" or "failed"."""
+
+    status: str
+    exit_code: int | None = None
+    summary: dict | None = None
+    message: str = ""
+    stderr_tail: list[str] = field(default_factory=list)
+
+
+ProgressCallback = Callable[[int, int, str], None]
+
+
+def command_line(paths: ComparePaths, python: str | None = None) -> list[str]:
+    return [
+        python or sys.executable,
+        "-m",
+        "fusion_switch",
+        "compare",
+        "-m",
+        os.fspath(paths.on_dump),
+        "-g",
+        os.fspath(paths.off_dump),
+        "-f",
+        os.fspath(paths.on_graph),
+        "-cf",
+        os.fspath(paths.off_graph),
+        "-out",
+        os.fspath(paths.output),
+        "--format",
+        "json",
+        "--progress",
+        "jsonl",
+    ]
+
+
+def parse_progress(line: str) -> tuple[int, int, str] | None:
+    """`{"done": 3, "total": 9, "message": "..."}` → (3, 9, "..."); None for any other line."""
+    if not line.startswith("{"):
+        return None
+    try:
+        data = json.loads(line)
+        done, total = int(data["done"]), int(data["total"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return done, total, str(data.get("message", ""))
+
+
+class CompareJob:
+    """Start with `await run()`; `cancel()` from anywhere on the loop stops it."""
+
+    def __init__(
+        self,
+        paths: ComparePaths,
+        on_progress: ProgressCallback | None = None,
+        *,
+        python: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.paths = paths
+        self.on_progress = on_progress
+        self.argv = command_line(paths, python)
+        self.env = env
+        self.cancelled = False
+        self._process: asyncio.subprocess.Process | None = None
+
+    def cancel(self) -> None:
+        """Stop the run: the child and its workers are killed; no results are published."""
+        self.cancelled = True
+        process = self._process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+
+    async def run(self) -> JobOutcome:
+        summary_path = self.paths.output / SUMMARY_NAME
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self.env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return JobOutcome("failed", message=f"cannot start {self.argv[0]}: {exc}")
+        if self.cancelled:  # cancelled while starting
+            self.cancel()
+        tail: list[str] = []
+        try:
+            stdout, _ = await asyncio.gather(
+                self._process.stdout.read(), self._read_stderr(self._process.stderr, tail)
+            )
+            code = await self._process.wait()
+        except asyncio.CancelledError:
+            self.cancel()
+            raise
+        if self.cancelled or code == INTERRUPTED:
+            return JobOutcome("cancelled", code, message="comparison cancelled")
+        if code in (NO_SUSPECT, SUSPECTS):
+            try:
+                summary = json.loads(summary_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                return JobOutcome(
+                    "failed", code, message=f"cannot read {summary_path}: {exc}", stderr_tail=tail
+                )
+            return JobOutcome("done", code, summary=summary)
+        errors = [line for line in tail if "error" in line.lower()] or tail
+        if code == BAD_INPUT:
+            detail = _verdict(stdout) or (errors[-1] if errors else "the inputs cannot be compared")
+            return JobOutcome("failed", code, message=detail, stderr_tail=tail)
+        reason = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        detail = errors[-1] if errors else "no error message"
+        return JobOutcome(
+            "failed",
+            code,
+            message=f"the comparison process ended unexpectedly ({reason}): {detail}",
+            stderr_tail=tail,
+        )
+
+    async def _read_stderr(self, stream: asyncio.StreamReader, tail: list[str]) -> None:
+        while True:
+            raw = await stream.readline()
+            if not raw:
+                return
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            progress = parse_progress(line)
+            if progress is not None:
+                if self.on_progress is not None and not self.cancelled:
+                    self.on_progress(*progress)
+                continue
+            if line.strip():
+                tail.append(line)
+                del tail[:-STDERR_KEPT]
+
+
+def _verdict(stdout: bytes) -> str:
+    """The verdict of a run that wrote a summary but compared nothing (exit status 2)."""
+    try:
+        data = json.loads(stdout.decode("utf-8", "replace"))
+    except ValueError:
+        return ""
+    return str(data.get("verdict", "")) if isinstance(data, dict) else ""

@@ -1,0 +1,205 @@
+"""A comparison that takes a while (the CLI honours FUSION_SWITCH_COMPARE_DELAY, seconds per
+progress line, for tests): other requests are answered meanwhile, a second run is refused,
+cancelling (command or progress token) publishes nothing; and a restarted server shows the
+saved results and can still restore."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+import pytest
+import pytest_lsp
+from e2e_support import TIMEOUT, start
+from fusion_switch.compare.generator import generate_case
+from fusion_switch.workflow.results import load_results
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+from workflow_support import (
+    BARE,
+    INJECTED,
+    USER_CFG,
+    Editor,
+    by_code,
+    capabilities,
+    case_paths,
+    execute,
+    open_path,
+    profile,
+    write_cfg,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+SLOW = ClientServerConfig(
+    server_command=[sys.executable, "-m", "fusion_switch", "serve"],
+    server_env={**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "1.0"},
+)
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    return generate_case(tmp_path_factory.mktemp("case") / "case", n_ops=40)
+
+
+@pytest_lsp.fixture(config=SLOW, params=["visual-studio-code", BARE], scope="module")
+async def slow(request, lsp_client: LanguageClient):
+    session = await start(
+        lsp_client, profile(request.param), capabilities=capabilities(request.param)
+    )
+    session.bare = request.param == BARE
+    session.editor = Editor(session)
+    lsp_client.session = session
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture(scope="module")
+def session(slow):
+    return slow.session
+
+
+async def started(session, count: int) -> None:
+    """Until the server has logged starting its `count`-th comparison process."""
+    deadline = asyncio.get_running_loop().time() + TIMEOUT
+    while sum("running " in m.message for m in session.client.log_messages) < count:
+        assert asyncio.get_running_loop().time() < deadline, "the comparison did not start"
+        await asyncio.sleep(0.01)
+
+
+def runs(session) -> int:
+    return sum("running " in m.message for m in session.client.log_messages)
+
+
+async def test_requests_are_answered_while_a_comparison_runs(session, case, tmp_path):
+    uri = open_path(session, write_cfg(tmp_path))
+    await session.diagnostics(uri)
+    events: list[str] = []
+    before = runs(session)
+    task = asyncio.ensure_future(
+        execute(
+            session,
+            "fusionSwitch.compare",
+            cfgUri=uri,
+            output=str(tmp_path / "o"),
+            **case_paths(case),
+        )
+    )
+    task.add_done_callback(lambda _: events.append("compare answered"))
+    await started(session, before + 1)
+
+    second = await execute(session, "fusionSwitch.compare", cfgUri=uri, **case_paths(case))
+    assert "already running" in second["error"]
+    events.append("second compare refused")
+    completion = await session.client.text_document_completion_async(
+        types.CompletionParams(types.TextDocumentIdentifier(uri), types.Position(3, 8))
+    )
+    assert any(i.label == "SoftmaxFusionPass" for i in completion.items)
+    events.append("completion answered")
+    hover = await session.client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(3, 10))
+    )
+    assert hover is not None
+    events.append("hover answered")
+
+    summary = await task
+    assert events == [
+        "second compare refused",
+        "completion answered",
+        "hover answered",
+        "compare answered",
+    ]
+    assert INJECTED[1] in [s["rule"] for s in summary["suspects"]]
+    session.close(uri)
+
+
+async def test_cancel_command_stops_the_run_and_publishes_nothing(session, case, tmp_path):
+    path = write_cfg(tmp_path)
+    uri = open_path(session, path)
+    await session.diagnostics(uri)
+    known = set(session.client.progress_reports)
+    mark = session.mark(uri)
+    before = runs(session)
+    task = asyncio.ensure_future(
+        execute(
+            session,
+            "fusionSwitch.compare",
+            cfgUri=uri,
+            output=str(tmp_path / "o"),
+            **case_paths(case),
+        )
+    )
+    await started(session, before + 1)
+    assert await execute(session, "fusionSwitch.cancelCompare") == {"cancelled": True}
+    assert await task == {"cancelled": True}
+    assert load_results(path) is None
+    assert not (tmp_path / "o" / "summary.json").exists()
+    await session.barrier()
+    assert session.mark(uri) == mark  # no new diagnostics
+    assert any("cancelled" in m.message for m in session.client.messages)
+    new = [t for t in session.client.progress_reports if t not in known]
+    if session.bare:
+        assert new == []
+    else:
+        [token] = new
+        assert session.client.progress_reports[token][-1].message == "cancelled"
+    nothing = await execute(session, "fusionSwitch.cancelCompare")
+    assert nothing == {"cancelled": False}
+    session.close(uri)
+
+
+async def test_cancel_from_the_progress_bar(session, case, tmp_path):
+    if session.bare:
+        pytest.skip("this client has no progress bar to cancel from")
+    path = write_cfg(tmp_path)
+    uri = open_path(session, path)
+    known = set(session.client.progress_reports)
+    task = asyncio.ensure_future(
+        execute(
+            session,
+            "fusionSwitch.compare",
+            cfgUri=uri,
+            output=str(tmp_path / "o"),
+            **case_paths(case),
+        )
+    )
+    deadline = asyncio.get_running_loop().time() + TIMEOUT
+    while not [t for t in session.client.progress_reports if t not in known]:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.01)
+    [token] = [t for t in session.client.progress_reports if t not in known]
+    session.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token))
+    assert await task == {"cancelled": True}
+    assert load_results(path) is None
+    session.close(uri)
+
+
+async def test_a_restarted_server_shows_saved_results_and_restores(session, case, tmp_path):
+    """Results and the all-off backup live next to the file: a new server process sees them."""
+    if session.bare:
+        pytest.skip("one client is enough for the restart")
+    path = write_cfg(tmp_path)
+    uri = open_path(session, path)
+    await execute(session, "fusionSwitch.allOff", cfgUri=uri)
+    all_off = session.texts[uri]
+    summary = await execute(
+        session, "fusionSwitch.compare", cfgUri=uri, output=str(tmp_path / "o"), **case_paths(case)
+    )
+    assert summary["suspects"]
+    session.close(uri)
+    path.write_text(all_off, encoding="utf-8")  # the editor saved the file
+
+    config = ClientServerConfig(server_command=[sys.executable, "-m", "fusion_switch", "serve"])
+    client = await config.start()
+    try:
+        fresh = await start(client, "visual-studio-code")
+        Editor(fresh)
+        uri = open_path(fresh, path)
+        diagnostics = await fresh.diagnostics(uri)
+        assert [d for d in by_code(diagnostics, "fusion-suspect") if INJECTED[1] in d.message]
+        result = await execute(fresh, "fusionSwitch.restore", cfgUri=uri)
+        assert result == {"applied": True}
+        assert fresh.texts[uri] == USER_CFG
+        await client.shutdown_session()
+    finally:
+        await client.stop()

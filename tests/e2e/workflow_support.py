@@ -1,0 +1,185 @@
+"""Helpers for the recipe e2e tests: an editor that applies the server's edits, a recorder of
+every message in both directions, a generated comparison case, and client profiles without
+progress / code lens / showDocument support."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+from typing import Any
+
+from e2e_support import TIMEOUT, Session, apply_text_edits, edits_of
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+
+BARE = (
+    "bare"  # Neovim 0.7's capabilities minus work-done progress (and it has no lens/showDocument)
+)
+USER_CFG = """{
+  "Switch": {
+    "GraphFusion": {
+      "ConvBatchnormFusionPass": "on",
+      "AvgPoolFusionPass": "off"
+    },
+    "UBFusion": {
+      "ALL": "on"
+    }
+  }
+}
+"""
+INJECTED = ("GraphFusion", "ConvBatchnormFusionPass")  # generate_case's wrong_epsilon fault
+
+
+def capabilities(name: str) -> types.ClientCapabilities:
+    if name != BARE:
+        return client_capabilities(name)
+    caps = copy.deepcopy(client_capabilities("neovim@v0.7.0"))
+    caps.window.work_done_progress = False
+    caps.window.show_document = None
+    caps.text_document.code_lens = None
+    caps.text_document.inlay_hint = None
+    return caps
+
+
+def profile(name: str) -> str:
+    return "neovim@v0.7.0" if name == BARE else name
+
+
+class Recorder:
+    """Every message the client sends and receives, as (direction, kind, method, payload)."""
+
+    def __init__(self, client: LanguageClient) -> None:
+        self.events: list[tuple[str, str, str, Any]] = []
+        self._methods: dict[Any, str] = {}
+        protocol = client.protocol
+        handle, send = protocol.handle_message, protocol._send_data
+
+        def incoming(message):
+            method = getattr(message, "method", None)
+            if method is not None:
+                kind = "request" if getattr(message, "id", None) is not None else "notification"
+                self.events.append(("in", kind, method, getattr(message, "params", None)))
+            else:
+                method = self._methods.get(getattr(message, "id", None), "?")
+                self.events.append(("in", "response", method, getattr(message, "result", None)))
+            return handle(message)
+
+        def outgoing(data):
+            method = getattr(data, "method", None)
+            msg_id = getattr(data, "id", None)
+            if method is not None:
+                if msg_id is not None:
+                    self._methods[msg_id] = method
+                kind = "request" if msg_id is not None else "notification"
+                self.events.append(("out", kind, method, getattr(data, "params", None)))
+            else:
+                self.events.append(("out", "response", "", getattr(data, "result", None)))
+            return send(data)
+
+        protocol.handle_message = incoming
+        protocol._send_data = outgoing
+
+    def mark(self) -> int:
+        return len(self.events)
+
+    def since(self, mark: int) -> list[tuple[str, str, str, Any]]:
+        return self.events[mark:]
+
+
+class Editor:
+    """Applies `workspace/applyEdit` to the session's texts and sends the full new text back
+    with the next version, as an editor does."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.applied: list[types.ApplyWorkspaceEditParams] = []
+        self.answer: str | None = None  # the button the user clicks in showMessageRequest
+        self.questions: list[str] = []
+        client = session.client
+
+        self.refreshes: list[str] = []
+
+        @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+        def lens_refresh(params: None):
+            self.refreshes.append(types.WORKSPACE_CODE_LENS_REFRESH)
+
+        @client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)
+        def hint_refresh(params: None):
+            self.refreshes.append(types.WORKSPACE_INLAY_HINT_REFRESH)
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def ask(params: types.ShowMessageRequestParams):
+            self.questions.append(params.message)
+            return types.MessageActionItem(self.answer) if self.answer else None
+
+        @client.feature(types.WORKSPACE_APPLY_EDIT)
+        def apply_edit(params: types.ApplyWorkspaceEditParams):
+            self.applied.append(params)
+            edit = params.edit
+            uris = (
+                [c.text_document.uri for c in edit.document_changes]
+                if edit.document_changes
+                else list(edit.changes or {})
+            )
+            for uri in uris:
+                if edit.document_changes:
+                    version = next(
+                        c.text_document.version
+                        for c in edit.document_changes
+                        if c.text_document.uri == uri
+                    )
+                    if version is not None and version != session.versions[uri]:
+                        return types.ApplyWorkspaceEditResult(
+                            applied=False, failure_reason="stale version"
+                        )
+                text = apply_text_edits(session.texts[uri], edits_of(edit, uri), session.encoding)
+                session.change(uri, [types.TextDocumentContentChangeWholeDocument(text=text)], text)
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+
+async def execute(session: Session, command: str, **arguments) -> Any:
+    return await asyncio.wait_for(
+        session.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=[arguments])
+        ),
+        TIMEOUT * 3,
+    )
+
+
+def by_code(diagnostics, code: str) -> list[types.Diagnostic]:
+    return [d for d in diagnostics if d.code == code]
+
+
+def text_at(text: str, rng: types.Range) -> str:
+    lines = text.split("\n")
+    return lines[rng.start.line][rng.start.character : rng.end.character]
+
+
+def case_paths(case) -> dict[str, str]:
+    return {
+        "onDump": str(case.on_dump),
+        "offDump": str(case.off_dump),
+        "onGraph": str(case.on_graph),
+        "offGraph": str(case.off_graph),
+    }
+
+
+def write_cfg(folder: Path, text: str = USER_CFG) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "fusion_switch.cfg"
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def open_path(session: Session, path: Path) -> str:
+    uri = path.as_uri()
+    text = path.read_bytes().decode("utf-8")
+    session.versions[uri] = 1
+    session.texts[uri] = text
+    session.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="json", version=1, text=text)
+        )
+    )
+    return uri

@@ -1,0 +1,178 @@
+"""What a comparison summary means for one configuration: where the diagnostics go, what the
+fixes do, lenses, hints, evidence, and the small command answer. Inline summaries."""
+
+from __future__ import annotations
+
+import pytest
+from fusion_switch import cfg
+from fusion_switch.workflow import annotate
+
+OUTPUT = {
+    "tensor": "conv_bn:output:0",
+    "metrics": {"CosineSimilarity": 0.62, "RelativeEuclideanDistance": 0.5},
+    "badness": 40.0,
+    "crossed": ["CosineSimilarity 0.62 <= 0.99"],
+}
+INPUT = {
+    "tensor": "conv_bn:input:0",
+    "metrics": {"CosineSimilarity": 1.0, "RelativeEuclideanDistance": 1e-6},
+    "badness": 0.0,
+    "crossed": [],
+}
+SUMMARY = {
+    "verdict": "most likely: ConvBatchnormFusionPass (GraphFusion) at conv_bn",
+    "suspects": [
+        {
+            "rule": "ConvBatchnormFusionPass",
+            "section": "GraphFusion",
+            "ops": ["conv_bn", "conv_bn2"],
+            "score": 1.5,
+            "evidence": [
+                {
+                    "op": "conv_bn",
+                    "type": "Conv2D",
+                    "original_ops": ["conv", "bn"],
+                    "inputs": [INPUT],
+                    "outputs": [OUTPUT],
+                }
+            ],
+        },
+        {"rule": "TbeCommonRules0FusionPass", "section": "UBFusion", "ops": ["x"], "evidence": []},
+    ],
+    "harmless_rules": [{"rule": "AvgPoolFusionPass", "section": "GraphFusion", "ops": 2}],
+    "ops": [{"op": "conv_bn"}],
+    "counts": {"ops": 10, "ops_by_verdict": {"clean": 9}},
+    "report": "/r/report.html",
+    "csv": "/r/result.csv",
+    "soc_version": "Ascend910B1",
+}
+
+
+def spans(text: str) -> dict[str, list[str]]:
+    found = annotate.findings(cfg.parse(text), SUMMARY)
+    out: dict[str, list[str]] = {}
+    for f in found:
+        out.setdefault(f.code, []).append(text[f.span.start : f.span.end])
+    return out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the rule's key when present and not off; section key, Switch, first char otherwise
+        (
+            '{"Switch": {"GraphFusion": {"ConvBatchnormFusionPass": "on"}, "UBFusion": {}}}',
+            {"fusion-suspect": ['"ConvBatchnormFusionPass"', '"UBFusion"']},
+        ),
+        (
+            '{"Switch": {"GraphFusion": {"ALL": "off"}}}',
+            {"fusion-suspect": ['"GraphFusion"', '"Switch"']},
+        ),
+        ("{}", {"fusion-suspect": ["{", "{"]}),
+        # already off: nothing to do; an off rule found harmless: information
+        (
+            '{"Switch": {"GraphFusion": {"ConvBatchnormFusionPass": "off",'
+            ' "AvgPoolFusionPass": "off"}, "UBFusion": {"TbeCommonRules0FusionPass": "off"}}}',
+            {"fusion-harmless-off": ['"AvgPoolFusionPass"']},
+        ),
+        # a harmless rule that is on says nothing
+        ('{"Switch": {"GraphFusion": {"AvgPoolFusionPass": "on"}}}', None),
+        # the line format has no sections: the name's line counts
+        ("ConvBatchnormFusionPass:on\n", {"fusion-suspect": ["ConvBatchnormFusionPass", "C"]}),
+    ],
+)
+def test_where_findings_go(text: str, expected) -> None:
+    found = spans(text)
+    if expected is None:
+        assert "fusion-harmless-off" not in found
+    else:
+        assert found == expected
+
+
+def test_suspect_message_names_rule_op_metrics_and_threshold() -> None:
+    text = '{"Switch": {"GraphFusion": {"ConvBatchnormFusionPass": "on"}}}'
+    [first, *_] = annotate.findings(cfg.parse(text), SUMMARY)
+    assert first.severity == "warning"
+    for part in (
+        "ConvBatchnormFusionPass",
+        "conv_bn",
+        "Conv2D",
+        "inputs cosine 1.0000",
+        "outputs cosine 0.6200",
+        "CosineSimilarity 0.62 <= 0.99",
+        "1 more fused ops",
+    ):
+        assert part in first.message
+    assert first.data == {
+        "rule": "ConvBatchnormFusionPass",
+        "section": "GraphFusion",
+        "present": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "expected"),
+    [
+        (
+            '{"Switch": {"GraphFusion": {"ALL": "off"}}}',
+            "fusion-suspect",
+            '{"Switch": {"GraphFusion": {"ALL": "off", "ConvBatchnormFusionPass": "off"}}}',
+        ),
+        (
+            '{"Switch": {"GraphFusion": {"AvgPoolFusionPass": "off"}}}',
+            "fusion-harmless-off",
+            '{"Switch": {"GraphFusion": {"AvgPoolFusionPass": "on"}}}',
+        ),
+    ],
+)
+def test_fixes_apply_from_data(text: str, code: str, expected: str) -> None:
+    doc = cfg.parse(text)
+    found = [f for f in annotate.findings(doc, SUMMARY) if f.code == code][:1]
+    [fix] = annotate.fixes(doc, found)
+    assert cfg.apply_edits(text, fix.edits) == expected
+
+
+def test_suspect_changes_all_or_named() -> None:
+    assert annotate.suspect_changes(SUMMARY) == [
+        ("GraphFusion", "ConvBatchnormFusionPass", "off"),
+        ("UBFusion", "TbeCommonRules0FusionPass", "off"),
+    ]
+    assert annotate.suspect_changes(SUMMARY, ["TbeCommonRules0FusionPass"]) == [
+        ("UBFusion", "TbeCommonRules0FusionPass", "off")
+    ]
+
+
+def test_lenses_hints_evidence_and_brief() -> None:
+    text = '{"Switch": {"GraphFusion": {"ConvBatchnormFusionPass": "on"}}}'
+    doc = cfg.parse(text)
+    titles = [(lens.title, lens.command) for lens in annotate.lenses(doc, SUMMARY, "file:///c")]
+    assert titles[:2] == [
+        ("Last comparison: 2 suspects · Show report", "fusionSwitch.showReport"),
+        ("Compare again", "fusionSwitch.compare"),
+    ]
+    assert (
+        "2 fused ops diverge · worst cosine 0.62 · Turn ConvBatchnormFusionPass off",
+        "fusionSwitch.applySuspects",
+    ) in titles
+    [hint] = annotate.hints(doc, SUMMARY)
+    assert hint.offset == text.index('"on"') + 4 and hint.label == " suspect · cosine 0.62"
+    evidence = annotate.evidence_markdown(SUMMARY)
+    assert (
+        "| conv_bn | output 0 | 0.6200 | 0.5000 | CosineSimilarity 0.62 <= 0.99 |"
+        in (evidence["ConvBatchnormFusionPass"])
+    )
+    assert "harmless" in evidence["AvgPoolFusionPass"]
+    brief = annotate.brief(SUMMARY)
+    assert brief["suspects"][0] == {
+        "rule": "ConvBatchnormFusionPass",
+        "section": "GraphFusion",
+        "ops": ["conv_bn", "conv_bn2"],
+    }
+    assert brief["counts"] == {"ops": 10} and brief["report"] == "/r/report.html"
+    assert "ops" not in annotate.compact_summary(SUMMARY)
+
+
+def test_no_summary_means_no_annotations() -> None:
+    doc = cfg.parse("{}")
+    assert annotate.findings(doc, None) == [] and annotate.lenses(doc, None, "u") == []
+    assert annotate.hints(doc, {}) == [] and annotate.evidence_markdown(None) == {}

@@ -1,0 +1,81 @@
+"""The comparison child process: progress lines, outcome, bad input, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+from fusion_switch.compare.generator import generate_case
+from fusion_switch.workflow.job import CompareJob, ComparePaths, parse_progress
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    return generate_case(tmp_path_factory.mktemp("job") / "case", n_ops=40)
+
+
+def paths(case, out: Path, **changes) -> ComparePaths:
+    values = {
+        "on_dump": case.on_dump,
+        "off_dump": case.off_dump,
+        "on_graph": case.on_graph,
+        "off_graph": case.off_graph,
+        "output": out,
+    }
+    values.update(changes)
+    return ComparePaths(**values)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"done": 3, "total": 9, "message": "op"}', (3, 9, "op")),
+        ('{"done": 3, "total": 9}', (3, 9, "")),
+        ("compare: 3/9 ops (33%)", None),
+        ('{"done": "x", "total": 9}', None),
+        ("{not json", None),
+    ],
+)
+def test_parse_progress(line, expected) -> None:
+    assert parse_progress(line) == expected
+
+
+def test_problems_name_each_missing_input(tmp_path: Path, case) -> None:
+    broken = paths(case, tmp_path, on_dump=tmp_path / "nope", off_graph=tmp_path / "g.json")
+    assert broken.problems() == [
+        f"onDump {tmp_path / 'nope'}: no such folder (expected a dump folder)",
+        f"offGraph {tmp_path / 'g.json'}: no such file (expected a graph JSON or .txt)",
+    ]
+    assert paths(case, tmp_path).problems() == []
+
+
+def test_a_run_reports_progress_and_returns_the_summary(tmp_path: Path, case) -> None:
+    seen: list[tuple[int, int]] = []
+    job = CompareJob(paths(case, tmp_path / "out"), lambda d, t, m: seen.append((d, t)))
+    outcome = asyncio.run(job.run())
+    assert outcome.status == "done" and outcome.exit_code == 1
+    assert outcome.summary["suspects"][0]["rule"] == "ConvBatchnormFusionPass"
+    assert seen[0][0] == 0 and seen[-1][0] == seen[-1][1]
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_unusable_input_fails_with_the_cli_message(tmp_path: Path, case) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{broken", encoding="utf-8")
+    outcome = asyncio.run(CompareJob(paths(case, tmp_path / "out", on_graph=bad)).run())
+    assert outcome.status == "failed" and outcome.exit_code == 2
+    assert "bad.json" in outcome.message
+
+
+def test_cancel_kills_the_child_and_leaves_no_summary(tmp_path: Path, case) -> None:
+    env = {**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "5"}
+
+    async def scenario():
+        job = CompareJob(paths(case, tmp_path / "out"), lambda *_: job.cancel(), env=env)
+        return await asyncio.wait_for(job.run(), 30)
+
+    outcome = asyncio.run(scenario())
+    assert outcome.status == "cancelled" and outcome.summary is None
+    assert not (tmp_path / "out" / "summary.json").exists()
