@@ -10,12 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fusion_switch.compare.dump import TensorSpec, write_dump
+from fusion_switch.compare.dumpdir import DumpDir
 from fusion_switch.compare.engine import (
     CompareCancelled,
     CompareInputError,
     CompareRequest,
     plan_chunks,
     run_compare,
+    unmatched_dumps_note,
 )
 from fusion_switch.compare.generator import generate_case
 from fusion_switch.compare.result_csv import read_result_csv
@@ -119,6 +121,103 @@ def test_swapped_dump_folders_are_detected(tmp_path):
     assert rows_by_tensor(outcome)["convrelu:output:0"].metrics["MaxAbsoluteError"] == 0.0
 
 
+def _stranger_graph(tmp_path: Path) -> Path:
+    """The graph of another network: none of its op names is dumped in make_case's folders."""
+    path = tmp_path / "stranger.json"
+    model = graph_json(
+        "stranger",
+        op("input_1", "Data", 0),
+        op("fc_1", "MatMul", 1, ("input_1:0",)),
+        op("output_1", "NetOutput", 2, ("fc_1:0",)),
+    )
+    path.write_text(json.dumps(model))
+    return path
+
+
+def _mismatch_notes(outcome) -> list[str]:
+    return [n for n in outcome.notes if "is named after an op of" in n or n.startswith("Only ")]
+
+
+@pytest.mark.parametrize(
+    ("stranger_for", "swap_dumps", "expected"),
+    [
+        ("on_graph", False, [("on", "-m", "fusion-on", "stranger", "-f")]),
+        ("off_graph", False, [("off", "-g", "fusion-off", "stranger", "-cf")]),
+        (
+            "both",
+            False,
+            [
+                ("on", "-m", "fusion-on", "stranger", "-f"),
+                ("off", "-g", "fusion-off", "stranger", "-cf"),
+            ],
+        ),
+        # -m and -g swapped: the folders are put right, the note names the flags as given
+        ("off_graph", True, [("off", "-m", "fusion-off", "stranger", "-cf")]),
+        (None, False, []),
+        (None, True, []),
+    ],
+)
+def test_a_graph_that_does_not_match_its_dumps_gets_a_note_per_side(
+    tmp_path, stranger_for, swap_dumps, expected
+):
+    request = make_case(tmp_path)
+    stranger = _stranger_graph(tmp_path)
+    for attr in ("on_graph", "off_graph"):
+        if stranger_for in (attr, "both"):
+            setattr(request, attr, stranger)
+    if swap_dumps:
+        request.on_dump, request.off_dump = request.off_dump, request.on_dump
+    notes = _mismatch_notes(run_compare(request))
+    assert len(notes) == len(expected), notes
+    for note, (folder, dump_flag, role, graph, graph_flag) in zip(notes, expected, strict=True):
+        assert note == (
+            f"No dump file in {tmp_path / folder} ({dump_flag}) is named after an op of the "
+            f"{role} graph {tmp_path / graph}.json ({graph_flag}): check that {graph_flag} is "
+            f"the graph of the run dumped in {dump_flag} (same network, same build)."
+        )
+
+
+def test_swapped_graphs_keep_their_flags_in_the_note(tmp_path):
+    request = make_case(tmp_path)
+    # -f has no fused op and -cf has: the graphs are swapped back; -f (now fusion-off) is a
+    # stranger to the fusion-off dumps.
+    request.on_graph, request.off_graph = _stranger_graph(tmp_path), request.on_graph
+    outcome = run_compare(request)
+    assert any("graphs were given the other way round" in n for n in outcome.notes)
+    (note,) = _mismatch_notes(outcome)
+    assert note.startswith(f"No dump file in {tmp_path / 'off'} (-g) is named after an op of")
+    assert f"fusion-off graph {tmp_path / 'stranger.json'} (-f): check that -f is" in note
+
+
+def _dump_dir(*op_names: str) -> DumpDir:
+    return DumpDir(Path("dumps"), Path("dumps"), _files={name: [] for name in op_names})
+
+
+GRAPH_OPS = {f"op{i}" for i in range(30)}
+
+
+@pytest.mark.parametrize(
+    ("dumped", "note"),
+    [
+        ((), None),  # nothing dumped: the dump folder scan reports that
+        (("op1", "op2"), None),  # a partial dump: all dumped ops are in the graph
+        ((*(f"x{i}" for i in range(60)), *(f"op{i}" for i in range(30))), None),  # 2 models
+        (("Node_Output", "op1", *(f"x{i}" for i in range(40))), "Only 1 of the 42 ops dumped"),
+        (("op1", "op2", *(f"x{i}" for i in range(40))), "Only 2 of the 42 ops dumped"),
+        (("x1",), "No dump file in dumps (-m) is named after an op of the g.json (-f): check"),
+    ],
+)
+def test_unmatched_dumps_note_thresholds(dumped, note):
+    found = unmatched_dumps_note(_dump_dir(*dumped), GRAPH_OPS, "g.json", "-m", "-f")
+    if note is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(note), found
+        assert found.endswith(
+            "check that -f is the graph of the run dumped in -m (same network, same build)."
+        )
+
+
 def test_missing_fusion_off_dump_gives_a_reason_and_the_rest_goes_on(tmp_path):
     outcome = run_compare(make_case(tmp_path, skip=("Relu.relu",)))
     output = rows_by_tensor(outcome)["convrelu:output:0"]
@@ -192,7 +291,7 @@ def test_algorithm_selection_sets_the_columns(tmp_path):
 def test_bad_algorithm_selection_is_an_input_error(tmp_path):
     request = make_case(tmp_path)
     request.algorithms = "Nope"
-    with pytest.raises(CompareInputError, match="names no supported algorithm"):
+    with pytest.raises(CompareInputError, match=r"^-alg Nope: unknown algorithm\. Valid: 0\.\.9"):
         run_compare(request)
 
 

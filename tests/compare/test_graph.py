@@ -2,13 +2,16 @@
 msaccucmp's FusionRuleParser reading what we write."""
 
 import importlib
+import io
 import json
 import os
 import sys
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
+from fusion_switch.compare.dump import TensorSpec, encode_dump
 from fusion_switch.compare.graph import (
     GraphError,
     Op,
@@ -198,6 +201,70 @@ def test_bad_json_names_the_file(tmp_path, content, message):
     with pytest.raises(GraphError) as info:
         load_graph(path)
     assert message in str(info.value) and str(path) in str(info.value)
+
+
+def _dump_file_bytes() -> bytes:
+    return encode_dump("conv", [TensorSpec(np.ones((2, 2), np.float32))], [])
+
+
+def _npy_bytes() -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.arange(6, dtype=np.float32))
+    return buffer.getvalue()
+
+
+EMPTY = "empty file; is this an atc/GE graph file?"
+ARRAY = "not an atc graph JSON: the top level is an array (expected an object with a 'graph' list"
+BINARY = "binary file, not a graph (did you pass a dump file as -f/-cf?)"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", EMPTY),
+        (b" \n\t\r\n", EMPTY),
+        (b"\xef\xbb\xbf\n", EMPTY),
+        (b"[]", ARRAY),
+        (b'[{"graph": [{"name": "g", "op": []}]}]', ARRAY),
+        (b"  [1, 2]\n", ARRAY),
+        (_dump_file_bytes(), BINARY),
+        (_npy_bytes(), BINARY),
+        (bytes(range(1, 32)) * 4, BINARY),  # control bytes, no NUL
+        ('{"graph": []}'.encode("utf-16"), "UTF-16 text; save the graph as UTF-8"),
+    ],
+    ids=[
+        "empty",
+        "blank",
+        "bom-only",
+        "array",
+        "wrapped-model",
+        "numbers",
+        "dump",
+        "npy",
+        "controls",
+        "utf16",
+    ],
+)
+def test_files_that_are_no_graph_say_what_they_are(tmp_path, content, message):
+    path = tmp_path / "graph.json"
+    path.write_bytes(content)
+    with pytest.raises(GraphError) as info:
+        load_graph(path)
+    assert info.value.message.startswith(message), info.value.message
+    assert str(info.value).startswith(f"{path}: ")  # names the file; no line for these
+    assert info.value.line == 0
+
+
+def test_tabs_and_line_ends_are_text_not_binary(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_bytes(b'{\t"graph":\r\n\t[{"name": "g", "op": [{"name": "a"}]}]}\r\n')
+    assert load_graph(path).op("a") is not None
+
+
+def test_graph_from_dict_refuses_a_top_level_array():
+    with pytest.raises(GraphError, match="top level is an array") as info:
+        graph_from_dict([{"graph": []}], "x.json")
+    assert info.value.path == "x.json"
 
 
 def test_json_syntax_error_has_line_and_column(tmp_path):

@@ -4,7 +4,9 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
+from fusion_switch.compare.dump import TensorSpec, encode_dump
 from fusion_switch.compare.graph import GraphError, graph_from_dict, load_graph
 from fusion_switch.compare.graph_text import (
     escape,
@@ -222,6 +224,32 @@ def test_errors_give_line_and_column(tmp_path, text, message, line, column):
     assert message in info.value.message
     assert (info.value.line, info.value.column) == (line, column)
     assert str(info.value).startswith(f"{path}:{line}:{column}: ")
+
+
+@pytest.mark.parametrize(
+    ("content", "message", "line", "column"),
+    [
+        (b"version: 1 \x01\n", "unexpected control character '\\x01' (binary data?", 1, 12),
+        (b'graph {\n  name: "x" \xe9\n}', "unexpected byte 0xE9: not UTF-8 text", 2, 13),
+        (b"", "empty file", 0, 0),
+        (b"\n\n", "empty file", 0, 0),
+        (
+            encode_dump("op", [TensorSpec(np.zeros(3, np.float16))]),
+            "binary file, not a graph",
+            0,
+            0,
+        ),
+    ],
+    ids=["control", "latin1", "empty", "blank", "dump"],
+)
+def test_unreadable_bytes_say_what_they_are(tmp_path, content, message, line, column):
+    path = tmp_path / "ge_proto_00000001_graph_1_Build.txt"
+    path.write_bytes(content)
+    with pytest.raises(GraphError) as info:
+        parse_graph_text_file(path)
+    assert message in info.value.message, info.value.message
+    assert (info.value.line, info.value.column) == (line, column)
+    assert str(info.value).startswith(f"{path}:")
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)

@@ -15,6 +15,7 @@ from fusion_switch.compare.metrics import (
     NAN_TEXT,
     AlgorithmSelectionError,
     SizeMismatchError,
+    closest_algorithms,
     compute_metrics,
     format_value,
     parse_algorithms,
@@ -196,16 +197,63 @@ def test_parse_algorithms(selection, expected):
     assert parse_algorithms(selection) == expected
 
 
+VALID = "Valid: 0..9 or CosineSimilarity, MaxAbsoluteError, AccumulatedRelativeError, "
+
+
 def test_parse_algorithms_warns_about_unknown_names():
     warnings: list[str] = []
-    parse_algorithms("1,Cosine", warnings)
-    assert len(warnings) == 1 and "'Cosine'" in warnings[0]
+    assert parse_algorithms("1,Cosine", warnings) == ["MaxAbsoluteError"]
+    assert warnings == [
+        "-alg Cosine: unknown algorithm, skipped; did you mean CosineSimilarity? "
+        + VALID
+        + "RelativeEuclideanDistance, KullbackLeiblerDivergence, StandardDeviation, "
+        "MeanAbsoluteError, RootMeanSquareError, MaxRelativeError, MeanRelativeError (or all)."
+    ]
 
 
-@pytest.mark.parametrize("selection", ["", ",", "Nope", "10", "0,all"[2:] + "x"])
-def test_parse_algorithms_rejects_empty_selection(selection):
-    with pytest.raises(AlgorithmSelectionError):
+@pytest.mark.parametrize(
+    ("selection", "message"),
+    [
+        ("", "-alg: no algorithm selected. " + VALID),
+        (",", "-alg: no algorithm selected. " + VALID),
+        ("Cosine", "-alg Cosine: unknown algorithm; did you mean CosineSimilarity? " + VALID),
+        ("12", "-alg 12: unknown algorithm (indexes go from 0 to 9). " + VALID),
+        ("rmse", "-alg rmse: unknown algorithm; did you mean RootMeanSquareError? " + VALID),
+        (
+            "mae",
+            "-alg mae: unknown algorithm; did you mean MaxAbsoluteError or MeanAbsoluteError? "
+            + VALID,
+        ),
+        ("Nope", "-alg Nope: unknown algorithm. " + VALID),
+        ("Nope,10", "-alg Nope: unknown algorithm. -alg 10: unknown algorithm (indexes go"),
+        ("allx", "-alg allx: unknown algorithm. " + VALID),
+        ([12], "-alg 12: unknown algorithm (indexes go from 0 to 9). "),
+    ],
+)
+def test_parse_algorithms_rejects_an_empty_selection_naming_flag_and_names(selection, message):
+    with pytest.raises(AlgorithmSelectionError) as info:
         parse_algorithms(selection)
+    assert str(info.value).startswith(message), str(info.value)
+    assert str(info.value).endswith("MeanRelativeError (or all).")
+
+
+@pytest.mark.parametrize(
+    ("item", "closest"),
+    [
+        ("cosinesimilarity", ["CosineSimilarity"]),  # case
+        ("Cosine", ["CosineSimilarity"]),  # part of the name
+        ("CosineSimilarty", ["CosineSimilarity"]),  # typo
+        ("RMSE", ["RootMeanSquareError"]),  # initials
+        ("mae", ["MaxAbsoluteError", "MeanAbsoluteError"]),  # ambiguous initials
+        ("kl", ["KullbackLeiblerDivergence"]),  # start of the initials
+        ("std", ["StandardDeviation"]),  # letters in order
+        ("MaxError", ["MaxRelativeError", "MaxAbsoluteError"]),
+        ("Error", []),  # six names contain it: no hint is better than all of them
+        ("banana", []),
+    ],
+)
+def test_closest_algorithms(item, closest):
+    assert closest_algorithms(item) == closest
 
 
 # ----------------------------------------------------------------------------- msaccucmp itself

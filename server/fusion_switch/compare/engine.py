@@ -134,6 +134,34 @@ def _orientation_scores(
     return len(a & only_on) + len(b & only_off), len(b & only_on) + len(a & only_off)
 
 
+def unmatched_dumps_note(
+    folder: DumpDir, graph_names: set[str], graph: str, dump_flag: str, graph_flag: str
+) -> str | None:
+    """A note when the ops dumped in ``folder`` are (almost) none of the graph's ops: the
+    graph is most likely of another network, build or run than the dumps.
+
+    "Almost none" is under a tenth of the dumped ops *and* under a tenth of the graph's ops:
+    generic names (``Node_Output``, ``trans_TransData_4``) recur across networks, while a
+    partial dump (few ops of the graph) or a folder holding several models' dumps (few of its
+    ops in this graph) must not raise the note."""
+    dumped = folder.op_names
+    matched = sum(1 for name in dumped if name in graph_names)
+    if matched * 10 >= len(dumped) or matched * 10 >= len(graph_names):
+        return None
+    if matched == 0:
+        found = f"No dump file in {folder.path} ({dump_flag}) is named after an op of the {graph}"
+    else:
+        verb = "is an op" if matched == 1 else "are ops"
+        found = (
+            f"Only {matched} of the {len(dumped)} ops dumped in {folder.path} ({dump_flag}) "
+            f"{verb} of the {graph}"
+        )
+    return (
+        f"{found} ({graph_flag}): check that {graph_flag} is the graph of the run dumped in "
+        f"{dump_flag} (same network, same build)."
+    )
+
+
 @dataclass
 class _GraphDigest:
     """What the job needs of the graph it compares against: its pairing rule, name, op names
@@ -243,7 +271,8 @@ def _prepare(request: CompareRequest, notes: list[str]):
     finally:
         helper.close()
     off_graph = deferred_graph(request.off_graph, off.name)
-    if off.fusion_marks > _fusion_marks(on_graph) == 0:
+    graphs_swapped = off.fusion_marks > _fusion_marks(on_graph) == 0
+    if graphs_swapped:
         early = None
         given_on = on_graph
         on_graph = _load_graph(request.off_graph, "fusion-off")
@@ -267,11 +296,18 @@ def _prepare(request: CompareRequest, notes: list[str]):
         )
         first = _scan(request.off_dump, names, "fusion-on")
         second = _scan(request.on_dump, names[::-1], "fusion-off")
-    elif direct == 0 and not (set(first.op_names) & on_names):
-        notes.append(
-            f"No dump file in {first.path} is named after an op of the fusion-on graph "
-            f"{on_graph.path}; check that the dumps and graphs belong together."
-        )
+    on_flags, off_flags = ("-m", "-f"), ("-g", "-cf")
+    if swapped:
+        on_flags, off_flags = (off_flags[0], on_flags[1]), (on_flags[0], off_flags[1])
+    if graphs_swapped:
+        on_flags, off_flags = (on_flags[0], off_flags[1]), (off_flags[0], on_flags[1])
+    for role, folder, names, graph_path, flags in (
+        ("fusion-on", first, on_names, on_graph.path, on_flags),
+        ("fusion-off", second, off.op_names, off.path, off_flags),
+    ):
+        note = unmatched_dumps_note(folder, names, f"{role} graph {graph_path}", *flags)
+        if note:
+            notes.append(note)
     for role, folder in (("fusion-on", first), ("fusion-off", second)):
         notes += [f"{role} dumps: {note}" for note in folder.notes]
     merged = merge_rules(on_rule, off.rule)

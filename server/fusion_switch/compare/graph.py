@@ -469,6 +469,12 @@ def _soc_version(*attr_maps: Mapping[str, Any]) -> str | None:
 def graph_from_dict(model: Mapping[str, Any], path: str | os.PathLike | None = None) -> Graph:
     """Build the main :class:`Graph` (``graph[0]``) from a ModelDef dict; other graphs go to
     ``others``. Also accepts a bare GraphDef dict (one with ``op`` at the top)."""
+    if isinstance(model, list):
+        raise GraphError(
+            path,
+            "not an atc graph JSON: the top level is an array "
+            "(expected an object with a 'graph' list, as atc --mode=5 writes)",
+        )
     if not isinstance(model, Mapping):
         raise GraphError(path, "top level is not an object (expected a ModelDef with 'graph')")
     if "graph" not in model and "op" in model:
@@ -520,14 +526,39 @@ def _graph(graph: Any, index: int, model: Mapping[str, Any], model_attrs: dict, 
     )
 
 
+_HEAD_BYTES = 4096
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\x1b")
+
+
+def read_graph_head(path: str | os.PathLike) -> bytes:
+    """The first bytes of a graph file, after checking it is a non-empty text file.
+
+    Raises :class:`GraphError` for an unreadable, empty or binary file (a dump file or an
+    ``.om`` model passed as a graph is the usual mistake), so both readers fail with the
+    same clear message instead of a parse error at line 1."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+    except OSError as error:
+        raise GraphError(path, f"cannot read: {error.strerror or error}") from None
+    if not head.strip(b"\xef\xbb\xbf \t\r\n") and len(head) < _HEAD_BYTES:
+        raise GraphError(
+            path,
+            "empty file; is this an atc/GE graph file? Expected the graph JSON from "
+            "atc --mode=5 or a ge_proto_*.txt",
+        )
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise GraphError(path, "UTF-16 text; save the graph as UTF-8")
+    controls = sum(1 for byte in head if byte < 0x20 and byte not in _TEXT_CONTROLS)
+    if b"\x00" in head or controls * 10 > len(head):
+        raise GraphError(path, "binary file, not a graph (did you pass a dump file as -f/-cf?)")
+    return head
+
+
 def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
     """The ModelDef dict of a graph file, JSON or protobuf text format (decided by content)."""
     path = Path(path)
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError as error:
-        raise GraphError(path, f"cannot read: {error.strerror or error}") from None
+    head = read_graph_head(path)
     first = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     if first in (b"{", b"["):
         try:
@@ -539,12 +570,10 @@ def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
             ) from None
         except (OSError, UnicodeDecodeError) as error:
             raise GraphError(path, f"cannot read: {error}") from None
-        if isinstance(data, list):  # some tools wrap the model in a list
-            data = data[0] if data and isinstance(data[0], dict) else {"graph": data}
         return data
     from .graph_text import parse_graph_text_file
 
-    return parse_graph_text_file(path)
+    return parse_graph_text_file(path, head_checked=True)
 
 
 def load_graph(path: str | os.PathLike) -> Graph:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .graph import GraphError
+from .graph import GraphError, read_graph_head
 
 # ----------------------------------------------------------------------------- schema
 # kind: s (string), y (bytes), i (integer), f (float), b (bool), e (enum), m (message)
@@ -190,13 +190,25 @@ class _Token(NamedTuple):
     column: int
 
 
+def _unexpected(char: str) -> str:
+    """Say what a character no token starts with is (the file is read with surrogateescape,
+    so a byte that is not UTF-8 arrives as a lone surrogate)."""
+    if "\udc80" <= char <= "\udcff":
+        return (
+            f"unexpected byte 0x{ord(char) - 0xDC00:02X}: not UTF-8 text (save the graph as UTF-8)"
+        )
+    if char < " " or "\x7f" <= char < "\xa0":
+        return f"unexpected control character {char!r} (binary data? a graph is a text file)"
+    return f"unexpected character {char!r}"
+
+
 def _line_tokens(line: str, number: int, path: str) -> list[_Token]:
     tokens = []
     pos = 0
     while pos < len(line):
         match = _TOKEN.match(line, pos)
         if match is None:
-            raise GraphError(path, f"unexpected character {line[pos]!r}", number, pos + 1)
+            raise GraphError(path, _unexpected(line[pos]), number, pos + 1)
         kind = match.lastgroup or ""
         if kind != "ws":
             tokens.append(_Token(kind, match.group(), number, pos + 1))
@@ -576,9 +588,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def parse_graph_text_file(path: str | os.PathLike) -> dict[str, Any]:
-    """Parse a ``ge_proto_*.txt`` file (read line by line)."""
+def parse_graph_text_file(path: str | os.PathLike, head_checked: bool = False) -> dict[str, Any]:
+    """Parse a ``ge_proto_*.txt`` file (read line by line). An empty or binary file is
+    refused first (``head_checked``: the caller has already done that)."""
     path = Path(path)
+    if not head_checked:
+        read_graph_head(path)
     try:
         with open(path, encoding="utf-8", errors="surrogateescape", newline=None) as handle:
             return parse_graph_text(handle, path)
