@@ -176,3 +176,52 @@ def test_no_summary_means_no_annotations() -> None:
     doc = cfg.parse("{}")
     assert annotate.findings(doc, None) == [] and annotate.lenses(doc, None, "u") == []
     assert annotate.hints(doc, {}) == [] and annotate.evidence_markdown(None) == {}
+
+
+BIG = 1.7976931348623157e308  # how summary.json writes infinity (strict JSON has no inf)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (BIG, "inf"),
+        (-BIG, "-inf"),
+        (1e308, "inf"),
+        (float("inf"), "inf"),
+        (None, "–"),  # NaN is written as null
+        (float("nan"), "–"),
+        ("0.5", "–"),
+        (True, "–"),
+        (0.62, "0.6200"),
+        (9.9e307, "9.90e+307"),  # large but finite
+    ],
+)
+def test_metric_values_as_shown(value, shown) -> None:
+    assert annotate._fmt(annotate._num(value)) == shown
+
+
+def test_infinite_metrics_show_as_inf_in_messages_hovers_lenses_and_hints() -> None:
+    output = {
+        "tensor": "conv_bn:output:0",
+        "metrics": {"CosineSimilarity": -BIG, "RelativeEuclideanDistance": BIG},
+        "crossed": ["RelativeEuclideanDistance inf >= 0.05"],
+    }
+    suspect = {
+        "rule": "ConvBatchnormFusionPass",
+        "section": "GraphFusion",
+        "ops": ["conv_bn"],
+        "score": BIG,
+        "evidence": [{"op": "conv_bn", "type": "Conv2D", "inputs": [], "outputs": [output]}],
+    }
+    summary = {"suspects": [suspect]}
+    text = '{"Switch": {"GraphFusion": {"ConvBatchnormFusionPass": "on"}}}'
+    doc = cfg.parse(text)
+    assert "outputs cosine -inf, RED inf;" in annotate.suspect_message(suspect)
+    hover = annotate.evidence_markdown(summary)["ConvBatchnormFusionPass"]
+    assert "score inf;" in hover
+    assert "| conv_bn | output 0 | -inf | inf |" in hover
+    titles = [lens.title for lens in annotate.lenses(doc, summary, "file:///c")]
+    assert "1 fused op diverges · worst cosine -inf · Turn ConvBatchnormFusionPass off" in titles
+    [hint] = annotate.hints(doc, summary)
+    assert hint.label == " suspect · cosine -inf"
+    assert "1.79" not in hover + hint.tooltip + "".join(titles)

@@ -135,17 +135,28 @@ def suspect_changes(
 # ------------------------------------------------------------------------- metrics
 
 
+INFINITE = 1e308  # summary.json writes ±infinity as ±1.7976931348623157e308 (strict JSON)
+
+
 def _num(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
+    """A metric from the summary: a float, ±inf for the stand-in of infinity, None for NaN
+    (written as null) and for anything that is not a number."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+        return None
+    value = float(value)
+    if abs(value) >= INFINITE:
+        return math.copysign(math.inf, value)
+    return value
 
 
-def _fmt(value: float | None) -> str:
+def _fmt(value: float | None, digits: int = 4) -> str:
+    """A metric for people: "–" when missing or NaN, "inf"/"-inf" when infinite."""
     if value is None:
         return "–"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
     if value == 0 or 1e-3 <= abs(value) < 1e4:
-        return f"{value:.4f}"
+        return f"{value:.{digits}f}"
     return f"{value:.2e}"
 
 
@@ -352,7 +363,7 @@ def lenses(doc: CfgDocument, summary: dict | None, cfg_uri: str) -> list[Lens]:
         ops = len(s.get("ops") or [])
         cosine = worst_cosine(s)
         title = ("1 fused op diverges" if ops == 1 else f"{ops} fused ops diverge") + (
-            f" · worst cosine {cosine:.2f}" if cosine is not None else ""
+            f" · worst cosine {_fmt(cosine, 2)}" if cosine is not None else ""
         )
         out.append(
             Lens(
@@ -376,6 +387,6 @@ def hints(doc: CfgDocument, summary: dict | None) -> list[Hint]:
         if entry is None or entry.value == "off":
             continue
         cosine = worst_cosine(s)
-        label = " suspect" + (f" · cosine {cosine:.2f}" if cosine is not None else "")
+        label = " suspect" + (f" · cosine {_fmt(cosine, 2)}" if cosine is not None else "")
         out.append(Hint(entry.end, label, suspect_message(s)))
     return out
