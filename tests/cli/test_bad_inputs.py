@@ -89,18 +89,135 @@ def test_graph_that_is_not_json_names_line_and_column(case, tmp_path):
     assert "fusion-on graph" in result.stderr and f"{graph}:1:21:" in result.stderr
 
 
-def test_output_folder_that_is_a_file(case, tmp_path):
-    blocker = tmp_path / "afile"
-    blocker.write_text("x")
-    result = compare(case, blocker)
+def _a_dump_file(case) -> Path:
+    return next(p for p in sorted(Path(case.on_dump).rglob("Conv2D.*")) if p.is_file())
+
+
+@pytest.mark.parametrize(
+    ("flag", "content", "message"),
+    [
+        ("f", b"", "empty file; is this an atc/GE graph file?"),
+        ("cf", b"\n  \n", "empty file; is this an atc/GE graph file?"),
+        ("f", b'[{"graph": []}]', "not an atc graph JSON: the top level is an array"),
+        ("cf", None, "binary file, not a graph (did you pass a dump file as -f/-cf?)"),
+    ],
+    ids=["empty", "blank", "array", "dump-file"],
+)
+def test_a_file_that_is_no_graph_says_what_it_is(case, tmp_path, flag, content, message):
+    graph = _a_dump_file(case) if content is None else tmp_path / "graph.json"
+    if content is not None:
+        graph.write_bytes(content)
+    result = compare(case, tmp_path / "out", **{flag: str(graph)})
     no_traceback(result)
     assert result.returncode == 2
-    assert f"-out {blocker}" in result.stderr
+    role = "fusion-on" if flag == "f" else "fusion-off"
+    assert f"{role} graph: {graph}: {message}" in result.stderr, result.stderr
+    assert "unexpected character" not in result.stderr
+
+
+@pytest.mark.parametrize("below", ["", "sub", "sub/deeper"])
+def test_output_folder_that_is_or_lies_below_a_file(case, tmp_path, below):
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    out = blocker / below if below else blocker
+    result = compare(case, out)
+    no_traceback(result)
+    assert result.returncode == 2
+    where = f"-out {out}: {blocker}" if below else f"-out {blocker}"
+    assert (
+        f"{where} is a file, not a folder; give a folder for -out (it is created when missing)"
+        in result.stderr
+    )
+    assert "Errno" not in result.stderr
     assert blocker.read_text() == "x"  # left alone
 
 
-@pytest.mark.parametrize("alg", ["Cosine", "12"])
-def test_unknown_algorithm_lists_the_valid_names(case, tmp_path, alg):
+def _alias(kind: str, target: Path, folder: Path) -> Path:
+    """Another name for `target`: the path itself, a symbolic link, `x/../x`, a hard link."""
+    folder.mkdir(exist_ok=True)
+    if kind == "same":
+        return target
+    if kind == "symlink":
+        link = folder / f"link_{target.name}"
+        link.symlink_to(target)
+        return link
+    if kind == "dotdot":
+        return target / ".." / target.name
+    link = folder / f"hard_{target.name}"
+    link.hardlink_to(target)
+    return link
+
+
+@pytest.mark.parametrize("kind", ["same", "symlink", "dotdot"])
+def test_the_same_dump_folder_on_both_sides_is_refused(case, tmp_path, kind):
+    other = _alias(kind, case.on_dump, tmp_path / "alias")
+    result = compare(case, tmp_path / "out", g=str(other))
+    no_traceback(result)
+    assert result.returncode == 2
+    assert (
+        f"-m and -g are the same folder ({case.on_dump.resolve()}): give the fusion-on dump "
+        "as -m and the fusion-off dump as -g"
+    ) in result.stderr
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("kind", ["same", "symlink", "hardlink"])
+def test_the_same_graph_on_both_sides_is_refused(case, tmp_path, kind):
+    # a hard link has its own real path: os.path.samefile tells it is the same file
+    source = tmp_path / "graphs" / case.off_graph.name
+    source.parent.mkdir()
+    shutil.copy(case.off_graph, source)
+    other = _alias(kind, source, tmp_path / "alias")
+    result = compare(case, tmp_path / "out", f=str(source), cf=str(other))
+    no_traceback(result)
+    assert result.returncode == 2
+    assert (
+        f"-f and -cf are the same file ({source.resolve()}): give the fusion-on graph as -f "
+        "and the fusion-off graph as -cf"
+    ) in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_copy_of_the_graph_is_not_the_same_file(case, tmp_path):
+    copy = tmp_path / "copy.json"
+    shutil.copy(case.off_graph, copy)
+    result = compare(case, tmp_path / "out", cf=str(copy))
+    no_traceback(result)
+    assert "same file" not in result.stderr and result.returncode == 1
+
+
+@pytest.mark.parametrize("flag", ["m", "g"])
+def test_a_file_given_for_a_dump_folder(case, tmp_path, flag):
+    result = compare(case, tmp_path / "out", **{flag: str(case.on_graph)})
+    no_traceback(result)
+    assert result.returncode == 2
+    assert (
+        f"-{flag} {case.on_graph} is a file; give the dump folder (or a folder above it)"
+        in result.stderr
+    )
+    assert "no such folder" not in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["f", "cf"])
+def test_a_folder_given_for_a_graph(case, tmp_path, flag):
+    result = compare(case, tmp_path / "out", **{flag: str(case.on_dump)})
+    no_traceback(result)
+    assert result.returncode == 2
+    assert (
+        f"-{flag} {case.on_dump} is a folder; give the graph file "
+        "(ge_proto_*_Build.json or .txt)" in result.stderr
+    )
+    assert "no such file" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("alg", "message"),
+    [
+        ("Cosine", "-alg Cosine: unknown algorithm; did you mean CosineSimilarity? Valid: 0..9"),
+        ("12", "-alg 12: unknown algorithm (indexes go from 0 to 9). Valid: 0..9"),
+    ],
+)
+def test_unknown_algorithm_lists_the_valid_names(case, tmp_path, alg, message):
     result = cli(
         "compare",
         *("-m", str(case.on_dump), "-g", str(case.off_dump)),
@@ -109,8 +226,8 @@ def test_unknown_algorithm_lists_the_valid_names(case, tmp_path, alg):
     )
     no_traceback(result)
     assert result.returncode == 2
-    assert f"'{alg}'" in result.stderr
-    assert "CosineSimilarity" in result.stderr and "0-9" in result.stderr
+    assert message in result.stderr
+    assert "CosineSimilarity, MaxAbsoluteError, AccumulatedRelativeError" in result.stderr
 
 
 def test_unknown_threshold_name(case, tmp_path):
@@ -135,6 +252,22 @@ def test_graph_of_another_network_says_what_to_check(case, tmp_path):
     assert "check that -f is the graph of the run dumped in -m" in result.stdout
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["suspects"] == [] and summary["counts"]["compared"] == 0
+
+
+@pytest.mark.parametrize(("flag", "dump_flag"), [("f", "-m"), ("cf", "-g")])
+def test_graph_of_another_network_on_one_side_gets_a_note(case, tmp_path, flag, dump_flag):
+    """The other side is right, so some tensors may still pair up; the note says which graph
+    does not belong to which dumps."""
+    result = compare(case, tmp_path, **{flag: str(OTHER_NETWORK)})
+    no_traceback(result)
+    notes = [line for line in result.stdout.splitlines() if line.startswith("note: ")]
+    (note,) = [line for line in notes if str(OTHER_NETWORK) in line]
+    role = "fusion-on" if flag == "f" else "fusion-off"
+    assert "No dump file in" in note or "ops dumped in" in note
+    assert f"({dump_flag}) " in note and f"{role} graph {OTHER_NETWORK} (-{flag})" in note
+    assert f"check that -{flag} is the graph of the run dumped in {dump_flag}" in note
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert note.removeprefix("note: ") in summary["inputs"]["notes"]
 
 
 def test_swapped_graphs_are_detected_and_said(case, tmp_path):

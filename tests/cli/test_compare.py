@@ -263,3 +263,66 @@ def test_a_graph_from_another_model_compares_nothing_and_says_so(case, tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "verdict: nothing compared: no fusion-on output could be paired" in result.stdout
     assert (tmp_path / "summary.json").is_file()  # what was found is still written down
+
+
+# --- the notes under the counts ------------------------------------------------------------------
+
+SWAP = "The dump folders were given the other way round: ..."
+ON_FOUND = "fusion-on dumps: dump files are in /d/on/leaf"
+ON_PICKED = "fusion-on dumps: picked '1' in /d/on: newest"
+OFF_FOUND = "fusion-off dumps: dump files are in /d/off/leaf"
+
+
+def bad(n: int) -> str:
+    return f"skipped a bad dump file (dump it again to compare its op): /d/on/leaf/f{n}: cut"
+
+
+@pytest.mark.parametrize(
+    ("notes", "shown", "dropped"),
+    [
+        # bad files after the dump folders, all of them, whatever the order they came in
+        (
+            [bad(1), ON_FOUND, ON_PICKED, bad(2), OFF_FOUND, SWAP],
+            [SWAP, ON_PICKED, OFF_FOUND, bad(1), bad(2)],
+            0,
+        ),
+        # the off side's folder note first: sides still in on, off order; pairing never shown
+        (
+            [OFF_FOUND, "pairing: 3 tensors by position", ON_FOUND],
+            [ON_FOUND, OFF_FOUND],
+            0,
+        ),
+        ([bad(n) for n in range(9)], [bad(n) for n in range(6)], 3),
+        ([ON_FOUND, *[bad(n) for n in range(6)], SWAP], [SWAP, ON_FOUND, *map(bad, range(4))], 2),
+        ([], [], 0),
+    ],
+)
+def test_condensed_notes_are_grouped_in_a_stable_order(notes, shown, dropped):
+    from fusion_switch.cli.compare import condensed_notes
+
+    assert condensed_notes(notes) == (shown, dropped)
+
+
+def test_bad_file_notes_are_recognised_by_the_summary_wording():
+    from fusion_switch.cli.compare import BAD_FILE_PREFIX
+    from fusion_switch.compare.summary import BAD_FILE_NOTE
+
+    assert BAD_FILE_PREFIX == BAD_FILE_NOTE
+
+
+def test_the_verdict_says_how_many_notes_were_left_out():
+    import io
+
+    from fusion_switch.cli.compare import print_verdict
+
+    summary = {
+        "verdict": "no fused op introduces error",
+        "report": "/r/report.html",
+        "inputs": {"notes": [ON_FOUND, *[bad(n) for n in range(8)]]},
+    }
+    out = io.StringIO()
+    print_verdict(summary, out)
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("note: ")]
+    assert lines[0] == f"note: {ON_FOUND}"
+    assert lines[1:6] == [f"note: {bad(n)}" for n in range(5)]
+    assert lines[6:] == ["note: ... 3 more in summary.json"]

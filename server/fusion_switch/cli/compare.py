@@ -218,6 +218,60 @@ def _error(message: str) -> int:
     return 2
 
 
+def input_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the paths given, said so that the user knows what to give instead;
+    None when they can be compared. The same dump folder or graph on both sides is refused:
+    it would compare a run with itself and blame nothing, or (swap detection) the wrong side."""
+    graphs = (("-f", args.on_graph), ("-cf", args.off_graph))
+    dumps = (("-m", args.on_dump), ("-g", args.off_dump))
+    for flag, path in graphs:
+        if Path(path).is_dir():
+            return f"{flag} {path} is a folder; give the graph file (ge_proto_*_Build.json or .txt)"
+        if not Path(path).is_file():
+            return f"{flag} {path}: no such file (expected a graph JSON or .txt)"
+    for flag, path in dumps:
+        if Path(path).is_file():
+            return f"{flag} {path} is a file; give the dump folder (or a folder above it)"
+        if not Path(path).is_dir():
+            return f"{flag} {path}: no such folder (expected a dump folder)"
+    if _same_path(args.on_dump, args.off_dump):
+        return (
+            f"-m and -g are the same folder ({os.path.realpath(args.on_dump)}): give the "
+            "fusion-on dump as -m and the fusion-off dump as -g"
+        )
+    if _same_path(args.on_graph, args.off_graph):
+        return (
+            f"-f and -cf are the same file ({os.path.realpath(args.on_graph)}): give the "
+            "fusion-on graph as -f and the fusion-off graph as -cf"
+        )
+    blocker = _blocking_file(Path(args.out_dir))
+    if blocker is not None:
+        where = "" if blocker == Path(args.out_dir) else f": {blocker}"
+        return (
+            f"-out {args.out_dir}{where} is a file, not a folder; give a folder for -out "
+            "(it is created when missing)"
+        )
+    return None
+
+
+def _same_path(first: str, second: str) -> bool:
+    """Both name one file or folder: through symbolic links, `..`, hard links or mounts."""
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def _blocking_file(path: Path) -> Path | None:
+    """The first of ``path`` and its parents that exists as something other than a folder."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return None if candidate.is_dir() else candidate
+    return None
+
+
 def run_comparison(
     args: argparse.Namespace, progress: Progress, stream: TextIO
 ) -> tuple[int, Any | None]:
@@ -232,12 +286,9 @@ def run_comparison(
         return _error(str(exc)), None
     if args.fusion_result and not Path(args.fusion_result).is_file():
         return _error(f"--fusion-result {args.fusion_result}: no such file"), None
-    for flag, path in (("-f", args.on_graph), ("-cf", args.off_graph)):
-        if not Path(path).is_file():
-            return _error(f"{flag} {path}: no such file (expected a graph JSON or .txt)"), None
-    for flag, path in (("-m", args.on_dump), ("-g", args.off_dump)):
-        if not Path(path).is_dir():
-            return _error(f"{flag} {path}: no such folder (expected a dump folder)"), None
+    problem = input_problem(args)
+    if problem:
+        return _error(problem), None
     try:
         Path(args.out_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -311,22 +362,32 @@ def run_comparison(
     return (1 if outputs.summary["suspects"] else 0), outputs
 
 
-def _condensed_notes(notes: list[str], limit: int = 6) -> list[str]:
-    """Notes worth a line: pairing details stay in the summary, and of the notes about how a
-    side's dump folder was found only the last (where the files are) is shown."""
+BAD_FILE_PREFIX = "skipped a bad dump file"  # compare.summary.BAD_FILE_NOTE
+DUMP_SIDES = ("fusion-on dumps:", "fusion-off dumps:")
+
+
+def condensed_notes(notes: list[str], limit: int = 6) -> tuple[list[str], int]:
+    """The notes worth a line, and how many more were left out for the limit.
+
+    Grouped in a stable order: general notes (the inputs were swapped, the graph does not
+    match...), then where each side's dump files are (only the last of a side's dump-folder
+    notes: where the files were found), then the bad dump files skipped. Pairing details stay
+    in the summary and are not counted as left out."""
+    general: list[str] = []
     per_side: dict[str, str] = {}
-    others = []
+    bad_files: list[str] = []
     for note in map(str, notes):
         if note.startswith("pairing:"):
             continue
-        side = next(
-            (p for p in ("fusion-on dumps:", "fusion-off dumps:") if note.startswith(p)), ""
-        )
+        side = next((p for p in DUMP_SIDES if note.startswith(p)), "")
         if side:
             per_side[side] = note
+        elif note.startswith(BAD_FILE_PREFIX):
+            bad_files.append(note)
         else:
-            others.append(note)
-    return [*others[:1], *per_side.values(), *others[1:]][:limit]
+            general.append(note)
+    ordered = [*general, *(per_side[s] for s in DUMP_SIDES if s in per_side), *bad_files]
+    return ordered[:limit], max(0, len(ordered) - limit)
 
 
 def print_verdict(summary: dict, stream: TextIO) -> None:
@@ -339,8 +400,11 @@ def print_verdict(summary: dict, stream: TextIO) -> None:
         + (f" (target {summary['soc_version']})" if summary.get("soc_version") else "")
         + "\n"
     )
-    for note in _condensed_notes(summary.get("inputs", {}).get("notes", [])):
+    shown, dropped = condensed_notes(summary.get("inputs", {}).get("notes", []))
+    for note in shown:
         w(f"note: {note}\n")
+    if dropped:
+        w(f"note: ... {dropped} more in summary.json\n")
     w(f"\nverdict: {summary['verdict']}\n")
     suspects = summary.get("suspects", [])
     for rank, s in enumerate(suspects[:MAX_SHOWN], 1):
