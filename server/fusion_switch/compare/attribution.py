@@ -423,6 +423,13 @@ def rule_section(
     return GRAPH_FUSION, "assumed (pass_name only, not in the catalogue)"
 
 
+def _builtin_catalogue() -> Any:
+    """The built-in catalogue, imported on first need (fusion_result.json often answers)."""
+    from ..catalogue import builtin_catalogue
+
+    return builtin_catalogue()
+
+
 def attribute(
     rows: Sequence[RowLike],
     on_graph: Any,
@@ -434,9 +441,7 @@ def attribute(
     """Judge every fusion-on op from the comparison rows and rank the fusion rules."""
     thresholds = dict(thresholds or DEFAULT_THRESHOLDS)
     if catalogue is None:
-        from ..catalogue import builtin_catalogue
-
-        catalogue = builtin_catalogue  # a callable: loaded only if a section needs it
+        catalogue = _builtin_catalogue  # a callable: loaded only if a section needs it
     notes: list[str] = []
     by_tensor: dict[tuple[str, str, int], RowLike] = {}
     row_order: dict[str, int] = {}
@@ -452,13 +457,20 @@ def attribute(
     ops = list(getattr(on_graph, "ops", []) or [])
     op_by_name = {op.name: op for op in ops}
 
+    judged: dict[tuple[str, str, int], TensorEvidence | None] = {}
+
     def evidence(op_name: str, kind: str, index: int) -> TensorEvidence | None:
-        row = by_tensor.get((op_name, kind, index))
-        if row is None or not _has_numbers(row.metrics):
-            return None
-        metrics = {k: _num(v) for k, v in row.metrics.items()}
-        badness, crossed = judge(metrics, thresholds)
-        return TensorEvidence(f"{op_name}:{kind}:{index}", metrics, badness, crossed)
+        key = (op_name, kind, index)
+        if key in judged:  # an output is judged again as the input of the ops it feeds
+            return judged[key]
+        row = by_tensor.get(key)
+        found = None
+        if row is not None and _has_numbers(row.metrics):
+            metrics = {k: _num(v) for k, v in row.metrics.items()}
+            badness, crossed = judge(metrics, thresholds)
+            found = TensorEvidence(f"{op_name}:{kind}:{index}", metrics, badness, crossed)
+        judged[key] = found
+        return found
 
     def producer_evidence(ref: str) -> TensorEvidence | None:
         seen = set()

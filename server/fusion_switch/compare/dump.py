@@ -355,11 +355,14 @@ def _decode_entry(buf: bytes, start: int, end: int, kind: TensorKind, what: str)
         name = names.get(number)
         if name is None:
             continue
+        # the checks are inlined: the field label is only built for an error message
         if name not in _MESSAGE_NAMES:
-            _need(wire_type, pw.VARINT, f"{what}.{name}", number, b)
+            if wire_type != pw.VARINT:
+                _need(wire_type, pw.VARINT, f"{what}.{name}", number, b)
             values[name] = a
             continue
-        _need(wire_type, pw.LEN, f"{what}.{name}", number, a)
+        if wire_type != pw.LEN:
+            _need(wire_type, pw.LEN, f"{what}.{name}", number, a)
         if name == "shape" or name == "original_shape":
             values[name] = _shape(buf, a, b)
         elif name == "original_op":
@@ -427,7 +430,8 @@ def _decode_header(header: bytes) -> _Header:
                     continue
             label = f"{kind}[{counts[kind]}]"
             counts[kind] += 1
-            _need(wire_type, pw.LEN, label, number, a)
+            if wire_type != pw.LEN:
+                _need(wire_type, pw.LEN, label, number, a)
             out.entries[kind].append(_decode_entry(header, a, b, kind, label))
     return out
 
@@ -463,7 +467,8 @@ def _make_tensor(
 
 def read_dump(path: str | os.PathLike) -> DumpFile:
     """Read a dump file's header (binary layout, or ``.npy``). Raises :class:`DumpError`."""
-    path = Path(path)
+    if not isinstance(path, Path):  # the dump index already holds Paths: no re-parse
+        path = Path(path)
     if path.suffix == ".npy":
         return read_npy_dump(path)
     try:

@@ -344,3 +344,9 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
     if len(kinds) > 1:
         notes.append("the folder mixes .npy and binary dumps (msaccucmp refuses such folders)")
     return DumpDir(path=folder, requested=requested, notes=notes, ignored=ignored, _files=files)
+
+
+def holds_dump_files(path: str | os.PathLike) -> bool:
+    """``path`` is a folder with dump files of its own: :func:`scan_dump_dir` indexes it as it
+    is, whatever the graph name (that name only picks among sub-folders)."""
+    return _has_dump_names(Path(path))

@@ -27,7 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .dumpdir import DumpDir, DumpDirError, sanitize_op_name, scan_dump_dir
+from .dumpdir import DumpDir, DumpDirError, holds_dump_files, sanitize_op_name, scan_dump_dir
 from .graph import Graph, GraphError, deferred_graph, load_graph
 from .metrics import AlgorithmSelectionError, parse_algorithms
 from .pairing import FusionRule, MergedRule, fusion_rule, merge_rules
@@ -102,9 +102,19 @@ def _fusion_marks(graph: Graph) -> int:
     return sum(1 for op in graph.ops if op.pass_names or op.has_original_names)
 
 
-def _scan(path: str | os.PathLike, graph_names: Sequence[str], role: str) -> DumpDir:
+def _scan(
+    path: str | os.PathLike,
+    graph_names: Sequence[str],
+    role: str,
+    leaves: dict[str, DumpDir] | None = None,
+) -> DumpDir:
     """Index a dump folder, picking the model folder named like the first graph name that
-    exists there (the second name covers dump folders given the other way round)."""
+    exists there (the second name covers dump folders given the other way round).
+
+    ``leaves``: folders already indexed by :func:`_scan_leaf`, by real path."""
+    known = (leaves or {}).get(os.path.realpath(path))
+    if known is not None:
+        return known
     first_error: DumpDirError | None = None
     for name in dict.fromkeys(graph_names):
         try:
@@ -112,6 +122,15 @@ def _scan(path: str | os.PathLike, graph_names: Sequence[str], role: str) -> Dum
         except DumpDirError as error:
             first_error = first_error or error
     raise CompareInputError(f"{role} dump folder: {first_error}")
+
+
+def _scan_leaf(path: str | os.PathLike, leaves: dict[str, DumpDir]) -> None:
+    """Index ``path`` ahead of time when it holds dump files itself: then the graph names that
+    :func:`_scan` would pass cannot change the result. Any problem is left to :func:`_scan`."""
+    real = os.path.realpath(path)
+    with contextlib.suppress(DumpDirError, OSError):
+        if holds_dump_files(real):
+            leaves[real] = scan_dump_dir(real)
 
 
 def _op_names(graph: Graph) -> set[str]:
@@ -228,6 +247,11 @@ class _DigestReader:
             sender.close()
         self._process, self._connection = process, receiver
 
+    @property
+    def busy(self) -> bool:
+        """A helper process is reading the graph (this process would otherwise wait)."""
+        return self._connection is not None
+
     def digest(self) -> _GraphDigest:
         message = None
         if self._connection is not None:
@@ -260,13 +284,17 @@ def _prepare(request: CompareRequest, notes: list[str]):
     is used (the command line uses neither)."""
     helper = _DigestReader(request.off_graph, "fusion-off", request.start_method)
     early: DumpDir | None = None
+    leaves: dict[str, DumpDir] = {}
     try:
         on_graph = _load_graph(request.on_graph, "fusion-on")
         on_rule = fusion_rule(on_graph)
         on_names = _op_names(on_graph)
-        # While the helper finishes: index the fusion-on dumps as _scan would on its first try.
+        # While the helper finishes: index the fusion-on dumps as _scan would on its first try,
+        # and the fusion-off dumps when no graph name is needed to find them.
         with contextlib.suppress(DumpDirError):
             early = scan_dump_dir(os.path.realpath(request.on_dump), on_graph.name or None)
+        if helper.busy:
+            _scan_leaf(request.off_dump, leaves)
         off = helper.digest()
     finally:
         helper.close()
@@ -285,7 +313,7 @@ def _prepare(request: CompareRequest, notes: list[str]):
         on_names = _op_names(on_graph)
     names = (on_graph.name, off.name)
     first = early if early is not None else _scan(request.on_dump, names, "fusion-on")
-    second = _scan(request.off_dump, names[::-1], "fusion-off")
+    second = _scan(request.off_dump, names[::-1], "fusion-off", leaves)
     direct, crossed = _orientation_scores(on_names, off.op_names, first, second)
     swapped = crossed > direct
     if swapped:
@@ -294,7 +322,7 @@ def _prepare(request: CompareRequest, notes: list[str]):
             f"of the fusion-on graph ({crossed} of its own op names, against {direct}); "
             f"comparing {second.path} (fusion on) with {first.path} (fusion off)."
         )
-        first = _scan(request.off_dump, names, "fusion-on")
+        first = _scan(request.off_dump, names, "fusion-on", leaves)
         second = _scan(request.on_dump, names[::-1], "fusion-off")
     on_flags, off_flags = ("-m", "-f"), ("-g", "-cf")
     if swapped:

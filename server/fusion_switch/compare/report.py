@@ -396,6 +396,10 @@ document.querySelectorAll('table.sortable').forEach(function(table){
 
 
 def _num_cell(value: Any) -> str:
+    if type(value) is float and -INFINITE < value < INFINITE:  # the usual case, NaN excluded
+        # what the general path below gives: its text is only digits, signs, "." and "e"
+        text = f"{value:.3e}" if value != 0 and not 1e-4 <= abs(value) < 1e5 else f"{value:.6f}"
+        return f'<td data-v="{value!r}">{text}</td>'
     v = _num(value)
     data = (
         ""

@@ -20,6 +20,7 @@ half-written summary or report behind.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import math
 import os
@@ -233,6 +234,24 @@ def write_outputs(
 
     ``fusion_result``: a ``fusion_result.json`` to take rule sections from; when None, one next
     to the fusion-on graph or dump is used if present."""
+    # Attribution and the report build many small acyclic objects next to the comparison's
+    # large heap (graphs, rows): a cyclic collection would walk all of it, repeatedly.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _write_outputs(outcome, out_dir, thresholds, fusion_result, inputs)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _write_outputs(
+    outcome: Any,
+    out_dir: str | os.PathLike,
+    thresholds: Mapping[str, Threshold] | None,
+    fusion_result: str | os.PathLike | None,
+    inputs: Mapping[str, Any] | None,
+) -> Outputs:
     from .report import render_report
 
     out = Path(out_dir)
