@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import pytest
 from fusion_switch.compare.attribution import (
     DEFAULT_THRESHOLDS,
+    TensorEvidence,
+    _verdict,
     attribute,
     judge,
     load_fusion_result,
@@ -393,3 +395,39 @@ def test_two_faults_far_apart_are_both_named(tmp_path):
     for truth in case.truth["faults"]:
         assert (truth["rule"], truth["op"]) in named
     assert result.suspects[0].rule == "SoftmaxFusionPass"  # the larger error first
+
+
+def _tensor(name: str, badness: float) -> TensorEvidence:
+    return TensorEvidence(name, {}, badness, [])
+
+
+@pytest.mark.parametrize(
+    ("input_badness", "output_badness", "verdict"),
+    [
+        (0.001, 46.0, "introduces"),  # clean inputs, a new error
+        (0.2, 0.9, "clean"),
+        (0.5, 1.01, "introduces"),  # inputs within NEAR_BAND: any output out of band is new
+        (0.9, 1.5, "propagates"),  # drift close to the band's edge that crosses it
+        (0.73, 4.9, "propagates"),  # near-band drift amplified by a softmax (seen on cases)
+        (0.69, 29.0, "introduces"),  # a second fault behind near-band drift
+        (0.73, 7.3, "introduces"),  # exactly AMPLIFICATION times worse
+    ],
+)
+def test_near_band_inputs_need_a_large_jump(input_badness, output_badness, verdict):
+    got, worst = _verdict(
+        [_tensor("op:input:0", input_badness)], [_tensor("op:output:0", output_badness)]
+    )
+    assert (got, worst) == (verdict, output_badness)
+
+
+def test_wrong_epsilon_blames_only_the_rules_of_the_faulty_op(tmp_path):
+    case = generate_case(tmp_path / "case", n_ops=70, faults=["wrong_epsilon"], graph_text=False)
+    outcome = run_compare(
+        CompareRequest(
+            case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path / "out", workers=1
+        )
+    )
+    result = attribute(outcome.rows, outcome.on_graph)
+    [truth] = case.truth["faults"]
+    assert {op for s in result.suspects for op in s.ops} == {truth["op"]}
+    assert result.suspects[0].rule == truth["rule"]

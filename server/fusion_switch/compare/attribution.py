@@ -15,9 +15,10 @@ How an op is judged (outputs = its ``:output:`` rows; inputs = its ``:input:`` r
 msaccucmp could not pair an input (e.g. it comes through a TransData), the output row of the
 producer found by walking the fusion-on graph through TransData/Cast):
 - ``clean``: every output in band;
-- ``introduces``: an output out of band while every compared input is in band, and the output
-  at least ``MIN_GAIN`` times worse than the worst input (drift just inside the band that
-  crosses it is not a new error);
+- ``introduces``: an output out of band while every compared input is in band; when an input
+  uses more than ``NEAR_BAND`` of its band (drift from upstream close to the threshold, which a
+  softmax or a normalisation can push over it), the output must also be ``AMPLIFICATION`` times
+  worse than that input;
 - ``amplifies``: inputs already out of band, but the outputs are at least ``AMPLIFICATION`` times
   worse on both cosine distance and relative Euclidean distance (a second fault downstream of a
   first one);
@@ -49,7 +50,7 @@ from typing import Any, Protocol
 GRAPH_FUSION, UB_FUSION = "GraphFusion", "UBFusion"
 PASS_THROUGH_TYPES = ("TransData", "Cast")  # msaccucmp's SPECIAL_OPS_TYPE
 AMPLIFICATION = 10.0
-MIN_GAIN = 2.0
+NEAR_BAND = 0.5  # input badness above this is upstream drift close to the threshold
 BADNESS_CAP = 1e12  # keeps JSON finite
 
 
@@ -552,8 +553,9 @@ def _verdict(inputs: list[TensorEvidence], outputs: list[TensorEvidence]) -> tup
     in_b = [t.badness for t in inputs if t.badness is not None]
     worst_in = max(in_b, default=0.0)
     if worst_in <= 1.0:
-        # drift just inside the band that crosses it is still drift, not a new error
-        return ("introduces" if worst_out >= MIN_GAIN * worst_in else "propagates"), worst_out
+        # drift close to the edge of the band that crosses it is still drift, not a new error
+        new_error = worst_in <= NEAR_BAND or worst_out >= AMPLIFICATION * worst_in
+        return ("introduces" if new_error else "propagates"), worst_out
     if _amplified(inputs, outputs):
         return "amplifies", worst_out
     return "propagates", worst_out
