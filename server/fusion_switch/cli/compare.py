@@ -244,7 +244,7 @@ def input_problem(args: argparse.Namespace) -> str | None:
             f"-f and -cf are the same file ({os.path.realpath(args.on_graph)}): give the "
             "fusion-on graph as -f and the fusion-off graph as -cf"
         )
-    blocker = _blocking_file(Path(args.out_dir))
+    blocker = blocking_file(Path(args.out_dir))
     if blocker is not None:
         where = "" if blocker == Path(args.out_dir) else f": {blocker}"
         return (
@@ -264,7 +264,7 @@ def _same_path(first: str, second: str) -> bool:
         return False
 
 
-def _blocking_file(path: Path) -> Path | None:
+def blocking_file(path: Path) -> Path | None:
     """The first of ``path`` and its parents that exists as something other than a folder."""
     for candidate in (path, *path.parents):
         if candidate.exists():

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+from .compare import blocking_file
+
 SAMPLES = Path(__file__).resolve().parents[1] / "demo_samples"
 
 
@@ -90,14 +92,6 @@ def check_samples(stream) -> int:
     return total
 
 
-def _blocked_by_file(path: Path) -> Path | None:
-    """The first of ``path`` and its parents that exists as something other than a folder."""
-    for p in (path, *path.parents):
-        if p.exists():
-            return None if p.is_dir() else p
-    return None
-
-
 def guilty_cfg(rule: str, section: str) -> str:
     """A fusion_switch.cfg that switches one rule off, in the layout CANN's docs use."""
     from ..catalogue import SECTIONS
@@ -113,9 +107,9 @@ def run(args: argparse.Namespace) -> int:
     from ..compare.generator import generate_case
     from .compare import Progress, print_verdict, run_comparison
 
-    if args.out and _blocked_by_file(Path(args.out)):
+    if args.out and blocking_file(Path(args.out)):
         print(
-            f"fusion-switch demo: error: --out {args.out}: {_blocked_by_file(Path(args.out))} "
+            f"fusion-switch demo: error: --out {args.out}: {blocking_file(Path(args.out))} "
             "is a file, not a folder; give a folder (it is created when missing)",
             file=sys.stderr,
         )
