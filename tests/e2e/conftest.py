@@ -1,4 +1,5 @@
-"""The shared e2e fixture: one server per emulated client per test module.
+"""The shared e2e fixtures (see `e2e_support.session_fixtures`): one server per emulated client
+per test module.
 
 pytest-lsp's fixture yields the client itself, so the `Session` built at start-up (which
 keeps the initialize result and the recorded diagnostics) rides on it as an attribute.
@@ -7,18 +8,13 @@ keeps the initialize result and the recorded diagnostics) rides on it as an attr
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
-from e2e_support import CLIENTS, SERVER, Session, start
-from pytest_lsp import LanguageClient
+from e2e_support import CLIENTS, session_fixtures
+from fusion_switch.compare.generator import generate_case
 
-
-@pytest_lsp.fixture(config=SERVER, params=CLIENTS, scope="module")
-async def lsp(request, lsp_client: LanguageClient):
-    lsp_client.session = await start(lsp_client, request.param)
-    yield
-    await lsp_client.shutdown_session()
+lsp, session = session_fixtures(CLIENTS)
 
 
 @pytest.fixture(scope="module")
-def session(lsp: LanguageClient) -> Session:
-    return lsp.session
+def case(tmp_path_factory):
+    """A small generated comparison case with one injected fault (see workflow_support)."""
+    return generate_case(tmp_path_factory.mktemp("case") / "case", n_ops=40)

@@ -12,6 +12,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -196,6 +198,24 @@ async def start(client: LanguageClient, name: str, **init) -> Session:
         )
     )
     return Session(client, name, result)
+
+
+def session_fixtures(clients: list[str], config: ClientServerConfig = SERVER):
+    """The module-scoped `lsp` and `session` fixtures: one server started by `config` per
+    client in `clients`; assign both in a test module (or conftest) to use them:
+    `lsp, session = session_fixtures([...])`."""
+
+    @pytest_lsp.fixture(config=config, params=clients, scope="module")
+    async def lsp(request, lsp_client: LanguageClient):
+        lsp_client.session = await start(lsp_client, request.param)
+        yield
+        await lsp_client.shutdown_session()
+
+    @pytest.fixture(scope="module")
+    def session(lsp: LanguageClient) -> Session:
+        return lsp.session
+
+    return lsp, session
 
 
 async def every_request(session: Session, uri: str, position: types.Position) -> list:

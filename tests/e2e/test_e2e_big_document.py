@@ -7,12 +7,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-import pytest_lsp
-from e2e_support import SERVER, Session, every_request, start
+from e2e_support import Session, every_request, session_fixtures
 from fusion_switch.cfg import sample_document
 from lsprotocol import types
 from lsprotocol.types import Position, Range
-from pytest_lsp import LanguageClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -36,16 +34,7 @@ BIG = '{"Switch": {"GraphFusion": {"ALL": "' + "of" * 5_000_000 + '"}}}'
 MANY = sample_document(50_000)  # mostly names unknown to the catalogue
 
 
-@pytest_lsp.fixture(config=SERVER, params=["visual-studio-code"], scope="module")
-async def lsp(request, lsp_client: LanguageClient):
-    lsp_client.session = await start(lsp_client, request.param)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def session(lsp: LanguageClient) -> Session:
-    return lsp.session
+lsp, session = session_fixtures(["visual-studio-code"])
 
 
 async def test_ten_megabyte_document(session: Session) -> None:

@@ -4,11 +4,9 @@ After each, requests on it and on a normal document still get answers."""
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
-from e2e_support import SERVER, Session, every_request, start
+from e2e_support import Session, every_request, session_fixtures
 from lsprotocol import types
 from lsprotocol.types import Position, Range
-from pytest_lsp import LanguageClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -24,16 +22,7 @@ NASTY = {
 }
 
 
-@pytest_lsp.fixture(config=SERVER, params=["visual-studio-code", "neovim@v0.11.0"], scope="module")
-async def lsp(request, lsp_client: LanguageClient):
-    lsp_client.session = await start(lsp_client, request.param)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def session(lsp: LanguageClient) -> Session:
-    return lsp.session
+lsp, session = session_fixtures(["visual-studio-code", "neovim@v0.11.0"])
 
 
 @pytest.mark.parametrize("name", list(NASTY))

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 import pytest_lsp
-from e2e_support import SERVER, apply_text_edits, edits_of, start
+from e2e_support import SERVER, apply_text_edits, edits_of
 from fusion_switch import cfg
-from fusion_switch.compare.generator import generate_case
 from fusion_switch.workflow.backup import load_backup
 from fusion_switch.workflow.results import load_results
 from lsprotocol import types
@@ -17,14 +16,11 @@ from workflow_support import (
     BARE,
     INJECTED,
     USER_CFG,
-    Editor,
-    Recorder,
     by_code,
-    capabilities,
-    case_paths,
+    compare,
     execute,
     open_path,
-    profile,
+    start_workflow,
     text_at,
     write_cfg,
 )
@@ -33,20 +29,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 CLIENTS = ["visual-studio-code", "neovim@v0.7.0", "neovim@v0.11.0", "emacs", BARE]
 
 
-@pytest.fixture(scope="module")
-def case(tmp_path_factory):
-    return generate_case(tmp_path_factory.mktemp("case") / "case", n_ops=40)
-
-
 @pytest_lsp.fixture(config=SERVER, params=CLIENTS, scope="module")
 async def wf(request, lsp_client: LanguageClient):
-    session = await start(
-        lsp_client, profile(request.param), capabilities=capabilities(request.param)
-    )
-    session.bare = request.param == BARE
-    session.recorder = Recorder(lsp_client)
-    session.editor = Editor(session)
-    lsp_client.session = session
+    lsp_client.session = await start_workflow(lsp_client, request.param, record=True)
     yield
     await lsp_client.shutdown_session()
 
@@ -139,13 +124,7 @@ async def test_compare_annotates_and_apply_suspects_edits(session, case, tmp_pat
     await session.diagnostics(uri)
     known = set(session.client.progress_reports)
     mark = session.mark(uri)
-    summary = await execute(
-        session,
-        "fusionSwitch.compare",
-        cfgUri=uri,
-        output=str(tmp_path / "out"),
-        **case_paths(case),
-    )
+    summary = await compare(session, uri, case, tmp_path / "out")
     assert "error" not in summary, summary
     section, rule = INJECTED
     assert {"rule": rule, "section": section, "ops": ["b1_conv1b1_relu1"]} in summary["suspects"]
@@ -239,9 +218,7 @@ async def test_whole_recipe_all_off_compare_apply(session, case, tmp_path):
     uri = open_path(session, path)
     mark = session.recorder.mark()
     await execute(session, "fusionSwitch.allOff", cfgUri=uri)
-    summary = await execute(
-        session, "fusionSwitch.compare", cfgUri=uri, output=str(tmp_path / "o"), **case_paths(case)
-    )
+    summary = await compare(session, uri, case, tmp_path / "o")
     # on the all-off file the injected rule is missing: the diagnostic sits on its section key
     diagnostics = await session.next_diagnostics(uri, session.mark(uri) - 1)
     [suspect] = [d for d in by_code(diagnostics, "fusion-suspect") if INJECTED[1] in d.message]

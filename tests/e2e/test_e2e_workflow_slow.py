@@ -12,7 +12,6 @@ import sys
 import pytest
 import pytest_lsp
 from e2e_support import TIMEOUT, start
-from fusion_switch.compare.generator import generate_case
 from fusion_switch.workflow.results import load_results
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
@@ -22,11 +21,11 @@ from workflow_support import (
     USER_CFG,
     Editor,
     by_code,
-    capabilities,
     case_paths,
+    compare,
     execute,
     open_path,
-    profile,
+    start_workflow,
     write_cfg,
 )
 
@@ -37,19 +36,9 @@ SLOW = ClientServerConfig(
 )
 
 
-@pytest.fixture(scope="module")
-def case(tmp_path_factory):
-    return generate_case(tmp_path_factory.mktemp("case") / "case", n_ops=40)
-
-
 @pytest_lsp.fixture(config=SLOW, params=["visual-studio-code", BARE], scope="module")
 async def slow(request, lsp_client: LanguageClient):
-    session = await start(
-        lsp_client, profile(request.param), capabilities=capabilities(request.param)
-    )
-    session.bare = request.param == BARE
-    session.editor = Editor(session)
-    lsp_client.session = session
+    lsp_client.session = await start_workflow(lsp_client, request.param)
     yield
     await lsp_client.shutdown_session()
 
@@ -76,15 +65,7 @@ async def test_requests_are_answered_while_a_comparison_runs(session, case, tmp_
     await session.diagnostics(uri)
     events: list[str] = []
     before = runs(session)
-    task = asyncio.ensure_future(
-        execute(
-            session,
-            "fusionSwitch.compare",
-            cfgUri=uri,
-            output=str(tmp_path / "o"),
-            **case_paths(case),
-        )
-    )
+    task = asyncio.ensure_future(compare(session, uri, case, tmp_path / "o"))
     task.add_done_callback(lambda _: events.append("compare answered"))
     await started(session, before + 1)
 
@@ -120,15 +101,7 @@ async def test_cancel_command_stops_the_run_and_publishes_nothing(session, case,
     known = set(session.client.progress_reports)
     mark = session.mark(uri)
     before = runs(session)
-    task = asyncio.ensure_future(
-        execute(
-            session,
-            "fusionSwitch.compare",
-            cfgUri=uri,
-            output=str(tmp_path / "o"),
-            **case_paths(case),
-        )
-    )
+    task = asyncio.ensure_future(compare(session, uri, case, tmp_path / "o"))
     await started(session, before + 1)
     assert await execute(session, "fusionSwitch.cancelCompare") == {"cancelled": True}
     assert await task == {"cancelled": True}
@@ -154,26 +127,12 @@ async def test_cancel_from_the_progress_bar(session, case, tmp_path):
     known = set(session.client.progress_reports)
     if session.bare:
         # no window.workDoneProgress: no progress bar is created, and the run still completes
-        summary = await execute(
-            session,
-            "fusionSwitch.compare",
-            cfgUri=uri,
-            output=str(tmp_path / "o"),
-            **case_paths(case),
-        )
+        summary = await compare(session, uri, case, tmp_path / "o")
         assert set(session.client.progress_reports) == known
         assert summary["suspects"] and load_results(path) is not None
         session.close(uri)
         return
-    task = asyncio.ensure_future(
-        execute(
-            session,
-            "fusionSwitch.compare",
-            cfgUri=uri,
-            output=str(tmp_path / "o"),
-            **case_paths(case),
-        )
-    )
+    task = asyncio.ensure_future(compare(session, uri, case, tmp_path / "o"))
     deadline = asyncio.get_running_loop().time() + TIMEOUT
     while not [t for t in session.client.progress_reports if t not in known]:
         assert asyncio.get_running_loop().time() < deadline
@@ -193,9 +152,7 @@ async def test_a_restarted_server_shows_saved_results_and_restores(session, case
     uri = open_path(session, path)
     await execute(session, "fusionSwitch.allOff", cfgUri=uri)
     all_off = session.texts[uri]
-    summary = await execute(
-        session, "fusionSwitch.compare", cfgUri=uri, output=str(tmp_path / "o"), **case_paths(case)
-    )
+    summary = await compare(session, uri, case, tmp_path / "o")
     assert summary["suspects"]
     session.close(uri)
     path.write_text(all_off, encoding="utf-8")  # the editor saved the file

@@ -9,7 +9,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from e2e_support import TIMEOUT, Session, apply_text_edits, edits_of
+from e2e_support import TIMEOUT, Session, apply_text_edits, edits_of, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
@@ -138,6 +138,17 @@ class Editor:
             return types.ApplyWorkspaceEditResult(applied=True)
 
 
+async def start_workflow(client: LanguageClient, name: str, *, record: bool = False) -> Session:
+    """A session for the recipe as client `name` (or BARE), with an `Editor` that applies the
+    server's edits (and, with `record`, a `Recorder` of every message)."""
+    session = await start(client, profile(name), capabilities=capabilities(name))
+    session.bare = name == BARE
+    if record:
+        session.recorder = Recorder(client)
+    session.editor = Editor(session)
+    return session
+
+
 async def execute(session: Session, command: str, **arguments) -> Any:
     return await asyncio.wait_for(
         session.client.workspace_execute_command_async(
@@ -163,6 +174,17 @@ def case_paths(case) -> dict[str, str]:
         "onGraph": str(case.on_graph),
         "offGraph": str(case.off_graph),
     }
+
+
+async def compare(session: Session, uri: str, case, output: Path) -> Any:
+    """fusionSwitch.compare on the open configuration `uri` with the generated `case`."""
+    return await execute(
+        session,
+        "fusionSwitch.compare",
+        cfgUri=uri,
+        output=str(output),
+        **case_paths(case),
+    )
 
 
 def write_cfg(folder: Path, text: str = USER_CFG) -> Path:

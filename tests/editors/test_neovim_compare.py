@@ -6,19 +6,14 @@ Skipped (with the reason) when `nvim` is not installed; CI installs the `neovim`
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from fusion_switch.compare.generator import generate_case
+from nvim_driver import nvim_or_skip, run_driver
 
 pytestmark = pytest.mark.editor
 
-DRIVER = Path(__file__).with_name("nvim_compare.lua")
 CONFIG = """{
   "Switch": {
     "GraphFusion": {
@@ -31,37 +26,23 @@ CONFIG = """{
 
 
 def test_neovim_runs_compare_and_gets_the_suspect_diagnostic(tmp_path: Path) -> None:
-    nvim = shutil.which("nvim")
-    if nvim is None:
-        pytest.skip("nvim not on PATH: install Debian's `neovim` package to run this test")
+    nvim = nvim_or_skip()
     case = generate_case(tmp_path / "case", n_ops=40)
-    cfg = tmp_path / "fusion_switch.cfg"
-    cfg.write_text(CONFIG, encoding="utf-8")
-    out = tmp_path / "result.json"
-    env = {
-        **os.environ,
-        "FS_PYTHON": sys.executable,
-        "FS_FILE": str(cfg),
-        "FS_OUT": str(out),
-        "FS_ON_DUMP": str(case.on_dump),
-        "FS_OFF_DUMP": str(case.off_dump),
-        "FS_ON_GRAPH": str(case.on_graph),
-        "FS_OFF_GRAPH": str(case.off_graph),
-        "FS_OUTPUT": str(tmp_path / "compare"),
-        "HOME": str(tmp_path),
-        "XDG_STATE_HOME": str(tmp_path),
-        "XDG_DATA_HOME": str(tmp_path),
+    paths = {
+        "FS_ON_DUMP": case.on_dump,
+        "FS_OFF_DUMP": case.off_dump,
+        "FS_ON_GRAPH": case.on_graph,
+        "FS_OFF_GRAPH": case.off_graph,
+        "FS_OUTPUT": tmp_path / "compare",
     }
-    proc = subprocess.run(
-        [nvim, "--headless", "--clean", "-u", "NONE", "-c", f"luafile {DRIVER}"],
-        env=env,
-        capture_output=True,
-        text=True,
+    result = run_driver(
+        nvim,
+        "nvim_compare.lua",
+        tmp_path,
+        CONFIG,
         timeout=120,
-        cwd=tmp_path,
+        extra_env={name: str(path) for name, path in paths.items()},
     )
-    assert out.exists(), f"driver wrote nothing: rc={proc.returncode} {proc.stderr[-2000:]}"
-    result = json.loads(out.read_text(encoding="utf-8"))
     assert result["errors"] == []
     assert result["ready"] is True
     rules = [s["rule"] for s in result["result"]["suspects"]]

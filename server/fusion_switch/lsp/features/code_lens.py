@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..recipe import annotations
 from ..safety import guarded
-from .common import document
+from .common import annotated
 
 if TYPE_CHECKING:
     from ..server import FusionSwitchServer
@@ -19,16 +18,12 @@ def register(server: FusionSwitchServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     @guarded(list)
     async def code_lens(ls: FusionSwitchServer, params: types.CodeLensParams):
-        found = document(ls, params.text_document.uri)
+        found = await annotated(ls, params.text_document.uri)
         if found is None:
             return []
-        doc, conv = found
-        summary = annotations.results(ls, doc)
-        if not summary:
-            return []
+        doc, conv, document, summary = found
         from ...workflow import annotate
 
-        analysis = await ls.state.analysis_async(doc)
         return [
             types.CodeLens(
                 range=conv.range(lens.span),
@@ -36,5 +31,5 @@ def register(server: FusionSwitchServer) -> None:
                     title=lens.title, command=lens.command, arguments=[lens.arguments]
                 ),
             )
-            for lens in annotate.lenses(analysis.document, summary, doc.uri)
+            for lens in annotate.lenses(document, summary, doc.uri)
         ]

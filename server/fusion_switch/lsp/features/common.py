@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..convert import Converter
 from ..documents import OpenDocument
+from ..recipe import annotations
 from ..state import LARGE_DOCUMENT
 
 T = TypeVar("T")
 
 if TYPE_CHECKING:
+    from ...cfg import CfgDocument
     from ..server import FusionSwitchServer
 
 
@@ -30,3 +32,20 @@ async def compute(doc: OpenDocument, fn: Callable[..., T], *args: Any, **kwargs:
     if len(doc.text) < LARGE_DOCUMENT:
         return fn(*args, **kwargs)
     return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+async def annotated(
+    ls: FusionSwitchServer, uri: str
+) -> tuple[OpenDocument, Converter, CfgDocument, dict] | None:
+    """For code lenses and inlay hints: the open configuration at `uri`, its converter, its
+    parsed document and the last comparison attached to it; None when untracked or not
+    compared yet (so nothing is analysed for files without results)."""
+    found = document(ls, uri)
+    if found is None:
+        return None
+    doc, conv = found
+    summary = annotations.results(ls, doc)
+    if not summary:
+        return None
+    analysis = await ls.state.analysis_async(doc)
+    return doc, conv, analysis.document, summary

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..recipe import annotations
 from ..safety import guarded
-from .common import document
+from .common import annotated
 
 if TYPE_CHECKING:
     from ..server import FusionSwitchServer
@@ -19,16 +18,12 @@ def register(server: FusionSwitchServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     @guarded(list)
     async def inlay_hints(ls: FusionSwitchServer, params: types.InlayHintParams):
-        found = document(ls, params.text_document.uri)
+        found = await annotated(ls, params.text_document.uri)
         if found is None:
             return []
-        doc, conv = found
-        summary = annotations.results(ls, doc)
-        if not summary:
-            return []
+        _doc, conv, document, summary = found
         from ...workflow import annotate
 
-        analysis = await ls.state.analysis_async(doc)
         wanted = conv.span(params.range)
         return [
             types.InlayHint(
@@ -37,6 +32,6 @@ def register(server: FusionSwitchServer) -> None:
                 tooltip=hint.tooltip,
                 padding_left=True,
             )
-            for hint in annotate.hints(analysis.document, summary)
+            for hint in annotate.hints(document, summary)
             if wanted.start <= hint.offset <= wanted.end
         ]
