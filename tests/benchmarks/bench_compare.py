@@ -169,6 +169,14 @@ def csv_agreement(ours: Path, theirs: Path) -> str:
     return f"identical rows ({len(rows1)}), worst relative metric difference {worst:.2e}"
 
 
+def compare_arguments(case, out: Path) -> list[str]:
+    """`compare` with msaccucmp's flags: both tools take the same command line."""
+    return [
+        *("compare", "-m", str(case.on_dump), "-g", str(case.off_dump)),
+        *("-f", str(case.on_graph), "-cf", str(case.off_graph), "-out", str(out)),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=5000, help="original ops (default 5000)")
@@ -212,42 +220,15 @@ def main() -> int:
         read_command = [sys.executable, "-c", READ_SCRIPT, *dumps]
         ours_out, theirs_out = root / "ours", root / "msaccucmp"
         ours_command = [
-            sys.executable,
-            "-m",
-            "fusion_switch",
-            "compare",
-            "-m",
-            str(case.on_dump),
-            "-g",
-            str(case.off_dump),
-            "-f",
-            str(case.on_graph),
-            "-cf",
-            str(case.off_graph),
-            "-out",
-            str(ours_out),
+            *(sys.executable, "-m", "fusion_switch"),
+            *compare_arguments(case, ours_out),
             "--no-progress",
         ]
         theirs_command = None
         if not args.skip_msaccucmp:
             theirs_out.mkdir(exist_ok=True)
             script = MSACCUCMP_SCRIPT.format(oracle_dir=str(REPO / "tests" / "compare"))
-            theirs_command = [
-                sys.executable,
-                "-c",
-                script,
-                "compare",
-                "-m",
-                str(case.on_dump),
-                "-g",
-                str(case.off_dump),
-                "-f",
-                str(case.on_graph),
-                "-cf",
-                str(case.off_graph),
-                "-out",
-                str(theirs_out),
-            ]
+            theirs_command = [sys.executable, "-c", script, *compare_arguments(case, theirs_out)]
         runs: dict[str, list[tuple[float, int, int, float]]] = {
             "read": [],
             "ours": [],

@@ -26,29 +26,8 @@ from .graph import GraphError, read_graph_head
 # kind: s (string), y (bytes), i (integer), f (float), b (bool), e (enum), m (message)
 # A field is (kind, repeated, message type). Message types not listed are handled
 # generically: a field seen twice becomes a list, values keep the type their token has.
-_S, _Y, _I, _F, _B, _E = (
-    ("s", False, ""),
-    ("y", False, ""),
-    ("i", False, ""),
-    ("f", False, ""),
-    (
-        "b",
-        False,
-        "",
-    ),
-    ("e", False, ""),
-)
-_RS, _RY, _RI, _RF, _RB = (
-    ("s", True, ""),
-    ("y", True, ""),
-    ("i", True, ""),
-    ("f", True, ""),
-    (
-        "b",
-        True,
-        "",
-    ),
-)
+_S, _Y, _I, _F, _B, _E = ((kind, False, "") for kind in "syifbe")
+_RS, _RY, _RI, _RF, _RB = ((kind, True, "") for kind in "syifb")
 
 
 def _m(name: str, repeated: bool = False) -> tuple[str, bool, str]:
