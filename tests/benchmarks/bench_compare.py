@@ -188,7 +188,7 @@ def main() -> int:
     args = parser.parse_args()
     repeat = max(1, args.repeat)
 
-    from fusion_switch.compare.generator import generate_case
+    from fusion_switch.synth.generator import generate_case
 
     if args.case:
         root = Path(tempfile.mkdtemp(prefix="bench-compare-"))

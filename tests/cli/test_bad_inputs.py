@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fusion_switch.compare.generator import generate_case
+from fusion_switch.synth.generator import generate_case
 
 OTHER_NETWORK = Path(__file__).resolve().parents[1] / "data" / "graphs" / "msit_tdnn_test.om.json"
 

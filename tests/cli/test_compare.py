@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fusion_switch.compare.generator import generate_case
+from fusion_switch.synth.generator import generate_case
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -305,7 +305,7 @@ def test_condensed_notes_are_grouped_in_a_stable_order(notes, shown, dropped):
 
 def test_bad_file_notes_are_recognised_by_the_summary_wording():
     from fusion_switch.cli.compare import BAD_FILE_PREFIX
-    from fusion_switch.compare.summary import BAD_FILE_NOTE
+    from fusion_switch.diagnose.summary import BAD_FILE_NOTE
 
     assert BAD_FILE_PREFIX == BAD_FILE_NOTE
 

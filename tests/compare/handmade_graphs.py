@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fusion_switch.compare.graph import Graph, graph_from_dict
+from fusion_switch.readers.graph import Graph, graph_from_dict
 
 
 def names_attr(names: list[str] | None) -> dict[str, Any]:

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fusion_switch.compare.dump import TensorSpec, write_dump
-from fusion_switch.compare.dumpdir import DumpDir
 from fusion_switch.compare.engine import (
     CompareCancelled,
     CompareInputError,
@@ -19,8 +17,10 @@ from fusion_switch.compare.engine import (
     run_compare,
     unmatched_dumps_note,
 )
-from fusion_switch.compare.generator import generate_case
 from fusion_switch.compare.result_csv import read_result_csv
+from fusion_switch.readers.dump_write import TensorSpec, write_dump
+from fusion_switch.readers.dumpdir import DumpDir
+from fusion_switch.synth.generator import generate_case
 from handmade_graphs import desc, graph_json, op
 
 RNG = np.random.default_rng(0)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fusion_switch.compare.dump import TensorSpec, write_dump
 from fusion_switch.compare.engine import CompareRequest, run_compare
-from fusion_switch.compare.generator import generate_case
 from fusion_switch.compare.metrics import ALGORITHMS
 from fusion_switch.compare.result_csv import read_result_csv
+from fusion_switch.readers.dump_write import TensorSpec, write_dump
+from fusion_switch.synth.generator import generate_case
 from handmade_graphs import desc, graph_json, op
 from oracle import run_msaccucmp
 

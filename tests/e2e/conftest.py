@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from e2e_support import CLIENTS, session_fixtures
-from fusion_switch.compare.generator import generate_case
+from fusion_switch.synth.generator import generate_case
 
 lsp, session = session_fixtures(CLIENTS)
 

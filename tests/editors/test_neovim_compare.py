@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fusion_switch.compare.generator import generate_case
+from fusion_switch.synth.generator import generate_case
 from nvim_driver import nvim_or_skip, run_driver
 
 pytestmark = pytest.mark.editor

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from fusion_switch.compare.generator import generate_case
+from fusion_switch.synth.generator import generate_case
 from fusion_switch.workflow.job import CompareJob, ComparePaths, parse_progress
 
 

@@ -21,7 +21,8 @@ from .model import (
 )
 from .outline import folds, symbols
 from .sample import sample_catalogue, sample_document
-from .syntax import (
+from .syntax import parse
+from .tree import (
     ArrayNode,
     CfgDocument,
     LineEntry,
@@ -30,7 +31,6 @@ from .syntax import (
     ObjectNode,
     ScalarNode,
     StringNode,
-    parse,
 )
 
 CODES = {

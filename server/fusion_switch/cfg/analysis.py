@@ -14,18 +14,8 @@ from .docs import PRIORITY_RANGES
 from .model import Context, Finding, Related, Span
 from .structure import invalid_switch_value, structure_findings, switch_value
 from .suggest import NameIndex, name_index
-from .syntax import (
-    CfgDocument,
-    LineEntry,
-    Member,
-    ObjectNode,
-    StringNode,
-    gc_paused,
-    internal_error,
-    parse,
-    shorten,
-    top_level_member,
-)
+from .syntax import gc_paused, internal_error, parse, shorten
+from .tree import CfgDocument, LineEntry, Member, ObjectNode, StringNode, top_level_member
 
 LISTED = 5  # names quoted in a message before "and N more"
 MAX_PER_CODE = 10_000  # findings of one code reported per document

@@ -23,7 +23,8 @@ from .docs import (
 from .formatting import SKELETON
 from .model import Completion, Context, Span
 from .suggest import name_index
-from .syntax import CfgDocument, StringNode, shorten
+from .syntax import shorten
+from .tree import CfgDocument, StringNode
 
 _CONTAINER_VALUES = {"Switch": "{}", "Priority": "{}", "ExceptionalPassOfO1Level": "[]"}
 

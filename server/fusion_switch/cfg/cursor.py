@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..catalogue import SECTIONS
-from .syntax import (
+from .tree import (
     ArrayNode,
     CfgDocument,
     LineEntry,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..catalogue import SECTIONS
 from .formatting import INDENT, render
 from .model import Edit, Span
-from .syntax import CfgDocument, Member, ObjectNode, StringNode, top_level_member
+from .tree import CfgDocument, Member, ObjectNode, StringNode, top_level_member
 
 _INDENTED_LINE = re.compile(r"^([ \t]+)\S", re.M)
 

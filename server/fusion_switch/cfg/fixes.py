@@ -16,7 +16,8 @@ from .edits import (
 )
 from .formatting import SKELETON
 from .model import Context, Edit, Finding, Fix, Span
-from .syntax import CfgDocument, LineEntry, Member, ObjectNode, parse, top_level_member
+from .syntax import parse
+from .tree import CfgDocument, LineEntry, Member, ObjectNode, top_level_member
 
 
 def code_actions(doc: CfgDocument, findings: Sequence[Finding], ctx: Context) -> list[Fix]:

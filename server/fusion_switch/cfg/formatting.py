@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .syntax import ArrayNode, CfgDocument, Node, ObjectNode
+from .tree import ArrayNode, CfgDocument, Node, ObjectNode
 
 INDENT = "  "
 SKELETON = '{\n  "Switch": {\n    "GraphFusion": {\n    },\n    "UBFusion": {\n    }\n  }\n}\n'

@@ -18,7 +18,8 @@ from .docs import (
 from .model import Context, HoverInfo, Span
 from .structure import switch_value
 from .suggest import name_index
-from .syntax import CfgDocument, StringNode, shorten, top_level_key
+from .syntax import shorten
+from .tree import CfgDocument, StringNode, top_level_key
 
 
 def hover(

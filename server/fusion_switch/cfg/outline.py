@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .model import Fold, Symbol
-from .syntax import ArrayNode, CfgDocument, Member, ObjectNode, StringNode
+from .tree import ArrayNode, CfgDocument, Member, ObjectNode, StringNode
 
 _KINDS = {0: "section", 1: "group", 2: "rule", 3: "rule"}
 

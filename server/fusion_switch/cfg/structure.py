@@ -16,7 +16,8 @@ import json
 from .docs import PRIORITY_RANGES
 from .model import Finding, Span
 from .schema import validator
-from .syntax import ArrayNode, Member, Node, ObjectNode, StringNode, shorten, top_level_key
+from .syntax import shorten
+from .tree import ArrayNode, Member, Node, ObjectNode, StringNode, top_level_key
 
 # path -> [(member or None, value node)]: where an instance path lives in the document
 Where = dict[tuple, list[tuple[Member | None, Node]]]

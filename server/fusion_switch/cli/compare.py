@@ -276,9 +276,9 @@ def run_comparison(
     args: argparse.Namespace, progress: Progress, stream: TextIO
 ) -> tuple[int, Any | None]:
     """Run engine + attribution + outputs. Returns (exit status, Outputs or None)."""
-    from ..compare.attribution import parse_thresholds
     from ..compare.engine import CompareCancelled, CompareInputError, CompareRequest, run_compare
-    from ..compare.summary import NOTHING_COMPARED, write_outputs
+    from ..diagnose.attribution import parse_thresholds
+    from ..diagnose.summary import NOTHING_COMPARED, write_outputs
 
     try:
         thresholds = parse_thresholds(args.threshold)
@@ -362,7 +362,7 @@ def run_comparison(
     return (1 if outputs.summary["suspects"] else 0), outputs
 
 
-BAD_FILE_PREFIX = "skipped a bad dump file"  # compare.summary.BAD_FILE_NOTE
+BAD_FILE_PREFIX = "skipped a bad dump file"  # diagnose.summary.BAD_FILE_NOTE
 DUMP_SIDES = ("fusion-on dumps:", "fusion-off dumps:")
 
 

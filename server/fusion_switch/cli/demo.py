@@ -25,7 +25,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "demo_samples"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from ..compare.faults import FAULT_KINDS
+    from ..synth.faults import FAULT_KINDS
 
     parser = subparsers.add_parser(
         "demo",
@@ -104,7 +104,7 @@ def guilty_cfg(rule: str, section: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..cfg import Context, analyse
-    from ..compare.generator import generate_case
+    from ..synth.generator import generate_case
     from .compare import Progress, print_verdict, run_comparison
 
     if args.out and blocking_file(Path(args.out)):

@@ -39,7 +39,7 @@ def list_passes(graph, fusion_result: dict | None = None) -> dict:
     """{"graph", "soc_version", "passes": [{"rule", "section", "section_source", "ops": [...]}],
     "fused_ops": n} ordered by number of ops, then name."""
     from ..catalogue import builtin_catalogue
-    from ..compare.attribution import rule_section
+    from ..diagnose.attribution import rule_section
 
     catalogue = builtin_catalogue()
     by_rule: dict[str, dict] = {}
@@ -93,8 +93,8 @@ def print_passes(listing: dict, stream) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..compare.attribution import find_fusion_result, load_fusion_result
-    from ..compare.graph import GraphError, load_graph
+    from ..diagnose.attribution import find_fusion_result, load_fusion_result
+    from ..readers.graph import GraphError, load_graph
 
     try:
         graph = load_graph(args.graph)

@@ -1,15 +1,15 @@
-"""Fusion-on vs fusion-off comparison engine: dumps, graphs, pairing, metrics, reports (pure numpy).
+"""Fusion-on vs fusion-off comparison engine: pairing, metrics, CSV (pure numpy).
 
 Code map (one concept per module):
 
-* reading: ``protowire`` / ``dump`` (binary dump files), ``dumpdir`` (dump folders), ``graph`` /
-  ``graph_text`` (atc JSON and ``ge_proto_*.txt``), ``dtypes``, ``formats``;
 * msaccucmp-exact core: ``pairing`` (which fusion-off tensor each fusion-on tensor is compared
   with), ``align`` (device layout back to the fusion-off layout), ``metrics`` (the ten
   metrics), ``result`` / ``result_csv`` (rows and ``result_*.csv``);
 * the job: ``workers`` (compare groups of ops, any process), ``engine`` (``run_compare``:
-  inputs, process pool, progress, cancel, CSV);
-* on top: attribution, summary, report; ``generator`` builds realistic test cases.
+  inputs, process pool, progress, cancel, CSV).
+
+Inputs come from ``fusion_switch.readers``; verdicts are made by ``fusion_switch.diagnose``,
+which imports this package, never the reverse.
 
 Invariant: rows, pairing, shapes, reasons and metric cells equal msaccucmp 26.2's own output
 (``tests/compare/test_oracle.py`` runs it). The main names are importable from here; they load

@@ -27,8 +27,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .dumpdir import DumpDir, DumpDirError, holds_dump_files, sanitize_op_name, scan_dump_dir
-from .graph import Graph, GraphError, deferred_graph, load_graph
+from ..readers.dumpdir import (
+    DumpDir,
+    DumpDirError,
+    holds_dump_files,
+    sanitize_op_name,
+    scan_dump_dir,
+)
+from ..readers.graph import Graph, GraphError, deferred_graph, load_graph
 from .metrics import AlgorithmSelectionError, parse_algorithms
 from .pairing import FusionRule, MergedRule, fusion_rule, merge_rules
 from .result import CompareCounts, ResultRow

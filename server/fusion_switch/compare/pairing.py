@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from .graph import Graph, Op
+from ..readers.graph import Graph, Op
 
 SPECIAL_OP_TYPES = ("Cast", "TransData")
 """Producers msaccucmp looks through (input j → that op's input j) when pairing inputs."""

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
+from ..readers.dumpdir import DumpDir
 from .align import AlignError, TensorView, align
-from .dump import DumpError, DumpFile, DumpTensor, read_dump
-from .dumpdir import DumpDir
 from .metrics import NAN_TEXT, SCRATCH, SizeMismatchError, compute_metrics
 from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
 from .result import NAN, ResultRow

@@ -1,38 +1,16 @@
-"""`workspace/executeCommand`: the single registry of commands the server offers.
+"""`workspace/executeCommand`: every command the server offers, in menu order.
 
-Each entry maps a command id to an async handler `(ls, *arguments) -> result`; `register`
-attaches them to the server and `names()` feeds `executeCommandProvider`. Handlers are
-guarded like every other handler: a failure is logged and answered with an error summary.
+Importing this module fills the registry (:mod:`.command_registry`): the catalogue command here,
+the recipe's commands from their modules under ``recipe/``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from .command_registry import command, names, register
 
-from .safety import guarded
+__all__ = ["RELOAD_CATALOGUE", "names", "register"]
 
-if TYPE_CHECKING:
-    from .server import FusionSwitchServer
-
-# Command handlers take `(ls, *arguments)`. Leave `ls` unannotated: pygls structures command
-# arguments from the handler's type hints, and the server class is not importable here.
 RELOAD_CATALOGUE = "fusionSwitch.reloadCatalogue"
-
-Handler = Callable[..., Awaitable[Any]]
-_REGISTRY: dict[str, Handler] = {}
-
-
-def command(name: str) -> Callable[[Handler], Handler]:
-    def add(fn: Handler) -> Handler:
-        _REGISTRY[name] = fn
-        return fn
-
-    return add
-
-
-def names() -> list[str]:
-    return list(_REGISTRY)
 
 
 @command(RELOAD_CATALOGUE)
@@ -50,14 +28,6 @@ async def reload_catalogue(ls, *_):  # unannotated: pygls resolves command annot
     }
 
 
-def register(server: FusionSwitchServer) -> None:
-    for name, fn in _REGISTRY.items():
-
-        def failed(name: str = name) -> dict:
-            return {"error": f"{name} failed; see the fusion-switch output for details"}
-
-        server.command(name)(guarded(failed)(fn))
-
-
-# The recipe's commands register themselves in `_REGISTRY` when imported (order = menu order).
+# The recipe's commands register themselves when imported; after the line above, so that the
+# menu lists the catalogue command first.
 from .recipe import comparing, editing  # noqa: E402, F401

@@ -61,7 +61,7 @@ class FusionSwitchServer(LanguageServer):
 
 
 def create_server() -> FusionSwitchServer:
-    from .features import register_all
+    from .features.registry import register_all
 
     server = FusionSwitchServer()
     register_all(server)

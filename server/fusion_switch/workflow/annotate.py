@@ -1,7 +1,7 @@
 """What a comparison's summary means for one fusion_switch.cfg: diagnostics, fixes, lenses,
 inlay hints and hover evidence, all as plain values in offsets (no protocol; `lsp/` converts).
 
-Input is the summary written by `fusion-switch compare` (see compare/summary.py): `suspects`
+Input is the summary written by `fusion-switch compare` (see diagnose/summary.py): `suspects`
 [{rule, section, ops, original_ops, evidence: [{op, type, inputs, outputs}], score}] and
 `harmless_rules` [{rule, section, ops}]. A suspect is annotated unless its rule is already
 explicitly "off" in its section (then there is nothing left to do); when the rule is not in the
@@ -17,7 +17,7 @@ from typing import Any
 
 from ..cfg.edits import set_switches
 from ..cfg.model import Edit, Finding, Fix, Span
-from ..cfg.syntax import CfgDocument, ObjectNode, StringNode
+from ..cfg.tree import CfgDocument, ObjectNode, StringNode
 
 SUSPECT_CODE = "fusion-suspect"
 HARMLESS_CODE = "fusion-harmless-off"

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SUMMARY_NAME = "summary.json"  # as compare/summary.py writes it (not imported: numpy)
+SUMMARY_NAME = "summary.json"  # as diagnose/summary.py writes it (not imported: numpy)
 # Exit statuses of `fusion-switch compare` (see cli/compare.py).
 NO_SUSPECT, SUSPECTS, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 STDERR_KEPT = 40  # last non-progress stderr lines kept for the error message

@@ -50,19 +50,6 @@ def send_status(ls: FusionSwitchServer) -> None:
         log(ls, f"fusion-switch: could not send {method}: {exc!r}")
 
 
-def refresh(ls: FusionSwitchServer) -> None:
-    """After results changed: re-publish diagnostics, ask for lenses and hints again."""
-    from ..features import diagnostics
-
-    diagnostics.validate_all(ls)
-    client = ls.state.client
-    if client.code_lens and client.code_lens_refresh:
-        ls.workspace_code_lens_refresh(None)
-    if client.inlay_hints and client.inlay_hint_refresh:
-        ls.workspace_inlay_hint_refresh(None)
-    send_status(ls)
-
-
 def tell_detected_target(ls: FusionSwitchServer, label: str) -> None:
     from ..safety import show
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from .. import commands
+from .. import command_registry
 from ..convert import Converter
 from ..safety import show
 from .target import CommandError, arguments
@@ -40,7 +40,7 @@ def recipe_command(name: str):
                 return {"error": str(exc)}
 
         handler.__name__, handler.__doc__ = fn.__name__, fn.__doc__
-        return commands.command(name)(handler)
+        return command_registry.command(name)(handler)
 
     return wrap
 

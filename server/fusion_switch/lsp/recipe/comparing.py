@@ -18,7 +18,7 @@ from lsprotocol import types
 
 from ..documents import file_name
 from ..safety import log, show
-from . import annotations, target
+from . import annotations, republish, target
 from .command import CommandError, Refused, recipe_command
 
 if TYPE_CHECKING:
@@ -176,7 +176,7 @@ async def compare(ls: FusionSwitchServer, params: dict):
     bar.end(summary.get("verdict") or "done")
     if detected:
         annotations.tell_detected_target(ls, detected)
-    annotations.refresh(ls)
+    republish.refresh(ls)
     found = annotate.suspects(summary)
     show(
         ls,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fusion_switch.compare.dump import TensorSpec, encode_dump
-from fusion_switch.compare.graph import GraphError, graph_from_dict, load_graph
-from fusion_switch.compare.graph_text import (
+from fusion_switch.readers.dump_write import TensorSpec, encode_dump
+from fusion_switch.readers.graph import GraphError, graph_from_dict, load_graph
+from fusion_switch.readers.graph_text import (
     escape,
     parse_graph_text,
     parse_graph_text_file,

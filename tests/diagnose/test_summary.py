@@ -7,14 +7,14 @@ import os
 from types import SimpleNamespace
 
 import pytest
-from fusion_switch.compare import summary as summary_module
 from fusion_switch.compare.engine import CompareRequest, run_compare
-from fusion_switch.compare.generator import generate_case
-from fusion_switch.compare.summary import (
+from fusion_switch.diagnose import summary as summary_module
+from fusion_switch.diagnose.summary import (
     load_summary,
     write_json_atomic,
     write_outputs,
 )
+from fusion_switch.synth.generator import generate_case
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +164,7 @@ def test_summary_numbers_are_numbers_for_scripts(outputs):
 
 
 def test_json_number_keeps_small_values_and_never_gives_a_string():
-    from fusion_switch.compare.attribution import json_number
+    from fusion_switch.diagnose.attribution import json_number
 
     assert json_number(2.345678912345e-12) == 2.34567891e-12  # 9 significant digits
     assert json_number(-3e15) == -3e15  # no cap, sign kept

@@ -16,22 +16,25 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .dtypes import DATA_TYPE_NAMES, code_for_numpy
-from .dump import OriginalOp, TensorSpec, write_dump
-from .dumpdir import dump_file_name
+from .emit import graph_json, write_dumps
+from .executed import (
+    GRAPH_FUSION,
+    NC1HWC0,
+    NZ,
+    UB_FUSION,
+    ExecOp,
+    OutSpec,
+    host_format,
+    wanted_format,
+)
 from .faults import FAULT_KINDS, Fault
-from .formats import FORMAT_CODES
-from .layout import device_shape, to_device
 from .network import Network, Node, blocks_for, build_network, split_ref
-
-GRAPH_FUSION, UB_FUSION = "GraphFusion", "UBFusion"
-
 
 # ----------------------------------------------------------------------------------------------
 # The fusion plan: which original ops each fused op is made of, and by which passes.
@@ -66,7 +69,6 @@ def _ub(rule: str) -> tuple[str, str]:
     return (rule, UB_FUSION)
 
 
-NC1HWC0, NZ = "NC1HWC0", "FRACTAL_NZ"
 CONV_UB = "TbeCommonRules0FusionPass"
 MATMUL_UB = "TbeBatchMatmulElementWiseFusionPass"
 REDUCE_UB = "TbeReduceElemwiseFusionPass"
@@ -245,55 +247,10 @@ def _run_member(node: Node, inputs: list[np.ndarray], fault: Fault | None) -> li
 # The two executed graphs
 
 
-@dataclass
-class OutSpec:
-    origin: str  # original (fusion-off) op name
-    origin_index: int
-    format: str  # device format or the host format
-    value: np.ndarray  # host layout
-
-
-@dataclass
-class ExecOp:
-    """An op of one of the two executed graphs, with the tensors its dump holds."""
-
-    name: str
-    type: str
-    inputs: list[str]  # "producer:index" on the same side
-    input_values: list[np.ndarray] = field(default_factory=list)  # host layout
-    input_formats: list[str] = field(default_factory=list)
-    outputs: list[OutSpec] = field(default_factory=list)
-    original_names: list[str] | None = None  # None: attribute absent (op is itself original)
-    passes: list[tuple[str, str]] = field(default_factory=list)
-    single_op_ub: list[str] = field(default_factory=list)
-    fusion_scope: int | None = None
-    attrs: dict = field(default_factory=dict)
-    block: int = -1
-    key: str = ""
-
-    @property
-    def has_task(self) -> bool:
-        return self.type not in ("Data", "Const", "NetOutput")
-
-
-def _host_format(value: np.ndarray) -> str:
-    return "NCHW" if value.ndim == 4 else "ND"
-
-
-def _wanted(fmt: str, value: np.ndarray, formats: str) -> str:
-    if formats != "device" or fmt == "host":
-        return _host_format(value)
-    if fmt == NC1HWC0 and value.ndim != 4:
-        return _host_format(value)
-    if fmt == NZ and value.ndim < 2:
-        return _host_format(value)
-    return fmt
-
-
 def _off_ops(net: Network, values: dict[str, list[np.ndarray]]) -> list[ExecOp]:
     ops = []
     for node in net.nodes:
-        outs = [OutSpec(node.name, i, _host_format(v), v) for i, v in enumerate(values[node.name])]
+        outs = [OutSpec(node.name, i, host_format(v), v) for i, v in enumerate(values[node.name])]
         ins = [values[split_ref(r)[0]][split_ref(r)[1]] for r in node.inputs]
         ops.append(
             ExecOp(
@@ -301,7 +258,7 @@ def _off_ops(net: Network, values: dict[str, list[np.ndarray]]) -> list[ExecOp]:
                 node.type,
                 list(node.inputs),
                 ins,
-                [_host_format(v) for v in ins],
+                [host_format(v) for v in ins],
                 outs,
                 attrs=dict(node.attrs),
                 block=node.block,
@@ -334,13 +291,13 @@ class _OnBuilder:
         value = self.net.consts[node.name]
         ref = f"{node.name}:0"
         self.values[ref] = value
-        self.where[ref] = (node.name, 0, _host_format(value))
+        self.where[ref] = (node.name, 0, host_format(value))
         self.ops.append(
             ExecOp(
                 node.name,
                 node.type,
                 [],
-                outputs=[OutSpec(node.name, 0, _host_format(value), value)],
+                outputs=[OutSpec(node.name, 0, host_format(value), value)],
                 block=node.block,
             )
         )
@@ -350,7 +307,7 @@ class _OnBuilder:
         producer writes another format. Returns (on ref, format)."""
         src, idx, fmt = self.where[ref]
         value = self.values[ref]
-        want = _wanted(want, value, self.formats)
+        want = wanted_format(want, value, self.formats)
         if src in self.placed or fmt == want:  # Data/Const are read as they are
             return f"{src}:{idx}", fmt
         key = (ref, want)
@@ -409,7 +366,7 @@ class _OnBuilder:
         for k, (role, i) in enumerate(exposed):
             ref = f"{p}{role}:{i}"
             value = local[ref]
-            fmt = _wanted(plan.device_out, value, self.formats)
+            fmt = wanted_format(plan.device_out, value, self.formats)
             outputs.append(OutSpec(p + role, i, fmt, value))
             self.values[ref] = value
             self.where[ref] = (name, k, fmt)
@@ -466,183 +423,6 @@ def build_fusion_on(
 # Graph JSON (the tree `atc --mode=5` writes)
 
 
-def _a_s(v: str) -> dict:
-    return {"s": v}
-
-
-def _a_i(v: int) -> dict:
-    return {"i": int(v)}
-
-
-def _a_list_s(values: Iterable[str]) -> dict:
-    values = list(values)
-    inner: dict = {"val_type": "VT_LIST_STRING"}
-    if values:
-        inner = {"s": values, "val_type": "VT_LIST_STRING"}
-    return {"list": inner}
-
-
-def _a_list_i(values: Iterable[int]) -> dict:
-    return {"list": {"i": [int(v) for v in values], "val_type": "VT_LIST_INT"}}
-
-
-def _attrs(pairs: Iterable[tuple[str, dict]]) -> list[dict]:
-    return [{"key": k, "value": v} for k, v in pairs]
-
-
-def _dtype_name(value: np.ndarray) -> str:
-    return DATA_TYPE_NAMES[code_for_numpy(value.dtype)]
-
-
-def _device_shape(value: np.ndarray, fmt: str) -> list[int]:
-    if fmt in (NC1HWC0, NZ):
-        return list(device_shape(value.shape, fmt))
-    return list(value.shape)
-
-
-def _tensor_desc(value: np.ndarray, fmt: str, extra: list[tuple[str, dict]]) -> dict:
-    host = _host_format(value)
-    desc_attrs = [
-        *extra,
-        ("origin_format", _a_s(host)),
-        ("origin_shape", _a_list_i(value.shape)),
-        ("origin_data_type", _a_s(_dtype_name(value))),
-    ]
-    desc: dict = {
-        "attr": _attrs(desc_attrs),
-        "device_type": "NPU",
-        "dtype": _dtype_name(value),
-        "layout": fmt,
-    }
-    dims = _device_shape(value, fmt)
-    desc["shape"] = {"dim": dims} if dims else {}
-    if dims:
-        desc["real_dim_cnt"] = len(dims)
-    return desc
-
-
-def _op_json(op: ExecOp, op_id: int, consumers: dict[str, list[tuple[str, int]]]) -> dict:
-    attrs: list[tuple[str, dict]] = []
-    if op.original_names is not None:
-        attrs.append(("_datadump_original_op_names", _a_list_s(op.original_names)))
-    if op.passes:
-        attrs.append(("pass_name", _a_list_s(name for name, _ in op.passes)))
-        ub = [name for name, sec in op.passes if sec == UB_FUSION]
-        if ub:
-            attrs.append(("pass_name_ub", _a_s(ub[-1])))
-    if op.single_op_ub:
-        attrs.append(("_single_op_ub_pass_name", _a_list_s(op.single_op_ub)))
-    attrs.append(("fusion_scope", _a_i(op.fusion_scope if op.fusion_scope else -(op_id + 1))))
-    for key, value in op.attrs.items():
-        if isinstance(value, list):
-            attrs.append((key, _a_list_i(value)))
-        elif isinstance(value, float):
-            attrs.append((key, {"f": value}))
-        elif isinstance(value, int):
-            attrs.append((key, _a_i(value)))
-        elif isinstance(value, str):
-            attrs.append((key, _a_s(value)))
-    outs = []
-    for i, out in enumerate(op.outputs):
-        extra = [
-            ("_datadump_origin_name", _a_s(out.origin)),
-            ("_datadump_origin_output_index", _a_i(out.origin_index)),
-            ("_datadump_origin_format", _a_s(_host_format(out.value))),
-            ("_datadump_origin_data_type", _a_s(_dtype_name(out.value))),
-        ]
-        del i
-        outs.append(_tensor_desc(out.value, out.format, extra))
-    result: dict = {"name": op.name, "type": op.type}
-    if op_id:
-        result["id"] = op_id  # proto3 omits the default 0, as atc does
-    if op.inputs:
-        result["input"] = list(op.inputs)
-        result["input_desc"] = [
-            _tensor_desc(v, f, []) for v, f in zip(op.input_values, op.input_formats, strict=True)
-        ]
-    result["attr"] = _attrs(attrs)
-    if outs:
-        result["output_desc"] = outs
-        result["has_out_attr"] = True
-    dst = consumers.get(op.name, [])
-    if dst:
-        result["dst_name"] = [d for d, _ in dst]
-        result["dst_index"] = [i for _, i in dst]
-    return result
-
-
-def graph_json(ops: list[ExecOp], graph_name: str, soc_version: str) -> dict:
-    """The atc-style JSON tree of one executed graph (a NetOutput op is appended)."""
-    last = next(op for op in reversed(ops) if op.has_task)
-    all_ops = [
-        *ops,
-        ExecOp(
-            "Node_Output",
-            "NetOutput",
-            [f"{last.name}:0"],
-            [last.outputs[0].value],
-            [last.outputs[0].format],
-        ),
-    ]
-    consumers: dict[str, list[tuple[str, int]]] = {}
-    for op in all_ops:
-        for k, ref in enumerate(op.inputs):
-            consumers.setdefault(split_ref(ref)[0], []).append((op.name, k))
-    graph = {
-        "attr": _attrs([("soc_version", _a_s(soc_version))]),
-        "input": [f"{op.name}:0" for op in all_ops if op.type == "Data"],
-        "name": graph_name,
-        "op": [_op_json(op, i, consumers) for i, op in enumerate(all_ops)],
-    }
-    return {
-        "attr": _attrs([("soc_version", _a_s(soc_version))]),
-        "graph": [graph],
-        "name": graph_name,
-        "version": 1,
-    }
-
-
-# ----------------------------------------------------------------------------------------------
-# Dumps
-
-
-def _spec(value: np.ndarray, fmt: str, origin: OriginalOp | None) -> TensorSpec:
-    dev = to_device(value, fmt)
-    return TensorSpec(
-        dev,
-        format=FORMAT_CODES[fmt],
-        shape=dev.shape,
-        original_shape=value.shape,
-        original_op=origin,
-    )
-
-
-def write_dumps(ops: list[ExecOp], folder: Path, start_us: int) -> int:
-    """Write one binary dump per op with a task; returns the bytes written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    total = 0
-    task = 0
-    for op in ops:
-        if not op.has_task:
-            continue
-        task += 1
-        inputs = [_spec(v, f, None) for v, f in zip(op.input_values, op.input_formats, strict=True)]
-        outputs = []
-        for out in op.outputs:
-            origin = OriginalOp(
-                out.origin,
-                out.origin_index,
-                code_for_numpy(out.value.dtype),
-                FORMAT_CODES[_host_format(out.value)],
-            )
-            outputs.append(_spec(out.value, out.format, origin))
-        stamp = start_us + task * 37
-        path = folder / dump_file_name(op.type, op.name, task, 0, stamp)
-        write_dump(path, op.name, inputs, outputs, dump_time=stamp)
-        total += path.stat().st_size
-    return total
-
-
 # ----------------------------------------------------------------------------------------------
 # The case
 
@@ -689,7 +469,7 @@ def _write_json_atomic(path: Path, data: object) -> None:
 
 
 def _write_graph_text(graph: dict, path: Path) -> Path:
-    from .graph_text import write_graph_text
+    from ..readers.graph_text import write_graph_text
 
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(write_graph_text(graph), encoding="utf-8")

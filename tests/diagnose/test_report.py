@@ -7,7 +7,7 @@ import shutil
 from html.parser import HTMLParser
 
 import pytest
-from fusion_switch.compare.report import chart_svg, render_report
+from fusion_switch.diagnose.report import chart_svg, render_report
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

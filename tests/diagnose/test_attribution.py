@@ -6,7 +6,8 @@ import math
 from dataclasses import dataclass, field
 
 import pytest
-from fusion_switch.compare.attribution import (
+from fusion_switch.compare.engine import CompareRequest, run_compare
+from fusion_switch.diagnose.attribution import (
     DEFAULT_THRESHOLDS,
     TensorEvidence,
     _verdict,
@@ -15,9 +16,8 @@ from fusion_switch.compare.attribution import (
     load_fusion_result,
     parse_thresholds,
 )
-from fusion_switch.compare.engine import CompareRequest, run_compare
-from fusion_switch.compare.faults import FAULT_KINDS
-from fusion_switch.compare.generator import generate_case
+from fusion_switch.synth.faults import FAULT_KINDS
+from fusion_switch.synth.generator import generate_case
 
 GOOD = {
     "CosineSimilarity": 0.99999,

@@ -26,26 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from .dtypes import data_type_name
+from .graph_file import GraphError, read_graph_head
+from .graph_text import parse_graph_text_file
 
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 PASS_NAME = "pass_name"
 PASS_NAME_UB = "pass_name_ub"
 SINGLE_OP_UB_PASS_NAME = "_single_op_ub_pass_name"
 _LIST_MEMBERS = ("s", "i", "f", "b", "bt", "td", "t", "g", "na", "dt")
-
-
-class GraphError(Exception):
-    """A graph file that cannot be read; ``str()`` names the file (and line/column if known)."""
-
-    def __init__(
-        self, path: str | os.PathLike | None, message: str, line: int = 0, column: int = 0
-    ):
-        self.path = str(path) if path is not None else "<graph>"
-        self.message = message
-        self.line = line
-        self.column = column
-        where = f"{self.path}:{line}:{column}" if line else self.path
-        super().__init__(f"{where}: {message}")
 
 
 def _to_int(value: Any) -> int:
@@ -526,35 +514,6 @@ def _graph(graph: Any, index: int, model: Mapping[str, Any], model_attrs: dict, 
     )
 
 
-_HEAD_BYTES = 4096
-_TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\x1b")
-
-
-def read_graph_head(path: str | os.PathLike) -> bytes:
-    """The first bytes of a graph file, after checking it is a non-empty text file.
-
-    Raises :class:`GraphError` for an unreadable, empty or binary file (a dump file or an
-    ``.om`` model passed as a graph is the usual mistake), so both readers fail with the
-    same clear message instead of a parse error at line 1."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(_HEAD_BYTES)
-    except OSError as error:
-        raise GraphError(path, f"cannot read: {error.strerror or error}") from None
-    if not head.strip(b"\xef\xbb\xbf \t\r\n") and len(head) < _HEAD_BYTES:
-        raise GraphError(
-            path,
-            "empty file; is this an atc/GE graph file? Expected the graph JSON from "
-            "atc --mode=5 or a ge_proto_*.txt",
-        )
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise GraphError(path, "UTF-16 text; save the graph as UTF-8")
-    controls = sum(1 for byte in head if byte < 0x20 and byte not in _TEXT_CONTROLS)
-    if b"\x00" in head or controls * 10 > len(head):
-        raise GraphError(path, "binary file, not a graph (did you pass a dump file as -f/-cf?)")
-    return head
-
-
 def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
     """The ModelDef dict of a graph file, JSON or protobuf text format (decided by content)."""
     path = Path(path)
@@ -571,8 +530,6 @@ def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
         except (OSError, UnicodeDecodeError) as error:
             raise GraphError(path, f"cannot read: {error}") from None
         return data
-    from .graph_text import parse_graph_text_file
-
     return parse_graph_text_file(path, head_checked=True)
 
 

@@ -1,7 +1,7 @@
 """Protobuf wire format: decoding known bytes, encoding, round trips, and malformed input."""
 
 import pytest
-from fusion_switch.compare import protowire as pw
+from fusion_switch.readers import protowire as pw
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from fusion_switch.compare.layout import (
+from fusion_switch.readers.layout import (
     LayoutError,
     default_c0,
     device_shape,

@@ -6,16 +6,10 @@ import os
 
 import numpy as np
 import pytest
-from fusion_switch.compare import protowire as pw
-from fusion_switch.compare.dtypes import decode_dtype
-from fusion_switch.compare.dump import (
-    DumpError,
-    DumpFile,
-    OriginalOp,
-    TensorSpec,
-    encode_dump,
-    read_dump,
-)
+from fusion_switch.readers import protowire as pw
+from fusion_switch.readers.dtypes import decode_dtype
+from fusion_switch.readers.dump import DumpError, DumpFile, OriginalOp, read_dump
+from fusion_switch.readers.dump_write import TensorSpec, encode_dump
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

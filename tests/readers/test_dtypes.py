@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from fusion_switch.compare.dtypes import (
+from fusion_switch.readers.dtypes import (
     code_for_numpy,
     data_type_code,
     data_type_name,

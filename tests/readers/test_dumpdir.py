@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
-from fusion_switch.compare.dumpdir import (
+from fusion_switch.readers.dumpdir import (
     DumpDirError,
     dump_file_name,
     parse_dump_name,

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .graph import GraphError, read_graph_head
+from .graph_file import GraphError, read_graph_head
 
 # ----------------------------------------------------------------------------- schema
 # kind: s (string), y (bytes), i (integer), f (float), b (bool), e (enum), m (message)

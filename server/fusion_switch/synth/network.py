@@ -1,7 +1,7 @@
 """A small convolution + transformer-style network computed for real with numpy.
 
 This is the *original* network (what the fusion-off graph executes, one op per framework op).
-The generator (:mod:`fusion_switch.compare.generator`) derives the fusion-on graph from it.
+The generator (:mod:`fusion_switch.synth.generator`) derives the fusion-on graph from it.
 
 Every op is a :class:`Node` whose kernel is a plain function ``kernel(inputs, attrs) -> outputs``;
 weights are ``Const`` nodes and the network input is a ``Data`` node (neither has a dump).

@@ -1,7 +1,7 @@
 """Format codes and names, including the two quirks of real dumps (sub-format bits, old 30)."""
 
 import pytest
-from fusion_switch.compare.formats import (
+from fusion_switch.readers.formats import (
     FORMAT_NAMES,
     embedded_sub_format,
     format_code,

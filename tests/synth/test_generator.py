@@ -8,10 +8,10 @@ import re
 import numpy as np
 import pytest
 from fusion_switch.catalogue import builtin_catalogue
-from fusion_switch.compare.dump import read_dump
-from fusion_switch.compare.faults import FAULT_KINDS, Fault
-from fusion_switch.compare.generator import build_fusion_on, generate_case
-from fusion_switch.compare.network import (
+from fusion_switch.readers.dump import read_dump
+from fusion_switch.synth.faults import FAULT_KINDS, Fault
+from fusion_switch.synth.generator import build_fusion_on, generate_case
+from fusion_switch.synth.network import (
     OPS_PER_BLOCK,
     STEM_OPS,
     blocks_for,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fusion_switch.compare.dump import TensorSpec, encode_dump
-from fusion_switch.compare.graph import (
+from fusion_switch.readers.dump_write import TensorSpec, encode_dump
+from fusion_switch.readers.graph import (
     GraphError,
     Op,
     TensorDesc,
@@ -24,7 +24,7 @@ from fusion_switch.compare.graph import (
     load_graph_dict,
     write_graph_json,
 )
-from fusion_switch.compare.graph_text import parse_graph_text, write_graph_text
+from fusion_switch.readers.graph_text import parse_graph_text, write_graph_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

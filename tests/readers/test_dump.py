@@ -8,19 +8,17 @@ import types
 
 import numpy as np
 import pytest
-from fusion_switch.compare import protowire as pw
-from fusion_switch.compare.dump import (
+from fusion_switch.readers import protowire as pw
+from fusion_switch.readers.dump import (
     DumpError,
     OriginalOp,
-    TensorSpec,
     UnsupportedDtypeError,
     dump_header_to_json,
-    encode_dump,
     header_to_json,
     read_dump,
     read_npy_dump,
-    write_dump,
 )
+from fusion_switch.readers.dump_write import TensorSpec, encode_dump, write_dump
 
 
 def _file(tmp_path, header: bytes, body: bytes = b"", name="Conv2D.conv.1.1700000000000001"):
