@@ -237,7 +237,7 @@ def _run_member(node: Node, inputs: list[np.ndarray], fault: Fault | None) -> li
     if kind == "wrong_perm" and node.type == "TransposeD":
         return node.run(inputs, {**node.attrs, "perm": [0, 3, 2, 1]})
     if kind == "wrong_axis" and node.type == "SoftmaxV2":
-        return node.run(inputs, {**node.attrs, "axis": 1})
+        return node.run(inputs, {**node.attrs, "axes": [1]})
     if kind == "fp16_saturation" and node.type == "SoftmaxV2":
         return [_saturating_softmax(inputs[0]).astype(node.dtype)]
     return node.run(inputs)
