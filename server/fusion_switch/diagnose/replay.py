@@ -81,6 +81,7 @@ class ReplayResult:
     verdict: str
     reason: str = ""
     rules: list[str] = field(default_factory=list)
+    rule_source: str = ""
     members: list[str] = field(default_factory=list)
     member_types: list[str] = field(default_factory=list)
     outputs: list[OutputReplay] = field(default_factory=list)
@@ -106,6 +107,7 @@ class ReplayResult:
             "order": self.order,
             "verdict": self.verdict,
             "rules": self.rules,
+            "rule_source": self.rule_source,
             "original_ops": self.members,
             "replay_score": _num(self.score),
             "observed_score": _num(self.observed),
@@ -392,7 +394,7 @@ def replay_run(
     store: EvidenceStore,
     *,
     lookup: Callable[[str], Any] | None = None,
-    rules_of: Callable[[Any], list[str]] | None = None,
+    rules_of: Callable[[Any, list[str]], tuple[list[str], str]] | None = None,
     localise: Callable[..., dict | None] | None = None,
 ) -> ReplayReport:
     """Replay every fused op of ``on_graph``; see the module docstring."""
@@ -415,9 +417,13 @@ def replay_run(
     measure_noise(replayer, list(all_members.values()), noise)
     results = []
     for order, op, sub in subs:
-        rules = rules_of(op) if rules_of is not None else list(op.pass_names)
+        types = [] if isinstance(sub, str) else [m.type for m in sub.members]
+        if rules_of is not None:
+            rules, source = rules_of(op, types)
+        else:
+            rules, source = list(dict.fromkeys(reversed(op.pass_names))), "graph attributes"
         result = ReplayResult(op.name, op.type, on.order.get(op.name, order), UNVERIFIED)
-        result.rules = rules
+        result.rules, result.rule_source = rules, source
         if isinstance(sub, str):
             result.reason = sub
             results.append(result)
