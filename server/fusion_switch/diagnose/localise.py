@@ -31,6 +31,7 @@ TAIL_TYPES = frozenset(
         "PRelu", "HardSwish", "Mish",
     }
 )  # fmt: skip
+ALTERNATIVE_TYPES = {"Gelu": "FastGelu", "FastGelu": "Gelu", "Relu": "Relu6", "Relu6": "Relu"}
 EPSILONS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 0.0)
 MAX_VARIANTS_PER_OP = 32
 
@@ -66,6 +67,9 @@ def _variants(member: Any) -> Iterator[tuple[str, Callable | None, tuple | None]
 
     yield "skipped (output = its first input)", skip, None
     yield "fp16 range applied to its output", fp16_range, None
+    if member.type in ALTERNATIVE_TYPES:
+        other = ALTERNATIVE_TYPES[member.type]
+        yield f"computed as {other}", None, ("type", other)
     attrs = member.attrs or {}
     if isinstance(attrs.get("epsilon"), float):
         for eps in EPSILONS:
@@ -148,7 +152,9 @@ def _single_op_ub(fused: Any) -> set[str]:
 def _try(replayer: Any, sub: Any, plan: dict, target: Any, change, attr) -> float | None:
     """The replay score with one change applied to ``target`` (None: not applicable)."""
     kernels = replayer.kernels
-    if attr is not None:
+    if attr is not None and attr[0] == "type":
+        altered = _WithAttrs(target, target.attrs, attr[1])
+    elif attr is not None:
         altered = _WithAttrs(target, {**(target.attrs or {}), attr[0]: attr[1]})
 
         def variant(member, inputs, outputs):
@@ -183,9 +189,10 @@ def _dtype(replayer: Any, sub: Any, k: int, origin: str) -> str:
 class _WithAttrs:
     """An op seen with other attribute values (everything else delegated)."""
 
-    def __init__(self, op: Any, attrs: dict) -> None:
+    def __init__(self, op: Any, attrs: dict, op_type: str | None = None) -> None:
         self._op = op
         self.attrs = attrs
+        self.type = op_type or op.type
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._op, name)

@@ -86,17 +86,20 @@ class NoiseFloor:
     """Scores of correct kernels per (op type, dtype): the calibration of the tolerance."""
 
     samples: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    _levels: dict[tuple[str, str], float | None] = field(default_factory=dict, repr=False)
 
     def add(self, op_type: str, dtype: str, value: float) -> None:
         if math.isfinite(value):
             self.samples.setdefault((op_type, dtype), []).append(value)
+            self._levels.pop((op_type, dtype), None)
 
     def level(self, op_type: str, dtype: str) -> float | None:
         """The 99th percentile of the floor of this type and dtype (None: never measured)."""
-        values = self.samples.get((op_type, dtype))
-        if not values:
-            return None
-        return float(np.percentile(values, 99))
+        key = (op_type, dtype)
+        if key not in self._levels:
+            values = self.samples.get(key)
+            self._levels[key] = float(np.percentile(values, 99)) if values else None
+        return self._levels[key]
 
     def tolerance(self, members: Iterable[tuple[str, str]]) -> float:
         levels = [lv for t, d in members if (lv := self.level(t, d)) is not None]

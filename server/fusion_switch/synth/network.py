@@ -145,6 +145,7 @@ KERNELS: dict[str, Kernel] = {
     "Relu": k_relu,
     "Gelu": k_gelu,
     "Sigmoid": k_sigmoid,
+    "CustomSigmoid": k_sigmoid,  # a framework custom op: no reference kernel replays it
     "SoftmaxV2": k_softmax,
     "AvgPool": k_avgpool,
     "TransposeD": k_transpose,
@@ -237,9 +238,10 @@ def blocks_for(n_ops: int) -> int:
 
 
 def build_network(
-    n_blocks: int, *, channels: int = 16, spatial: int = 16, seed: int = 0
+    n_blocks: int, *, channels: int = 16, spatial: int = 16, seed: int = 0, custom_ops=False
 ) -> Network:
-    """The original network: stem conv + relu, then ``n_blocks`` blocks."""
+    """The original network: stem conv + relu, then ``n_blocks`` blocks. ``custom_ops``: the
+    GLU sigmoid is the custom op type ``CustomSigmoid`` (same values)."""
     if channels % 16 or spatial < 4:
         raise ValueError("channels must be a multiple of 16 and spatial at least 4")
     rng = np.random.default_rng(seed)
@@ -250,7 +252,7 @@ def build_network(
     b.op("stem_conv", "Conv2D", ["input:0", w], **_conv_attrs(1), role="stem_conv")
     x = b.op("stem_relu", "Relu", ["stem_conv:0"], role="stem_relu")
     for i in range(n_blocks):
-        x = _add_block(b, x, i, c, s)
+        x = _add_block(b, x, i, c, s, "CustomSigmoid" if custom_ops else "Sigmoid")
     net = Network(b.nodes, b.consts, channels, spatial, n_blocks)
     assert len(net.task_nodes) == STEM_OPS + OPS_PER_BLOCK * n_blocks
     return net
@@ -287,7 +289,7 @@ class _Builder:
         return resolve(self.values, ref)
 
 
-def _add_block(b: _Builder, x: str, i: int, c: int, s: int) -> str:
+def _add_block(b: _Builder, x: str, i: int, c: int, s: int, sig_type: str) -> str:
     """33 task ops: conv-bn-relu, conv-mul(scale), residual add, avg pool, transpose+reshape to a
     sequence, fp16 MLP (matmul-bias-gelu-split-sigmoid-mul), layer norm (9 primitive ops),
     attention-like matmul-temperature-softmax-gate, reshape+transpose back, residual add."""
@@ -345,7 +347,7 @@ def _add_block(b: _Builder, x: str, i: int, c: int, s: int) -> str:
         split_dim=-1,
         role="split",
     )
-    sig = b.op(p + "sig", "Sigmoid", [p + "split:1"], dtype="float16", role="sig")
+    sig = b.op(p + "sig", sig_type, [p + "split:1"], dtype="float16", role="sig")
     glu = b.op(p + "glu", "Mul", [split, sig], dtype="float16", role="glu")
     cast32 = b.op(p + "cast32", "Cast", [glu], role="cast32")
     # layer norm over the channel axis, written out as the framework's primitive ops
