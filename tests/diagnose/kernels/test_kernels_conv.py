@@ -1,0 +1,136 @@
+"""Conv2D: hand-computed cases (every expected number below is worked out by hand)."""
+
+from __future__ import annotations
+
+import numpy as np
+from kernel_check import check, refuses, run
+
+X33 = np.arange(9.0).reshape(1, 1, 3, 3)  # [[0 1 2] [3 4 5] [6 7 8]]
+ONES22 = np.ones((1, 1, 2, 2))
+
+
+def test_conv_1x1x3x3_with_2x2_ones_kernel():
+    # each output is the sum of a 2x2 window: 0+1+3+4, 1+2+4+5, 3+4+6+7, 4+5+7+8
+    check(
+        "Conv2D",
+        [X33, ONES22, None],
+        {"strides": [1, 1, 1, 1], "pads": [0, 0, 0, 0]},
+        [[[[8, 12], [20, 24]]]],
+    )
+
+
+def test_conv_bias_is_added_per_output_channel():
+    w = np.stack([ONES22[0], -ONES22[0]])  # two output channels: +sum, -sum
+    check(
+        "Conv2D",
+        [X33, w, [1.0, 100.0]],
+        {"strides": [1, 1, 1, 1], "pads": [0, 0, 0, 0]},
+        [[[[9, 13], [21, 25]], [[92, 88], [80, 76]]]],
+    )
+
+
+def test_conv_pads_top_bottom_left_right():
+    # pad only the top row: windows over [[0 0 0] [0 1 2] [3 4 5] [6 7 8]]
+    check(
+        "Conv2D",
+        [X33, ONES22],
+        {"strides": [1, 1, 1, 1], "pads": [1, 0, 0, 0]},
+        [[[[1, 3], [8, 12], [20, 24]]]],
+    )
+
+
+def test_conv_strides_and_dilations_in_nchw_order():
+    # 1x1 conv of weight 2 with stride 2: picks x[0,0], x[0,2], x[2,0], x[2,2]
+    check(
+        "Conv2D",
+        [X33, np.full((1, 1, 1, 1), 2.0)],
+        {"strides": [1, 1, 2, 2], "pads": [0] * 4},
+        [[[[0, 4], [12, 16]]]],
+    )
+    # 2x2 kernel dilated by 2 covers the four corners: 0+2+6+8
+    check(
+        "Conv2D",
+        [X33, ONES22],
+        {"strides": [1, 1, 1, 1], "pads": [0] * 4, "dilations": [1, 1, 2, 2]},
+        [[[[16]]]],
+    )
+
+
+def test_conv_groups_keep_channels_apart():
+    x = np.concatenate([X33, 10 * X33], axis=1)  # 2 channels
+    w = np.ones((2, 1, 2, 2))  # groups=2: each output channel sees one input channel
+    check(
+        "Conv2D",
+        [x, w],
+        {"strides": [1] * 4, "pads": [0] * 4, "groups": 2},
+        [[[[8, 12], [20, 24]], [[80, 120], [200, 240]]]],
+    )
+
+
+def test_conv_nhwc_layout_from_the_input_desc():
+    x = np.transpose(X33, (0, 2, 3, 1))  # NHWC
+    w = np.transpose(ONES22, (2, 3, 1, 0))  # HWCN
+    out = run(
+        "Conv2D",
+        [x, w],
+        {"strides": [1, 1, 1, 1], "pads": [0] * 4, "data_format": "NHWC"},
+        format="NHWC",
+    )[0]
+    assert out.shape == (1, 2, 2, 1)
+    np.testing.assert_allclose(out[0, :, :, 0], [[8, 12], [20, 24]])
+
+
+def test_desc_format_wins_over_a_default_data_format():
+    # real Caffe graphs: data_format NHWC, tensors NCHW, strides in NCHW order
+    check(
+        "Conv2D",
+        [X33, np.ones((1, 1, 1, 1))],
+        {"strides": [1, 1, 2, 2], "pads": [0] * 4, "data_format": "NHWC"},
+        [[[[0, 2], [6, 8]]]],
+        format="NCHW",
+    )
+
+
+def test_conv_channels_not_multiple_of_16():
+    rng = np.random.default_rng(0)
+    x, w, b = (
+        rng.standard_normal((1, 3, 5, 5)),
+        rng.standard_normal((5, 3, 3, 3)),
+        rng.standard_normal(5),
+    )
+    out = run("Conv2D", [x, w, b], {"strides": [1] * 4, "pads": [1] * 4})[0]
+    assert out.shape == (1, 5, 5, 5)
+    # output (o=4, h=2, w=2) by the definition, written as one explicit sum
+    expected = b[4] + sum(
+        w[4, c, i, j] * x[0, c, 1 + i, 1 + j] for c in range(3) for i in range(3) for j in range(3)
+    )
+    assert np.isclose(out[0, 4, 2, 2], expected, rtol=1e-12)
+
+
+def test_conv_generator_scalar_pad_and_default_strides():
+    check(
+        "Conv2D",
+        [X33, np.ones((1, 1, 3, 3))],
+        {"pad": 1},
+        [[[[8, 15, 12], [21, 36, 27], [20, 33, 24]]]],
+    )
+
+
+def test_conv_ge_defaults_dilations_groups_offset():
+    base = run("Conv2D", [X33, ONES22], {"strides": [1] * 4, "pads": [0] * 4})[0]
+    explicit = run(
+        "Conv2D",
+        [X33, ONES22],
+        {"strides": [1] * 4, "pads": [0] * 4, "dilations": [1] * 4, "groups": 1, "offset_x": 0},
+    )[0]
+    np.testing.assert_array_equal(base, explicit)
+
+
+def test_conv_errors_name_the_attribute_or_input():
+    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4, "offset_x": -128}, "offset_x")
+    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4, "groups": 2}, "groups")
+    refuses("Conv2D", [X33, ONES22], {"pads": [0, 0, 0]}, "pads")
+    refuses("Conv2D", [X33[0], ONES22], {"pads": [0] * 4}, "input x")
+    refuses("Conv2D", [X33], {"pads": [0] * 4}, "input filter")
+    refuses("Conv2D", [X33, ONES22, [1.0, 2.0]], {"pads": [0] * 4}, "input bias")
+    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4, "data_format": "NCDHW"}, "data_format")
