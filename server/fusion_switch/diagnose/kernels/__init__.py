@@ -11,7 +11,18 @@ no kernel, with the reason.
 
 from __future__ import annotations
 
-from . import activation, conv, elementwise, matmul, norm  # noqa: F401  (register kernels)
+from . import (  # noqa: F401  (importing a family registers its kernels)
+    activation,
+    conv,
+    elementwise,
+    matmul,
+    norm,
+    pooling,
+    quant,
+    reduce,
+    shape,
+    softmax,
+)
 from .registry import REGISTRY, Kernel, KernelError, KernelSpec, kernel
 
 __all__ = [
