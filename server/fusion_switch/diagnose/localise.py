@@ -21,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from .evidence import MissingEvidence
 from .noise import FP16_MAX, coarser, score
+from .replay import Unverifiable, out_dtype
 from .subgraph import ref_name
 
 TAIL_TYPES = frozenset(
@@ -107,7 +109,7 @@ def localise(replayer: Any, sub: Any, result: Any) -> dict | None:
         return {"guilty": candidates, "method": "one pass built every original op"}
     try:
         plan, _ = replayer.gather(sub)
-    except Exception:  # evidence already read once; a failure here means nothing new
+    except (Unverifiable, MissingEvidence):  # read once already: cannot fail differently
         return {"undecided": candidates, "method": "variants could not be replayed"}
     explained: list[tuple[str, str, float]] = []
     base = result.score or 0.0
@@ -152,10 +154,11 @@ def _single_op_ub(fused: Any) -> set[str]:
 def _try(replayer: Any, sub: Any, plan: dict, target: Any, change, attr) -> float | None:
     """The replay score with one change applied to ``target`` (None: not applicable)."""
     kernels = replayer.kernels
-    if attr is not None and attr[0] == "type":
-        altered = _WithAttrs(target, target.attrs, attr[1])
-    elif attr is not None:
-        altered = _WithAttrs(target, {**(target.attrs or {}), attr[0]: attr[1]})
+    if attr is not None:
+        if attr[0] == "type":
+            altered = _WithAttrs(target, target.attrs, attr[1])
+        else:
+            altered = _WithAttrs(target, {**(target.attrs or {}), attr[0]: attr[1]})
 
         def variant(member, inputs, outputs):
             return kernels.run(altered, inputs) if member is target else None
@@ -175,13 +178,11 @@ def _try(replayer: Any, sub: Any, plan: dict, target: Any, change, attr) -> floa
                 return None
             worst = max(worst, score(real, replay, _dtype(replayer, sub, k, origin)))
         return worst
-    except Exception:  # an inapplicable variant (shape change, kernel refusal)
-        return None
+    except (Unverifiable, MissingEvidence, ValueError, TypeError, IndexError, ArithmeticError):
+        return None  # an inapplicable variant (shape change, kernel refusal)
 
 
 def _dtype(replayer: Any, sub: Any, k: int, origin: str) -> str:
-    from .replay import out_dtype
-
     name, index = ref_name(origin)
     return coarser(out_dtype(replayer.off.ops[name], index), out_dtype(sub.fused, k))
 
