@@ -205,7 +205,10 @@ def test_fusion_result_lists_the_rules_that_fired(case):
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("no_such_fault", "unknown fault kind 'no_such_fault'; known kinds: approx_gelu, dropped_bias"),
+        (
+            "no_such_fault",
+            "unknown fault kind 'no_such_fault'; known kinds: approx_gelu, dropped_bias",
+        ),
         ("wrong_axis@x", "bad fault 'wrong_axis@x'"),
     ],
 )

@@ -485,6 +485,14 @@ def _print_replay(summary: dict, w) -> None:
             f"  {s['rule']:<40} introduces   {op} ({ratio} / {_score(r.get('tolerance'))}; "
             f"observed {_score(r.get('observed_score'))})\n"
         )
+        originals = ", ".join((r.get("original_ops") or s.get("original_ops") or [])[:6])
+        w(f"{'':57}op {op} ({r.get('type', '')}) <- {originals}\n")
+        crossed = [
+            c for ev in s.get("evidence", [])[:1] for o in ev.get("outputs", [])
+            for c in o.get("crossed", [])
+        ]  # fmt: skip
+        if crossed:
+            w(f"{'':57}fusion on vs off: {'; '.join(crossed[:3])}\n")
         loc = r.get("localisation") or {}
         for item in (loc.get("explained_by") or [])[:1]:
             w(f"{'':57}localised: {item['original_op']} {item['variant']}\n")
