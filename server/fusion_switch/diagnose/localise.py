@@ -109,6 +109,7 @@ def localise(replayer: Any, sub: Any, result: Any) -> dict | None:
         return {"guilty": candidates, "method": "one pass built every original op"}
     try:
         plan, _ = replayer.gather(sub)
+        base_values = replayer.evaluate(sub, plan)
     except (Unverifiable, MissingEvidence):  # read once already: cannot fail differently
         return {"undecided": candidates, "method": "variants could not be replayed"}
     explained: list[tuple[str, str, float]] = []
@@ -118,7 +119,7 @@ def localise(replayer: Any, sub: Any, result: Any) -> dict | None:
         for number, (label, change, attr) in enumerate(_variants(member)):
             if number >= MAX_VARIANTS_PER_OP:
                 break
-            variant_score = _try(replayer, sub, plan, member, change, attr)
+            variant_score = _try(replayer, sub, (plan, base_values), member, change, attr)
             if variant_score is not None and (best is None or variant_score < best[0]):
                 best = (variant_score, label)
         if best is not None and best[0] <= result.tolerance:
@@ -151,8 +152,10 @@ def _single_op_ub(fused: Any) -> set[str]:
     return {value} if isinstance(value, str) and value else set()
 
 
-def _try(replayer: Any, sub: Any, plan: dict, target: Any, change, attr) -> float | None:
-    """The replay score with one change applied to ``target`` (None: not applicable)."""
+def _try(replayer: Any, sub: Any, planned: tuple, target: Any, change, attr) -> float | None:
+    """The replay score with one change applied to ``target`` (None: not applicable).
+    ``planned`` = (inputs plan, values of the unchanged replay)."""
+    plan, base_values = planned
     kernels = replayer.kernels
     if attr is not None:
         if attr[0] == "type":
@@ -169,7 +172,7 @@ def _try(replayer: Any, sub: Any, plan: dict, target: Any, change, attr) -> floa
             return change(inputs, outputs) if member is target else None
 
     try:
-        values = replayer.evaluate(sub, plan, variant)
+        values = replayer.evaluate(sub, plan, variant, reuse=(base_values, target))
         worst = 0.0
         for k, origin in sub.outputs:
             real = replayer.real_output(sub, k)
