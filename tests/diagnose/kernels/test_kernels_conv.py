@@ -126,11 +126,18 @@ def test_conv_ge_defaults_dilations_groups_offset():
     np.testing.assert_array_equal(base, explicit)
 
 
+def test_conv_without_strides_or_pads_is_refused_not_defaulted():
+    # ge_proto_00000062_Build: fused Conv2D ops without strides/pads (conv1 is 7x7, stride 2)
+    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4}, "strides")
+    refuses("Conv2D", [X33, ONES22], {"strides": [1] * 4}, "pads")
+
+
 def test_conv_errors_name_the_attribute_or_input():
-    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4, "offset_x": -128}, "offset_x")
-    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4, "groups": 2}, "groups")
-    refuses("Conv2D", [X33, ONES22], {"pads": [0, 0, 0]}, "pads")
-    refuses("Conv2D", [X33[0], ONES22], {"pads": [0] * 4}, "input x")
-    refuses("Conv2D", [X33], {"pads": [0] * 4}, "input filter")
-    refuses("Conv2D", [X33, ONES22, [1.0, 2.0]], {"pads": [0] * 4}, "input bias")
-    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4, "data_format": "NCDHW"}, "data_format")
+    ok = {"strides": [1] * 4, "pads": [0] * 4}
+    refuses("Conv2D", [X33, ONES22], {**ok, "offset_x": -128}, "offset_x")
+    refuses("Conv2D", [X33, ONES22], {**ok, "groups": 2}, "groups")
+    refuses("Conv2D", [X33, ONES22], {**ok, "pads": [0, 0, 0]}, "pads")
+    refuses("Conv2D", [X33[0], ONES22], ok, "input x")
+    refuses("Conv2D", [X33], ok, "input filter")
+    refuses("Conv2D", [X33, ONES22, [1.0, 2.0]], ok, "input bias")
+    refuses("Conv2D", [X33, ONES22], {**ok, "data_format": "NCDHW"}, "data_format")

@@ -8,7 +8,9 @@ splits the channels, ``offset_x`` is the int8 input offset. The filter is ``[out
 kh, kw]`` (NCHW/OIHW) for NCHW inputs, HWCN for NHWC ones (override with ``filter_format=``).
 
 Project-specific readings: the generator (``synth/network.py``) writes a scalar ``pad`` and no
-``strides``; both are accepted (``pad`` → all four sides, missing ``strides`` → 1). A TF-style
+``strides``; both are accepted (``pad`` → all four sides and stride 1). Otherwise a missing
+``strides`` or ``pads`` is refused: the Build graph ``ge_proto_00000062`` drops both from its
+fused Conv2D ops, and a default would silently replay a 7x7/2 convolution as 7x7/1. A TF-style
 ``padding`` of ``SAME``/``VALID`` is honoured when ``pads`` is absent. ``offset_x`` other than 0
 is refused: how the cube unit pads an offset int8 input is not documented well enough to replay.
 """
@@ -112,6 +114,10 @@ def conv2d(
         w = np.transpose(w, (0, 3, 1, 2))
     elif wfmt != "NCHW":
         raise KernelError(f"filter_format={filter_format!r} is not NCHW, NHWC or HWCN")
+    if strides is None and pad is None:  # only the generator's scalar pad implies stride 1
+        raise KernelError("attribute strides is missing (GE requires it)")
+    if pads is None and pad is None and padding is None:
+        raise KernelError("attribute pads is missing (GE requires it)")
     s = hw_pair(strides if strides is not None else 1, "strides", fmt)
     d = hw_pair(dilations, "dilations", fmt)
     xn = to_nchw(x, fmt)

@@ -117,6 +117,8 @@ def layer_norm(inputs, *, begin_norm_axis=0, begin_params_axis=0, epsilon=1e-7):
     ``* gamma + beta`` (gamma/beta span axes ``begin_params_axis..``). Outputs y, mean,
     variance (mean and variance keep the reduced axes as size 1)."""
     x = need(inputs, 0, "x")
+    if len(inputs) > 3:
+        raise KernelError(f"LayerNorm takes x, gamma, beta; got {len(inputs)} inputs")
     gamma, beta = need(inputs, 1, "gamma"), need(inputs, 2, "beta")
     start = norm_axis(as_int(begin_norm_axis, "begin_norm_axis"), x.ndim, "begin_norm_axis")
     pstart = norm_axis(as_int(begin_params_axis, "begin_params_axis"), x.ndim, "begin_params_axis")
