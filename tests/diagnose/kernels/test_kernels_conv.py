@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from kernel_check import check, refuses, run
 
 X33 = np.arange(9.0).reshape(1, 1, 3, 3)  # [[0 1 2] [3 4 5] [6 7 8]]
@@ -141,3 +142,60 @@ def test_conv_errors_name_the_attribute_or_input():
     refuses("Conv2D", [X33], ok, "input filter")
     refuses("Conv2D", [X33, ONES22, [1.0, 2.0]], ok, "input bias")
     refuses("Conv2D", [X33, ONES22], {**ok, "data_format": "NCDHW"}, "data_format")
+
+
+def _conv_by_definition(x, w, b, strides, pads, dilations, groups):
+    """y[n, o, i, j] = b[o] + sum over c in o's group, p, q of
+    w[o, c, p, q] * x[n, c, i*sh + p*dh - top, j*sw + q*dw - left] (0 outside x)."""
+    n, _, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    (sh, sw), (top, bottom, left, right), (dh, dw) = strides, pads, dilations
+    oh = (h + top + bottom - (kh - 1) * dh - 1) // sh + 1
+    ow = (wd + left + right - (kw - 1) * dw - 1) // sw + 1
+    y = np.zeros((n, o, oh, ow))
+    for oc in range(o):
+        g = oc // (o // groups)
+        for i in range(oh):
+            for j in range(ow):
+                acc = np.zeros(n) + (b[oc] if b is not None else 0.0)
+                for ci in range(cg):
+                    for p in range(kh):
+                        for q in range(kw):
+                            r, s = i * sh + p * dh - top, j * sw + q * dw - left
+                            if 0 <= r < h and 0 <= s < wd:
+                                acc += w[oc, ci, p, q] * x[:, g * cg + ci, r, s]
+                y[:, oc, i, j] = acc
+    return y
+
+
+@pytest.mark.parametrize(
+    ("c", "o", "groups", "k", "strides", "pads", "dilations"),
+    [
+        (3, 5, 1, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+        (6, 9, 3, (2, 3), (2, 1), (0, 1, 2, 0), (1, 2)),
+        (17, 17, 17, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),  # depthwise, 17 channels
+        (20, 7, 1, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),
+        (4, 6, 2, (3, 2), (1, 3), (2, 2, 0, 1), (2, 1)),
+    ],
+)
+def test_conv_matches_its_definition_on_random_tensors(c, o, groups, k, strides, pads, dilations):
+    rng = np.random.default_rng(c * 100 + o)
+    x = rng.standard_normal((2, c, 7, 8))
+    w = rng.standard_normal((o, c // groups, *k))
+    b = rng.standard_normal(o)
+    attrs = {
+        "strides": [1, 1, *strides],
+        "pads": list(pads),
+        "dilations": [1, 1, *dilations],
+        "groups": groups,
+    }
+    want = _conv_by_definition(x, w, b, strides, pads, dilations, groups)
+    np.testing.assert_allclose(
+        run("Conv2D", [x, w, b], attrs, format="NCHW")[0], want, rtol=1e-10, atol=1e-10
+    )
+    # the same convolution in NHWC with an HWCN filter
+    nhwc = {**attrs, "strides": [1, *strides, 1], "dilations": [1, *dilations, 1]}
+    got = run("Conv2D", [x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), b], nhwc, format="NHWC")[
+        0
+    ]
+    np.testing.assert_allclose(got, want.transpose(0, 2, 3, 1), rtol=1e-10, atol=1e-10)

@@ -69,17 +69,20 @@ def conv2d_nchw(
     if min(sh, sw, dh, dw) < 1:
         raise KernelError(f"strides {strides} and dilations {dilations} must be >= 1")
     top, bottom, left, right = pads
+    if min(pads) < 0:
+        raise KernelError(f"pads {list(pads)} are negative")
     xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
     eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
     if xp.shape[2] < eh or xp.shape[3] < ew:
         raise KernelError(f"filter {kh}x{kw} (dilated {eh}x{ew}) is larger than the padded x")
     win = np.lib.stride_tricks.sliding_window_view(xp, (eh, ew), axis=(2, 3))
-    win = win[:, :, ::sh, ::sw, ::dh, ::dw]  # [N, C, OH, OW, kh, kw]
+    win = win[:, :, ::sh, ::sw, ::dh, ::dw]  # [N, C, OH, OW, kh, kw], a view
     oh, ow = win.shape[2], win.shape[3]
-    win = win.reshape(n, groups, cg, oh, ow, kh, kw)
-    wg = w.reshape(groups, o // groups, cg, kh, kw)
-    out = np.einsum("ngchwij,gocij->ngohw", win, wg, optimize=True)
-    return out.reshape(n, o, oh, ow)
+    # im2col: one BLAS product per group, [O/g, C/g*kh*kw] @ [C/g*kh*kw, N*OH*OW]
+    cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(1, 2, 5, 6, 0, 3, 4)
+    cols = cols.reshape(groups, cg * kh * kw, n * oh * ow)
+    out = np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols)
+    return out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
 
 
 @kernel("Conv2D", "Conv2DCompress", attrs=CONV_ATTRS, layout_sensitive=True)
