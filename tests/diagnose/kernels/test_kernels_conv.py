@@ -4,7 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kernel_check import check, refuses, run
+from kernel_check import check as _check
+from kernel_check import refuses as _refuses
+from kernel_check import run as _run
+
+
+def check(op, inputs, attrs, expected, **kw):
+    _check(op, inputs, attrs, expected, **{"format": "NCHW", **kw})
+
+
+def run(op, inputs, attrs, **kw):
+    return _run(op, inputs, attrs, **{"format": "NCHW", **kw})
+
+
+def refuses(op, inputs, attrs, names, **kw):
+    _refuses(op, inputs, attrs, names, **{"format": "NCHW", **kw})
+
 
 X33 = np.arange(9.0).reshape(1, 1, 3, 3)  # [[0 1 2] [3 4 5] [6 7 8]]
 ONES22 = np.ones((1, 1, 2, 2))
@@ -141,7 +156,7 @@ def test_conv_errors_name_the_attribute_or_input():
     refuses("Conv2D", [X33[0], ONES22], ok, "input x")
     refuses("Conv2D", [X33], ok, "input filter")
     refuses("Conv2D", [X33, ONES22, [1.0, 2.0]], ok, "input bias")
-    refuses("Conv2D", [X33, ONES22], {**ok, "data_format": "NCDHW"}, "data_format")
+    refuses("Conv2D", [X33, ONES22], {**ok, "data_format": "NCDHW"}, "data_format", format=None)
 
 
 def _conv_by_definition(x, w, b, strides, pads, dilations, groups):

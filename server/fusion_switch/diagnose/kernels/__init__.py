@@ -14,6 +14,7 @@ from __future__ import annotations
 from . import (  # noqa: F401  (importing a family registers its kernels)
     activation,
     conv,
+    conv_backprop,
     elementwise,
     matmul,
     norm,

@@ -6,6 +6,7 @@ Semantics from GE's op definition ``REG_OP(Conv2D)`` in ``nn_calculation_ops.h``
 lists in the order of ``x``'s layout, ``pads`` is ``[top, bottom, left, right]``, ``groups``
 splits the channels, ``offset_x`` is the int8 input offset. The filter is ``[out, in/groups,
 kh, kw]`` (NCHW/OIHW) for NCHW inputs, HWCN for NHWC ones (override with ``filter_format=``).
+The layout is the input desc's (``format=``), else ``data_format``, else GE's default NHWC.
 
 Project-specific readings: the generator (``synth/network.py``) writes a scalar ``pad`` and no
 ``strides``; both are accepted (``pad`` → all four sides and stride 1). Otherwise a missing
@@ -46,6 +47,19 @@ def _pads(attrs: dict, hw: tuple[int, int], k: tuple[int, int], s, d) -> tuple[i
     if padding in ("", "VALID", "EXPLICIT", "CALCULATED"):
         return (0, 0, 0, 0)
     raise KernelError(f"attribute padding={attrs['padding']!r} is not SAME or VALID")
+
+
+def filter_to_oihw(w: np.ndarray, filter_format: str | None, fmt: str) -> np.ndarray:
+    """The filter as [out, in/groups, kh, kw]; its layout defaults to NCHW for NCHW inputs and
+    HWCN for NHWC ones (TensorFlow's)."""
+    wfmt = (filter_format or ("NCHW" if fmt == "NCHW" else "HWCN")).upper()
+    if wfmt == "HWCN":
+        return np.transpose(w, (3, 2, 0, 1))
+    if wfmt == "NHWC":
+        return np.transpose(w, (0, 3, 1, 2))
+    if wfmt != "NCHW":
+        raise KernelError(f"filter_format={filter_format!r} is not NCHW, NHWC or HWCN")
+    return w
 
 
 def conv2d_nchw(
@@ -109,14 +123,8 @@ def conv2d(
         raise KernelError(f"input filter has rank {w.ndim}, Conv2D needs 4")
     if as_int(offset_x, "offset_x") != 0:
         raise KernelError(f"attribute offset_x={offset_x}: int8 input offsets are not replayed")
-    fmt = layout(format, data_format, "NCHW")
-    wfmt = (filter_format or ("NCHW" if fmt == "NCHW" else "HWCN")).upper()
-    if wfmt == "HWCN":
-        w = np.transpose(w, (3, 2, 0, 1))
-    elif wfmt == "NHWC":
-        w = np.transpose(w, (0, 3, 1, 2))
-    elif wfmt != "NCHW":
-        raise KernelError(f"filter_format={filter_format!r} is not NCHW, NHWC or HWCN")
+    fmt = layout(format, data_format, "NHWC")  # GE's data_format default
+    w = filter_to_oihw(w, filter_format, fmt)
     if strides is None and pad is None:  # only the generator's scalar pad implies stride 1
         raise KernelError("attribute strides is missing (GE requires it)")
     if pads is None and pad is None and padding is None:

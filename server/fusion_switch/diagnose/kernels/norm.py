@@ -62,7 +62,7 @@ def batch_norm(inputs, *, format=None, epsilon=1e-4, data_format=None, is_traini
     x = need(inputs, 0, "x")
     scale, offset = need(inputs, 1, "scale"), need(inputs, 2, "offset")
     mean, var = need(inputs, 3, "mean"), need(inputs, 4, "variance")
-    axis = _bn_axis(x, format, data_format, "NCHW")
+    axis = _bn_axis(x, format, data_format, "NHWC")  # GE's data_format default
     eps = as_float(epsilon, "epsilon")
     if np.any(var + eps <= 0):
         raise KernelError("input variance + epsilon is not positive")
