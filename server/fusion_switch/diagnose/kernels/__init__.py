@@ -5,8 +5,9 @@ One module per op family; each registers pure numpy functions under GE op type n
 inputs in the op's host layout as float64 (absent optional inputs ``None``), attributes as
 :mod:`fusion_switch.readers.graph` decodes them, GE's defaults for absent ones. A value the
 kernel cannot honour raises :class:`KernelError` naming it, which the replay reports as
-``unverified``. ``KNOWN_GAPS`` lists the op types seen in fused ops or the generator that have
-no kernel, with the reason.
+``unverified``. Outputs have the shape the op definition implies (e.g. GE's ``keep_dims`` false
+drops reduced axes); the values never depend on it. ``KNOWN_GAPS`` lists the op types seen in
+fused ops or the generator that have no kernel, with the reason.
 """
 
 from __future__ import annotations
