@@ -6,23 +6,18 @@ kernel or is listed in ``KNOWN_GAPS`` with its reason."""
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from fusion_switch.diagnose.kernels import KNOWN_GAPS, known_types
-from fusion_switch.readers.graph import GraphError, load_graph
+from fusion_switch.readers.graph import Graph, load_graph
 from fusion_switch.synth.generator import generate_case
+from kernel_check import GRAPH_FILES, real_graphs
 
-SAMPLES = Path("/work/shared/samples")
-GRAPH_FILES = sorted((SAMPLES / "real" / "graphs").glob("*")) + sorted(
-    (SAMPLES / "atc_json").glob("*.json")
-)
 NO_TASK = {"Data", "Const", "NetOutput"}  # the generator's inputs, weights, graph end: no task
 
 
-def fused_original_types(path: Path) -> Counter[str]:
-    """Per op type: how many fused ops of the file stand (partly) for an op of that type."""
-    graph = load_graph(path)
+def fused_original_types(graph: Graph) -> Counter[str]:
+    """Per op type: how many fused ops of the graph stand (partly) for an op of that type."""
     by_name = {op.name: op for g in graph.all_graphs for op in g.ops}
     counts: Counter[str] = Counter()
     for op in by_name.values():
@@ -38,11 +33,8 @@ def fused_original_types(path: Path) -> Counter[str]:
 
 def real_counts() -> Counter[str]:
     total: Counter[str] = Counter()
-    for path in GRAPH_FILES:
-        try:
-            total += fused_original_types(path)
-        except GraphError:
-            continue  # not a GE graph (Caffe/TF prototxt, a 1-byte fixture): PROVENANCE.md
+    for _path, graph in real_graphs():
+        total += fused_original_types(graph)
     return total
 
 

@@ -7,17 +7,12 @@ of its output descs. A kernel may refuse an op only with a KernelError naming th
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
 from fusion_switch.diagnose.kernels import KernelError, lookup
-from fusion_switch.readers.graph import GraphError, load_graph
+from kernel_check import GRAPH_FILES, real_graphs
 
-SAMPLES = Path("/work/shared/samples")
-GRAPH_FILES = sorted((SAMPLES / "real" / "graphs").glob("ge_proto_*")) + sorted(
-    (SAMPLES / "atc_json").glob("*.json")
-)
 # inputs that hold indices or shapes (Const values the graph files do not carry)
 INDEX_INPUTS = {"Transpose", "Reshape", "PadV3", "Pad", "GatherV2", "GatherV2D", "ExpandDims"}
 # refusals that are the kernels' documented choices, not failures
@@ -42,11 +37,7 @@ def test_real_ops_run_with_their_decoded_attributes():
     rng = np.random.default_rng(0)
     ran, refused = Counter(), Counter()
     seen: set[str] = set()
-    for path in GRAPH_FILES:
-        try:
-            graph = load_graph(path)
-        except GraphError:
-            continue
+    for path, graph in real_graphs():
         for op in (o for g in graph.all_graphs for o in g.ops):
             spec = lookup(op.type)
             if spec is None or op.type in INDEX_INPUTS or not op.input_descs:
