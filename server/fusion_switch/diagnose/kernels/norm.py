@@ -15,6 +15,9 @@ statistics into those two inputs beforehand (mean → -mean, variance → 1/sqrt
 the op's dumped inputs already hold the folded constants and this kernel replays the op as the
 device runs it.
 
+FusedBatchNorm(V3) are TensorFlow's names, which GE's parser maps to BatchNorm; they are
+registered as aliases of it for graphs that keep the framework type.
+
 BatchNorm: the generator (``synth/network.py``) writes BatchNorm with running statistics and no
 ``is_training``; an absent ``is_training`` is read as inference (the only mode a replay of an
 inference model needs) and an explicit ``True`` is refused rather than guessed.
