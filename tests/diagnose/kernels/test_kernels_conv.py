@@ -3,7 +3,23 @@
 from __future__ import annotations
 
 import numpy as np
-from kernel_check import check, refuses, run
+import pytest
+from kernel_check import check as _check
+from kernel_check import refuses as _refuses
+from kernel_check import run as _run
+
+
+def check(op, inputs, attrs, expected, **kw):
+    _check(op, inputs, attrs, expected, **{"format": "NCHW", **kw})
+
+
+def run(op, inputs, attrs, **kw):
+    return _run(op, inputs, attrs, **{"format": "NCHW", **kw})
+
+
+def refuses(op, inputs, attrs, names, **kw):
+    _refuses(op, inputs, attrs, names, **{"format": "NCHW", **kw})
+
 
 X33 = np.arange(9.0).reshape(1, 1, 3, 3)  # [[0 1 2] [3 4 5] [6 7 8]]
 ONES22 = np.ones((1, 1, 2, 2))
@@ -126,11 +142,75 @@ def test_conv_ge_defaults_dilations_groups_offset():
     np.testing.assert_array_equal(base, explicit)
 
 
+def test_conv_without_strides_or_pads_is_refused_not_defaulted():
+    # ge_proto_00000062_Build: fused Conv2D ops without strides/pads (conv1 is 7x7, stride 2)
+    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4}, "strides")
+    refuses("Conv2D", [X33, ONES22], {"strides": [1] * 4}, "pads")
+
+
 def test_conv_errors_name_the_attribute_or_input():
-    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4, "offset_x": -128}, "offset_x")
-    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4, "groups": 2}, "groups")
-    refuses("Conv2D", [X33, ONES22], {"pads": [0, 0, 0]}, "pads")
-    refuses("Conv2D", [X33[0], ONES22], {"pads": [0] * 4}, "input x")
-    refuses("Conv2D", [X33], {"pads": [0] * 4}, "input filter")
-    refuses("Conv2D", [X33, ONES22, [1.0, 2.0]], {"pads": [0] * 4}, "input bias")
-    refuses("Conv2D", [X33, ONES22], {"pads": [0] * 4, "data_format": "NCDHW"}, "data_format")
+    ok = {"strides": [1] * 4, "pads": [0] * 4}
+    refuses("Conv2D", [X33, ONES22], {**ok, "offset_x": -128}, "offset_x")
+    refuses("Conv2D", [X33, ONES22], {**ok, "groups": 2}, "groups")
+    refuses("Conv2D", [X33, ONES22], {**ok, "pads": [0, 0, 0]}, "pads")
+    refuses("Conv2D", [X33[0], ONES22], ok, "input x")
+    refuses("Conv2D", [X33], ok, "input filter")
+    refuses("Conv2D", [X33, ONES22, [1.0, 2.0]], ok, "input bias")
+    refuses("Conv2D", [X33, ONES22], {**ok, "data_format": "NCDHW"}, "data_format", format=None)
+
+
+def _conv_by_definition(x, w, b, strides, pads, dilations, groups):
+    """y[n, o, i, j] = b[o] + sum over c in o's group, p, q of
+    w[o, c, p, q] * x[n, c, i*sh + p*dh - top, j*sw + q*dw - left] (0 outside x)."""
+    n, _, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    (sh, sw), (top, bottom, left, right), (dh, dw) = strides, pads, dilations
+    oh = (h + top + bottom - (kh - 1) * dh - 1) // sh + 1
+    ow = (wd + left + right - (kw - 1) * dw - 1) // sw + 1
+    y = np.zeros((n, o, oh, ow))
+    for oc in range(o):
+        g = oc // (o // groups)
+        for i in range(oh):
+            for j in range(ow):
+                acc = np.zeros(n) + (b[oc] if b is not None else 0.0)
+                for ci in range(cg):
+                    for p in range(kh):
+                        for q in range(kw):
+                            r, s = i * sh + p * dh - top, j * sw + q * dw - left
+                            if 0 <= r < h and 0 <= s < wd:
+                                acc += w[oc, ci, p, q] * x[:, g * cg + ci, r, s]
+                y[:, oc, i, j] = acc
+    return y
+
+
+@pytest.mark.parametrize(
+    ("c", "o", "groups", "k", "strides", "pads", "dilations"),
+    [
+        (3, 5, 1, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+        (6, 9, 3, (2, 3), (2, 1), (0, 1, 2, 0), (1, 2)),
+        (17, 17, 17, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),  # depthwise, 17 channels
+        (20, 7, 1, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),
+        (4, 6, 2, (3, 2), (1, 3), (2, 2, 0, 1), (2, 1)),
+    ],
+)
+def test_conv_matches_its_definition_on_random_tensors(c, o, groups, k, strides, pads, dilations):
+    rng = np.random.default_rng(c * 100 + o)
+    x = rng.standard_normal((2, c, 7, 8))
+    w = rng.standard_normal((o, c // groups, *k))
+    b = rng.standard_normal(o)
+    attrs = {
+        "strides": [1, 1, *strides],
+        "pads": list(pads),
+        "dilations": [1, 1, *dilations],
+        "groups": groups,
+    }
+    want = _conv_by_definition(x, w, b, strides, pads, dilations, groups)
+    np.testing.assert_allclose(
+        run("Conv2D", [x, w, b], attrs, format="NCHW")[0], want, rtol=1e-10, atol=1e-10
+    )
+    # the same convolution in NHWC with an HWCN filter
+    nhwc = {**attrs, "strides": [1, *strides, 1], "dilations": [1, *dilations, 1]}
+    got = run("Conv2D", [x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), b], nhwc, format="NHWC")[
+        0
+    ]
+    np.testing.assert_allclose(got, want.transpose(0, 2, 3, 1), rtol=1e-10, atol=1e-10)

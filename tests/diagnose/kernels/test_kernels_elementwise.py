@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from kernel_check import check, refuses
+from kernel_check import check, refuses, run
 
 A = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
 
@@ -60,3 +62,33 @@ def test_scale_caffe_axis_semantics():
 def test_bias_caffe_axis_semantics():
     check("Bias", [A, [10.0, 20.0]], {"axis": 0}, [[11, 12, 13], [24, 25, 26]])
     refuses("Bias", [A, [1.0, 2.0]], {"axis": 5}, "axis")
+
+
+def test_exp_log_with_base_scale_shift():
+    check("Exp", [[0.0, 1.0]], {}, [1.0, math.e])  # GE default base -1 = e
+    check("Exp", [[1.0, 2.0]], {"base": 2.0, "scale": 2.0, "shift": -1.0}, [2.0, 8.0])
+    check("Log", [[1.0, math.e]], {}, [0.0, 1.0])
+    check("Log", [[4.0, 8.0]], {"base": 2.0, "scale": 2.0}, [3.0, 4.0])
+    refuses("Exp", [[1.0]], {"base": -2.0}, "base")
+    refuses("Log", [[1.0]], {"base": 1.0}, "base")
+
+
+def test_scalar_attribute_ops():
+    check("Muls", [A], {"value": 0.5}, A / 2)
+    check("Adds", [A], {"value": -1.0}, A - 1)
+    check("Axpy", [A, np.ones_like(A)], {"alpha": 3.0}, A + 3)
+    check("Power", [[1.0, 2.0]], {"power": 2.0, "scale": 3.0, "shift": 1.0}, [16.0, 49.0])
+    check("Power", [[1.0, 2.0]], {}, [1.0, 2.0])  # GE defaults: (0 + 1 x) ** 1
+    refuses("Muls", [A], {}, "value")
+    refuses("Axpy", [A, A], {}, "alpha")
+
+
+def test_addn_clip_round_and_friends():
+    check("AddN", [A, A, A], {"N": 3}, 3 * A)
+    refuses("AddN", [A, A], {"N": 3}, "N")
+    check("ClipByValue", [A, 2.0, 4.5], {}, [[2, 2, 3], [4, 4.5, 4.5]])
+    check("Round", [[0.5, 1.5, 2.5, -0.5]], {}, [0.0, 2.0, 2.0, -0.0])  # half to even
+    check("Pow", [[2.0, 3.0], 2.0], {}, [4.0, 9.0])
+    check("Floor", [[-1.5, 1.5]], {}, [-2.0, 1.0])
+    check("Erf", [[0.0]], {}, [0.0])
+    assert abs(run("Erf", [[1.0]], {})[0][0] - math.erf(1.0)) < 1e-15

@@ -18,6 +18,7 @@ def test_batchnorm_known_mean_and_variance():
         [X, gamma, beta, mean, var],
         {"epsilon": 0.0},
         [[[[0.0, 2.0]], [[1.0, 5.0]], [[-1.25, -1.125]]]],
+        format="NCHW",
     )
 
 
@@ -40,8 +41,16 @@ def test_batchnorm_nhwc_channels_last():
 def test_batchnorm_errors():
     args = [X, [1.0] * 3, [0.0] * 3, [0.0] * 3, [1.0] * 3]
     refuses("BatchNorm", args, {"is_training": True}, "is_training")
-    refuses("BatchNorm", [X, [1.0] * 2, [0.0] * 3, [0.0] * 3, [1.0] * 3], {}, "scale")
+    refuses(
+        "BatchNorm", [X, [1.0] * 2, [0.0] * 3, [0.0] * 3, [1.0] * 3], {}, "scale", format="NCHW"
+    )
     refuses("BatchNorm", args[:3], {}, "mean")
+
+
+def test_batchnorm_layout_default_is_ge_nhwc():
+    # no desc format, no data_format: GE's default NHWC puts the channels last (2 of them)
+    out = run("BatchNorm", [X, [1.0, 2.0], [0.0, 0.0], [0.0, 0.0], [1.0, 1.0]], {"epsilon": 0.0})[0]
+    np.testing.assert_allclose(out[0, :, 0, 1], [6.0, 12.0, 0.0])
 
 
 def test_bninferenced_uses_host_folded_mean_and_variance():

@@ -49,6 +49,14 @@ def test_reshape_family():
     )
 
 
+def test_transdata_between_host_layouts_transposes():
+    x = np.arange(24.0).reshape(1, 2, 3, 4)  # NCHW
+    out = run("TransData", [x], {"src_format": "NCHW", "dst_format": "NHWC"})[0]
+    np.testing.assert_array_equal(out, x.transpose(0, 2, 3, 1))
+    back = run("TransData", [out], {"src_format": "NHWC", "dst_format": "NCHW"})[0]
+    np.testing.assert_array_equal(back, x)
+
+
 def test_identity_and_transdata_pass_values_through():
     check("Identity", [A], {}, A)
     check("TransData", [A], {"src_format": "NCHW", "dst_format": "NC1HWC0"}, A)

@@ -6,7 +6,10 @@ Sources: GE's op definitions in ``nonlinear_fuc_ops.h`` of mindspore-ai/grapheng
 ``input_scale`` all 1.0), ``Gelu`` (the tanh approximation), ``FastGelu``
 (x / (1 + exp(-1.702|x|)) * exp(0.851 (x - |x|)), which is x * sigmoid(1.702 x)), ``Relu6``
 (clip to [0, 6]), ``HardSwish``, ``Mish``, ``Softplus``, ``PRelu`` (slope per channel, axis 1).
-The Gelu form matches the generator's (``synth/network.py`` ``k_gelu``).
+Gelu: the op definition says x * Φ(x); the TBE kernel (``gelu.py`` in Ascend's built-in op
+implementations, ``gelu_compute``) evaluates the tanh approximation
+0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³))), and so does the generator (``synth/network.py``
+``k_gelu``); the replay follows the kernel. The two differ by up to ~5e-4 absolute.
 """
 
 from __future__ import annotations

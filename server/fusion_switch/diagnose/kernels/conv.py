@@ -6,9 +6,12 @@ Semantics from GE's op definition ``REG_OP(Conv2D)`` in ``nn_calculation_ops.h``
 lists in the order of ``x``'s layout, ``pads`` is ``[top, bottom, left, right]``, ``groups``
 splits the channels, ``offset_x`` is the int8 input offset. The filter is ``[out, in/groups,
 kh, kw]`` (NCHW/OIHW) for NCHW inputs, HWCN for NHWC ones (override with ``filter_format=``).
+The layout is the input desc's (``format=``), else ``data_format``, else GE's default NHWC.
 
 Project-specific readings: the generator (``synth/network.py``) writes a scalar ``pad`` and no
-``strides``; both are accepted (``pad`` → all four sides, missing ``strides`` → 1). A TF-style
+``strides``; both are accepted (``pad`` → all four sides and stride 1). Otherwise a missing
+``strides`` or ``pads`` is refused: the Build graph ``ge_proto_00000062`` drops both from its
+fused Conv2D ops, and a default would silently replay a 7x7/2 convolution as 7x7/1. A TF-style
 ``padding`` of ``SAME``/``VALID`` is honoured when ``pads`` is absent. ``offset_x`` other than 0
 is refused: how the cube unit pads an offset int8 input is not documented well enough to replay.
 """
@@ -46,6 +49,19 @@ def _pads(attrs: dict, hw: tuple[int, int], k: tuple[int, int], s, d) -> tuple[i
     raise KernelError(f"attribute padding={attrs['padding']!r} is not SAME or VALID")
 
 
+def filter_to_oihw(w: np.ndarray, filter_format: str | None, fmt: str) -> np.ndarray:
+    """The filter as [out, in/groups, kh, kw]; its layout defaults to NCHW for NCHW inputs and
+    HWCN for NHWC ones (TensorFlow's)."""
+    wfmt = (filter_format or ("NCHW" if fmt == "NCHW" else "HWCN")).upper()
+    if wfmt == "HWCN":
+        return np.transpose(w, (3, 2, 0, 1))
+    if wfmt == "NHWC":
+        return np.transpose(w, (0, 3, 1, 2))
+    if wfmt != "NCHW":
+        raise KernelError(f"filter_format={filter_format!r} is not NCHW, NHWC or HWCN")
+    return w
+
+
 def conv2d_nchw(
     x: np.ndarray,
     w: np.ndarray,
@@ -67,17 +83,20 @@ def conv2d_nchw(
     if min(sh, sw, dh, dw) < 1:
         raise KernelError(f"strides {strides} and dilations {dilations} must be >= 1")
     top, bottom, left, right = pads
+    if min(pads) < 0:
+        raise KernelError(f"pads {list(pads)} are negative")
     xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
     eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
     if xp.shape[2] < eh or xp.shape[3] < ew:
         raise KernelError(f"filter {kh}x{kw} (dilated {eh}x{ew}) is larger than the padded x")
     win = np.lib.stride_tricks.sliding_window_view(xp, (eh, ew), axis=(2, 3))
-    win = win[:, :, ::sh, ::sw, ::dh, ::dw]  # [N, C, OH, OW, kh, kw]
+    win = win[:, :, ::sh, ::sw, ::dh, ::dw]  # [N, C, OH, OW, kh, kw], a view
     oh, ow = win.shape[2], win.shape[3]
-    win = win.reshape(n, groups, cg, oh, ow, kh, kw)
-    wg = w.reshape(groups, o // groups, cg, kh, kw)
-    out = np.einsum("ngchwij,gocij->ngohw", win, wg, optimize=True)
-    return out.reshape(n, o, oh, ow)
+    # im2col: one BLAS product per group, [O/g, C/g*kh*kw] @ [C/g*kh*kw, N*OH*OW]
+    cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(1, 2, 5, 6, 0, 3, 4)
+    cols = cols.reshape(groups, cg * kh * kw, n * oh * ow)
+    out = np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols)
+    return out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
 
 
 @kernel("Conv2D", "Conv2DCompress", attrs=CONV_ATTRS, layout_sensitive=True)
@@ -104,14 +123,12 @@ def conv2d(
         raise KernelError(f"input filter has rank {w.ndim}, Conv2D needs 4")
     if as_int(offset_x, "offset_x") != 0:
         raise KernelError(f"attribute offset_x={offset_x}: int8 input offsets are not replayed")
-    fmt = layout(format, data_format, "NCHW")
-    wfmt = (filter_format or ("NCHW" if fmt == "NCHW" else "HWCN")).upper()
-    if wfmt == "HWCN":
-        w = np.transpose(w, (3, 2, 0, 1))
-    elif wfmt == "NHWC":
-        w = np.transpose(w, (0, 3, 1, 2))
-    elif wfmt != "NCHW":
-        raise KernelError(f"filter_format={filter_format!r} is not NCHW, NHWC or HWCN")
+    fmt = layout(format, data_format, "NHWC")  # GE's data_format default
+    w = filter_to_oihw(w, filter_format, fmt)
+    if strides is None and pad is None:  # only the generator's scalar pad implies stride 1
+        raise KernelError("attribute strides is missing (GE requires it)")
+    if pads is None and pad is None and padding is None:
+        raise KernelError("attribute pads is missing (GE requires it)")
     s = hw_pair(strides if strides is not None else 1, "strides", fmt)
     d = hw_pair(dilations, "dilations", fmt)
     xn = to_nchw(x, fmt)

@@ -1,17 +1,22 @@
 """Element-wise arithmetic: binary ops with numpy broadcasting, Eltwise, Bias/BiasAdd, Scale and
 the unary math ops the generator's primitive layer norm uses.
 
-Sources: GE's op definitions in ``elewise_calculation_ops.h``, ``nn_calculation_ops.h``
-(BiasAdd) and ``scale_ops.h``-era ``nn_norm_ops.h`` (Scale) of mindspore-ai/graphengine
+Sources: GE's op definitions in ``elewise_calculation_ops.h`` (everything but Scale and Power),
+``nn_norm_ops.h`` (Scale) and ``math_ops.h`` (Power) of mindspore-ai/graphengine
 (``third_party/fwkacllib/inc/ops/``): ``REG_OP(Eltwise)`` (``N`` inputs, ``mode`` 0 product /
 1 sum / 2 max, optional ``coeff`` per input for the sum), ``REG_OP(Bias)`` and ``REG_OP(Scale)``
 (Caffe semantics: the second input spans ``x``'s axes from ``axis`` (default 1), ``num_axes``
 of them), ``REG_OP(BiasAdd)`` (bias along the channel axis of ``data_format``, default NHWC).
-Binary ops (Add, Sub, Mul, RealDiv, Maximum, Minimum, SquaredDifference) broadcast as numpy
-does, which is what GE's ``broadcast_shapes`` implements.
+Binary ops (Add, Sub, Mul, RealDiv, Maximum, Minimum, SquaredDifference, Pow) broadcast as
+numpy does, which is what GE's ``broadcast_shapes`` implements. ``REG_OP(Exp)``/``REG_OP(Log)``
+carry ``base`` (-1 = e), ``scale``, ``shift``; ``REG_OP(Power)`` is Caffe's
+(shift + scale x)^power; Muls/Adds take a scalar ``value``, Axpy is x1 + alpha x2, AddN sums
+its ``N`` inputs, Round rounds half to even.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -19,6 +24,7 @@ from .common import as_float, as_int, broadcast, channel_axis, layout, need, nor
 from .registry import KernelError, kernel
 
 _BINARY = {
+    "Pow": np.power,
     "Add": np.add,
     "AddV2": np.add,
     "Sub": np.subtract,
@@ -48,15 +54,18 @@ def _binary(op_type: str):
 for _op in _BINARY:
     kernel(_op)(_binary(_op))
 
+_ERF = np.frompyfunc(math.erf, 1, 1)
 _UNARY = {
     "Rsqrt": lambda x: 1.0 / np.sqrt(x),
     "Sqrt": np.sqrt,
     "Square": np.square,
-    "Exp": np.exp,
-    "Log": np.log,
     "Abs": np.abs,
     "Neg": np.negative,
     "Reciprocal": lambda x: 1.0 / x,
+    "Floor": np.floor,
+    "Ceil": np.ceil,
+    "Sign": np.sign,
+    "Erf": lambda x: _ERF(x).astype(np.float64),
 }
 
 
@@ -73,6 +82,87 @@ def _unary(op_type: str):
 
 for _op in _UNARY:
     kernel(_op)(_unary(_op))
+
+
+@kernel("Exp", attrs=("base", "scale", "shift"))
+def exp(inputs, *, base=-1.0, scale=1.0, shift=0.0):
+    """y = base ** (scale * x + shift); base -1 means e."""
+    x = need(inputs, 0, "x")
+    b, a, c = as_float(base, "base"), as_float(scale, "scale"), as_float(shift, "shift")
+    if b != -1.0 and b <= 0:
+        raise KernelError(f"attribute base={base} must be -1 (e) or positive")
+    with np.errstate(over="ignore"):
+        return [np.exp(a * x + c) if b == -1.0 else np.power(b, a * x + c)]
+
+
+@kernel("Log", attrs=("base", "scale", "shift"))
+def log(inputs, *, base=-1.0, scale=1.0, shift=0.0):
+    """y = log_base(scale * x + shift); base -1 means e."""
+    x = need(inputs, 0, "x")
+    b, a, c = as_float(base, "base"), as_float(scale, "scale"), as_float(shift, "shift")
+    if b != -1.0 and (b <= 0 or b == 1):
+        raise KernelError(f"attribute base={base} must be -1 (e) or positive and not 1")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(a * x + c)
+        return [y if b == -1.0 else y / math.log(b)]
+
+
+@kernel("Power", attrs=("power", "scale", "shift"))
+def power(inputs, *, power=1.0, scale=1.0, shift=0.0):
+    """y = (shift + scale * x) ** power (Caffe's Power)."""
+    x = need(inputs, 0, "x")
+    p, a, c = as_float(power, "power"), as_float(scale, "scale"), as_float(shift, "shift")
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return [np.power(c + a * x, p)]
+
+
+@kernel("Muls", attrs=("value",))
+def muls(inputs, *, value=None):
+    if value is None:
+        raise KernelError("attribute value is missing")
+    return [need(inputs, 0, "x") * as_float(value, "value")]
+
+
+@kernel("Adds", attrs=("value",))
+def adds(inputs, *, value=None):
+    if value is None:
+        raise KernelError("attribute value is missing")
+    return [need(inputs, 0, "x") + as_float(value, "value")]
+
+
+@kernel("Axpy", attrs=("alpha",))
+def axpy(inputs, *, alpha=None):
+    """y = x1 + alpha * x2."""
+    a, b = need(inputs, 0, "x1"), need(inputs, 1, "x2")
+    if alpha is None:
+        raise KernelError("attribute alpha is missing")
+    broadcast(a, b)
+    return [a + as_float(alpha, "alpha") * b]
+
+
+@kernel("AddN", attrs=("N",))
+def add_n(inputs, *, N=None):
+    xs = [need(inputs, i, f"x{i}") for i in range(len(inputs))]
+    if not xs:
+        raise KernelError("input x0 is missing")
+    if N is not None and as_int(N, "N") != len(xs):
+        raise KernelError(f"attribute N={N} but the op has {len(xs)} inputs")
+    for other in xs[1:]:
+        broadcast(xs[0], other, ("x0", "xi"))
+    return [sum(xs[1:], xs[0])]
+
+
+@kernel("ClipByValue")
+def clip_by_value(inputs):
+    x = need(inputs, 0, "x")
+    lo, hi = need(inputs, 1, "clip_value_min"), need(inputs, 2, "clip_value_max")
+    return [np.minimum(np.maximum(x, lo), hi)]
+
+
+@kernel("Round", attrs=("decimals",))
+def round_(inputs, *, decimals=0):
+    """Half to even, as TensorFlow's Round."""
+    return [np.round(need(inputs, 0, "x"), as_int(decimals, "decimals"))]
 
 
 @kernel("Eltwise", attrs=("N", "mode", "coeff"))

@@ -1,7 +1,7 @@
 """Matrix products: MatMul(V2), BatchMatMul(V2), FullyConnection.
 
-Sources: GE's op definitions in ``matrix_calculation_ops.h`` and ``nn_calculation_ops.h`` of
-mindspore-ai/graphengine (``third_party/fwkacllib/inc/ops/``): ``REG_OP(MatMulV2)`` (x1, x2,
+Source: GE's op definitions in ``matrix_calculation_ops.h`` of mindspore-ai/graphengine
+(``third_party/fwkacllib/inc/ops/matrix_calculation_ops.h``): ``REG_OP(MatMulV2)`` (x1, x2,
 optional bias, offset_w; ``transpose_x1``/``transpose_x2`` false, ``offset_x`` 0),
 ``REG_OP(BatchMatMulV2)`` (same inputs; ``adj_x1``/``adj_x2`` transpose the last two axes,
 batch axes broadcast), ``REG_OP(FullyConnection)`` (x, w, optional b; ``num_output``,

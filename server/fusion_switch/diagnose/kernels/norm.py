@@ -15,6 +15,9 @@ statistics into those two inputs beforehand (mean → -mean, variance → 1/sqrt
 the op's dumped inputs already hold the folded constants and this kernel replays the op as the
 device runs it.
 
+FusedBatchNorm(V3) are TensorFlow's names, which GE's parser maps to BatchNorm; they are
+registered as aliases of it for graphs that keep the framework type.
+
 BatchNorm: the generator (``synth/network.py``) writes BatchNorm with running statistics and no
 ``is_training``; an absent ``is_training`` is read as inference (the only mode a replay of an
 inference model needs) and an explicit ``True`` is refused rather than guessed.
@@ -62,7 +65,7 @@ def batch_norm(inputs, *, format=None, epsilon=1e-4, data_format=None, is_traini
     x = need(inputs, 0, "x")
     scale, offset = need(inputs, 1, "scale"), need(inputs, 2, "offset")
     mean, var = need(inputs, 3, "mean"), need(inputs, 4, "variance")
-    axis = _bn_axis(x, format, data_format, "NCHW")
+    axis = _bn_axis(x, format, data_format, "NHWC")  # GE's data_format default
     eps = as_float(epsilon, "epsilon")
     if np.any(var + eps <= 0):
         raise KernelError("input variance + epsilon is not positive")
@@ -117,6 +120,8 @@ def layer_norm(inputs, *, begin_norm_axis=0, begin_params_axis=0, epsilon=1e-7):
     ``* gamma + beta`` (gamma/beta span axes ``begin_params_axis..``). Outputs y, mean,
     variance (mean and variance keep the reduced axes as size 1)."""
     x = need(inputs, 0, "x")
+    if len(inputs) > 3:
+        raise KernelError(f"LayerNorm takes x, gamma, beta; got {len(inputs)} inputs")
     gamma, beta = need(inputs, 1, "gamma"), need(inputs, 2, "beta")
     start = norm_axis(as_int(begin_norm_axis, "begin_norm_axis"), x.ndim, "begin_norm_axis")
     pstart = norm_axis(as_int(begin_params_axis, "begin_params_axis"), x.ndim, "begin_params_axis")

@@ -3,21 +3,23 @@ Flatten(V2), Identity, TransData, Cast, ConcatD/ConcatV2D, SplitD/SplitVD, Pad(D
 StridedSliceD, GatherV2(D).
 
 Sources: GE's op definitions in ``transformation_ops.h``, ``array_ops.h``,
-``split_combination_ops.h``, ``pad_ops.h``, ``selection_ops.h`` and ``elewise_calculation_ops.h``
-(Cast) of mindspore-ai/graphengine (``third_party/fwkacllib/inc/ops/``). Attributes as GE names
-them: ``perm``; ConfusionTransposeD ``perm``, ``shape``, ``transpose_first``; Reshape's target
-shape is input 1 (Caffe's ``axis``/``num_axes`` other than the defaults are refused); Squeeze
-``axis``, Unsqueeze ``axes``; Flatten ``axis`` 1, FlattenV2 ``axis`` 1 / ``end_axis`` -1; Cast
-``dst_type`` (``ge::DataType`` numbering); ConcatD ``concat_dim``, ``N``; SplitD ``split_dim``,
+``split_combination_ops.h``, ``pad_ops.h``, ``selection_ops.h`` and
+``elewise_calculation_ops.h`` (Cast) of mindspore-ai/graphengine
+(``third_party/fwkacllib/inc/ops/``). Attributes as GE names them: ``perm``; ConfusionTransposeD
+``perm``, ``shape``, ``transpose_first``; Reshape's target shape is input 1 (Caffe's
+``axis``/``num_axes`` other than the defaults are refused); Squeeze ``axis``, Unsqueeze
+``axes``; Flatten ``axis`` 1, FlattenV2 ``axis`` 1 / ``end_axis`` -1; Cast ``dst_type``
+(``ge::DataType`` numbering); ConcatD ``concat_dim``, ``N``; SplitD ``split_dim``,
 ``num_split``; SplitVD ``size_splits``; PadV3 ``mode`` and ``paddings_contiguous`` (true:
-``[[b0, e0], [b1, e1], ...]``, false: ``[b0, b1, ..., e0, e1, ...]``).
-Generator readings (``synth/network.py``): Reshape's ``shape`` and SplitD's ``axis`` arrive as
-attributes; both are accepted when the GE form is absent.
+``[[b0, e0], [b1, e1], ...]``, false: ``[b0, b1, ..., e0, e1, ...]``). Generator readings
+(``synth/network.py``): Reshape's ``shape`` and SplitD's ``axis`` arrive as attributes; both are
+accepted when the GE form is absent.
 
-TransData changes only the device layout; inputs and outputs here are host layout, so it is the
-identity. Cast rounds to float destinations (float16, bfloat16 with round-to-nearest-even,
-float32); to integer destinations only values that are already integers are exact, anything
-else is refused (the device's rounding mode for such casts is not documented).
+TransData to or from a device layout (NC1HWC0, FRACTAL_*) is the identity on host-layout values;
+between two host layouts (``src_format``/``dst_format`` NCHW, NHWC, HWCN, CHWN) it transposes.
+Cast rounds to float destinations (float16, bfloat16 with round-to-nearest-even, float32); to
+integer destinations only values that are already integers are exact, anything else is refused
+(the device's rounding mode for such casts is not documented).
 """
 
 from __future__ import annotations
@@ -146,9 +148,25 @@ def flatten_v2(inputs, *, axis=1, end_axis=-1):
     return [x.reshape((*x.shape[:a], int(np.prod(x.shape[a : e + 1])), *x.shape[e + 1 :]))]
 
 
-@kernel("Identity", "TransData", "StopGradient", "Snapshot")
+@kernel("Identity", "StopGradient", "Snapshot")
 def identity(inputs):
     return [need(inputs, 0, "x")]
+
+
+HOST_LAYOUTS = ("NCHW", "NHWC", "HWCN", "CHWN")  # 4-D layouts a host tensor can have
+
+
+@kernel("TransData", attrs=("src_format", "dst_format"))
+def trans_data(inputs, *, src_format=None, dst_format=None):
+    """Identity when one side is a device layout (NC1HWC0, FRACTAL_Z, FRACTAL_NZ, ...): the
+    host-layout values do not change. Between two host layouts it is a transpose."""
+    x = need(inputs, 0, "x")
+    src, dst = str(src_format or "").upper(), str(dst_format or "").upper()
+    if src in HOST_LAYOUTS and dst in HOST_LAYOUTS and src != dst:
+        if x.ndim != 4:
+            raise KernelError(f"input x has rank {x.ndim} for a {src} -> {dst} TransData")
+        return [np.transpose(x, [src.index(axis) for axis in dst])]
+    return [x]
 
 
 # ge::DataType codes (graph attributes such as Cast's dst_type use this numbering)
