@@ -207,7 +207,8 @@ def test_fusion_result_lists_the_rules_that_fired(case):
     [
         (
             "no_such_fault",
-            "unknown fault kind 'no_such_fault'; known kinds: approx_gelu, dropped_bias",
+            "unknown fault kind 'no_such_fault'; known kinds: approx_gelu, dropped_bias, "
+            "dropped_relu, dropped_scale, fp16_saturation, inverted_gate",
         ),
         ("wrong_axis@x", "bad fault 'wrong_axis@x'"),
     ],

@@ -77,6 +77,14 @@ FAULT_KINDS: dict[str, FaultKind] = {
             "approximation x*sigmoid(1.702x): a subtle error (cosine ~0.9999) in a float16 op",
         ),
         FaultKind(
+            "inverted_gate",
+            "glu",
+            "TbeEltwiseFusionPass",
+            "UBFusion",
+            "the fused Sigmoid+Mul gate computes 1 - sigmoid(x): the GLU passes what it should "
+            "block (with custom_ops the sigmoid has no reference kernel: only a heuristic sees it)",
+        ),
+        FaultKind(
             "wrong_perm",
             "tr_in",
             "TransposeReshapeFusionPass",

@@ -241,6 +241,8 @@ def _run_member(node: Node, inputs: list[np.ndarray], fault: Fault | None) -> li
         return node.run(inputs, {**node.attrs, "perm": [0, 3, 2, 1]})
     if kind == "wrong_axis" and node.type == "SoftmaxV2":
         return node.run(inputs, {**node.attrs, "axes": [1]})
+    if kind == "inverted_gate" and node.role == "sig":
+        return [(1.0 - node.run(inputs)[0].astype(np.float32)).astype(node.dtype)]
     if kind == "approx_gelu" and node.type == "Gelu":
         x = inputs[0].astype(np.float32)
         return [(x / (1.0 + np.exp(-1.702 * x))).astype(node.dtype)]
