@@ -99,6 +99,8 @@ def origin_of_output(op: Any, index: int, off: GraphIndex) -> str | None:
     if len(set(originals)) == 1:
         mapped = off.off_name(originals[0])
         return f"{mapped}:{index}" if mapped else None
+    if not originals and op.type not in PASS_THROUGH_TYPES and op.name in off.ops:
+        return f"{op.name}:{index}"  # a GE-inserted op (Aipp...) present in both graphs
     return None
 
 
