@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import inspect
 import math
+import multiprocessing
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -413,25 +416,36 @@ def replay_run(
     lookup: Callable[[str], Any] | None = None,
     rules_of: Callable[[Any, list[str]], tuple[list[str], str]] | None = None,
     localise: Callable[..., dict | None] | None = None,
+    workers: int = 1,
+    store_factory: Callable[[], EvidenceStore] | None = None,
 ) -> ReplayReport:
-    """Replay every fused op of ``on_graph``; see the module docstring."""
+    """Replay every fused op of ``on_graph``; see the module docstring.
+
+    Measuring (reading dumps, evaluating, scoring, the noise floor) is split over ``workers``
+    forked processes when ``store_factory`` gives each its own evidence store; the verdicts
+    (which need the whole noise floor) and the localisation of flagged ops run here."""
     started = time.perf_counter()
     on, off = GraphIndex.of(on_graph), GraphIndex.of(off_graph)
     kernels = Kernels(lookup)
     replayer = Replayer(store, off, kernels)
-    noise = NoiseFloor()
     subs: list[tuple[int, Any, Subgraph | str]] = []
-    all_members: dict[str, Any] = {}
     for order, op in enumerate(fused_ops(on_graph)):
         try:
-            sub = build_subgraph(op, on, off)
+            subs.append((order, op, build_subgraph(op, on, off)))
         except NotReconstructible as error:
             subs.append((order, op, error.reason))
-            continue
-        subs.append((order, op, sub))
-        for m in sub.members:
-            all_members.setdefault(m.name, m)
-    measure_noise(replayer, list(all_members.values()), noise)
+    replayable = [sub for _, _, sub in subs if not isinstance(sub, str)]
+    parts = _measure_parts(replayer, replayable, workers, store_factory)
+    noise = NoiseFloor()
+    measured: dict[str, tuple] = {}
+    files_read, unreadable = 0, {}
+    for part in parts:
+        measured.update(part["measured"])
+        for (op_type, dtype), values in part["noise"].items():
+            for value in values:
+                noise.add(op_type, dtype, value)
+        files_read += part["files_read"]
+        unreadable.update(part["unreadable"])
     results = []
     for order, op, sub in subs:
         types = [] if isinstance(sub, str) else [m.type for m in sub.members]
@@ -447,7 +461,7 @@ def replay_run(
             continue
         result.members = [m.name for m in sub.members]
         result.member_types = [m.type for m in sub.members]
-        _judge(replayer, sub, result, noise)
+        _decide(result, sub, measured[op.name], noise)
         if result.verdict == INTRODUCES and localise is not None:
             result.localisation = localise(replayer, sub, result)
         results.append(result)
@@ -455,21 +469,83 @@ def replay_run(
         results,
         noise,
         seconds=time.perf_counter() - started,
-        files_read=len(store.files_read),
-        unreadable=dict(store.unreadable),
+        files_read=files_read + len(store.files_read),
+        unreadable={**unreadable, **store.unreadable},
         kernels_available=kernels.available,
     )
 
 
-def _judge(replayer: Replayer, sub: Subgraph, result: ReplayResult, noise: NoiseFloor) -> None:
+_MIN_PARALLEL_OPS = 64  # fewer fused ops: a process pool costs more than it saves
+_JOB: tuple | None = None  # (subs, off index, lookup, store factory) inherited by forked workers
+
+
+def _measure_parts(
+    replayer: Replayer,
+    subs: list[Subgraph],
+    workers: int,
+    store_factory: Callable[[], EvidenceStore] | None,
+) -> list[dict]:
+    global _JOB
+    chunks = _chunks(subs, max(1, workers))
+    if (
+        len(chunks) < 2
+        or store_factory is None
+        or len(subs) < _MIN_PARALLEL_OPS
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return [{**_measure(replayer, subs), "files_read": 0, "unreadable": {}}]  # counted here
+    _JOB = (chunks, replayer.off, replayer.kernels.lookup, store_factory)
     try:
-        plan, evidence = replayer.gather(sub)
-        values = replayer.evaluate(sub, plan)
-        outputs = replayer.compare(sub, values, with_observed=True)
-    except Unverifiable as error:
-        result.verdict, result.reason = UNVERIFIED, error.reason
-        result.missing_evidence = error.missing
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(len(chunks), mp_context=context) as pool:
+            return list(pool.map(_measure_chunk, range(len(chunks))))
+    except (OSError, BrokenProcessPool):
+        return [{**_measure(replayer, subs), "files_read": 0, "unreadable": {}}]
+    finally:
+        _JOB = None
+
+
+def _chunks(subs: list[Subgraph], n: int) -> list[list[Subgraph]]:
+    size = max(1, -(-len(subs) // n))
+    return [subs[i : i + size] for i in range(0, len(subs), size)] or [[]]
+
+
+def _measure_chunk(index: int) -> dict:
+    assert _JOB is not None
+    chunks, off, lookup, store_factory = _JOB
+    return _measure(Replayer(store_factory(), off, Kernels(lookup)), chunks[index])
+
+
+def _measure(replayer: Replayer, subs: list[Subgraph]) -> dict:
+    """Scores of some sub-graphs and the noise floor of their original ops (picklable)."""
+    noise = NoiseFloor()
+    members: dict[str, Any] = {}
+    for sub in subs:
+        for m in sub.members:
+            members.setdefault(m.name, m)
+    measure_noise(replayer, list(members.values()), noise)
+    measured: dict[str, tuple] = {}
+    for sub in subs:
+        try:
+            plan, evidence = replayer.gather(sub)
+            values = replayer.evaluate(sub, plan)
+            outputs = replayer.compare(sub, values, with_observed=True)
+            measured[sub.fused.name] = ("ok", outputs, evidence)
+        except Unverifiable as error:
+            measured[sub.fused.name] = ("unverified", error.reason, error.missing)
+    return {
+        "measured": measured,
+        "noise": noise.samples,
+        "files_read": len(replayer.store.files_read),
+        "unreadable": dict(replayer.store.unreadable),
+    }
+
+
+def _decide(result: ReplayResult, sub: Subgraph, measured: tuple, noise: NoiseFloor) -> None:
+    if measured[0] == "unverified":
+        result.verdict, result.reason, result.missing_evidence = UNVERIFIED, *measured[1:]
         return
+    _, outputs, evidence = measured
     result.outputs = outputs
     result.evidence = evidence
     members = [(m.type, out_dtype(m, 0)) for m in sub.members]

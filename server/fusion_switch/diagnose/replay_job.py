@@ -6,6 +6,7 @@ their original ops (each decoded once), plus the fusion-off graph for the origin
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ def replay_outcome(
     outcome: Any,
     fusion_result: Mapping[str, Mapping[str, Any]] | None,
     notes: list[str],
+    workers: int | None = None,
 ) -> ReplayReport | None:
     """The replay of every fused op of ``outcome``; None (with a note) when it cannot run."""
     on_graph, off_graph = getattr(outcome, "on_graph", None), getattr(outcome, "off_graph", None)
@@ -30,7 +32,8 @@ def replay_outcome(
         notes.append("replay skipped: the comparison did not give both graphs and dump folders")
         return None
     try:
-        store = EvidenceStore(scan_dump_dir(on_path), scan_dump_dir(off_path))
+        on_dir, off_dir = scan_dump_dir(on_path), scan_dump_dir(off_path)
+        store = EvidenceStore(on_dir, off_dir)
         off_ops = off_graph.ops  # a deferred graph is read here
     except (DumpDirError, GraphError, OSError) as error:
         notes.append(f"replay skipped: {error}")
@@ -42,6 +45,8 @@ def replay_outcome(
         store,
         rules_of=lambda op, types: op_rules(op, types, fusion_result),
         localise=localise,
+        workers=workers if workers is not None else (os.cpu_count() or 1),
+        store_factory=lambda: EvidenceStore(on_dir, off_dir),
     )
     if not report.kernels_available:
         notes.append(
