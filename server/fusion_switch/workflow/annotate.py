@@ -64,7 +64,13 @@ class Hint:
 def compact_summary(summary: dict) -> dict:
     """What is kept next to the configuration: everything but the per-op table, with at most
     `EVIDENCE_KEPT` fused ops of evidence per suspect (a 5,000-op model stays small)."""
-    out = {k: v for k, v in summary.items() if k != "ops"}
+    out = {k: v for k, v in summary.items() if k not in ("ops", "fused_ops")}
+    for key in ("rules", "unverified_rules"):  # one entry per rule, its ops cut short
+        if isinstance(out.get(key), list):
+            out[key] = [
+                {**r, "ops": list(r.get("ops") or [])[:EVIDENCE_KEPT]} if isinstance(r, dict) else r
+                for r in out[key]
+            ]
     out["suspects"] = [
         {**s, "evidence": list(s.get("evidence") or [])[:EVIDENCE_KEPT]} for s in suspects(summary)
     ]
