@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from kernel_check import check, refuses, run
 
 X44 = np.arange(16.0).reshape(1, 1, 4, 4)  # rows 0-3, 4-7, 8-11, 12-15
@@ -129,3 +130,50 @@ def test_ascend_requant():
     x = np.array([[[[300.0]], [[-3.0]]]])
     check("AscendRequant", [x, [1.0, 0.5]], {}, [[[[127.0]], [[-2.0]]]])  # -1.5 -> -2 (even)
     check("AscendRequant", [x, [1.0, 0.5]], {"relu_flag": True}, [[[[127.0]], [[0.0]]]])
+
+
+def _caffe_pool_by_definition(x, k, s, pads, mode, ceil):
+    """Caffe's pooling_layer.cpp, loop by loop: output size with ceil/floor, the last window
+    dropped if it starts in the bottom/right pad, the average over the window clipped to the
+    padded image, the maximum over the real cells."""
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (top, bottom, left, right) = k, s, pads
+    rnd = np.ceil if ceil else np.floor
+    oh = int(rnd((h + top + bottom - kh) / sh)) + 1
+    ow = int(rnd((w + left + right - kw) / sw)) + 1
+    if ceil and (oh - 1) * sh >= h + top:
+        oh -= 1
+    if ceil and (ow - 1) * sw >= w + left:
+        ow -= 1
+    y = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, w0 = i * sh - top, j * sw - left
+            h1, w1 = min(h0 + kh, h + bottom), min(w0 + kw, w + right)
+            size = (h1 - h0) * (w1 - w0)
+            cell = x[:, :, max(h0, 0) : min(h1, h), max(w0, 0) : min(w1, w)]
+            y[:, :, i, j] = cell.max(axis=(2, 3)) if mode == 0 else cell.sum(axis=(2, 3)) / size
+    return y
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize(
+    ("k", "s", "pads", "ceil_mode"),
+    [
+        ((3, 3), (2, 2), (1, 1, 1, 1), 0),
+        ((2, 3), (1, 2), (0, 1, 1, 0), 0),
+        ((3, 2), (2, 3), (1, 1, 0, 0), 1),
+        ((7, 7), (1, 1), (0, 0, 0, 0), 0),
+    ],
+)
+def test_caffe_pooling_matches_its_definition(mode, k, s, pads, ceil_mode):
+    x = np.random.default_rng(sum(k) + mode).standard_normal((2, 3, 7, 9))
+    attrs = {
+        "mode": mode,
+        "window": list(k),
+        "stride": list(s),
+        "pad": list(pads),
+        "ceil_mode": ceil_mode,
+    }
+    want = _caffe_pool_by_definition(x, k, s, pads, mode, ceil=ceil_mode == 0)
+    np.testing.assert_allclose(run("Pooling", [x], attrs)[0], want, rtol=1e-12, atol=1e-12)

@@ -66,6 +66,9 @@ def layout(format: str | None, data_format: str | None, default: str) -> str:
     ``data_format`` attribute: GE leaves ``data_format`` at its NHWC default on Caffe models
     whose tensors are NCHW (``ge_proto_00017``: 46 Conv2D with ``data_format`` NHWC, inputs
     NCHW, strides ``[1, 1, 2, 2]``)."""
+    for name, value in (("format", format), ("data_format", data_format)):
+        if value is not None and not isinstance(value, str):
+            raise KernelError(f"{name}={value!r} is not a layout name")
     for candidate in (format, data_format):
         if isinstance(candidate, str) and candidate.upper() in LAYOUTS_4D:
             return candidate.upper()
@@ -103,9 +106,9 @@ def from_nchw(y: np.ndarray, fmt: str) -> np.ndarray:
 
 
 def norm_axis(axis: int, ndim: int, name: str) -> int:
-    if not -max(ndim, 1) <= axis < max(ndim, 1):
+    if not -ndim <= axis < ndim:
         raise KernelError(f"attribute {name}={axis} is out of range for a rank-{ndim} input")
-    return axis % max(ndim, 1)
+    return axis % ndim
 
 
 def broadcast(a: np.ndarray, b: np.ndarray, names: tuple[str, str] = ("x1", "x2")) -> None:
@@ -115,3 +118,11 @@ def broadcast(a: np.ndarray, b: np.ndarray, names: tuple[str, str] = ("x1", "x2"
         raise KernelError(
             f"inputs {names[0]} {a.shape} and {names[1]} {b.shape} do not broadcast"
         ) from exc
+
+
+def broadcast_all(arrays: Sequence[np.ndarray], names: Sequence[str]) -> None:
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError as exc:
+        shapes = ", ".join(f"{n} {a.shape}" for n, a in zip(names, arrays, strict=True))
+        raise KernelError(f"inputs {shapes} do not broadcast") from exc

@@ -20,7 +20,17 @@ import math
 
 import numpy as np
 
-from .common import as_float, as_int, broadcast, channel_axis, layout, need, norm_axis, optional
+from .common import (
+    as_float,
+    as_int,
+    broadcast,
+    broadcast_all,
+    channel_axis,
+    layout,
+    need,
+    norm_axis,
+    optional,
+)
 from .registry import KernelError, kernel
 
 _BINARY = {
@@ -65,7 +75,7 @@ _UNARY = {
     "Floor": np.floor,
     "Ceil": np.ceil,
     "Sign": np.sign,
-    "Erf": lambda x: _ERF(x).astype(np.float64),
+    "Erf": lambda x: np.asarray(_ERF(x), dtype=np.float64),
 }
 
 
@@ -147,8 +157,7 @@ def add_n(inputs, *, N=None):
         raise KernelError("input x0 is missing")
     if N is not None and as_int(N, "N") != len(xs):
         raise KernelError(f"attribute N={N} but the op has {len(xs)} inputs")
-    for other in xs[1:]:
-        broadcast(xs[0], other, ("x0", "xi"))
+    broadcast_all(xs, [f"x{i}" for i in range(len(xs))])
     return [sum(xs[1:], xs[0])]
 
 
@@ -156,6 +165,7 @@ def add_n(inputs, *, N=None):
 def clip_by_value(inputs):
     x = need(inputs, 0, "x")
     lo, hi = need(inputs, 1, "clip_value_min"), need(inputs, 2, "clip_value_max")
+    broadcast_all([x, lo, hi], ["x", "clip_value_min", "clip_value_max"])
     return [np.minimum(np.maximum(x, lo), hi)]
 
 
@@ -173,8 +183,7 @@ def eltwise(inputs, *, N=None, mode=1, coeff=()):
         raise KernelError("input x0 is missing")
     if N is not None and as_int(N, "N") != len(xs):
         raise KernelError(f"attribute N={N} but the op has {len(xs)} inputs")
-    for other in xs[1:]:
-        broadcast(xs[0], other, ("x0", "xi"))
+    broadcast_all(xs, [f"x{i}" for i in range(len(xs))])
     m = as_int(mode, "mode")
     if m == 0:
         return [np.prod(np.broadcast_arrays(*xs), axis=0)]
@@ -231,6 +240,8 @@ def bias(inputs, *, axis=1, num_axes=1, bias_from_blob=True):
 def bias_add(inputs, *, format=None, data_format="NHWC"):
     """y = x + bias along the channel axis (last for NHWC/ND, 1 for NCHW)."""
     x, b = need(inputs, 0, "x"), need(inputs, 1, "bias")
+    if x.ndim == 0:
+        raise KernelError("input x is a scalar: no channel axis for the bias")
     if x.ndim == 4:
         ax = channel_axis(layout(format, data_format, "NHWC"), 4)
     else:

@@ -71,6 +71,8 @@ def fully_connection(inputs, *, num_output=None, transpose=False, axis=1, offset
     x, w = need(inputs, 0, "x"), need(inputs, 1, "w")
     _no_offset(offset_x)
     ax = norm_axis(as_int(axis, "axis"), x.ndim, "axis")
+    if w.ndim < 2:
+        raise KernelError(f"input w has rank {w.ndim}, FullyConnection needs >= 2")
     k = int(np.prod(x.shape[ax:]))
     w2 = (
         w.reshape(w.shape[0], -1)

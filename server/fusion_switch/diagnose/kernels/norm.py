@@ -46,6 +46,9 @@ def _per_channel(v: np.ndarray, x: np.ndarray, axis: int, name: str) -> np.ndarr
 def _bn_axis(x: np.ndarray, format, data_format, default: str) -> int:
     if x.ndim == 4:
         return channel_axis(layout(format, data_format, default), 4)
+    for name, value in (("format", format), ("data_format", data_format)):
+        if value is not None and not isinstance(value, str):
+            raise KernelError(f"{name}={value!r} is not a layout name")
     fmt = (format or data_format or "NCHW").upper()
     return channel_axis("NCHW" if fmt == "ND" else fmt, x.ndim)
 

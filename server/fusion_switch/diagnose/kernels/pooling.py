@@ -51,33 +51,35 @@ def pool2d(
     ``padded`` (window clipped to the padded image, Caffe) or ``full`` (kh * kw)."""
     n, c, h, w = x.shape
     (kh, kw), (sh, sw), (top, bottom, left, right) = k, s, pads
-    if min(kh, kw, sh, sw) < 1:
-        raise KernelError(f"window {k} and strides {s} must be >= 1")
+    if min(kh, kw, sh, sw) < 1 or min(pads) < 0:
+        raise KernelError(f"window {k}, strides {s} and pads {pads} out of range")
     oh = _out_size(h, kh, sh, top, bottom, ceil)
     ow = _out_size(w, kw, sw, left, right, ceil)
-    out = np.empty((n, c, oh, ow))
-    for i in range(oh):
-        h0 = i * sh - top
-        h1 = h0 + kh
-        for j in range(ow):
-            w0 = j * sw - left
-            w1 = w0 + kw
-            cell = x[:, :, max(h0, 0) : min(h1, h), max(w0, 0) : min(w1, w)]
-            if cell.size == 0:
-                raise KernelError(f"pooling window ({i}, {j}) lies entirely in the padding")
-            if mode == "max":
-                out[:, :, i, j] = cell.max(axis=(2, 3))
-                continue
-            if divisor:
-                den = divisor
-            elif count == "exclusive":
-                den = cell.shape[2] * cell.shape[3]
-            elif count == "padded":
-                den = (min(h1, h + bottom) - h0) * (min(w1, w + right) - w0)
-            else:
-                den = kh * kw
-            out[:, :, i, j] = cell.sum(axis=(2, 3)) / den
-    return out
+    # ceil mode may need cells past the bottom/right pad: they count as outside everything
+    extra_h = max((oh - 1) * sh + kh - (h + top + bottom), 0)
+    extra_w = max((ow - 1) * sw + kw - (w + left + right), 0)
+    spread = ((top, bottom + extra_h), (left, right + extra_w))
+    fill = -np.inf if mode == "max" else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), *spread), constant_values=fill)
+    valid = np.pad(np.ones((h, w)), spread)  # real cells
+    inside = np.pad(np.ones((h + top + bottom, w + left + right)), ((0, extra_h), (0, extra_w)))
+    acc = np.full((n, c, oh, ow), fill)
+    n_valid, n_inside = np.zeros((oh, ow)), np.zeros((oh, ow))
+    for i in range(kh):  # one strided slice per window tap
+        for j in range(kw):
+            rows, cols = slice(i, i + (oh - 1) * sh + 1, sh), slice(j, j + (ow - 1) * sw + 1, sw)
+            tap = xp[:, :, rows, cols]
+            acc = np.maximum(acc, tap) if mode == "max" else acc + tap
+            n_valid += valid[rows, cols]
+            n_inside += inside[rows, cols]
+    if np.any(n_valid == 0):
+        raise KernelError("a pooling window lies entirely in the padding")
+    if mode == "max":
+        return acc
+    if divisor:
+        return acc / divisor
+    den = {"exclusive": n_valid, "padded": n_inside}.get(count, float(kh * kw))
+    return acc / den
 
 
 def _same_pads(size: int, k: int, s: int) -> tuple[int, int]:

@@ -41,7 +41,7 @@ def _with_attr(name: str):
 
     def reduce_d(inputs, *, axes=(), keep_dims=False, noop_with_empty_axes=False):
         x = need(inputs, 0, "x")
-        return [_reduce(func, x, int_list(list(axes), "axes"), keep_dims, noop_with_empty_axes)]
+        return [_reduce(func, x, int_list(axes, "axes"), keep_dims, noop_with_empty_axes)]
 
     reduce_d.__name__ = f"reduce_{name.lower()}_d"
     return reduce_d

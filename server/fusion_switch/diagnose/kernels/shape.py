@@ -96,10 +96,7 @@ def confusion_transpose_d(inputs, *, perm=None, shape=None, transpose_first=None
 @kernel("Squeeze", attrs=("axis",))
 def squeeze(inputs, *, axis=()):
     x = need(inputs, 0, "x")
-    axes = [
-        norm_axis(a, x.ndim, "axis")
-        for a in int_list(list(axis) if isinstance(axis, (list, tuple)) else axis, "axis")
-    ]
+    axes = [norm_axis(a, x.ndim, "axis") for a in int_list(axis, "axis")]
     if not axes:
         return [np.squeeze(x)]
     if any(x.shape[a] != 1 for a in axes):
@@ -109,6 +106,8 @@ def squeeze(inputs, *, axis=()):
 
 def _expand(x: np.ndarray, axes: list[int], name: str) -> np.ndarray:
     rank = x.ndim + len(axes)
+    if rank > 8:  # GE tensors have at most 8 axes
+        raise KernelError(f"{name}={axes} would give x {x.shape} rank {rank} (GE allows 8)")
     norm = sorted(norm_axis(a, rank, name) for a in axes)
     if len(set(norm)) != len(norm):
         raise KernelError(f"{name}={axes} repeats an axis")
@@ -117,7 +116,7 @@ def _expand(x: np.ndarray, axes: list[int], name: str) -> np.ndarray:
 
 @kernel("Unsqueeze", attrs=("axes",))
 def unsqueeze(inputs, *, axes=()):
-    return [_expand(need(inputs, 0, "x"), int_list(list(axes), "axes"), "axes")]
+    return [_expand(need(inputs, 0, "x"), int_list(axes, "axes"), "axes")]
 
 
 @kernel("ExpandDims", attrs=("axis",))
@@ -297,6 +296,8 @@ def pad_d(inputs, *, paddings=None, mode="constant", constant_values=0, paddings
     x = need(inputs, 0, "x")
     if paddings is None:
         raise KernelError("attribute paddings is missing")
+    if not isinstance(paddings, list):
+        raise KernelError(f"attribute paddings={paddings!r} is not a list of [begin, end] pairs")
     flat = [v for row in paddings for v in (row if isinstance(row, list) else [row])]
     pairs = _pairs(
         int_list(flat, "paddings"),
