@@ -214,3 +214,30 @@ def test_conv_matches_its_definition_on_random_tensors(c, o, groups, k, strides,
         0
     ]
     np.testing.assert_allclose(got, want.transpose(0, 2, 3, 1), rtol=1e-10, atol=1e-10)
+
+
+def test_kernels_run_with_one_blas_thread_and_restore_the_count(monkeypatch):
+    """Threaded OpenBLAS made small products 900x slower on a loaded machine (blas.py)."""
+    import fusion_switch.diagnose.kernels.conv as conv_module
+    from fusion_switch.diagnose.kernels.blas import _controls
+
+    controls = _controls()
+    if controls is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS found in /proc/self/maps")
+    setter, getter = controls
+    seen = []
+    original = conv_module.conv2d_nchw
+
+    def spy(*args, **kwargs):
+        seen.append(getter())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(conv_module, "conv2d_nchw", spy)
+    before = getter()
+    setter(2)
+    try:
+        run("Conv2D", [X33, ONES22], {"strides": [1] * 4, "pads": [0] * 4})
+        assert seen == [1]
+        assert getter() == 2
+    finally:
+        setter(before)

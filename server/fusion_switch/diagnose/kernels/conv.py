@@ -95,7 +95,10 @@ def conv2d_nchw(
     # im2col: one BLAS product per group, [O/g, C/g*kh*kw] @ [C/g*kh*kw, N*OH*OW]
     cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(1, 2, 5, 6, 0, 3, 4)
     cols = cols.reshape(groups, cg * kh * kw, n * oh * ow)
-    out = np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols)
+    wg = w.reshape(groups, o // groups, cg * kh * kw)
+    # 2-D products: numpy's stacked matmul took 55 ms where the 2-D one took 0.06 ms (a
+    # 16x144 @ 144x256 product on the shared 2-core machine)
+    out = np.concatenate([wg[g] @ cols[g] for g in range(groups)])
     return out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
 
 
