@@ -148,6 +148,21 @@ def test_conv_without_strides_or_pads_is_refused_not_defaulted():
     refuses("Conv2D", [X33, ONES22], {"strides": [1] * 4}, "pads")
 
 
+def test_conv_tf_padding_modes_and_unresolved_pads():
+    # SAME with stride 1 on 3x3 and a 2x2 kernel: pad bottom/right by one (TF puts the extra last)
+    check(
+        "Conv2D",
+        [X33, ONES22],
+        {"strides": [1] * 4, "pads": [-1] * 4, "padding": "SAME"},
+        [[[[8, 12, 7], [20, 24, 13], [13, 15, 8]]]],
+    )
+    check(
+        "Conv2D", [X33, ONES22], {"strides": [1] * 4, "padding": "VALID"}, [[[[8, 12], [20, 24]]]]
+    )
+    refuses("Conv2D", [X33, ONES22], {"strides": [1] * 4, "pads": [-1] * 4}, "pads")
+    refuses("Conv2D", [X33, ONES22], {"strides": [1] * 4, "padding": "EXPLICIT"}, "padding")
+
+
 def test_conv_errors_name_the_attribute_or_input():
     ok = {"strides": [1] * 4, "pads": [0] * 4}
     refuses("Conv2D", [X33, ONES22], {**ok, "offset_x": -128}, "offset_x")

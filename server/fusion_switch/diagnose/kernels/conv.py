@@ -44,9 +44,12 @@ def _pads(attrs: dict, hw: tuple[int, int], k: tuple[int, int], s, d) -> tuple[i
     padding = str(attrs.get("padding") or "").upper()
     if padding == "SAME":
         return (*_same_pads(hw[0], k[0], s[0], d[0]), *_same_pads(hw[1], k[1], s[1], d[1]))
-    if padding in ("", "VALID", "EXPLICIT", "CALCULATED"):
+    if padding == "VALID":
         return (0, 0, 0, 0)
-    raise KernelError(f"attribute padding={attrs['padding']!r} is not SAME or VALID")
+    raise KernelError(
+        f"attribute pads={attrs.get('pads')!r} with padding={attrs.get('padding')!r}: "
+        "no explicit non-negative pads and no SAME/VALID padding"
+    )
 
 
 def filter_to_oihw(w: np.ndarray, filter_format: str | None, fmt: str) -> np.ndarray:
