@@ -148,6 +148,21 @@ def test_conv_without_strides_or_pads_is_refused_not_defaulted():
     refuses("Conv2D", [X33, ONES22], {"strides": [1] * 4}, "pads")
 
 
+def test_conv_tf_padding_modes_and_unresolved_pads():
+    # SAME with stride 1 on 3x3 and a 2x2 kernel: pad bottom/right by one (TF puts the extra last)
+    check(
+        "Conv2D",
+        [X33, ONES22],
+        {"strides": [1] * 4, "pads": [-1] * 4, "padding": "SAME"},
+        [[[[8, 12, 7], [20, 24, 13], [13, 15, 8]]]],
+    )
+    check(
+        "Conv2D", [X33, ONES22], {"strides": [1] * 4, "padding": "VALID"}, [[[[8, 12], [20, 24]]]]
+    )
+    refuses("Conv2D", [X33, ONES22], {"strides": [1] * 4, "pads": [-1] * 4}, "pads")
+    refuses("Conv2D", [X33, ONES22], {"strides": [1] * 4, "padding": "EXPLICIT"}, "padding")
+
+
 def test_conv_errors_name_the_attribute_or_input():
     ok = {"strides": [1] * 4, "pads": [0] * 4}
     refuses("Conv2D", [X33, ONES22], {**ok, "offset_x": -128}, "offset_x")
@@ -214,3 +229,30 @@ def test_conv_matches_its_definition_on_random_tensors(c, o, groups, k, strides,
         0
     ]
     np.testing.assert_allclose(got, want.transpose(0, 2, 3, 1), rtol=1e-10, atol=1e-10)
+
+
+def test_kernels_run_with_one_blas_thread_and_restore_the_count(monkeypatch):
+    """Threaded OpenBLAS made small products 900x slower on a loaded machine (blas.py)."""
+    import fusion_switch.diagnose.kernels.conv as conv_module
+    from fusion_switch.diagnose.kernels.blas import _controls
+
+    controls = _controls()
+    if controls is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS found in /proc/self/maps")
+    setter, getter = controls
+    seen = []
+    original = conv_module.conv2d_nchw
+
+    def spy(*args, **kwargs):
+        seen.append(getter())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(conv_module, "conv2d_nchw", spy)
+    before = getter()
+    setter(2)
+    try:
+        run("Conv2D", [X33, ONES22], {"strides": [1] * 4, "pads": [0] * 4})
+        assert seen == [1]
+        assert getter() == 2
+    finally:
+        setter(before)

@@ -85,6 +85,28 @@ def test_bninferenced_errors():
     refuses("BNInferenceD", [X, [0.0] * 4, [1.0] * 3], {}, "input mean")
 
 
+def test_bninference_caffe_scale_factor():
+    # Caffe stores mean*sf and var*sf with the factor sf = 2: mean 2 -> 1, var 8 -> 4
+    x = np.array([[[[5.0]], [[1.0]]]])  # 2 channels
+    check(
+        "BNInference",
+        [x, [2.0, 2.0], [8.0, 0.5], [2.0]],
+        {"epsilon": 0.0},
+        [[[[2.0]], [[0.0]]]],
+        format="NCHW",
+    )
+    # scale factor 0 zeroes the statistics (Caffe): y = x / sqrt(epsilon)
+    check(
+        "BNInference",
+        [x, [2.0, 2.0], [8.0, 0.5], [0.0]],
+        {"epsilon": 0.25},
+        [[[[10.0]], [[2.0]]]],
+        format="NCHW",
+    )
+    refuses("BNInference", [x, [2.0, 2.0], [8.0, 0.5]], {}, "momentum", format="NCHW")
+    refuses("BNInference", [x, [2.0, 2.0], [8.0, 0.5], [1.0, 2.0]], {}, "momentum", format="NCHW")
+
+
 def test_layernorm_last_axis():
     x = np.array([[1.0, 3.0], [2.0, 6.0]])
     # row 0: mean 2, var 1 -> [-1, 1]; row 1: mean 4, var 4 -> [-1, 1]; then *gamma + beta

@@ -67,7 +67,7 @@ def tanh(inputs):
 @kernel("Gelu")
 def gelu(inputs):
     x = need(inputs, 0, "x")
-    return [0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))]
+    return [0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))))]
 
 
 @kernel("FastGelu", "FastGeluV2")

@@ -37,10 +37,10 @@ def conv2d_backprop_nchw(
     og, c = o // groups, cg * groups
     hp = max(h + top + bottom, (oh - 1) * sh + (kh - 1) * dh + 1)
     wp = max(wd + left + right, (ow - 1) * sw + (kw - 1) * dw + 1)
-    cols = np.matmul(
-        w.reshape(groups, og, cg * kh * kw).transpose(0, 2, 1),
-        dy.transpose(1, 0, 2, 3).reshape(groups, og, n * oh * ow),
-    ).reshape(groups, cg, kh, kw, n, oh, ow)
+    wg = w.reshape(groups, og, cg * kh * kw)
+    dyg = dy.transpose(1, 0, 2, 3).reshape(groups, og, n * oh * ow)
+    cols = np.stack([wg[g].T @ dyg[g] for g in range(groups)])  # 2-D products (see conv)
+    cols = cols.reshape(groups, cg, kh, kw, n, oh, ow)
     dxp = np.zeros((n, c, hp, wp))
     for p in range(kh):
         for q in range(kw):

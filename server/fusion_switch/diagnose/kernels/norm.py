@@ -13,7 +13,15 @@ inputs are present; ``epsilon``/``momentum`` never enter the kernel. GE's ``Host
 (in the ``pass_name`` of every BNInferenceD of ``msit_tdnn_test.om.json``) folds the framework's
 statistics into those two inputs beforehand (mean → -mean, variance → 1/sqrt(var + eps)), so
 the op's dumped inputs already hold the folded constants and this kernel replays the op as the
-device runs it.
+device runs it. A BNInferenceD exists only after ``BatchNormBnInferFusionPass`` converted a
+framework BatchNorm (the same ``pass_name`` list), so a replay of fusion-off ops meets the
+original BatchNorm instead; this kernel serves the fusion-on side.
+
+BNInference (``momentum`` as input 3) is replayed as its definition states, on raw statistics:
+y = (x - mean/momentum) / sqrt(variance/momentum + epsilon) (Caffe's scale factor). Unlike
+BNInferenceD, no TBE source for it was found to confirm what its inputs hold on the device: a
+replay should check it against the op's own dump (the noise-floor calibration does) before
+trusting it.
 
 FusedBatchNorm(V3) are TensorFlow's names, which GE's parser maps to BatchNorm; they are
 registered as aliases of it for graphs that keep the framework type.
@@ -93,23 +101,39 @@ def bn_inference_d(
     as_int(mode, "mode")
     as_float(momentum, "momentum")
     as_float(epsilon, "epsilon")
-    return [_folded_bn(inputs, format, scale_at=3)]
+    return [_folded_bn(inputs, format)]
 
 
 @kernel("BNInference", attrs=("epsilon", "use_global_stats", "mode"), layout_sensitive=True)
 def bn_inference(inputs, *, format=None, epsilon=1e-5, use_global_stats=True, mode=1):
-    """BNInference carries ``momentum`` as input 3; scale and offset follow it."""
+    """Caffe's BatchNorm as the op definition states it: ``momentum`` (input 3) is the scale
+    factor of the stored statistics, y = (x - mean/m) / sqrt(variance/m + epsilon) (m = 0
+    zeroes both, as Caffe does); scale and offset are documented as unused."""
     if not as_bool(use_global_stats, "use_global_stats"):
         raise KernelError("attribute use_global_stats=False: GE supports only True")
-    return [_folded_bn(inputs, format, scale_at=4)]
+    x = need(inputs, 0, "x")
+    mean, var, momentum = (
+        need(inputs, 1, "mean"),
+        need(inputs, 2, "variance"),
+        need(inputs, 3, "momentum"),
+    )
+    if momentum.size != 1:
+        raise KernelError(f"input momentum has {momentum.size} values, the scale factor is one")
+    m = float(momentum.ravel()[0])
+    factor = 0.0 if m == 0 else 1.0 / m
+    axis = _bn_axis(x, format, None, "NCHW")
+    sigma2 = _per_channel(var, x, axis, "variance") * factor + as_float(epsilon, "epsilon")
+    if np.any(sigma2 <= 0):
+        raise KernelError("input variance / momentum + epsilon is not positive")
+    return [(x - _per_channel(mean, x, axis, "mean") * factor) / np.sqrt(sigma2)]
 
 
-def _folded_bn(inputs, format, scale_at: int) -> np.ndarray:
+def _folded_bn(inputs, format) -> np.ndarray:
     x = need(inputs, 0, "x")
     mean, var = need(inputs, 1, "mean"), need(inputs, 2, "variance")
     axis = _bn_axis(x, format, None, "NCHW")
     y = (x + _per_channel(mean, x, axis, "mean")) * _per_channel(var, x, axis, "variance")
-    scale, b = optional(inputs, scale_at), optional(inputs, scale_at + 1)
+    scale, b = optional(inputs, 3), optional(inputs, 4)
     if scale is not None:
         y = y * _per_channel(scale, x, axis, "scale")
     if b is not None:

@@ -9,7 +9,8 @@ gives every kernel the same contract, so the replay never has to know a kernel's
   ``None`` (an empty ``AttrDef``) count as absent, so the GE default applies;
 - ``format=`` (the op's host layout from its input desc) and ``filter_format=`` (the weight's)
   are passed when the kernel takes them;
-- outputs come back as a list of float64 arrays.
+- outputs come back as a list of float64 arrays;
+- BLAS runs with one thread during the call (:mod:`.blas`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from .blas import one_thread
 
 Kernel = Callable[..., list[np.ndarray]]
 
@@ -49,7 +52,8 @@ def _wrap(fn: Callable[..., Sequence[np.ndarray]], attrs: tuple[str, ...]) -> Ke
     def call(inputs: Sequence[np.ndarray | None], **given: object) -> list[np.ndarray]:
         arrays = [None if a is None else np.asarray(a, dtype=np.float64) for a in inputs]
         kwargs = {k: v for k, v in given.items() if k in accepted and v is not None}
-        return [np.asarray(out, dtype=np.float64) for out in fn(arrays, **kwargs)]
+        with one_thread():
+            return [np.asarray(out, dtype=np.float64) for out in fn(arrays, **kwargs)]
 
     call.__name__ = fn.__name__
     call.__doc__ = fn.__doc__
