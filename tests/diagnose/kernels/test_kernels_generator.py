@@ -47,7 +47,7 @@ def test_kernels_reproduce_the_generator(generated):
             ref = want.astype(np.float64)
             score = np.abs(rounded - ref).max() / max(np.abs(ref).max(), 1e-30)
             score /= FLOOR[str(want.dtype)]
-            seen[node.type] = max(seen.get(node.type, 0.0), score)
+            seen[node.type] = max(seen.get(node.type, 0.0), float(score))
     print(
         "worst score per type (1 = the dtype's floor):", {k: round(v, 3) for k, v in seen.items()}
     )

@@ -67,6 +67,11 @@ def test_generator_avg_pool_scalar_ksize_and_pad():
     assert np.isclose(out[0, 0, 3, 3], (10 + 11 + 14 + 15) / 4)
 
 
+def test_tf_pooling_requires_strides_unless_the_generator_pad_is_there():
+    refuses("AvgPool", [X44], {"ksize": [1, 1, 2, 2], "padding": "VALID"}, "strides", format="NCHW")
+    refuses("MaxPool", [X44], {"ksize": [1, 1, 2, 2]}, "strides", format="NCHW")
+
+
 def test_max_pool_and_v2_forms():
     x = np.transpose(X44, (0, 2, 3, 1))
     check(

@@ -50,6 +50,7 @@ def test_reduce_axes_as_input():
 
 
 def test_reduce_errors():
+    refuses("ReduceMeanD", [A], {}, "axes")  # required; [] (present) means every axis
     refuses("ReduceMeanD", [A], {"axes": [2]}, "axes")
     refuses("ReduceMeanD", [A], {"axes": [0], "keep_dims": "maybe"}, "keep_dims")
 

@@ -147,6 +147,8 @@ def _tf_pool(inputs, format, ksize, strides, padding, data_format, pad, mode):
     xn = to_nchw(x, fmt)
     if ksize is None:
         raise KernelError("attribute ksize is missing")
+    if strides is None and pad is None:  # only the generator's scalar pad implies stride 1
+        raise KernelError("attribute strides is missing (GE requires it)")
     k = hw_pair(ksize, "ksize", fmt)
     s = hw_pair(strides if strides is not None else 1, "strides", fmt)
     if pad is not None:  # the generator's explicit symmetric pad

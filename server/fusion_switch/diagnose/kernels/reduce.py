@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import as_bool, int_list, need, norm_axis, optional
-from .registry import kernel
+from .registry import KernelError, kernel
 
 _FUNCS = {
     "Mean": np.mean,
@@ -39,8 +39,10 @@ def _reduce(func, x: np.ndarray, axes: list[int], keep_dims, noop) -> np.ndarray
 def _with_attr(name: str):
     func = _FUNCS[name]
 
-    def reduce_d(inputs, *, axes=(), keep_dims=False, noop_with_empty_axes=False):
+    def reduce_d(inputs, *, axes=None, keep_dims=False, noop_with_empty_axes=False):
         x = need(inputs, 0, "x")
+        if axes is None:  # required by GE; an empty list (present) reduces every axis
+            raise KernelError("attribute axes is missing (GE requires it)")
         return [_reduce(func, x, int_list(axes, "axes"), keep_dims, noop_with_empty_axes)]
 
     reduce_d.__name__ = f"reduce_{name.lower()}_d"
