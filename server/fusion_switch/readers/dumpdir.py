@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .exception_dump import is_exception_dump_name
+
 MAPPING_FILE = "mapping.csv"
 OFFLINE_PATTERN = re.compile(
     r"^[A-Za-z0-9_-]+\.([A-Za-z0-9_-]+)\.[0-9]+(\.[0-9]+)?\.[0-9]{1,255}"
@@ -98,6 +100,8 @@ def _strip_op_name(name: str) -> str:
 def parse_dump_name(real_name: str, path: Path | None = None) -> DumpName | str:
     """Parse a dump file name; returns the reason as a string when it is not one."""
     path = path or Path(real_name)
+    if is_exception_dump_name(real_name):  # "exception_info" is no op type, 1026 no op name
+        return "exception dump (a failing kernel's buffers, no op name): see fusion-switch dumps"
     if real_name.endswith(".npy"):
         match = NPY_PATTERN.match(real_name)
         if not match:
