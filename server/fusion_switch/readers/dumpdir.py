@@ -265,6 +265,13 @@ def _has_dump_names(folder: Path) -> bool:
     return False
 
 
+def _has_exception_dumps(folder: Path) -> bool:
+    try:
+        return any(is_exception_dump_name(e.name) for e in os.scandir(folder))
+    except OSError:
+        return False
+
+
 def _has_dumps_below(folder: Path, depth: int) -> bool:
     if _has_dump_names(folder):
         return True
@@ -326,6 +333,13 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
             break
         candidates = [c for c in _subfolders(folder) if _has_dumps_below(c, _MAX_DEPTH)]
         if not candidates:
+            if _has_exception_dumps(folder):
+                raise DumpDirError(
+                    folder,
+                    "holds only exception dumps (exception_info.*: a failing kernel's buffers, "
+                    "no op name, dtype or shape recorded), no op dumps to compare; list them "
+                    "with fusion-switch dumps",
+                )
             raise DumpDirError(
                 requested,
                 "no dump files found here or in the folders below "

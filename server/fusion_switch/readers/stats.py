@@ -197,3 +197,17 @@ def _row(p: Path, line: int, row: list[str], cols: dict[str, int]) -> StatRow:
         stats=stats,
         line=line,
     )
+
+
+def read_execution_order(path: str | os.PathLike) -> list[str]:
+    """MindSpore's ``execution_order/ms_execution_order_graph_{id}.csv``: op full names in the
+    order the graph ran them (header ``NodeExecutionOrder-FullNameWithScope``)."""
+    p = Path(path)
+    try:
+        with open(p, newline="", encoding="utf-8-sig") as handle:
+            rows = [row for row in csv.reader(handle) if row]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise StatsError(f"{p}: cannot read: {exc}") from None
+    if not rows or rows[0][0].strip() != "NodeExecutionOrder-FullNameWithScope":
+        raise StatsError(f"{p}: line 1: not a MindSpore execution order file")
+    return [row[0].strip() for row in rows[1:]]
