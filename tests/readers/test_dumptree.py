@@ -217,3 +217,37 @@ def test_pairs_across_sides_never_mix_ranks(cases, tmp_path):
     one_rank = build_tree(tmp_path / "off1", {(1, 0): clean.off_dump}, model_off)
     with pytest.raises(DumpTreeError, match=r"-m .* holds 2 ranks"):
         select_pairs(on, one_rank)
+
+
+def _proto_fields(text: str, message: str) -> dict[int, str]:
+    import re
+
+    body = re.search(rf"message {message}\s*{{(.*?)\n}}", text, re.S).group(1)
+    return {
+        int(m.group(2)): m.group(1)
+        for m in re.finditer(r"^\s*(?:repeated\s+)?\w+\s+(\w+)\s*=\s*(\d+);", body, re.M)
+    }
+
+
+def test_decoder_field_numbers_agree_with_the_real_dump_proto():
+    """cann_config/dump_data.proto (oam-tools' copy of the dump schema) against the decoder."""
+    from fusion_switch.readers import dump as dump_module
+
+    text = (REAL / "cann_config/dump_data.proto").read_text()
+    assert expectations()["cann_config/dump_data.proto"]["bytes"] == len(text.encode())
+    assert _proto_fields(text, "OpInput") == dump_module._INPUT_FIELDS
+    output = _proto_fields(text, "OpOutput")
+    # field 11 is "offset" in this copy and "arg_index" in the newest dump_task.proto
+    assert {n: v for n, v in output.items() if n != 11} == {
+        n: v for n, v in dump_module._OUTPUT_FIELDS.items() if n != 11
+    }
+    assert output[11] == "offset" and dump_module._OUTPUT_FIELDS[11] == "arg_index"
+    top = _proto_fields(text, "DumpData")
+    assert {n: top[n] for n in dump_module._STRING_FIELDS} == dump_module._STRING_FIELDS
+    assert {n: top[n] for n in dump_module._ENTRY_KINDS} == {
+        3: "output",
+        4: "input",
+        5: "buffer",
+        8: "space",
+    }
+    assert top[2] == "dump_time" and top[7] == "attr"
