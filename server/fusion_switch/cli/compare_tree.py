@@ -52,18 +52,13 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
     """The comparisons to run, or an exit status after an error message."""
     from ..readers.dump_selection import select_pairs
     from ..readers.dumpdir import DumpDirError, scan_dump_dir
-    from ..readers.dumptree import DumpTreeError, scan_dump_tree
+    from ..readers.dumptree import DumpTreeError, NoDumpsError
     from ..readers.graph import GraphError
     from ..readers.graph_folder import graph_candidates, pick_graph
 
     rank, iteration = getattr(args, "rank", None), getattr(args, "iteration", None)
     if not (Path(args.on_dump).is_dir() and Path(args.off_dump).is_dir()):
         return Plan("tensor", [("", args)])  # the single comparison reports the bad path
-    try:
-        leaves_on = len(scan_dump_tree(args.on_dump).leaves)
-        leaves_off = len(scan_dump_tree(args.off_dump).leaves)
-    except DumpTreeError:
-        return Plan("tensor", [("", args)])  # no dump files: the comparison says so, as before
     try:
         selection = select_pairs(
             args.on_dump,
@@ -72,8 +67,11 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             iteration,
             graph_names=(_graph_name(args.on_graph), _graph_name(args.off_graph)),
         )
+    except NoDumpsError:
+        return Plan("tensor", [("", args)])  # no dump files: the comparison says so, as before
     except DumpTreeError as exc:
         return _error(str(exc))
+    leaves_on, leaves_off = (len(tree.leaves) for tree in selection.trees)
     for note in selection.notes:
         _note(note)
     if selection.kind == "stats":

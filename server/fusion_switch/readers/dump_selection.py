@@ -26,6 +26,7 @@ class Selection:
     kind: str  # "tensor" | "stats"
     pairs: list[LeafPair]
     notes: list[str] = field(default_factory=list)
+    trees: tuple[DumpTree, ...] = ()  # (fusion-on, fusion-off) as scanned
 
 
 def _one(leaves: list[DumpLeaf], flag: str, root, graph_name: str | None, notes: list[str]):
@@ -101,7 +102,7 @@ def select_pairs(
             on_leaves = [_one(on_leaves, "-m", on_path, graph_names[0], notes)]
             off_leaves = [_one(off_leaves, "-g", off_path, graph_names[1], notes)]
         pairs.append(LeafPair(f"rank {r}" if r is not None else "", r, on_leaves, off_leaves))
-    return Selection(kind, pairs, notes)
+    return Selection(kind, pairs, notes, (on_tree, off_tree))
 
 
 def _kind(tree: DumpTree, flag: str) -> str:

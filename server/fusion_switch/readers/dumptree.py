@@ -29,6 +29,10 @@ class DumpTreeError(ValueError):
     """No dump files, or a choice the user must make; the message says what to pass."""
 
 
+class NoDumpsError(DumpTreeError):
+    """The folder does not exist or holds no dump files at all."""
+
+
 @dataclass(frozen=True)
 class DumpLeaf:
     """One leaf folder. Fields the path does not tell are None."""
@@ -164,7 +168,7 @@ def scan_dump_tree(path: str | os.PathLike) -> DumpTree:
     root = Path(path)
     if not root.is_dir():
         what = "does not exist" if not root.exists() else "is a file, not a folder"
-        raise DumpTreeError(f"{root}: {what}; give the dump folder (or a folder above it)")
+        raise NoDumpsError(f"{root}: {what}; give the dump folder (or a folder above it)")
     tree = DumpTree(root=root)
     stack = [(root, 0)]
     while stack:
@@ -191,7 +195,7 @@ def scan_dump_tree(path: str | os.PathLike) -> DumpTree:
                 subs = []
             stack.extend((s, depth + 1) for s in subs)
     if not tree.leaves:
-        raise DumpTreeError(
+        raise NoDumpsError(
             f"{root}: no dump files here or in the {MAX_DEPTH} folder levels below (expected "
             f"tensor dumps like Conv2D.conv1.3.1700000000000000, {STATS_FILE}, or "
             "exception_info.* files)"

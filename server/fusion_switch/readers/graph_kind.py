@@ -16,6 +16,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from .fusion_result import looks_like_fusion_result
+
 GE_TEXT, GE_JSON = "ge_text", "ge_json"
 GRAPH_KINDS = (GE_TEXT, GE_JSON)
 FOREIGN_KINDS = frozenset(
@@ -209,8 +211,6 @@ def _binary_kind(head: bytes, size: int) -> GraphKind:
 
 def _json_kind(body: bytes) -> GraphKind:
     text = body.decode("utf-8", "replace")
-    from .fusion_result import looks_like_fusion_result
-
     if looks_like_fusion_result(text):
         return GraphKind(
             "fusion_result",
