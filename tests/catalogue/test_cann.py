@@ -111,3 +111,30 @@ def test_a_folder_in_extra_files_is_the_cann_install_to_read(tmp_path):
     state.apply_settings(Settings(extra_files=(str(tmp_path / "toolkit"),)))
     assert state.catalogue.get(CANN_ONLY) is not None
     assert "fusionSwitch.catalogue" in state.describe()
+
+
+def test_check_knows_the_rules_of_the_cann_install(tmp_path):
+    """`fusion-switch check` (a subprocess) reads the same CANN install as the editor."""
+    import os
+    import subprocess
+    import sys
+
+    install(tmp_path / "cann")
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_text(json.dumps({"Switch": {"GraphFusion": {CANN_ONLY: "off"}}}, indent=2))
+
+    def check(*extra: str, env: dict | None = None) -> str:
+        result = subprocess.run(
+            [sys.executable, "-m", "fusion_switch", "check", "--format", "json", *extra, str(cfg)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        assert result.returncode in (0, 1), result.stderr
+        return result.stdout
+
+    env = {**os.environ, "ASCEND_HOME_PATH": str(tmp_path / "cann")}
+    assert "unknown-rule" not in check(env=env)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}
+    assert "unknown-rule" not in check("--catalogue", str(tmp_path / "cann"), env=clean)
