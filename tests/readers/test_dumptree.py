@@ -251,3 +251,25 @@ def test_decoder_field_numbers_agree_with_the_real_dump_proto():
         8: "space",
     }
     assert top[2] == "dump_time" and top[7] == "attr"
+
+
+def test_several_models_are_matched_to_the_graph_name(cases, tmp_path):
+    _, clean, _ = cases
+    on = tmp_path / "on"
+    build_tree(on, {(0, 0): clean.on_dump}, "resnet50")
+    build_tree(on, {(0, 0): clean.on_dump}, "bert")
+    off = build_tree(tmp_path / "off", {(0, 0): clean.off_dump}, "resnet50")
+    asked = []
+
+    def name():
+        asked.append(1)
+        return "bert"
+
+    selection = select_pairs(on, off, graph_names=(name, lambda: "resnet50"))
+    (pair,) = selection.pairs
+    assert pair.on[0].model == "bert" and asked == [1]
+    assert any("model folder 'bert' matches the graph name" in n for n in selection.notes)
+    with pytest.raises(DumpTreeError, match=r"2 models \(bert, resnet50\) and none is named"):
+        select_pairs(on, off, graph_names=(lambda: "gpt", lambda: None))
+    single = select_pairs(off, off, graph_names=(name, name))  # one leaf: the name is not read
+    assert len(single.pairs) == 1 and asked == [1]

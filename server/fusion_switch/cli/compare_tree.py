@@ -65,7 +65,8 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             args.off_dump,
             rank,
             iteration,
-            graph_names=(_graph_name(args.on_graph), _graph_name(args.off_graph)),
+            # read only when a tree holds several models to choose from by the graph's name
+            graph_names=(lambda: _graph_name(args.on_graph), lambda: _graph_name(args.off_graph)),
         )
     except NoDumpsError:
         return Plan("tensor", [("", args)])  # no dump files: the comparison says so, as before

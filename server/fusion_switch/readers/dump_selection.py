@@ -29,12 +29,15 @@ class Selection:
     trees: tuple[DumpTree, ...] = ()  # (fusion-on, fusion-off) as scanned
 
 
-def _one(leaves: list[DumpLeaf], flag: str, root, graph_name: str | None, notes: list[str]):
-    """Reduce one side's leaves for one rank to a single leaf (tensor dumps)."""
+def _one(leaves: list[DumpLeaf], flag: str, root, graph_name, notes: list[str]):
+    """Reduce one side's leaves for one rank to a single leaf (tensor dumps). ``graph_name``:
+    the graph's name, or a function giving it (read only when several models need it)."""
     if len(leaves) == 1:
         return leaves[0]
     models = {leaf.model for leaf in leaves}
     if len(models) > 1:
+        if callable(graph_name):
+            graph_name = graph_name()
         if graph_name and graph_name in models:
             leaves = [leaf for leaf in leaves if leaf.model == graph_name]
             notes.append(f"{flag}: model folder {graph_name!r} matches the graph name")
