@@ -206,3 +206,9 @@ def test_fused_op_without_pass_name_gets_an_inferred_rule(tmp_path):
     assert entry["ops"][0]["inferred"] == ["AABiasaddConvFusion"]
     text = cli("passes", str(graph)).stdout
     assert "inferred (not recorded): AABiasaddConvFusion" in text
+
+
+def test_a_folder_given_to_passes_says_what_to_pass(tmp_path):
+    result = cli("passes", str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{tmp_path} is a folder; pass a graph file" in result.stderr

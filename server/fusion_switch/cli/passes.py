@@ -288,6 +288,11 @@ def run(args: argparse.Namespace) -> int:
     from ..readers.graph import GraphError, load_graph
     from ..readers.graph_kind import sniff_graph
 
+    if Path(args.graph).is_dir():
+        return _error(
+            f"{args.graph} is a folder; pass a graph file (ge_proto_*_Build.txt or atc JSON) or "
+            "a fusion_result.json (fusion-switch dumps lists dump folders)"
+        )
     try:
         kind = sniff_graph(args.graph)
     except OSError as exc:

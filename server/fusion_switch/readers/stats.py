@@ -151,13 +151,16 @@ def _read(p: Path, handle) -> StatsFile:
     try:
         header = next(reader, None)
         if header is None:
-            raise StatsError(f"{p}: empty file, not a statistics dump CSV")
+            raise StatsError(
+                f"{p}: empty file, not a statistics dump CSV (dump the run again; the dump "
+                "stopped before writing any row)"
+            )
         cols = _column_map(header)
         if not is_stats_header(header):
             raise StatsError(
                 f"{p}: line 1: header {', '.join(header[:6])}... has no 'Op Name' and "
                 "statistic columns (Max Value, Min Value, L2Norm Value...); not a "
-                "statistics dump CSV"
+                "statistics dump CSV (pass the folder a dump_data: stats run wrote)"
             )
         result = StatsFile(p, [h.strip() for h in header])
         for row in reader:
