@@ -135,11 +135,11 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         help="verdict on stdout as text or as the summary JSON",
     )
     req(
-<<<<<<< HEAD
         "--no-replay",
         action="store_true",
         help="skip the replay of fused ops (verdicts are then unverified heuristic guesses)",
-=======
+    )
+    req(
         "--rank",
         default=None,
         metavar="R|all",
@@ -151,7 +151,6 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="I",
         help="iteration to compare when the dump trees hold several ('all' for statistics)",
->>>>>>> main
     )
     req("--no-progress", action="store_true", help="no progress output on stderr")
     req(
