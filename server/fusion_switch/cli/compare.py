@@ -4,14 +4,17 @@ Takes msaccucmp's flags (`-m -g -f -cf -out -alg`, also their long forms), write
 `result_*.csv`, `summary.json` and `report.html` into the output folder, and prints the top
 suspects. Exit status: 0 compared and no rule is suspect, 1 compared and suspects were found,
 2 the inputs cannot be compared (message says which and why) or no tensor could be paired
-(the files are still written), 130 interrupted (Ctrl-C; nothing half-written is left).
+(the files are still written), 130 interrupted (Ctrl-C; nothing half-written is left), 143
+terminated (SIGTERM; the same clean-up).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -320,14 +323,15 @@ def run_comparison(
     # KeyboardInterrupt leaves the thread looking finished on Python 3.11.
     threading.Thread(target=work, name="fusion-switch-compare", daemon=True).start()
     try:
-        while not finished.wait(0.1):
-            pass
-    except KeyboardInterrupt:
+        with _terminate_as_interrupt():
+            while not finished.wait(0.1):
+                pass
+    except KeyboardInterrupt as stop:
         cancel.set()
         progress.clear()
         print("fusion-switch compare: interrupted, stopping...", file=sys.stderr)
         finished.wait(30)
-        return 130, None
+        return (143 if isinstance(stop, _Terminated) else 130), None
     error = box.get("error")
     if isinstance(error, CompareCancelled):
         return 130, None
@@ -360,6 +364,28 @@ def run_comparison(
     if outputs.summary["verdict"].startswith(NOTHING_COMPARED):
         return 2, outputs
     return (1 if outputs.summary["suspects"] else 0), outputs
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: the job stops its workers and removes its temporary files."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While the job runs, SIGTERM raises :class:`_Terminated` in the main thread."""
+
+    def handler(signum, frame):
+        raise _Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 BAD_FILE_PREFIX = "skipped a bad dump file"  # diagnose.summary.BAD_FILE_NOTE
