@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,43 @@ def test_cancel_kills_the_child_and_leaves_no_summary(tmp_path: Path, case) -> N
     outcome = asyncio.run(scenario())
     assert outcome.status == "cancelled" and outcome.summary is None
     assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_a_killed_child_answers_at_once_and_leaves_no_process(tmp_path: Path, case) -> None:
+    """The child killed with SIGKILL from outside (the OOM killer, a user): run() answers
+    within seconds with an error, and what the child started (here a process that holds the
+    child's pipes, as the engine's pool workers do) does not outlive it."""
+    import signal
+
+    import psutil
+
+    pid_file = tmp_path / "holder.pid"
+    wrapper = tmp_path / "python-with-a-holder"
+    wrapper.write_text(
+        f'#!/bin/sh\nsleep 120 &\necho $! > {pid_file}\nexec {sys.executable} "$@"\n',
+        encoding="utf-8",
+    )
+    wrapper.chmod(0o755)
+    env = {**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "5"}
+
+    async def scenario():
+        job = CompareJob(
+            paths(case, tmp_path / "out"),
+            lambda *_: os.kill(job._process.pid, signal.SIGKILL),
+            python=str(wrapper),
+            env=env,
+        )
+        return await asyncio.wait_for(job.run(), 15)
+
+    outcome = asyncio.run(scenario())
+    assert outcome.status == "failed"
+    assert "killed by signal 9" in outcome.message
+    holder = int(pid_file.read_text())
+    gone, alive = (
+        psutil.wait_procs([psutil.Process(holder)], timeout=5)
+        if psutil.pid_exists(holder)
+        else ([], [])
+    )
+    for survivor in alive:
+        survivor.kill()
+    assert not alive, "a process of the killed child's group outlived it"

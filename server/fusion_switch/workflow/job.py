@@ -23,6 +23,8 @@ SUMMARY_NAME = "summary.json"  # as diagnose/summary.py writes it (not imported:
 # Exit statuses of `fusion-switch compare` (see cli/compare.py).
 NO_SUSPECT, SUSPECTS, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 STDERR_KEPT = 40  # last non-progress stderr lines kept for the error message
+_EXIT_POLL_SECONDS = 0.1
+_PIPE_GRACE_SECONDS = 5.0  # after the child exits, for its output to be read
 
 
 @dataclass(frozen=True)
@@ -143,10 +145,7 @@ class CompareJob:
             self.cancel()
         tail: list[str] = []
         try:
-            stdout, _ = await asyncio.gather(
-                self._process.stdout.read(), self._read_stderr(self._process.stderr, tail)
-            )
-            code = await self._process.wait()
+            stdout, code = await self._collect(tail)
         except asyncio.CancelledError:
             self.cancel()
             raise
@@ -173,6 +172,32 @@ class CompareJob:
             stderr_tail=tail,
         )
 
+    async def _collect(self, tail: list[str]) -> tuple[bytes, int]:
+        """The child's stdout and exit status, reading progress from stderr meanwhile.
+
+        Once the child has exited, whatever is left of its process group is killed: a child
+        killed with SIGKILL cannot stop its workers, and they hold its pipes open, so waiting
+        for end-of-file (or for ``Process.wait``, which waits for it too) would hang."""
+        process = self._process
+        readers = asyncio.ensure_future(
+            asyncio.gather(process.stdout.read(), self._read_stderr(process.stderr, tail))
+        )
+        try:
+            while not readers.done() and process.returncode is None:
+                await asyncio.wait({readers}, timeout=_EXIT_POLL_SECONDS)
+            if not readers.done():
+                _kill_group(process.pid)
+                await asyncio.wait({readers}, timeout=_PIPE_GRACE_SECONDS)
+            if readers.done():
+                stdout = readers.result()[0]
+                code = await process.wait()
+            else:
+                stdout, code = b"", process.returncode
+        finally:
+            if not readers.done():
+                readers.cancel()
+        return stdout, code
+
     async def _read_stderr(self, stream: asyncio.StreamReader, tail: list[str]) -> None:
         while True:
             raw = await stream.readline()
@@ -187,6 +212,11 @@ class CompareJob:
             if line.strip():
                 tail.append(line)
                 del tail[:-STDERR_KEPT]
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def _verdict(stdout: bytes) -> str:
