@@ -119,6 +119,23 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         help="worker processes (default: all cores; 1 = in this process)",
     )
     req(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS|local",
+        help="run the comparison on Dask distributed: a scheduler address (tcp://host:8786; "
+        "dumps on storage every worker sees under the same paths) or 'local' for a "
+        "LocalCluster on this machine (needs fusion-switch[dask])",
+    )
+    req(
+        "--memory-budget",
+        dest="memory_budget",
+        type=_byte_size,
+        default=None,
+        metavar="SIZE",
+        help="memory the workers may use together, e.g. 4G or 512M (default: no limit); "
+        "fewer workers run when one worker's share would be too small",
+    )
+    req(
         "--fusion-result",
         "--fusion_result",
         dest="fusion_result",
@@ -143,6 +160,23 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         help="progress on stderr as text (a bar on a terminal) or as JSON lines "
         '{"done": N, "total": N, "message": "..."} for programs (the language server)',
     )
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _byte_size(text: str) -> int:
+    """``4G``, ``512M``, ``1048576``: bytes (binary units, an optional trailing B)."""
+    cleaned = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = cleaned[-1:] if cleaned[-1:] in _UNITS and not cleaned[-1:].isdigit() else ""
+    number = cleaned[: len(cleaned) - len(unit)]
+    try:
+        value = float(number) * _UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 4G or 512M") from None
+    if value < 1 << 20:
+        raise argparse.ArgumentTypeError(f"{text}: give at least 1M")
+    return int(value)
 
 
 class Progress:
@@ -305,6 +339,8 @@ def run_comparison(
         algorithms=",".join(args.algorithms) if args.algorithms else None,
         max_cmp_size=args.max_cmp_size,
         workers=args.workers,
+        scheduler=args.scheduler,
+        memory_budget=args.memory_budget,
     )
     cancel = threading.Event()
     finished = threading.Event()

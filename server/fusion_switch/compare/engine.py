@@ -172,6 +172,8 @@ def pair(inputs: Inputs) -> Plan:
     costs = _group_costs(merged, inputs.on_dir)
     groups = merged.ordered_groups()
     workers = _worker_count(request, sum(costs), max(1, len(costs)))
+    if request.memory_budget and request.scheduler is None:
+        workers = min(workers, workers_within(request.memory_budget, max(costs, default=0)))
     return Plan(
         inputs=inputs,
         job=job,
@@ -230,6 +232,17 @@ def _worker_count(request: CompareRequest, total_bytes: int, chunks: int) -> int
     if total_bytes < _SMALL_JOB_BYTES and request.scheduler is None:
         return 1
     return max(1, min(os.cpu_count() or 1, chunks))
+
+
+_WORKER_BASE_BYTES = 96 << 20  # a forked worker's own pages: interpreter, numpy, caches
+_WORKER_BYTES_PER_DUMP_BYTE = 8  # decoded values, the aligned copy, float64 metric buffers
+
+
+def workers_within(budget: int, largest_group_bytes: int) -> int:
+    """How many workers fit in ``budget`` bytes, each holding one tensor pair of the largest
+    group at a time (at least one: a budget below one worker's need still runs, on one)."""
+    need = _WORKER_BASE_BYTES + _WORKER_BYTES_PER_DUMP_BYTE * largest_group_bytes
+    return max(1, budget // need)
 
 
 # ----------------------------------------------------------------------------- load + measure

@@ -25,6 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+try:
+    import orjson as _orjson
+except ImportError:  # optional speed-up
+    _orjson = None
+
 from .dtypes import data_type_name
 from .graph_file import GraphError, read_graph_head
 from .graph_text import parse_graph_text_file
@@ -514,6 +519,21 @@ def _graph(graph: Any, index: int, model: Mapping[str, Any], model_attrs: dict, 
     )
 
 
+def _parse_json_file(path: Path) -> Any:
+    """The file's JSON value: orjson when installed (5x faster on the 15 MB graphs of a
+    5,000-op model, issue 16), the standard parser for anything orjson refuses (NaN literals,
+    integers beyond 64 bits, lone surrogates, bad JSON), so results and error messages stay
+    the standard parser's."""
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    if _orjson is not None:
+        try:
+            return _orjson.loads(raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw)
+        except _orjson.JSONDecodeError:
+            pass
+    return json.loads(raw.decode("utf-8-sig"))
+
+
 def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
     """The ModelDef dict of a graph file, JSON or protobuf text format (decided by content)."""
     path = Path(path)
@@ -521,8 +541,7 @@ def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
     first = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     if first in (b"{", b"["):
         try:
-            with open(path, encoding="utf-8-sig") as handle:
-                data = json.load(handle)
+            data = _parse_json_file(path)
         except json.JSONDecodeError as error:
             raise GraphError(
                 path, f"invalid JSON: {error.msg}", error.lineno, error.colno
