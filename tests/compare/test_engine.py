@@ -367,3 +367,19 @@ def test_cancel_stops_and_leaves_no_csv(generated, tmp_path, workers):
     with pytest.raises(CompareCancelled):
         run_compare(request_for(generated, tmp_path, workers), progress=progress, cancel=cancel)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_first_progress_report_comes_before_the_graphs_are_read(tmp_path):
+    """Issue 16: first progress at once on any case size: before the (slow) graph reading."""
+    request = make_case(tmp_path)
+    calls = []
+
+    def progress(done, total, message):
+        if not calls:  # nothing was read yet: no CSV, and the op count is unknown
+            assert not list(Path(request.out_dir).glob("result_*.csv"))
+        calls.append((done, total, message))
+
+    run_compare(request, progress=progress)
+    assert calls[0] == (0, 0, "reading the graphs and the dump folders")
+    assert calls[1][0] == 0 and calls[1][1] > 0
+    assert calls[-1][0] == calls[-1][1]

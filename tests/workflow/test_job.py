@@ -112,7 +112,7 @@ def test_a_killed_child_answers_at_once_and_leaves_no_process(tmp_path: Path, ca
     assert outcome.status == "failed"
     assert "killed by signal 9" in outcome.message
     holder = int(pid_file.read_text())
-    gone, alive = (
+    _gone, alive = (
         psutil.wait_procs([psutil.Process(holder)], timeout=5)
         if psutil.pid_exists(holder)
         else ([], [])

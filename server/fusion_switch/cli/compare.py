@@ -194,6 +194,11 @@ class Progress:
         if not self.enabled:
             return
         with self.lock:
+            if total == 0 and done == 0:  # the job started; the op count is not known yet
+                line = f"compare: {message}..."
+                self.stream.write(f"\r{line}" if self.tty else f"{line}\n")
+                self.stream.flush()
+                return
             fraction = done / total if total else 1.0
             if self.tty:
                 now = time.monotonic()

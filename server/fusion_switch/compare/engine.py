@@ -67,6 +67,7 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int, str], None]
+STARTING = "reading the graphs and the dump folders"
 _CHUNKS_PER_WORKER = 12
 _MIN_CHUNK_BYTES = 1 << 20
 _SMALL_JOB_BYTES = 8 << 20  # below this, a process pool costs more than it saves
@@ -119,12 +120,15 @@ def run_compare(
 ) -> CompareOutcome:
     """Compare fusion on with fusion off: ``discover -> pair -> load/measure -> write``.
 
-    ``progress(done_ops, total_ops, message)`` is called as chunks complete. ``cancel`` (a
-    threading or multiprocessing Event) stops the job: :class:`CompareCancelled` is raised and
-    no CSV is left. Unusable inputs raise :class:`CompareInputError`; a bad dump file only
-    affects its rows and is listed in ``errors``.
+    ``progress(done_ops, total_ops, message)`` is called once at the start with
+    ``total_ops == 0`` (:data:`STARTING`: the graphs are being read), then as chunks complete.
+    ``cancel`` (a threading or multiprocessing Event) stops the job: :class:`CompareCancelled`
+    is raised and no CSV is left. Unusable inputs raise :class:`CompareInputError`; a bad dump
+    file only affects its rows and is listed in ``errors``.
     """
     with _gc_paused():
+        if progress:  # at once: reading a large model's graphs takes a while (issue 16)
+            progress(0, 0, STARTING)
         inputs = discover(request)
         _check(cancel)
         plan = pair(inputs)
