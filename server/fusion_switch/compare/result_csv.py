@@ -29,6 +29,7 @@ from pathlib import Path
 from .metrics import NAN_TEXT
 from .result import ResultRow
 
+_FORMULA_LEADS = frozenset("＝＋－+-=%@")
 _FORMULA = re.compile(r"^[＝＋－+\-=%@]|;[＝＋－+\-=%@]")
 # Our temporary files: the CSV's (below) and diagnose.summary.write_text_atomic's.
 _TEMPORARY = re.compile(
@@ -38,7 +39,9 @@ _TEMPORARY = re.compile(
 
 def neutralised(cell: str) -> str:
     """``cell``, with a space in front when a spreadsheet would read it as a formula."""
-    if not cell or not _FORMULA.search(cell):
+    if not cell or (cell[0] not in _FORMULA_LEADS and ";" not in cell):
+        return cell  # the common case, without a regular expression (200,000 cells at 5,000 ops)
+    if not _FORMULA.search(cell):
         return cell
     try:
         float(cell)
