@@ -383,3 +383,36 @@ def test_the_first_progress_report_comes_before_the_graphs_are_read(tmp_path):
     assert calls[0] == (0, 0, "reading the graphs and the dump folders")
     assert calls[1][0] == 0 and calls[1][1] > 0
     assert calls[-1][0] == calls[-1][1]
+
+
+def test_a_memory_budget_caps_the_workers(generated, tmp_path):
+    from fusion_switch.compare.engine import discover, pair, workers_within
+
+    assert workers_within(10 << 30, 1 << 20) > 8
+    assert workers_within(100 << 20, 1 << 20) == 1  # below one worker's need: still one
+    unlimited = pair(discover(request_for(generated, tmp_path / "a", 2)))
+    assert unlimited.workers == 2
+    tight = request_for(generated, tmp_path / "b", 2)
+    tight.memory_budget = 150 << 20
+    assert pair(discover(tight)).workers == 1
+    roomy = request_for(generated, tmp_path / "c", 2)
+    roomy.memory_budget = 8 << 30
+    assert pair(discover(roomy)).workers == 2
+
+
+def test_stages_run_alone_and_compose_into_run_compare(generated, tmp_path):
+    """Issue 10: each stage is a function over plain dataclasses; run one at a time they
+    give what run_compare gives."""
+    from fusion_switch.compare.engine import discover, measure, pair, write
+    from fusion_switch.compare.result_csv import read_result_csv
+
+    inputs = discover(request_for(generated, tmp_path / "staged", 1))
+    assert inputs.on_dir.path.name == "0" and inputs.algorithms
+    plan = pair(inputs)
+    assert sum(len(chunk) for chunk in plan.chunks) == len(plan.groups)
+    results = list(measure(plan))
+    assert [r.chunk for r in results] == list(range(len(plan.chunks)))
+    staged = write(plan, results)
+    whole = run_compare(request_for(generated, tmp_path / "whole", 1))
+    assert read_result_csv(staged.csv_path) == read_result_csv(whole.csv_path)
+    assert staged.counts == whole.counts and staged.notes == whole.notes

@@ -5,6 +5,7 @@ FUSION_SWITCH_COMPARE_DELAY so that it is killed mid-run, its workers found with
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -55,12 +56,12 @@ def start(case, out: Path) -> subprocess.Popen:
 
 
 def workers_once_running(process: subprocess.Popen) -> list[psutil.Process]:
-    """Wait for the second progress line (a chunk came back from the pool); the workers."""
-    lines = 0
-    while lines < 2:
+    """Wait for a progress line with ops done (a chunk came back from the pool); the workers."""
+    while True:
         line = process.stderr.readline()
         assert line, "compare ended before it was killed"
-        lines += line.startswith(b"{")
+        if line.startswith(b"{") and json.loads(line)["done"] > 0:
+            break
     children = psutil.Process(process.pid).children(recursive=True)
     assert len(children) >= 2, children
     return children

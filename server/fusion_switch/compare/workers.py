@@ -457,22 +457,35 @@ _WATCH_SECONDS = 0.5
 
 
 def die_with_parent(parent: int) -> None:
-    """End this process as soon as ``parent`` is gone, even when it was killed with SIGKILL
+    """End this process as soon as its parent is gone, even when it was killed with SIGKILL
     (which it cannot forward): the kernel's parent-death signal on Linux, and everywhere a
-    daemon thread that exits when this process is re-parented."""
+    daemon thread that exits when this process is re-parented. ``parent`` is the job's
+    process; with the forkserver start method the direct parent is the fork server, which
+    itself ends with the job's process."""
+    watched = os.getppid()
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the signal was armed
+    if os.getppid() != watched or not _alive(parent):  # gone before the signal was armed
         os._exit(1)
 
     def watch() -> None:
-        while os.getppid() == parent:
+        while os.getppid() == watched:
             time.sleep(_WATCH_SECONDS)
         os._exit(1)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def run_chunk(chunk: int, positions: list[int]) -> ChunkResult:
