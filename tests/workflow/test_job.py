@@ -120,3 +120,27 @@ def test_a_killed_child_answers_at_once_and_leaves_no_process(tmp_path: Path, ca
     for survivor in alive:
         survivor.kill()
     assert not alive, "a process of the killed child's group outlived it"
+
+
+def test_cancel_mid_run_removes_the_runs_temporary_file(tmp_path: Path) -> None:
+    """Issue 12: cancel removes its own temporary file (the child gets SIGTERM and cleans up;
+    SIGKILL follows only if it does not end in time)."""
+    big = generate_case(tmp_path / "case", n_ops=150, seed=4, graph_text=False)
+    out = tmp_path / "out"
+    env = {**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "0.5"}
+    seen: list[int] = []
+
+    def on_progress(done: int, total: int, message: str) -> None:
+        seen.append(done)
+        if done > 0:  # the CSV is being written
+            assert [p for p in out.iterdir() if p.name.endswith(".part")]
+            job.cancel()
+
+    async def scenario():
+        return await asyncio.wait_for(job.run(), 60)
+
+    job = CompareJob(paths(big, out), on_progress, env=env)
+    outcome = asyncio.run(scenario())
+    assert outcome.status == "cancelled"
+    assert any(done > 0 for done in seen)
+    assert sorted(p.name for p in out.iterdir()) == []

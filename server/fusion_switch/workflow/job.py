@@ -25,6 +25,7 @@ NO_SUSPECT, SUSPECTS, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 STDERR_KEPT = 40  # last non-progress stderr lines kept for the error message
 _EXIT_POLL_SECONDS = 0.1
 _PIPE_GRACE_SECONDS = 5.0  # after the child exits, for its output to be read
+CANCEL_GRACE_SECONDS = 5.0  # after SIGTERM, for the child to clean up before SIGKILL
 
 
 @dataclass(frozen=True)
@@ -117,14 +118,30 @@ class CompareJob:
         self.env = env
         self.cancelled = False
         self._process: asyncio.subprocess.Process | None = None
+        self._kill_timer: asyncio.TimerHandle | None = None
 
     def cancel(self) -> None:
-        """Stop the run: the child and its workers are killed; no results are published."""
+        """Stop the run; no results are published. The child gets SIGTERM, which it handles
+        like Ctrl-C (stops its workers, removes its temporary file); whatever of its process
+        group is still there :data:`CANCEL_GRACE_SECONDS` later is killed."""
         self.cancelled = True
         process = self._process
         if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # not on the event loop: no timer, kill now
+                self._kill_now()
+            else:
+                self._kill_timer = loop.call_later(CANCEL_GRACE_SECONDS, self._kill_now)
+
+    def _kill_now(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        _kill_group(process.pid)
+        if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
 
@@ -149,6 +166,8 @@ class CompareJob:
         except asyncio.CancelledError:
             self.cancel()
             raise
+        if self._kill_timer is not None:  # the child ended: its pid may be reused from now on
+            self._kill_timer.cancel()
         if self.cancelled or code == INTERRUPTED:
             return JobOutcome("cancelled", code, message="comparison cancelled")
         if code in (NO_SUSPECT, SUSPECTS):
