@@ -416,3 +416,36 @@ def test_stages_run_alone_and_compose_into_run_compare(generated, tmp_path):
     whole = run_compare(request_for(generated, tmp_path / "whole", 1))
     assert read_result_csv(staged.csv_path) == read_result_csv(whole.csv_path)
     assert staged.counts == whole.counts and staged.notes == whole.notes
+
+
+def test_a_tensor_that_breaks_the_engine_loses_only_its_own_row(generated, tmp_path, monkeypatch):
+    """Issue 12: one bad file may remove only its own tensor. An unexpected failure while
+    comparing one tensor pair (planted here in the layout step) used to turn its whole group
+    into a single "internal error" row, dropping the rows of every other tensor and op of it."""
+    import fusion_switch.compare.workers as workers
+
+    clean = run_compare(request_for(generated, tmp_path / "clean", 1))
+    by_op: dict[str, list] = {}
+    for row in clean.rows:
+        by_op.setdefault(row.op_name, []).append(row)
+    op_rows = next(rows for rows in by_op.values() if sum(r.compared for r in rows) >= 2)
+    name = op_rows[0].op_name
+    real_align = workers.align
+    calls = []
+
+    def planted(left, right, op_name=""):
+        if op_name == name:
+            calls.append(op_name)
+            if len(calls) == 1:  # the op's first compared tensor
+                raise RuntimeError("planted")
+        return real_align(left, right, op_name)
+
+    monkeypatch.setattr(workers, "align", planted)
+    broken = run_compare(request_for(generated, tmp_path / "broken", 1))
+    after = {r.tensor_index: r for r in broken.rows}
+    assert set(after) == {r.tensor_index for r in clean.rows}  # every row is still there
+    hit = [r for r in broken.rows if "planted" in r.fail_reason_text]
+    assert len(hit) == 1 and hit[0].op_name == name
+    assert any("planted" in error for error in broken.errors)
+    kept = [r for r in op_rows if r.tensor_index != hit[0].tensor_index]
+    assert kept and all(after[r.tensor_index].metric_text == r.metric_text for r in kept)

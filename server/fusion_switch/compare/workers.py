@@ -313,11 +313,11 @@ class GroupComparer:
         try:
             self._fill(row, op, dump, tensor, is_input, tensor_id)
         except _RowFailure as failure:
-            row.metrics = {name: None for name in self.ctx.algorithms}
-            row.metric_text = {name: NAN_TEXT for name in self.ctx.algorithms}
-            row.fail_reason = [failure.csv_reason]
-            row.messages.append(failure.reason)
-            row.left_dtype = row.right_dtype = NAN
+            _failed(row, self.ctx.algorithms, failure.csv_reason, failure.reason)
+        except Exception as error:  # a bug or an unforeseen file: this tensor only (issue 12)
+            reason = f"internal error while comparing {tensor_id}: {error!r}"
+            self.errors.append(reason)
+            _failed(row, self.ctx.algorithms, reason, reason)
         return row
 
     def _fill(
@@ -423,6 +423,15 @@ class GroupComparer:
         for r in results:
             if r.std is not None:
                 row.std = r.std
+
+
+def _failed(row: ResultRow, algorithms: list[str], csv_reason: str, reason: str) -> None:
+    """Make ``row`` a row without metrics, saying why."""
+    row.metrics = {name: None for name in algorithms}
+    row.metric_text = {name: NAN_TEXT for name in algorithms}
+    row.fail_reason = [csv_reason]
+    row.messages.append(reason)
+    row.left_dtype = row.right_dtype = NAN
 
 
 class _RowFailure(Exception):
