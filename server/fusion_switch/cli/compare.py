@@ -344,8 +344,8 @@ def run_comparison(
         algorithms=",".join(args.algorithms) if args.algorithms else None,
         max_cmp_size=args.max_cmp_size,
         workers=args.workers,
-        scheduler=args.scheduler,
-        memory_budget=args.memory_budget,
+        scheduler=getattr(args, "scheduler", None),
+        memory_budget=getattr(args, "memory_budget", None),
     )
     cancel = threading.Event()
     finished = threading.Event()
