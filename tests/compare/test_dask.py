@@ -6,6 +6,7 @@ carries the second it was written; the output folder's path is normalised)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -13,9 +14,22 @@ from pathlib import Path
 
 import pytest
 from fusion_switch.synth.generator import generate_case
-from same_outputs import outputs
 
 pytest.importorskip("distributed", reason="fusion-switch[dask] is part of the test extras")
+
+
+STAMP = re.compile(rb"result_\d{14}\.csv")  # the CSV's name: the second it was written
+
+
+def outputs(out: Path) -> dict[str, bytes]:
+    """The files a run wrote, by kind ("csv" for result_*.csv), with the output folder's own
+    path and the CSV's time stamp masked (they differ between the two runs)."""
+    return {
+        ("csv" if path.name.startswith("result_") else path.name): STAMP.sub(
+            b"result_<STAMP>.csv", path.read_bytes().replace(os.fsencode(out), b"<OUT>")
+        )
+        for path in out.iterdir()
+    }
 
 
 def run(case, out: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -50,8 +64,8 @@ def test_a_local_cluster_of_two_workers_writes_the_same_bytes(tmp_path):
     one, two = outputs(tmp_path / "one" / "out"), outputs(tmp_path / "dask" / "out")
     assert sorted(one) == ["csv", "report.html", "summary.json"]
     assert one == two
-    stamp = re.compile(r"result_\d{14}\.csv")  # the second each CSV was written
-    assert stamp.sub("", single.stdout.replace("/one/", "/dask/")) == stamp.sub("", cluster.stdout)
+    one_out = STAMP.sub(b"", single.stdout.replace("/one/", "/dask/").encode())
+    assert one_out == STAMP.sub(b"", cluster.stdout.encode())
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
