@@ -25,13 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    import orjson as _orjson
-except ImportError:  # optional speed-up
-    _orjson = None
-
 from .dtypes import data_type_name
 from .graph_file import GraphError, read_graph_head
+from .graph_kind import sniff_graph
 from .graph_text import parse_graph_text_file
 
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
@@ -312,6 +308,7 @@ class Op(_LazyAttrs):
         "output_descs",
         "raw_attrs",
         "stream_id",
+        "subgraph_names",
         "type",
     )
 
@@ -327,6 +324,7 @@ class Op(_LazyAttrs):
         raw_attrs: dict[str, Any] | None = None,
         stream_id: int = 0,
         has_id: bool = False,
+        subgraph_names: list[str] | None = None,
     ) -> None:
         self.name = name
         self.type = type
@@ -336,6 +334,7 @@ class Op(_LazyAttrs):
         self.output_descs = output_descs if output_descs is not None else []
         self.stream_id = stream_id
         self.has_id = has_id
+        self.subgraph_names = subgraph_names if subgraph_names is not None else []
         self._set_attrs(attrs, raw_attrs)
 
     @classmethod
@@ -350,6 +349,7 @@ class Op(_LazyAttrs):
             input_descs=[TensorDesc.from_dict(d or {}) for d in op.get("input_desc", []) or []],
             output_descs=[TensorDesc.from_dict(d or {}) for d in op.get("output_desc", []) or []],
             stream_id=_to_int(op.get("stream_id", 0) or 0),
+            subgraph_names=_string_list(op.get("subgraph_name")),  # PartitionedCall/If/While
         )
 
     _FIELDS = ("name", "type", "id", "inputs", "attrs", "input_descs", "output_descs")
@@ -519,29 +519,21 @@ def _graph(graph: Any, index: int, model: Mapping[str, Any], model_attrs: dict, 
     )
 
 
-def _parse_json_file(path: Path) -> Any:
-    """The file's JSON value: orjson when installed (5x faster on the 15 MB graphs of a
-    5,000-op model, issue 16), the standard parser for anything orjson refuses (NaN literals,
-    integers beyond 64 bits, lone surrogates, bad JSON), so results and error messages stay
-    the standard parser's."""
-    with open(path, "rb") as handle:
-        raw = handle.read()
-    if _orjson is not None:
-        try:
-            return _orjson.loads(raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw)
-        except _orjson.JSONDecodeError:
-            pass
-    return json.loads(raw.decode("utf-8-sig"))
-
-
 def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
     """The ModelDef dict of a graph file, JSON or protobuf text format (decided by content)."""
     path = Path(path)
-    head = read_graph_head(path)
+    head = read_graph_head(path)  # empty, binary, UTF-16: refused here
+    try:
+        kind = sniff_graph(path)
+    except OSError as error:
+        raise GraphError(path, f"cannot read: {error.strerror or error}") from None
+    if kind.is_foreign:  # ONNX text, TF GraphDef, Caffe prototxt, a cfg, a tiny file...
+        raise GraphError(path, kind.refusal())
     first = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     if first in (b"{", b"["):
         try:
-            data = _parse_json_file(path)
+            with open(path, encoding="utf-8-sig") as handle:
+                data = json.load(handle)
         except json.JSONDecodeError as error:
             raise GraphError(
                 path, f"invalid JSON: {error.msg}", error.lineno, error.colno
