@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,34 @@ def test_memory_budget_must_be_a_size(tmp_path):
         "lots",
     )
     assert done.returncode == 2 and "'lots' is not a size like 4G or 512M" in done.stderr
+
+
+@pytest.mark.slow
+def test_rank_all_on_a_local_cluster_writes_the_same_bytes_per_rank(tmp_path):
+    """A two-rank dump tree (`--rank all`): every rank pair on the LocalCluster gives the same
+    files as in one process."""
+    case = generate_case(tmp_path / "case", n_ops=60, seed=5, graph_text=False)
+    for side in (case.on_dump, case.off_dump):
+        leaf = Path(side)
+        device = leaf.parents[2]  # dump/<time>/<device>/<model>/<model id>/<iteration>
+        shutil.copytree(device, device.parent / "1")
+    tree = {side: Path(getattr(case, f"{side}_dump")).parents[4] for side in ("on", "off")}
+
+    def run_tree(out: Path, *extra: str) -> subprocess.CompletedProcess:
+        command = [
+            *(sys.executable, "-m", "fusion_switch", "compare"),
+            *("-m", str(tree["on"]), "-g", str(tree["off"])),
+            *("-f", str(case.on_graph), "-cf", str(case.off_graph)),
+            *("-out", str(out), "--rank", "all", "--no-progress", *extra),
+        ]
+        return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+    single = run_tree(tmp_path / "one" / "out", "--workers", "1")
+    cluster = run_tree(tmp_path / "dask" / "out", "--scheduler", "local", "--workers", "2")
+    assert single.returncode == 1, single.stderr
+    assert cluster.returncode == single.returncode, cluster.stderr
+    for rank in ("rank_0", "rank_1"):
+        one = outputs(tmp_path / "one" / "out" / rank)
+        two = outputs(tmp_path / "dask" / "out" / rank)
+        assert sorted(one) == ["csv", "report.html", "summary.json"]
+        assert one == two, rank
