@@ -12,7 +12,20 @@ import sys
 
 from .. import __version__
 
-SUBCOMMANDS = ("serve", "check", "compare", "passes", "demo")
+SUBCOMMANDS = (
+    "serve",
+    "check",
+    "compare",
+    "passes",
+    "demo",
+    "off",
+    "on",
+    "apply",
+    "restore",
+    "wire",
+    "doctor",
+    "bisect",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,7 @@
+"""placeholder"""
+
+from __future__ import annotations
+
+
+def register(subparsers) -> None:
+    pass
