@@ -113,7 +113,9 @@ class Bisect:
             try:
                 metric = re.compile(args.metric)
             except re.error as exc:
-                raise BadInput(f"--metric {args.metric!r} is not a regular expression: {exc}")
+                raise BadInput(
+                    f"--metric {args.metric!r} is not a regular expression: {exc}"
+                ) from None
         self.command = command
         self.judge = Judge(metric, args.threshold, args.lower_is_better)
         self.count = 0
@@ -343,19 +345,21 @@ class Bisect:
 
         numbers = list(range(self.count + 1, self.count + 1 + len(todo)))
         if len(todo) == 1 or self.args.jobs <= 1:
-            outcomes = [one(0, lbl, txt, num) for (_, lbl, txt), num in zip(todo, numbers)]
+            outcomes = [
+                one(0, lbl, txt, num) for (_, lbl, txt), num in zip(todo, numbers, strict=True)
+            ]
         else:
             with ThreadPoolExecutor(max_workers=self.args.jobs) as pool:
                 futures = [
                     pool.submit(one, slot, lbl, txt, num)
-                    for slot, ((_, lbl, txt), num) in enumerate(zip(todo, numbers))
+                    for slot, ((_, lbl, txt), num) in enumerate(zip(todo, numbers, strict=True))
                 ]
                 try:
                     outcomes = [f.result() for f in futures]
                 except BaseException:
                     self.runner.stop()
                     raise
-        for (index, label, text), result in zip(todo, outcomes):
+        for (index, label, text), result in zip(todo, outcomes, strict=True):
             self.count += 1
             self.times.append(result.seconds)
             self.journal.add(text, label, result)
