@@ -15,6 +15,7 @@ import secrets
 import stat
 from pathlib import Path
 
+STATE_DIR_NAME = ".fusion-switch"  # as state_dir.py names it
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 
@@ -31,10 +32,17 @@ def digest(data: bytes) -> str:
 def ensure_private_dir(path: Path) -> Path:
     """Create `path` (and missing parents) as needed; refuse a symlink or a non-folder there,
     so that state is never written through a planted link."""
-    if path.is_symlink():
-        raise UnsafePath(
-            f"{path} is a symbolic link; remove it (fusion-switch keeps its own state there)"
-        )
+    if STATE_DIR_NAME in path.parts:  # no link anywhere from the state folder down
+        for p in [path, *path.parents]:
+            if p.is_symlink():
+                raise UnsafePath(
+                    f"{p} is a symbolic link; remove it (fusion-switch keeps its own state "
+                    "there and never follows a link in it)"
+                )
+            if p.name == STATE_DIR_NAME:
+                break
+    elif path.is_symlink():
+        raise UnsafePath(f"{path} is a symbolic link; remove it")
     if not path.exists():
         if not path.parent.exists():
             ensure_private_dir(path.parent)
