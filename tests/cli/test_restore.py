@@ -70,7 +70,10 @@ def test_restore_is_itself_undoable(tmp_path):
     assert fs("off", cfg, "--all").returncode == 0
     all_off = cfg.read_bytes()
     assert fs("restore", cfg, "--yes").returncode == 0
-    assert fs("restore", cfg, "--yes").returncode == 0  # undo the restore
+    twice = fs("restore", cfg, "--yes")  # harmless: already as before 'off --all'
+    assert twice.returncode == 0 and "already" in twice.stdout
+    assert cfg.read_bytes() == USER_CFG
+    assert fs("restore", cfg, "--version", "2", "--yes").returncode == 0  # undo the restore
     assert cfg.read_bytes() == all_off
 
 

@@ -1,5 +1,6 @@
 """`fusion-switch restore CFG [--version N] [--list] [--yes]`: bring back a configuration from
-its edit history, byte for byte (default: the state before our last change).
+its edit history, byte for byte (default: the state before our last change that was not a
+restore, so restoring twice is harmless; --version N undoes a restore).
 
 Only files the history index names, with the content digest it recorded, are applied; anything
 else in the history folder is refused (an interactive user may confirm a changed version).
@@ -76,7 +77,14 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     try:
-        version = history.get(args.version) if args.version is not None else versions[-1]
+        version = history.get(args.version) if args.version is not None else history.default()
+        if version is None:
+            print(
+                f"fusion-switch restore: {cfg.path}: the history holds only restores; name a "
+                "version with --version N (see --list)",
+                file=sys.stderr,
+            )
+            return 1
         try:
             data = history.content(version)
         except Untrusted as exc:

@@ -142,6 +142,13 @@ class History:
         found = self.versions()
         return found[-1] if found else None
 
+    def default(self) -> Version | None:
+        """What `restore` brings back when not told: the state before our last change that was
+        not itself a restore (so restoring twice does not undo the first restore; an explicit
+        version number does)."""
+        found = [v for v in self.versions() if v.kind != "restore"]
+        return found[-1] if found else None
+
     def get(self, number: int) -> Version:
         for v in self.versions():
             if v.number == number:
