@@ -157,6 +157,8 @@ class Runner:
                 with self._lock:
                     self._running.discard(process)
                 _kill_group(process, signal.SIGKILL)  # leftovers of a finished job
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(KILL_GRACE)  # reap it, also when interrupted
         if self.stopped:
             raise KeyboardInterrupt
         return code, time.monotonic() - start
