@@ -237,3 +237,44 @@ def test_unknown_candidate_and_missing_command_are_bad_input(tmp_path):
     )
     assert no_cmd.returncode == 2 and "after '--'" in no_cmd.stderr
     assert "Traceback" not in unknown.stderr + no_cmd.stderr
+
+
+def fusion_result(fired: list[str], unfired: list[str]) -> str:
+    graph = {r: {"effect_times": "1", "match_times": "1"} for r in fired}
+    graph.update({r: {"effect_times": "0", "match_times": "1"} for r in unfired})
+    return json.dumps({"session_and_graph_id_0_0": {"graph_fusion": graph}})
+
+
+def test_candidates_from_fusion_result(tmp_path):
+    """Only rules that fired are candidates; --all-fired finds fusion_result.json by the cfg."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    fired = [f"Fired{i}" for i in range(12)]
+    (tmp_path / "fusion_result.json").write_text(fusion_result(fired, ["NeverFired"]))
+    done = bisect(cfg, "--all-fired", env={"FAKE_GUILTY": "Fired7"})
+    assert done.returncode == 0, done.stderr
+    assert "bisecting 12 candidate rules" in done.stderr
+    assert switches(cfg) == {"KeepMe": "on", "Fired7": "off"}
+    other = tmp_path / "elsewhere.json"
+    other.write_text(fusion_result(["Only"], []))
+    assert fs_restore(cfg).returncode == 0
+    done = bisect(cfg, "--fusion-result", str(other), env={"FAKE_GUILTY": "Only"})
+    assert done.returncode == 0 and switches(cfg) == {"KeepMe": "on", "Only": "off"}
+
+
+def test_cfg_with_syntax_errors_is_bad_input(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(b'{"Switch": {"GraphFusion": {"KeepMe": "on",}}')
+    done = bisect(cfg, rule_option(rules(4)), env={"FAKE_GUILTY": "R001"})
+    assert done.returncode == 2 and "syntax errors" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert cfg.read_bytes() == b'{"Switch": {"GraphFusion": {"KeepMe": "on",}}'
+
+
+def fs_restore(cfg: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "restore", str(cfg), "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

@@ -119,6 +119,7 @@ class Bisect:
         self.command = command
         self.judge = Judge(metric, args.threshold, args.lower_is_better)
         self.count = 0
+        self.last_log = "the trial's log"
         self.times: list[float] = []
         self.search = None
 
@@ -198,6 +199,12 @@ class Bisect:
         self.journal = journal
         self.base_text = _text(journal.base)
         self.candidates_list = candidates
+        try:
+            self._trial_text(())
+        except ValueError as exc:
+            if not args.resume:
+                journal.remove()
+            raise BadInput(f"{cfg.path}: cannot switch rules in it: {exc}") from None
         from ..workflow.trials import Runner
 
         self.runner = Runner(self.command, self.judge, args.repeat)
@@ -262,7 +269,7 @@ class Bisect:
                 return self._finish_without(
                     NOT_FUSION,
                     "the job is bad even with all fusion off: fusion is not the cause "
-                    "(or the job fails for another reason; see the trial log)",
+                    f"(or the job fails for another reason; see {self.last_log})",
                 )
             if not results[1]:
                 return self._finish_without(
@@ -362,6 +369,8 @@ class Bisect:
         for (index, label, text), result in zip(todo, outcomes, strict=True):
             self.count += 1
             self.times.append(result.seconds)
+            if result.runs:
+                self.last_log = result.runs[-1]["log"]
             self.journal.add(text, label, result)
             self._progress(label, result, resumed=False)
             results[index] = result.bad
@@ -475,28 +484,15 @@ class Bisect:
 
 
 def fired_rules(path: Path) -> list[tuple[str, str]]:
-    """(section, rule) of every rule that fired, from fusion_result.json."""
-    try:
-        from ..readers.fusion_result import read_fusion_result  # real-inputs branch
+    """(section, rule) of every rule that took effect, from any fusion_result.json layout."""
+    from ..readers.fusion_result import FusionResultError, read_fusion_result
 
+    try:
         return list(read_fusion_result(path).fired())
-    except ImportError:
-        pass
-    from ..diagnose.attribution import load_fusion_result
-
-    try:
-        table = load_fusion_result(path)
-    except ValueError as exc:
+    except FusionResultError as exc:
         raise BadInput(str(exc)) from None
-    out = []
-    for rule, info in table.items():
-        try:
-            times = int(info.get("effect_times", 0))
-        except (TypeError, ValueError):
-            times = 0
-        if times > 0 and info.get("section") in ("GraphFusion", "UBFusion"):
-            out.append((str(info["section"]), rule))
-    return out
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def _interrupt(signum, frame):
