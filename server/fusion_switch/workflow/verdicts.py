@@ -35,6 +35,8 @@ class RuleVerdict:
             return "proven by replay"
         if self.verdict == "heuristic":
             return "unverified: heuristic suspect"
+        if self.verdict == "unverified":
+            return "unverified"
         return f"unverified ({self.verdict})"
 
 
