@@ -30,6 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bisect",
         help="find the guilty fusion rules by re-running your job",
+        usage=(
+            "fusion-switch bisect CFG [--rules R1,R2,... | --fusion-result FILE | --all-fired] "
+            "[--repeat N] [--metric REGEX --threshold X [--lower-is-better]] [-j N] [--resume] "
+            "-- CMD ARGS..."
+        ),
         description=(
             "Re-run CMD with fusion rules switched on and off to find every rule that makes "
             "it bad (exit status, or --metric). CMD comes after '--'; '{cfg}' in it is "
