@@ -17,6 +17,7 @@ SUBCOMMANDS = (
     "check",
     "compare",
     "passes",
+    "dumps",
     "demo",
     "off",
     "on",
