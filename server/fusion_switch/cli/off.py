@@ -39,9 +39,10 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def catalogue_for(args: argparse.Namespace):
-    from ..catalogue import load_catalogue
+    """As `check` and the editor: built-in + the user's CANN install + --catalogue files."""
+    from ..catalogue.cann import load_catalogue_with_cann
 
-    catalogue, problems = load_catalogue(list(args.catalogue))
+    catalogue, problems, _ = load_catalogue_with_cann(list(args.catalogue))
     for problem in problems:
         print(f"fusion-switch: warning: catalogue not loaded: {problem}", file=sys.stderr)
     return catalogue

@@ -20,11 +20,6 @@ from pathlib import Path
 OK, PROBLEM, INFO = "ok", "problem", "info"
 CANN_HOME_VARS = ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH")
 CANN_DEFAULT_HOMES = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann")
-FUSION_CONFIG_PLACES = (
-    "opp/built-in/fusion_pass/config/fusion_config.json",
-    "lib64/plugin/opskernel/fusion_pass/config/fusion_config.json",
-    "built-in/fusion_pass/config/fusion_config.json",  # under ASCEND_OPP_PATH
-)
 FRAMEWORKS = (
     "torch",
     "torch_npu",
@@ -141,37 +136,31 @@ def cann_check(home: Path | None) -> Check:
     return Check(OK, "CANN", f"{home}" + (f" (version {version})" if version else ""))
 
 
-def fusion_configs(home: Path | None) -> list[Path]:
-    if home is None:
-        return []
-    roots = [home, *(Path(os.environ[v]) for v in ("ASCEND_OPP_PATH",) if os.environ.get(v))]
-    return [r / p for r in roots for p in FUSION_CONFIG_PLACES if (r / p).is_file()]
-
-
 def catalogue_check(home: Path | None) -> Check:
-    from ..catalogue import builtin_catalogue, load_extra_file
+    """The catalogue in force, as `check` and the editor load it: built-in + the rules of the
+    user's CANN install (catalogue.cann)."""
+    from ..catalogue import builtin_catalogue
+    from ..catalogue.cann import cann_catalogue
 
-    builtin = builtin_catalogue()
-    configs = fusion_configs(home)
-    if not configs:
+    builtin = len(builtin_catalogue())
+    cann = cann_catalogue(environ=os.environ)
+    if cann.errors:
+        return Check(
+            PROBLEM,
+            "catalogue",
+            "; ".join(str(e) for e in cann.errors),
+            "the built-in catalogue is used instead",
+        )
+    if not cann.files:
         return Check(
             INFO,
             "catalogue",
-            f"built-in ({len(builtin)} rules); no CANN fusion_config.json found, so rule "
-            "defaults of your CANN version are not known",
-            "pass your CANN's fusion_config.json with --catalogue to check and the editor",
+            f"built-in ({builtin} rules); no CANN fusion_config.json found, so rules only your "
+            "CANN version knows are reported as unknown",
+            "set ASCEND_OPP_PATH / ASCEND_HOME_PATH (source set_env.sh) or pass the install "
+            "folder with --catalogue",
         )
-    loaded, error = load_extra_file(str(configs[0]))
-    if error is not None or loaded is None:
-        return Check(
-            PROBLEM, "catalogue", str(error or configs[0]), "the built-in catalogue is used instead"
-        )
-    return Check(
-        OK,
-        "catalogue",
-        f"built-in ({len(builtin)} rules) + {configs[0]} ({len(loaded)} switches with CANN's "
-        "defaults); use it with --catalogue and the fusionSwitch.catalogue setting",
-    )
+    return Check(OK, "catalogue", f"built-in ({builtin} rules) + {cann.label}")
 
 
 def target_check(target: str | None) -> Check:
