@@ -255,21 +255,30 @@ def expand(snippet: str) -> str:
 def accept_snippet(marked: str, label: str) -> str:
     text, result = items(marked, snippets=True)
     item = pick(result, label)
-    return apply(text, [Edit(item.span, expand(item.new_text) if item.is_snippet else item.new_text)])
+    return apply(
+        text, [Edit(item.span, expand(item.new_text) if item.is_snippet else item.new_text)]
+    )
 
 
+G = '{"Switch": {"GraphFusion": {'
 COMMA_CASES = [
     # (id, marked text): after accepting GRAPH with its default value the document is valid JSON
-    ("empty-quotes-before-member-next-line", '{"Switch": {"GraphFusion": {\n  "|"\n  "ALL": "on"}}}'),
-    ("empty-quotes-before-member-same-line", '{"Switch": {"GraphFusion": {"|" "ALL": "on"}}}'),
-    ("partial-name-before-member", '{"Switch": {"GraphFusion": {\n  "ConvB|"\n  "ALL": "on"\n}}}'),
-    ("first-member-of-several", '{"Switch": {"GraphFusion": {"|"\n"ALL": "on",\n"B": "off"}}}'),
-    ("between-members", '{"Switch": {"GraphFusion": {"A": "on",\n"Conv|"\n"ALL": "on"}}}'),
-    ("after-members-last", '{"Switch": {"GraphFusion": {"ALL": "on",\n  "Conv|"\n}}}'),
-    ("only-member", '{"Switch": {"GraphFusion": {"|"}}}'),
-    ("bare-cursor-before-member", '{"Switch": {"GraphFusion": {\n  |\n  "ALL": "on"}}}'),
-    ("comma-already-there", '{"Switch": {"GraphFusion": {"Conv|", "ALL": "on"}}}'),
-    ("before-member-in-ub-section", '{"Switch": {"GraphFusion": {"|"\n"ALL": "on"}, "UBFusion": {}}}'),
+    (
+        "empty-quotes-before-member-next-line",
+        G + '\n  "|"\n  "ALL": "on"}}}',
+    ),
+    ("empty-quotes-before-member-same-line", G + '"|" "ALL": "on"}}}'),
+    ("partial-name-before-member", G + '\n  "ConvB|"\n  "ALL": "on"\n}}}'),
+    ("first-member-of-several", G + '"|"\n"ALL": "on",\n"B": "off"}}}'),
+    ("between-members", G + '"A": "on",\n"Conv|"\n"ALL": "on"}}}'),
+    ("after-members-last", G + '"ALL": "on",\n  "Conv|"\n}}}'),
+    ("only-member", G + '"|"}}}'),
+    ("bare-cursor-before-member", G + '\n  |\n  "ALL": "on"}}}'),
+    ("comma-already-there", G + '"Conv|", "ALL": "on"}}}'),
+    (
+        "before-member-in-ub-section",
+        G + '"|"\n"ALL": "on"}, "UBFusion": {}}}',
+    ),
 ]
 
 

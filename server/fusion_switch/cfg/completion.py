@@ -2,8 +2,8 @@
 
 Replace span rules: inside a string token (key or value) the whole token, quotes included, is
 replaced (so `filter_text` carries the quotes too); on a bare word the word; elsewhere an empty
-span at the cursor. A key gets `": "` appended only when the entry has no colon yet; a snippet (which inserts the
-value too) also ends with `,` when another member follows without one.
+span at the cursor. A key gets `": "` appended only when the entry has no colon yet; a snippet
+(which inserts the value too) also ends with `,` when another member follows without one.
 """
 
 from __future__ import annotations
