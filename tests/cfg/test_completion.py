@@ -308,3 +308,14 @@ def test_line_format_name_before_another_line_adds_no_comma():
     assert apply(text, [Edit(pick(result, GRAPH).span, pick(result, GRAPH).new_text)]) == (
         f"{GRAPH}:\n{UB}: off\n"
     )
+
+
+@pytest.mark.parametrize(
+    "marked",
+    ["|", '{"Switch": {"GraphFusion": {|}}}', '{"Switch": {|}}', "{|}", "ConvB|\n"],
+    ids=["empty-document", "rule-map", "section", "top-level", "lines"],
+)
+def test_clients_without_snippet_support_get_no_snippet_items(marked):
+    _, result = items(marked, snippets=False)
+    assert result
+    assert [c.label for c in result if c.is_snippet or c.kind == "snippet"] == []

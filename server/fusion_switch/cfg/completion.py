@@ -52,7 +52,8 @@ def complete(
                     "fusion_switch.cfg skeleton",
                     Span(0, len(doc.text)),
                     SKELETON,
-                    kind="snippet",
+                    # plain text either way; only a snippet client is told it is a template
+                    kind="snippet" if snippets else "keyword",
                     detail="Switch with GraphFusion and UBFusion",
                     documentation=TOP_LEVEL_DOCS["Switch"],
                 )
