@@ -16,6 +16,7 @@ const {
 const { INSTALL_HINT, chooseServer, serverCandidates, startFailureMessage } = require('./serverCommand');
 const { statusText } = require('./status');
 const { commandArguments } = require('./commandArgs');
+const { confirmationFor } = require('./confirm');
 
 const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
 const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
@@ -48,11 +49,15 @@ async function activate(context) {
   }
 
   context.subscriptions.push(
-    vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
+    vscode.window.onDidChangeActiveTextEditor(() => {
+      updateStatus();
+      sendSettings(); // the folder (and its settings) may have changed
+    }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${SECTION}.server`)) {
         restart(context);
-      } else if (event.affectsConfiguration(`${SECTION}.target`)) {
+      } else if (event.affectsConfiguration(SECTION)) {
+        sendSettings();
         updateStatus();
       }
     }),
@@ -126,13 +131,36 @@ async function doStart(context) {
       { scheme: 'file', language: LANGUAGE_ID },
       { scheme: 'untitled', language: LANGUAGE_ID },
     ],
-    synchronize: { configurationSection: SECTION },
+    // Settings are sent scoped to the folder of the active configuration (see sendSettings), so
+    // folder settings reach the server too; a plain configurationSection sync would send the
+    // unscoped (User + Workspace) values only.
     initializationOptions: { [SECTION]: plainSettings() },
     outputChannel: output,
     traceOutputChannel: output,
     // Start failures are reported by showStartError with a fix; no second pop-up.
     initializationFailedHandler: () => false,
-    middleware: { executeCommand: (command, args, next) => next(command, withCfgUri(args)) },
+    middleware: {
+      executeCommand: async (command, args, next) => {
+        const withUri = withCfgUri(args);
+        const question = confirmationFor(command, withUri);
+        if (question) {
+          const answer = await vscode.window.showWarningMessage(
+            question.message,
+            { modal: true, detail: question.detail },
+            question.action,
+          );
+          if (answer !== question.action) {
+            return undefined; // cancelled: the file is not touched
+          }
+        }
+        return next(command, withUri);
+      },
+      workspace: {
+        // the server asks for section fusionSwitch without a scope: answer for the folder
+        configuration: (params, token, next) =>
+          next({ ...params, items: params.items.map((item) => scoped(item)) }, token),
+      },
+    },
   };
   const current = new LanguageClient(CLIENT_ID, 'Fusion Switch', serverOptions, clientOptions);
   current.registerFeature(statusCapability);
@@ -150,6 +178,7 @@ async function doStart(context) {
         statusItem.command = 'fusionSwitch.showOutput';
       } else if (running) {
         statusItem.command = 'fusionSwitch.selectTarget';
+        lastSent = JSON.stringify({ [SECTION]: plainSettings() }); // sent as initializationOptions
         updateStatus();
       }
     }),
@@ -203,9 +232,39 @@ async function restart(context) {
   await start(context);
 }
 
-/** The fusionSwitch settings as plain JSON (the configuration object carries functions). */
+/** Where settings are read: the active configuration's folder, else the first folder. */
+function settingsScope() {
+  const editor = vscode.window.activeTextEditor;
+  if (editor && editor.document.languageId === LANGUAGE_ID) {
+    return editor.document.uri;
+  }
+  return vscode.workspace.workspaceFolders?.[0]?.uri;
+}
+
+/** The fusionSwitch settings (User < Workspace < folder) as plain JSON. */
 function plainSettings() {
-  return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration(SECTION)));
+  return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration(SECTION, settingsScope())));
+}
+
+function scoped(item) {
+  const scope = settingsScope();
+  return item.scopeUri || !scope ? item : { ...item, scopeUri: scope.toString() };
+}
+
+let lastSent;
+/** Push the scoped settings to the server when they differ from what it last got. */
+function sendSettings() {
+  if (!client || client.state !== State.Running) {
+    return;
+  }
+  const settings = { [SECTION]: plainSettings() };
+  const text = JSON.stringify(settings);
+  if (text !== lastSent) {
+    lastSent = text;
+    client.sendNotification('workspace/didChangeConfiguration', { settings }).catch((error) => {
+      output.warn(`Sending settings failed: ${error}`);
+    });
+  }
 }
 
 function activeCfgUri() {
