@@ -13,7 +13,15 @@ const {
   SECTION,
   STATUS_NOTIFICATION,
 } = require('./contract');
-const { INSTALL_HINT, chooseServer, serverCandidates, startFailureMessage } = require('./serverCommand');
+const {
+  BUNDLED_LAUNCHER,
+  INSTALL_HINT,
+  chooseServer,
+  serverCandidates,
+  startFailureMessage,
+} = require('./serverCommand');
+const { existsSync } = require('node:fs');
+const path = require('node:path');
 const { statusText } = require('./status');
 const { commandArguments } = require('./commandArgs');
 const { confirmationFor } = require('./confirm');
@@ -94,6 +102,13 @@ async function pythonFromExtension() {
   }
 }
 
+/** bundled/launch.py when this is a platform-specific .vsix that carries the server. */
+function bundledLauncher(context) {
+  const launcher = path.join(context.extensionPath, BUNDLED_LAUNCHER);
+  const libs = path.join(context.extensionPath, 'bundled', 'libs');
+  return existsSync(launcher) && existsSync(libs) ? launcher : undefined;
+}
+
 function start(context) {
   if (!starting) {
     starting = doStart(context).finally(() => {
@@ -110,6 +125,7 @@ async function doStart(context) {
   const candidates = serverCandidates(
     { command: settings.get('server.command'), pythonPath: settings.get('server.pythonPath') },
     await pythonFromExtension(),
+    bundledLauncher(context),
   );
   const { server, failures } = await chooseServer(candidates);
   for (const failure of failures) {

@@ -222,3 +222,32 @@ describe('setting scopes', () => {
     assert.deepEqual(got, want);
   });
 });
+
+describe('bundled server (platform-specific .vsix)', () => {
+  const launcher = '/ext/bundled/launch.py';
+  test('interpreters run the bundled launcher; python3 on PATH becomes a candidate', () => {
+    const got = serverCandidates({ command: [], pythonPath: '' }, '/ext/python', launcher).map(
+      (c) => [c.command, c.args],
+    );
+    assert.deepEqual(got, [
+      ['/ext/python', [launcher]],
+      ['python3', [launcher]],
+      ['python', [launcher]],
+      ['fusion-switch', ['serve']],
+    ]);
+  });
+  test('the configured interpreter runs the bundled server', () => {
+    const [only] = serverCandidates({ command: [], pythonPath: '/opt/py' }, undefined, launcher);
+    assert.deepEqual([only.command, only.args, only.explicit], ['/opt/py', [launcher], true]);
+  });
+  test('the probe asks the launcher to --check', async () => {
+    const calls = [];
+    const run = (cmd, args, _opts, cb) => {
+      calls.push([cmd, args]);
+      cb(null, '', '');
+    };
+    const candidate = { command: process.execPath, args: [launcher], explicit: false };
+    assert.equal(await probe(candidate, run), undefined);
+    assert.deepEqual(calls, [[process.execPath, [launcher, '--check']]]);
+  });
+});
