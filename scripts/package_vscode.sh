@@ -36,28 +36,43 @@ if [[ "${SKIP_NPM_CI:-}" != 1 || ! -d node_modules ]]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-rm -rf dist out schemas
+rm -rf dist out schemas bundled/libs
 npm run --silent build
 mkdir -p schemas out
 cp "$schema_src" schemas/fusion_switch.schema.json
 
 version="$(node -p "require('./package.json').version")"
-rm -rf bundled/libs
-vsce_target=()
-if [[ -n "$target" ]]; then
-  libs="$offline/bundle/$target/libs"
-  [[ -d "$libs" ]] || fail "$libs is missing; run scripts/build_wheelhouse.sh first"
-  cp -r "$libs" bundled/libs
-  vsix="out/fusion-switch-$target-$version.vsix"
-  vsce_target=(--target "$target")
-else
-  vsix="out/fusion-switch-$version.vsix"
-fi
+vsix="out/fusion-switch-$version.vsix"
 # --no-dependencies: everything is bundled into dist/extension.js by esbuild.
 npx --no-install vsce package --no-dependencies --skip-license --allow-missing-repository \
-  "${vsce_target[@]}" --out "$vsix"
-rm -rf bundled/libs
-
+  --out "$vsix"
+if [[ -n "$target" ]]; then
+  # The platform .vsix is the universal one plus bundled/ (launcher + libraries), marked with
+  # TargetPlatform. Added with zipfile rather than by vsce, whose secret scan takes >10 min over
+  # the ~15k library files.
+  libs="$offline/bundle/$target/libs"
+  [[ -d "$libs" ]] || fail "$libs is missing; run scripts/build_wheelhouse.sh first"
+  universal="$vsix"
+  vsix="out/fusion-switch-$target-$version.vsix"
+  python3 - "$universal" "$vsix" "$target" "$ext/bundled/launch.py" "$libs" <<'PY'
+import os, re, sys, zipfile
+universal, vsix, target, launcher, libs = sys.argv[1:]
+with zipfile.ZipFile(universal) as src, zipfile.ZipFile(vsix, "w", zipfile.ZIP_DEFLATED) as out:
+    for item in src.infolist():
+        data = src.read(item)
+        if item.filename == "extension.vsixmanifest":
+            text = data.decode("utf-8")
+            text = re.sub(r'(<Identity [^>]*?)(\s*/>)', rf'\1 TargetPlatform="{target}"\2', text, 1)
+            data = text.encode("utf-8")
+        out.writestr(item, data)
+    out.write(launcher, "extension/bundled/launch.py")
+    for folder, dirs, files in os.walk(libs):
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", "tests")]
+        for name in files:
+            path = os.path.join(folder, name)
+            out.write(path, "extension/bundled/libs/" + os.path.relpath(path, libs))
+PY
+fi
 # --- check the contents --------------------------------------------------------------------
 listing="$(node test/vsix.mjs "$vsix")"
 
