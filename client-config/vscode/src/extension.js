@@ -102,6 +102,26 @@ async function pythonFromExtension() {
   }
 }
 
+/**
+ * The language client shows work-done progress in the status bar only (no cancel button), so
+ * the comparison also gets a notification whose Cancel asks the server to stop it.
+ */
+function compareWithNotification(run) {
+  return vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: 'Fusion Switch: comparing fusion on vs off',
+      cancellable: true,
+    },
+    (_progress, token) => {
+      token.onCancellationRequested(() => {
+        vscode.commands.executeCommand('fusionSwitch.cancelCompare');
+      });
+      return run();
+    },
+  );
+}
+
 /** bundled/launch.py when this is a platform-specific .vsix that carries the server. */
 function bundledLauncher(context) {
   const launcher = path.join(context.extensionPath, BUNDLED_LAUNCHER);
@@ -168,6 +188,9 @@ async function doStart(context) {
           if (answer !== question.action) {
             return undefined; // cancelled: the file is not touched
           }
+        }
+        if (command === 'fusionSwitch.compare') {
+          return compareWithNotification(() => next(command, withUri));
         }
         return next(command, withUri);
       },

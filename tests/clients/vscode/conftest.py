@@ -22,3 +22,13 @@ def browser():
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield chromium
         chromium.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A screenshot of the page when a step fails (next to the step screenshots)."""
+    outcome = yield
+    report = outcome.get_result()
+    ui = item.funcargs.get("vscode") if report.when == "call" and report.failed else None
+    if ui is not None:
+        ui.shot("FAILED-" + item.name.replace("/", "_")[:80])

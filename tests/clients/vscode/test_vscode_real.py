@@ -55,7 +55,9 @@ class Ui:
         self.page.screenshot(path=str(self.artifacts / f"{name}.png"))
 
     def palette(self, command: str) -> None:
+        self.page.bring_to_front()  # a command may have opened another tab (the report)
         self.page.keyboard.press("Escape")
+        self.page.locator(".part.statusbar").click(position={"x": 2, "y": 2})  # focus the window
         self.page.keyboard.press("Control+Shift+P")
         box = self.page.locator(".quick-input-widget input")
         box.wait_for(state="visible")
