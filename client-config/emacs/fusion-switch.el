@@ -83,19 +83,19 @@ Keys: :onDump :offDump :onGraph :offGraph :output."
   (fusion-switch--settings))
 
 (defclass fusion-switch-eglot-server (eglot-lsp-server) ()
-  "The fusion-switch server: eglot plus work-done progress (eglot 1.9 has none).")
+  "The fusion-switch server: eglot plus work-done progress.")
 
 (defun fusion-switch-eglot-contact (&optional _interactive)
-  "Eglot contact: our server class, the server command, settings as initializationOptions."
+  "Eglot contact: our server class, command and initializationOptions."
   (cons 'fusion-switch-eglot-server
         (append (fusion-switch--server-command)
                 (list :initializationOptions (fusion-switch--settings)))))
 
 (defvar fusion-switch-progress-functions nil
-  "Called with (TOKEN KIND TITLE-OR-MESSAGE PERCENTAGE) on every $/progress from the server.")
+  "Called with (TOKEN KIND TEXT PERCENTAGE) on every $/progress.")
 
 (defvar fusion-switch--progress nil
-  "Alist TOKEN -> (TITLE MESSAGE PERCENTAGE CANCELLABLE) of the server's running tasks.")
+  "Running server tasks: alist TOKEN -> (TITLE MESSAGE PERCENTAGE CANCELLABLE).")
 
 (cl-defmethod eglot-client-capabilities :around ((_s fusion-switch-eglot-server))
   "Declare `window.workDoneProgress' so the server reports the comparison's progress."
