@@ -201,6 +201,10 @@ Progress is shown in the echo area; `fusion-switch-cancel-compare' stops it."
                              :success-fn #'ignore))
     (message "fusion-switch: cancelling the comparison")))
 
+(fusion-switch--define-command fusion-switch-bisect "fusionSwitch.bisect"
+  "Bisect the fusion rules by re-running the job (arguments: job, rules; see the README).")
+(fusion-switch--define-command fusion-switch-cancel-bisect "fusionSwitch.cancelBisect"
+  "Stop the running bisection; the configuration is put back.")
 (fusion-switch--define-command fusion-switch-apply-suspects "fusionSwitch.applySuspects"
   "Switch the rules suspected by the last comparison off (asks first)."
   "Turn the suspected rules off in this file? ")

@@ -237,6 +237,8 @@ end
 
 local user_commands = {
   FusionSwitchCompare = 'fusionSwitch.compare',
+  FusionSwitchBisect = 'fusionSwitch.bisect',
+  FusionSwitchCancelBisect = 'fusionSwitch.cancelBisect',
   FusionSwitchRestore = 'fusionSwitch.restore',
   FusionSwitchShowReport = 'fusionSwitch.showReport',
   FusionSwitchReloadCatalogue = 'fusionSwitch.reloadCatalogue',
