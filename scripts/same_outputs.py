@@ -38,6 +38,7 @@ def _run(source: Path, args: list[str]) -> subprocess.CompletedProcess:
 def _mask(text: str, folder: Path) -> str:
     text = text.replace(str(folder), "OUT")
     text = re.sub(r"\d{14}", "STAMP", text)
+    text = re.sub(r" in [0-9.]+ s\b", " in T s", text)  # the replay's wall time on stdout
     return re.sub(r'"(elapsed\w*|seconds|wall\w*|created|started|finished)": [^,}\n]+', "T", text)
 
 
