@@ -564,7 +564,9 @@ def read_npy_dump(path: str | os.PathLike) -> DumpFile:
                     shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
                 else:
                     shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
-            except (ValueError, SyntaxError, EOFError, TypeError) as error:
+            except (OSError, MemoryError):
+                raise
+            except Exception as error:  # numpy's header parser: ValueError, TokenError, ...
                 raise DumpError(path, f"not a valid .npy file: {error}") from None
             offset = handle.tell()
     except OSError as error:
