@@ -1,8 +1,9 @@
 """Time and peak memory of the issue-12 hostile inputs, beside the figures the issue reported.
 
 Each case runs in a fresh subprocess (peak RSS from `ru_maxrss`, wall time around the reader
-call only). Run: `.venv/bin/python tests/benchmarks/bench_bad_input.py`. Target: < 500 MB and
-linear time for each.
+call only; the payload itself is part of the peak). "before": the issue's figures, and for the
+cfg case main's before this fix, measured the same way. Run:
+`.venv/bin/python tests/benchmarks/bench_bad_input.py`. Target: < 500 MB and linear time.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ CASES = {
         "~7 min",
     ),
     "dump header: 2 MB, 1M empty outputs": ("dump", 1_000_000, "583 s, 1.8 GB"),
+    'cfg: 10 MB of \\" escapes in a key': (
+        "cfg",
+        '{"Switch": {"GraphFusion": {"' + '\\"' * (5 << 20) + '": "on"}}}',
+        "1.1 GB, 7.8 s",
+    ),
 }
 
 CHILD = textwrap.dedent(
@@ -38,6 +44,11 @@ CHILD = textwrap.dedent(
             outcome = "read"
         except Exception as error:
             outcome = type(error).__name__ + ": " + str(error)[:70]
+    elif kind == "cfg":
+        from fusion_switch.cfg import parse
+        start = time.perf_counter()
+        findings = parse(payload).syntax_findings
+        outcome = f"parsed, {len(findings)} syntax findings"
     else:
         from fusion_switch.readers.dump import read_dump
         header = b"\\x32\\x03Add" + b"\\x1a\\x00" * payload
@@ -58,7 +69,7 @@ CHILD = textwrap.dedent(
 
 
 def main() -> None:
-    print(f"{'case':40} {'wall s':>8} {'peak MB':>8}  {'issue':>14}  outcome")
+    print(f"{'case':40} {'wall s':>8} {'peak MB':>8}  {'before':>14}  outcome")
     for name, (kind, payload, reference) in CASES.items():
         done = subprocess.run(
             [sys.executable, "-c", CHILD],

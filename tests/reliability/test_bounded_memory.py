@@ -10,6 +10,7 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
+from fusion_switch.cfg import parse
 from fusion_switch.readers.dump import DumpError, read_dump
 from fusion_switch.readers.graph_file import GraphError
 from fusion_switch.readers.graph_text import parse_graph_text, unescape
@@ -68,3 +69,12 @@ def test_dump_header_declaring_a_million_empty_outputs(tmp_path, entries):
     assert isinstance(result, DumpError), result
     assert str(path) in str(result) and "more than" in str(result)
     assert peak < 100 * MB, peak / MB
+
+
+def test_10mb_of_escaped_quotes_in_a_configuration():
+    """The cfg parser had the same backtracking string pattern: 1 GB for this paste."""
+    text = '{"Switch": {"GraphFusion": {"' + '\\"' * (5 * MB) + '": "on"}}}'
+    document, peak = peak_of(lambda: parse(text))
+    assert not isinstance(document, Exception), document
+    assert not document.syntax_findings
+    assert peak < 200 * MB, peak / MB

@@ -39,7 +39,8 @@ _WS = re.compile(r"[ \t\r\n]*")
 _PAIR = re.compile(
     r'[ \t\r\n]*"([^"\\\x00-\x1f]*)"[ \t\r\n]*(:)[ \t\r\n]*"([^"\\\x00-\x1f]*)"[ \t\r\n]*(,?)'
 )
-_STRING = re.compile(r'"((?:[^"\\\n\r]|\\[^\n\r]?)*)(")?')
+# Possessive: a 10 MB string of escapes must not keep a backtracking point per character.
+_STRING = re.compile(r'"((?:[^"\\\n\r]++|\\[^\n\r]?)*+)(")?')
 _WORD = re.compile(r'[^ \t\r\n{}\[\]:,"/]+')
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _BAD_ESCAPE = re.compile(r'\\(?!["\\/bfnrt]|u[0-9a-fA-F]{4})')
