@@ -207,3 +207,31 @@ def test_runtime_dir_that_others_can_read_is_not_used(tmp_path):
         assert parent_mode == 0o700
     finally:
         started.stop()
+
+
+def test_any_address_needs_and_uses_the_token_file(tmp_path, runtime):
+    token = tmp_path / "token"
+    token.write_text("a-secret-for-every-address\n")
+    token.chmod(0o600)
+    started = TcpServer(runtime, "--host", "0.0.0.0", "--token-file", str(token))
+    try:
+        assert started.host == "0.0.0.0"
+        intruder = started.connect()
+        intruder.request("initialize", {"capabilities": {}, "initializationOptions": {}})
+        assert intruder.closed_without_answer()
+        client = started.connect()
+        assert "result" in client.initialize("a-secret-for-every-address")
+        client.close()
+    finally:
+        started.stop()
+
+
+def test_localhost_by_name_is_loopback(runtime):
+    started = TcpServer(runtime, "--host", "localhost")
+    try:
+        assert started.token_path is not None
+        client = started.connect()
+        assert "result" in client.initialize(started.token)
+        client.close()
+    finally:
+        started.stop()
