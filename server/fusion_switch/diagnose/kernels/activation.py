@@ -1,0 +1,111 @@
+"""Activations, one input each (PRelu also takes its per-channel slope).
+
+Sources: GE's op definitions in ``nonlinear_fuc_ops.h`` of mindspore-ai/graphengine
+(``third_party/fwkacllib/inc/ops/nonlinear_fuc_ops.h``): ``LeakyRelu`` (``negative_slope``
+0.0), ``Swish`` (``scale`` 1.0: x * sigmoid(scale * x)), ``Elu`` (``alpha``, ``scale``,
+``input_scale`` all 1.0), ``Gelu`` (the tanh approximation), ``FastGelu``
+(x / (1 + exp(-1.702|x|)) * exp(0.851 (x - |x|)), which is x * sigmoid(1.702 x)), ``Relu6``
+(clip to [0, 6]), ``HardSwish``, ``Mish``, ``Softplus``, ``PRelu`` (slope per channel, axis 1).
+Gelu: the op definition says x * Φ(x); the TBE kernel (``gelu.py`` in Ascend's built-in op
+implementations, ``gelu_compute``) evaluates the tanh approximation
+0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³))), and so does the generator (``synth/network.py``
+``k_gelu``); the replay follows the kernel. The two differ by up to ~5e-4 absolute.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .common import as_float, need
+from .registry import KernelError, kernel
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+@kernel("Relu")
+def relu(inputs):
+    return [np.maximum(need(inputs, 0, "x"), 0.0)]
+
+
+@kernel("Relu6")
+def relu6(inputs):
+    return [np.clip(need(inputs, 0, "x"), 0.0, 6.0)]
+
+
+@kernel("LeakyRelu", attrs=("negative_slope",))
+def leaky_relu(inputs, *, negative_slope=0.0):
+    x = need(inputs, 0, "x")
+    return [np.where(x >= 0, x, x * as_float(negative_slope, "negative_slope"))]
+
+
+@kernel("PRelu")
+def prelu(inputs):
+    x, w = need(inputs, 0, "x"), need(inputs, 1, "weight")
+    if w.size not in (1, x.shape[1] if x.ndim > 1 else 1):
+        raise KernelError(f"input weight has {w.size} values for {x.shape} (channel axis 1)")
+    shape = [1] * x.ndim
+    if w.size > 1:
+        shape[1] = w.size
+    return [np.where(x >= 0, x, x * w.reshape(shape))]
+
+
+@kernel("Sigmoid")
+def sigmoid(inputs):
+    return [_sigmoid(need(inputs, 0, "x"))]
+
+
+@kernel("Tanh")
+def tanh(inputs):
+    return [np.tanh(need(inputs, 0, "x"))]
+
+
+@kernel("Gelu")
+def gelu(inputs):
+    x = need(inputs, 0, "x")
+    return [0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))))]
+
+
+@kernel("FastGelu", "FastGeluV2")
+def fast_gelu(inputs):
+    x = need(inputs, 0, "x")
+    return [x * _sigmoid(1.702 * x)]
+
+
+@kernel("Swish", attrs=("scale",))
+def swish(inputs, *, scale=1.0):
+    x = need(inputs, 0, "x")
+    return [x * _sigmoid(as_float(scale, "scale") * x)]
+
+
+@kernel("Elu", attrs=("alpha", "scale", "input_scale"))
+def elu(inputs, *, alpha=1.0, scale=1.0, input_scale=1.0):
+    x = need(inputs, 0, "x")
+    a, s, i = (
+        as_float(v, n)
+        for v, n in ((alpha, "alpha"), (scale, "scale"), (input_scale, "input_scale"))
+    )
+    with np.errstate(over="ignore"):
+        neg = a * (np.exp(np.minimum(x, 0.0) * i) - 1.0)
+    return [s * np.where(x > 0, x, neg)]
+
+
+@kernel("HardSwish")
+def hard_swish(inputs):
+    x = need(inputs, 0, "x")
+    return [x * np.clip(x + 3.0, 0.0, 6.0) / 6.0]
+
+
+@kernel("Softplus")
+def softplus(inputs):
+    return [np.logaddexp(0.0, need(inputs, 0, "x"))]
+
+
+@kernel("Mish")
+def mish(inputs):
+    x = need(inputs, 0, "x")
+    return [x * np.tanh(np.logaddexp(0.0, x))]
