@@ -54,6 +54,21 @@ def _from_fusion_config(data: dict, origin: str) -> Catalogue:
                     origin=origin,
                 )
             )
+    priority = data.get("Priority", {})
+    for section in SECTIONS:  # rules CANN orders but does not list under Switch (default on)
+        stages = priority.get(section, {}) if isinstance(priority, dict) else {}
+        for stage in stages.values() if isinstance(stages, dict) else ():
+            for name in stage if isinstance(stage, dict) else ():
+                if name != "ALL" and name not in cat.rules[section]:
+                    cat.add(
+                        Rule(
+                            name=name,
+                            section=section,
+                            description=f"Given a priority in the CANN configuration {origin}.",
+                            registration="built-in fusion_config.json (Priority)",
+                            origin=origin,
+                        )
+                    )
     for name in data.get("ExceptionalPassOfO1Level", []) or []:
         if isinstance(name, str) and not any(name in cat.rules[s] for s in SECTIONS):
             cat.add(Rule(name=name, section="GraphFusion", o1_exceptional=True, origin=origin))

@@ -12,7 +12,7 @@ import sys
 
 from .. import __version__
 
-SUBCOMMANDS = ("serve", "check", "compare", "passes", "demo")
+SUBCOMMANDS = ("serve", "check", "compare", "passes", "dumps", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:

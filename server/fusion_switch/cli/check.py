@@ -46,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="EXTRA.json",
-        help="extra rule catalogue or CANN fusion_config.json (repeatable; later files win)",
+        help="extra rule catalogue or CANN fusion_config.json, or a CANN install folder "
+        "(repeatable; later files win)",
     )
     parser.set_defaults(func=run)
 
@@ -97,10 +98,13 @@ def decode(data: bytes) -> tuple[str, Finding | None]:
 
 
 def _context(args: argparse.Namespace):
-    from ..catalogue import known_target_names, load_catalogue, resolve_target
+    from ..catalogue import known_target_names, resolve_target
+    from ..catalogue.cann import load_catalogue_with_cann
     from ..cfg.model import Context
 
-    catalogue, errors = load_catalogue(list(args.catalogue))
+    # as in the editor: built-in + the user's CANN install (a folder given with --catalogue,
+    # else ASCEND_* / the usual locations) + extra files
+    catalogue, errors, _ = load_catalogue_with_cann(list(args.catalogue))
     for error in errors:
         print(f"fusion-switch: warning: catalogue not loaded: {error}", file=sys.stderr)
     target = None

@@ -60,16 +60,17 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "--fusion_rule_file",
         "--fusion-rule-file",
         dest="on_graph",
-        required=True,
+        default=None,
         metavar="JSON|TXT",
-        help="fusion-on graph: atc JSON or ge_proto_*_Build.txt",
+        help="fusion-on graph: atc JSON or ge_proto_*_Build.txt, or the folder holding it "
+        "(required for tensor dumps)",
     )
     req(
         "-cf",
         "--close_fusion_rule_file",
         "--close-fusion-rule-file",
         dest="off_graph",
-        required=True,
+        default=None,
         metavar="JSON|TXT",
         help="fusion-off graph",
     )
@@ -130,6 +131,19 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         default="text",
         dest="fmt",
         help="verdict on stdout as text or as the summary JSON",
+    )
+    req(
+        "--rank",
+        default=None,
+        metavar="R|all",
+        help="device id to compare when the dump trees hold several ranks; 'all' compares "
+        "each rank with the same rank (results in OUT/rank_R/)",
+    )
+    req(
+        "--iteration",
+        default=None,
+        metavar="I",
+        help="iteration to compare when the dump trees hold several ('all' for statistics)",
     )
     req("--no-progress", action="store_true", help="no progress output on stderr")
     req(
@@ -225,8 +239,20 @@ def input_problem(args: argparse.Namespace) -> str | None:
     graphs = (("-f", args.on_graph), ("-cf", args.off_graph))
     dumps = (("-m", args.on_dump), ("-g", args.off_dump))
     for flag, path in graphs:
+        if path is None:
+            return (
+                f"the following arguments are required for tensor dumps: {flag} (the graph "
+                "file, ge_proto_*_Build.txt or atc JSON)"
+            )
         if Path(path).is_dir():
-            return f"{flag} {path} is a folder; give the graph file (ge_proto_*_Build.json or .txt)"
+            from ..readers.graph_folder import graph_candidates
+
+            if graph_candidates(path):
+                continue  # a graph dump folder: the graph matching the dump is picked
+            return (
+                f"{flag} {path} is a folder; give the graph file (ge_proto_*_Build.json or .txt) "
+                "or a folder holding ge_proto_*_Build.txt / graph JSON (this one holds none)"
+            )
         if not Path(path).is_file():
             return f"{flag} {path}: no such file (expected a graph JSON or .txt)"
     for flag, path in dumps:
@@ -447,6 +473,16 @@ def run(args: argparse.Namespace) -> int:
         progress: Progress | JsonLinesProgress = JsonLinesProgress(sys.stderr)
     else:
         progress = Progress(sys.stderr, enabled=not args.no_progress)
+    from .compare_tree import plan_runs, run_per_rank, run_statistics
+
+    plan = plan_runs(args)
+    if isinstance(plan, int):
+        return plan
+    if plan.kind == "stats":
+        return run_statistics(args, plan)
+    if len(plan.runs) > 1:
+        return run_per_rank(args, plan, lambda a: run_comparison(a, progress, sys.stdout))
+    args = plan.runs[0][1]
     status, outputs = run_comparison(args, progress, sys.stdout)
     if outputs is None:
         return status

@@ -38,7 +38,6 @@ A rule's section comes from ``fusion_result.json`` when given, else from the op'
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -345,51 +344,17 @@ def _rules_most_recent_first(op: OpLike) -> list[str]:
 
 
 def load_fusion_result(path: str | os.PathLike) -> dict[str, dict[str, int]]:
-    """``fusion_result.json`` → {rule: {"section": ..., "effect_times": n}}.
+    """``fusion_result.json`` (any layout) -> {rule: {"section": ..., "effect_times": n}}.
 
-    The compiler writes one object, a list of them, or several objects one after another.
-    Raises ValueError naming the file (and line and column) when it cannot be used."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"{path}: not UTF-8 text (byte {exc.start}); expected the fusion_result.json "
-            "the compiler writes"
-        ) from None
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    decoder = json.JSONDecoder()
-    objects: list[Any] = []
-    pos = 0
-    while pos < len(text):
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            break
-        try:
-            obj, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-        objects.extend(obj if isinstance(obj, list) else [obj])
+    A thin view over ``readers.fusion_result``: counts summed over sessions and graphs; a rule
+    listed in both sections keeps the first. Raises ValueError naming the file and the problem."""
+    from ..readers.fusion_result import read_fusion_result
+
     result: dict[str, dict[str, Any]] = {}
-    for obj in objects:
-        if not isinstance(obj, Mapping):
-            continue
-        for key, section in (("graph_fusion", GRAPH_FUSION), ("ub_fusion", UB_FUSION)):
-            table = obj.get(key)
-            if not isinstance(table, Mapping):
-                continue
-            for rule, info in table.items():
-                effect = 0
-                if isinstance(info, Mapping):
-                    try:
-                        effect = int(info.get("effect_times", 0))
-                    except (TypeError, ValueError):
-                        effect = 0
-                entry = result.setdefault(rule, {"section": section, "effect_times": 0})
-                entry["effect_times"] += effect
+    for (section, rule), effect in read_fusion_result(path).totals().items():
+        entry = result.setdefault(rule, {"section": section, "effect_times": 0})
+        if entry["section"] == section:
+            entry["effect_times"] += effect
     return result
 
 

@@ -59,6 +59,7 @@ class ServerState:
         self.encoding: str = types.PositionEncodingKind.Utf16
         self._catalogue: Catalogue | None = None  # built-in, loaded on first use
         self.catalogue_errors: list[CatalogueError] = []
+        self.cann_label = "CANN install not looked for yet"
         self.target: Target | None = None
         self.generation = 0
         self.initialized = False  # `initialized` arrived: notifications may be sent
@@ -76,10 +77,11 @@ class ServerState:
     # context and analyses ------------------------------------------------------------
     @property
     def catalogue(self) -> Catalogue:
-        if self._catalogue is None:
-            from ..catalogue import builtin_catalogue
+        if self._catalogue is None:  # built-in + the user's CANN install, if one is found
+            from ..catalogue.cann import load_catalogue_with_cann
 
-            self._catalogue = builtin_catalogue()
+            self._catalogue, self.catalogue_errors, cann = load_catalogue_with_cann()
+            self.cann_label = cann.label
         return self._catalogue
 
     def context(self) -> Context:
@@ -188,10 +190,14 @@ class ServerState:
         outcome = SettingsOutcome()
         old = self.settings
         self.settings = settings
-        from ..catalogue import known_target_names, load_catalogue, resolve_target
+        from ..catalogue import known_target_names, resolve_target
+        from ..catalogue.cann import load_catalogue_with_cann
 
         if force_reload or settings.extra_files != old.extra_files:
-            self._catalogue, self.catalogue_errors = load_catalogue(list(settings.extra_files))
+            self._catalogue, self.catalogue_errors, cann = load_catalogue_with_cann(
+                list(settings.extra_files)
+            )
+            self.cann_label = cann.label
             for error in self.catalogue_errors:
                 key = (error.path, error.message)
                 if key not in self._announced or force_reload:
@@ -254,7 +260,8 @@ class ServerState:
         target = self.target.label if self.target else "none"
         origins = ", ".join(self.catalogue.origins) or "built-in"
         return (
-            f"fusion-switch: target {target}; catalogue {len(self.catalogue)} rules from {origins}"
+            f"fusion-switch: target {target}; catalogue {len(self.catalogue)} rules from "
+            f"{origins}; {self.cann_label}"
         )
 
 

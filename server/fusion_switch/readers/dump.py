@@ -93,6 +93,13 @@ class DumpTensor:
     input_type: int = 0
     type_code: int = 0
     dim_range: tuple[tuple[int, int], ...] = ()
+    # the fields the header really holds for this tensor (others read as proto3 defaults):
+    # exception dumps record only ``size``, so DT_UNDEFINED/NCHW there mean "not recorded"
+    recorded: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+
+    @property
+    def has_type_and_shape(self) -> bool:
+        return bool({"data_type", "shape"} & self.recorded)
 
     @property
     def name(self) -> str:
@@ -472,6 +479,7 @@ def _make_tensor(
         input_type=int(values.get("input_type", 0)) & 0xFFFFFFFF,  # type: ignore[arg-type]
         type_code=pw.as_int32(int(values.get("type", 0))),  # type: ignore[arg-type]
         dim_range=tuple(values.get("dim_range", ())),  # type: ignore[arg-type]
+        recorded=frozenset(values),
     )
 
 

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .exception_dump import is_exception_dump_name
+
 MAPPING_FILE = "mapping.csv"
 OFFLINE_PATTERN = re.compile(
     r"^[A-Za-z0-9_-]+\.([A-Za-z0-9_-]+)\.[0-9]+(\.[0-9]+)?\.[0-9]{1,255}"
@@ -98,6 +100,8 @@ def _strip_op_name(name: str) -> str:
 def parse_dump_name(real_name: str, path: Path | None = None) -> DumpName | str:
     """Parse a dump file name; returns the reason as a string when it is not one."""
     path = path or Path(real_name)
+    if is_exception_dump_name(real_name):  # "exception_info" is no op type, 1026 no op name
+        return "exception dump (a failing kernel's buffers, no op name): see fusion-switch dumps"
     if real_name.endswith(".npy"):
         match = NPY_PATTERN.match(real_name)
         if not match:
@@ -261,6 +265,13 @@ def _has_dump_names(folder: Path) -> bool:
     return False
 
 
+def _has_exception_dumps(folder: Path) -> bool:
+    try:
+        return any(is_exception_dump_name(e.name) for e in os.scandir(folder))
+    except OSError:
+        return False
+
+
 def _has_dumps_below(folder: Path, depth: int) -> bool:
     if _has_dump_names(folder):
         return True
@@ -322,6 +333,13 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
             break
         candidates = [c for c in _subfolders(folder) if _has_dumps_below(c, _MAX_DEPTH)]
         if not candidates:
+            if _has_exception_dumps(folder):
+                raise DumpDirError(
+                    folder,
+                    "holds only exception dumps (exception_info.*: a failing kernel's buffers, "
+                    "no op name, dtype or shape recorded), no op dumps to compare; list them "
+                    "with fusion-switch dumps",
+                )
             raise DumpDirError(
                 requested,
                 "no dump files found here or in the folders below "

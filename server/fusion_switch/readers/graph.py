@@ -28,6 +28,7 @@ from typing import Any
 
 from .dtypes import data_type_name
 from .graph_file import GraphError, read_graph_head
+from .graph_kind import sniff_graph
 from .graph_text import parse_graph_text_file
 
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
@@ -308,6 +309,7 @@ class Op(_LazyAttrs):
         "output_descs",
         "raw_attrs",
         "stream_id",
+        "subgraph_names",
         "type",
     )
 
@@ -323,6 +325,7 @@ class Op(_LazyAttrs):
         raw_attrs: dict[str, Any] | None = None,
         stream_id: int = 0,
         has_id: bool = False,
+        subgraph_names: list[str] | None = None,
     ) -> None:
         self.name = name
         self.type = type
@@ -332,6 +335,7 @@ class Op(_LazyAttrs):
         self.output_descs = output_descs if output_descs is not None else []
         self.stream_id = stream_id
         self.has_id = has_id
+        self.subgraph_names = subgraph_names if subgraph_names is not None else []
         self._set_attrs(attrs, raw_attrs)
 
     @classmethod
@@ -346,6 +350,7 @@ class Op(_LazyAttrs):
             input_descs=[TensorDesc.from_dict(d or {}) for d in op.get("input_desc", []) or []],
             output_descs=[TensorDesc.from_dict(d or {}) for d in op.get("output_desc", []) or []],
             stream_id=_to_int(op.get("stream_id", 0) or 0),
+            subgraph_names=_string_list(op.get("subgraph_name")),  # PartitionedCall/If/While
         )
 
     _FIELDS = ("name", "type", "id", "inputs", "attrs", "input_descs", "output_descs")
@@ -518,7 +523,13 @@ def _graph(graph: Any, index: int, model: Mapping[str, Any], model_attrs: dict, 
 def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
     """The ModelDef dict of a graph file, JSON or protobuf text format (decided by content)."""
     path = Path(path)
-    head = read_graph_head(path)
+    head = read_graph_head(path)  # empty, binary, UTF-16: refused here
+    try:
+        kind = sniff_graph(path)
+    except OSError as error:
+        raise GraphError(path, f"cannot read: {error.strerror or error}") from None
+    if kind.is_foreign:  # ONNX text, TF GraphDef, Caffe prototxt, a cfg, a tiny file...
+        raise GraphError(path, kind.refusal())
     first = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     if first in (b"{", b"["):
         try:

@@ -39,6 +39,9 @@ def test_eltwise_errors():
     refuses("Eltwise", [A, A], {"N": 2, "mode": 3}, "mode")
     refuses("Eltwise", [A, A], {"N": 3}, "N")
     refuses("Eltwise", [A, A], {"N": 2, "coeff": [1.0]}, "coeff")
+    # a scalar coeff (hypothesis found it raising TypeError, which the replay cannot report)
+    refuses("Eltwise", [A, A], {"N": 2, "coeff": 1}, "coeff")
+    check("Eltwise", [A], {"N": 1, "coeff": 2}, 2 * A)
 
 
 def test_bias_add_channel_axis_from_data_format():

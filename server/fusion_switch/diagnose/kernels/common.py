@@ -61,6 +61,14 @@ def int_list(value: object, name: str, length: int | None = None) -> list[int]:
     return out
 
 
+def float_list(value: object, name: str) -> list[float]:
+    """A list of numbers (a scalar counts as a one-element list; None as an empty one)."""
+    if value is None:
+        return []
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [as_float(v, name) for v in items]
+
+
 def layout(format: str | None, data_format: str | None, default: str) -> str:
     """The host layout of a 4-D input. The input desc's format (``format=``) wins over the
     ``data_format`` attribute: GE leaves ``data_format`` at its NHWC default on Caffe models

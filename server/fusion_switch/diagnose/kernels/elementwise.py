@@ -26,6 +26,7 @@ from .common import (
     broadcast,
     broadcast_all,
     channel_axis,
+    float_list,
     layout,
     need,
     norm_axis,
@@ -191,7 +192,7 @@ def eltwise(inputs, *, N=None, mode=1, coeff=()):
         return [np.max(np.broadcast_arrays(*xs), axis=0)]
     if m != 1:
         raise KernelError(f"attribute mode={mode} is not 0 (product), 1 (sum) or 2 (max)")
-    coeffs = [as_float(c, "coeff") for c in (coeff or ())]
+    coeffs = float_list(coeff, "coeff")
     if coeffs and len(coeffs) != len(xs):
         raise KernelError(f"attribute coeff has {len(coeffs)} values for {len(xs)} inputs")
     weights = coeffs or [1.0] * len(xs)

@@ -1,0 +1,119 @@
+"""Which leaf folders a comparison uses, on each side, for the ranks and iteration asked for.
+
+A tree with several ranks (device ids) or iterations is never reduced silently: without
+``--rank``/``--iteration`` the choice is refused with the list of what is there. Several dump
+times for one rank and iteration (a run repeated into the same dump path) are reduced to the
+newest, and said so; several models are matched to the graph's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .dumptree import DumpLeaf, DumpTree, DumpTreeError, scan_dump_tree, select_leaves
+
+
+@dataclass
+class LeafPair:
+    label: str  # "rank 0", or "" when the trees have no ranks to tell apart
+    rank: int | None
+    on: list[DumpLeaf]
+    off: list[DumpLeaf]
+
+
+@dataclass
+class Selection:
+    kind: str  # "tensor" | "stats"
+    pairs: list[LeafPair]
+    notes: list[str] = field(default_factory=list)
+    trees: tuple[DumpTree, ...] = ()  # (fusion-on, fusion-off) as scanned
+
+
+def _one(leaves: list[DumpLeaf], flag: str, root, graph_name, notes: list[str]):
+    """Reduce one side's leaves for one rank to a single leaf (tensor dumps). ``graph_name``:
+    the graph's name, or a function giving it (read only when several models need it)."""
+    if len(leaves) == 1:
+        return leaves[0]
+    models = {leaf.model for leaf in leaves}
+    if len(models) > 1:
+        if callable(graph_name):
+            graph_name = graph_name()
+        if graph_name and graph_name in models:
+            leaves = [leaf for leaf in leaves if leaf.model == graph_name]
+            notes.append(f"{flag}: model folder {graph_name!r} matches the graph name")
+        else:
+            raise DumpTreeError(
+                f"{flag} {root}: holds {len(models)} models ({', '.join(sorted(map(str, models)))})"
+                " and none is named like the graph; give the leaf folder of the model to compare"
+            )
+    times = sorted({leaf.timestamp or "" for leaf in leaves})
+    if len(times) > 1:
+        newest = times[-1]
+        leaves = [leaf for leaf in leaves if (leaf.timestamp or "") == newest]
+        notes.append(f"{flag}: newest dump time {newest} of {len(times)} ({', '.join(times)})")
+    ids = sorted({str(leaf.model_id) for leaf in leaves})
+    if len(leaves) > 1:
+        raise DumpTreeError(
+            f"{flag} {root}: {len(leaves)} dump folders remain for {leaves[0].label} "
+            f"(model ids {', '.join(ids)}); give the leaf folder to compare"
+        )
+    return leaves[0]
+
+
+def select_pairs(
+    on_path, off_path, rank=None, iteration=None, graph_names=(None, None)
+) -> Selection:
+    """The leaf pairs to compare. DumpTreeError (exit 2 in the CLI) says what to pass."""
+    on_tree, off_tree = scan_dump_tree(on_path), scan_dump_tree(off_path)
+    kinds = {_kind(on_tree, "-m"), _kind(off_tree, "-g")}
+    if len(kinds) > 1:
+        raise DumpTreeError(
+            f"-m {on_path} holds {_kind(on_tree, '-m')} dumps and -g {off_path} holds "
+            f"{_kind(off_tree, '-g')} dumps; compare tensor dumps with tensor dumps, statistics "
+            "with statistics"
+        )
+    kind = kinds.pop()
+    on = select_leaves(on_tree, rank, iteration, "-m")
+    off = select_leaves(off_tree, rank, iteration, "-g")
+    notes: list[str] = []
+    ranks_on = on_tree.values("rank", on)
+    ranks_off = off_tree.values("rank", off)
+    if str(rank) == "all":
+        common = [r for r in ranks_on if r in ranks_off]
+        for side, mine, other in (("-m", ranks_on, ranks_off), ("-g", ranks_off, ranks_on)):
+            lonely = [r for r in mine if r not in other]
+            if lonely:
+                notes.append(f"{side}: rank(s) {', '.join(map(str, lonely))} have no partner")
+        if not common:
+            raise DumpTreeError(
+                f"--rank all: no rank is on both sides (-m has {ranks_on or 'none'}, -g has "
+                f"{ranks_off or 'none'})"
+            )
+        groups = [
+            (r, [x for x in on if x.rank == r], [x for x in off if x.rank == r]) for r in common
+        ]
+    else:
+        if rank is None and ranks_on and ranks_off and ranks_on != ranks_off:
+            raise DumpTreeError(
+                f"-m has rank {ranks_on[0]} and -g has rank {ranks_off[0]}; pass --rank R to "
+                "compare the same device on both sides"
+            )
+        groups = [(ranks_on[0] if len(ranks_on) == 1 else None, on, off)]
+    pairs = []
+    for r, on_leaves, off_leaves in groups:
+        if kind == "tensor":
+            on_leaves = [_one(on_leaves, "-m", on_path, graph_names[0], notes)]
+            off_leaves = [_one(off_leaves, "-g", off_path, graph_names[1], notes)]
+        pairs.append(LeafPair(f"rank {r}" if r is not None else "", r, on_leaves, off_leaves))
+    return Selection(kind, pairs, notes, (on_tree, off_tree))
+
+
+def _kind(tree: DumpTree, flag: str) -> str:
+    kinds = tree.kinds
+    if kinds == ["exception"]:
+        raise DumpTreeError(
+            f"{flag} {tree.root}: holds only exception dumps (a failing kernel's buffers, no op "
+            "name, dtype or shape recorded): nothing to compare; list them with "
+            "fusion-switch dumps, and dump the run with dump_mode all for a comparison"
+        )
+    return "tensor" if "tensor" in kinds else "stats"

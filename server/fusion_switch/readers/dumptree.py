@@ -1,0 +1,244 @@
+"""Dump trees: every leaf folder below a dump path, with where it sits in CANN's layout.
+
+CANN writes ``{dump_path}/{time}/{device_id}/{model_name}/{model_id}/{iteration}/``; a run on
+several devices (ranks) or over several iterations leaves several leaves, and a comparison must
+say which one it uses (:func:`select_leaves` refuses to guess). MindSpore's statistics dumps
+use ``rank_{id}/{net}/{graph_id}/{iteration}/statistic.csv``. A leaf holds tensor dump files,
+a statistics CSV, or exception dumps (:mod:`.exception_dump`); ``kind`` says which.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .dumpdir import MAPPING_FILE, parse_dump_name
+from .exception_dump import is_exception_dump_name
+from .stats import STATS_FILE, looks_like_stats_csv
+
+MAX_DEPTH = 8
+_TIME_DIR = re.compile(r"^\d{14}$")
+_RANK_DIR = re.compile(r"^rank_?(\d+)$")
+KINDS = ("tensor", "stats", "exception")
+
+
+class DumpTreeError(ValueError):
+    """No dump files, or a choice the user must make; the message says what to pass."""
+
+
+class NoDumpsError(DumpTreeError):
+    """The folder does not exist or holds no dump files at all."""
+
+
+@dataclass(frozen=True)
+class DumpLeaf:
+    """One leaf folder. Fields the path does not tell are None."""
+
+    timestamp: str | None
+    rank: int | None
+    model: str | None
+    model_id: str | None
+    iteration: str | None
+    path: Path
+    n_files: int
+    n_bytes: int
+    kind: str  # "tensor" | "stats" | "exception"
+
+    @property
+    def label(self) -> str:
+        parts = [
+            f"time {self.timestamp}" if self.timestamp else "",
+            f"rank {self.rank}" if self.rank is not None else "",
+            f"model {self.model}" if self.model else "",
+            f"model id {self.model_id}" if self.model_id is not None else "",
+            f"iteration {self.iteration}" if self.iteration is not None else "",
+        ]
+        return ", ".join(p for p in parts if p) or str(self.path)
+
+
+@dataclass
+class DumpTree:
+    root: Path
+    leaves: list[DumpLeaf] = field(default_factory=list)
+
+    def values(self, attr: str, leaves: Iterable[DumpLeaf] | None = None) -> list:
+        seen = {getattr(leaf, attr) for leaf in (self.leaves if leaves is None else leaves)}
+        return sorted((v for v in seen if v is not None), key=_natural)
+
+    @property
+    def ranks(self) -> list[int]:
+        return self.values("rank")
+
+    @property
+    def iterations(self) -> list[str]:
+        return self.values("iteration")
+
+    @property
+    def kinds(self) -> list[str]:
+        return [k for k in KINDS if any(leaf.kind == k for leaf in self.leaves)]
+
+
+def _natural(value) -> tuple:
+    text = str(value)
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
+
+
+def classify_file(name: str) -> str | None:
+    """ "tensor", "exception", "stats" (by name only; a .csv is checked by header) or None."""
+    if name == MAPPING_FILE:
+        return "tensor"
+    if is_exception_dump_name(name):
+        return "exception"
+    if name.lower().endswith(".csv"):
+        return "stats?"
+    if not isinstance(parse_dump_name(name), str):
+        return "tensor"
+    return None
+
+
+def _leaf_of(folder: Path) -> tuple[str, int, int] | None:
+    """(kind, files, bytes) when ``folder`` holds dump files of its own."""
+    counts = dict.fromkeys(KINDS, 0)
+    sizes = dict.fromkeys(KINDS, 0)
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            if not entry.is_file():
+                continue
+            kind = classify_file(entry.name)
+            if kind == "stats?":
+                kind = "stats" if looks_like_stats_csv(entry.path) else None
+            if kind is None:
+                continue
+            counts[kind] += 1
+            sizes[kind] += entry.stat().st_size
+        except OSError:
+            continue
+    best = max(KINDS, key=lambda k: counts[k])
+    if not counts[best]:
+        return None
+    return best, counts[best], sizes[best]
+
+
+def _place(root: Path, leaf: Path) -> dict:
+    """timestamp/rank/model/model_id/iteration from the leaf's path (None where unknown)."""
+    parts = list(leaf.resolve().parts)
+    root_depth = len(root.resolve().parts)
+    out: dict = dict.fromkeys(("timestamp", "rank", "model", "model_id", "iteration"))
+    below = parts[root_depth:]
+    # MindSpore: .../rank_{id}/{net}/{graph_id}/{iteration}
+    for i in range(len(parts) - 1, -1, -1):
+        m = _RANK_DIR.match(parts[i])
+        if m and len(parts) - i == 4:
+            out.update(rank=int(m.group(1)), model=parts[i + 1])
+            out.update(model_id=parts[i + 2], iteration=parts[i + 3])
+            return out
+    # CANN: .../{time}/{device_id}/{model}/{model_id}/{iteration}, read from the leaf upward
+    time_at = next((i for i, p in enumerate(parts) if _TIME_DIR.match(p)), None)
+    if time_at is not None and len(parts) - time_at == 5:
+        out.update(timestamp=parts[time_at], rank=_int(parts[time_at + 1]))
+        out.update(model=parts[time_at + 2], model_id=parts[time_at + 3])
+        out.update(iteration=parts[time_at + 4])
+        return out
+    # no time folder: name only what the folders below the root say, digits where digits go
+    names = ["iteration", "model_id", "model", "rank"]
+    for name, part in zip(names, reversed(below), strict=False):
+        if name == "model":
+            out[name] = part
+        elif part.isdigit():
+            out[name] = int(part) if name == "rank" else part
+        else:
+            break
+    return out
+
+
+def _int(text: str) -> int | None:
+    return int(text) if text.isdigit() else None
+
+
+def scan_dump_tree(path: str | os.PathLike) -> DumpTree:
+    """Every leaf below ``path`` (``path`` itself when it holds the files). DumpTreeError when
+    there is none, naming the folder and what was expected."""
+    root = Path(path)
+    if not root.is_dir():
+        what = "does not exist" if not root.exists() else "is a file, not a folder"
+        raise NoDumpsError(f"{root}: {what}; give the dump folder (or a folder above it)")
+    tree = DumpTree(root=root)
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        found = _leaf_of(folder)
+        if found is not None:
+            kind, n_files, n_bytes = found
+            tree.leaves.append(
+                DumpLeaf(
+                    path=folder, n_files=n_files, n_bytes=n_bytes, kind=kind, **_place(root, folder)
+                )
+            )
+        if depth < MAX_DEPTH:
+            try:
+                subs = sorted(
+                    (
+                        Path(e.path)
+                        for e in os.scandir(folder)
+                        if e.is_dir() and not e.name.startswith(".")
+                    ),
+                    reverse=True,
+                )
+            except OSError:
+                subs = []
+            stack.extend((s, depth + 1) for s in subs)
+    if not tree.leaves:
+        raise NoDumpsError(
+            f"{root}: no dump files here or in the {MAX_DEPTH} folder levels below (expected "
+            f"tensor dumps like Conv2D.conv1.3.1700000000000000, {STATS_FILE}, or "
+            "exception_info.* files)"
+        )
+    tree.leaves.sort(key=lambda leaf: leaf.path.parts)
+    return tree
+
+
+def _fmt(values: list) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def select_leaves(
+    tree: DumpTree, rank: str | int | None = None, iteration: str | None = None, flag: str = ""
+) -> list[DumpLeaf]:
+    """The leaves to compare for ``rank``/``iteration`` ("all" for every one). When the tree
+    holds several ranks or iterations and none is given, DumpTreeError lists them and names the
+    flags to pass: never a silent pick."""
+    leaves = list(tree.leaves)
+    where = f"{flag} {tree.root}" if flag else str(tree.root)
+    ranks = tree.values("rank", leaves)
+    if rank is not None and str(rank) != "all":
+        leaves = [leaf for leaf in leaves if str(leaf.rank) == str(rank)]
+        if not leaves:
+            raise DumpTreeError(
+                f"{where}: no rank {rank} here; ranks (device ids) found: {_fmt(ranks) or 'none'}"
+            )
+    elif rank is None and len(ranks) > 1:
+        raise DumpTreeError(
+            f"{where}: holds {len(ranks)} ranks (device ids {_fmt(ranks)}); pass --rank R to "
+            "compare one of them, or --rank all to compare each rank with the same rank"
+        )
+    iterations = tree.values("iteration", leaves)
+    if iteration is not None and str(iteration) != "all":
+        leaves = [leaf for leaf in leaves if str(leaf.iteration) == str(iteration)]
+        if not leaves:
+            raise DumpTreeError(
+                f"{where}: no iteration {iteration} here; iterations found: "
+                f"{_fmt(iterations) or 'none'}"
+            )
+    elif iteration is None and len(iterations) > 1:
+        raise DumpTreeError(
+            f"{where}: holds {len(iterations)} iterations ({_fmt(iterations)}); pass "
+            "--iteration I to compare one of them (statistics dumps: --iteration all for every one)"
+        )
+    return leaves

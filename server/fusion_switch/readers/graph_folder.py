@@ -1,0 +1,67 @@
+"""A folder given where a graph file is expected: pick the graph whose ops match the dump.
+
+GE's graph dump folder holds many ``ge_proto_*.txt`` (one per stage and per graph) and sometimes
+the JSON that atc made of them. Only the graphs after Build (``ge_proto_*_Build.txt`` / JSON)
+name the ops that were executed and dumped; among them, the one that names the most dumped ops
+is the graph of that dump. The choice is always reported.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .dumpdir import sanitize_op_name
+from .graph import GraphError, load_graph
+
+
+def graph_candidates(folder: str | os.PathLike) -> list[Path]:
+    """``ge_proto_*_Build.txt`` and ``*.json`` graphs in ``folder`` (not recursive), sorted."""
+    p = Path(folder)
+    found = sorted(p.glob("ge_proto_*_Build.txt")) + sorted(
+        f for f in p.glob("*.json") if f.name != "fusion_result.json"
+    )
+    return [f for f in found if f.is_file()]
+
+
+def pick_graph(
+    folder: str | os.PathLike, dumped_ops: list[str], flag: str = "-f"
+) -> tuple[Path, str]:
+    """(graph file, why) for the graph naming the most of ``dumped_ops``; GraphError when the
+    folder holds no readable graph or none names a dumped op."""
+    candidates = graph_candidates(folder)
+    if not candidates:
+        raise GraphError(
+            folder,
+            f"{flag}: no ge_proto_*_Build.txt or graph JSON in this folder; give the graph "
+            "file, or the folder GE dumped its graphs into (DUMP_GE_GRAPH)",
+        )
+    wanted = set(dumped_ops)
+    scores: list[tuple[int, Path]] = []
+    problems: list[str] = []
+    for path in candidates:
+        try:
+            graph = load_graph(path)
+        except GraphError as exc:
+            problems.append(str(exc))
+            continue
+        names = {sanitize_op_name(op.name) for g in graph.all_graphs for op in g.ops}
+        names |= {op.name for g in graph.all_graphs for op in g.ops}
+        scores.append((len(wanted & names), path))
+    if not scores or max(scores)[0] == 0:
+        why = f"; {len(problems)} could not be read ({problems[0]})" if problems else ""
+        raise GraphError(
+            folder,
+            f"{flag}: none of the {len(candidates)} graphs here names an op of the dump{why}; "
+            "give the graph file of this run",
+        )
+    scores.sort(key=lambda s: (-s[0], s[1].name))
+    best, path = scores[0]
+    tie = [p.name for n, p in scores[1:] if n == best]
+    why = (
+        f"{flag}: picked {path.name} in {folder}: it names {best} of the {len(wanted)} dumped "
+        f"ops (of {len(candidates)} graphs)"
+    )
+    if tie:
+        why += f"; as many as {', '.join(tie)} (first by name taken)"
+    return path, why
