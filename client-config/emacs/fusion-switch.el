@@ -121,6 +121,10 @@ EXTRA is a plist merged into the argument object."
   "Compare the fusion-on and fusion-off dumps named in the settings.")
 (fusion-switch--define-command fusion-switch-cancel-compare "fusionSwitch.cancelCompare"
   "Stop the running comparison.")
+(fusion-switch--define-command fusion-switch-bisect "fusionSwitch.bisect"
+  "Bisect the fusion rules by re-running the job (arguments: job, rules; see the README).")
+(fusion-switch--define-command fusion-switch-cancel-bisect "fusionSwitch.cancelBisect"
+  "Stop the running bisection; the configuration is put back.")
 (fusion-switch--define-command fusion-switch-apply-suspects "fusionSwitch.applySuspects"
   "Switch the rules suspected by the last comparison off.")
 (fusion-switch--define-command fusion-switch-all-off "fusionSwitch.allOff"

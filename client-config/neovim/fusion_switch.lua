@@ -174,6 +174,8 @@ end
 local user_commands = {
   FusionSwitchCompare = 'fusionSwitch.compare',
   FusionSwitchCancelCompare = 'fusionSwitch.cancelCompare',
+  FusionSwitchBisect = 'fusionSwitch.bisect',
+  FusionSwitchCancelBisect = 'fusionSwitch.cancelBisect',
   FusionSwitchApplySuspects = 'fusionSwitch.applySuspects',
   FusionSwitchAllOff = 'fusionSwitch.allOff',
   FusionSwitchRestore = 'fusionSwitch.restore',

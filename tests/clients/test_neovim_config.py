@@ -85,6 +85,8 @@ def test_user_commands_are_defined(session: dict) -> None:
     assert sorted(session["user_commands"]) == [
         "FusionSwitchAllOff",
         "FusionSwitchApplySuspects",
+        "FusionSwitchBisect",
+        "FusionSwitchCancelBisect",
         "FusionSwitchCancelCompare",
         "FusionSwitchCompare",
         "FusionSwitchReloadCatalogue",

@@ -8,7 +8,7 @@ import pytest
 import pytest_lsp
 from e2e_support import SERVER, apply_text_edits, edits_of
 from fusion_switch import cfg
-from fusion_switch.workflow.backup import load_backup
+from fusion_switch.workflow.history import History
 from fusion_switch.workflow.results import load_results
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -73,10 +73,12 @@ async def test_all_off_and_restore_round_trip_the_exact_text(session, tmp_path):
     assert result["applied"] is True, result
     expected = cfg.all_off_text(cfg.parse(original))
     assert session.texts[uri] == expected
-    assert load_backup(path).text == original
+    history = History(path)
+    assert history.content(history.latest()) == original.encode()
     again = await execute(session, "fusionSwitch.allOff", cfgUri=uri)
-    assert again["alreadyAllOff"] is True  # the backup of the user's text is not overwritten
-    assert load_backup(path).text == original
+    assert again["alreadyAllOff"] is True  # the user's text is not recorded over
+    assert [v.kind for v in history.versions()] == ["all-off"]
+    assert history.latest().who == "editor"
 
     result = await execute(session, "fusionSwitch.restore", cfgUri=uri)
     assert result == {"applied": True}
@@ -229,7 +231,8 @@ async def test_whole_recipe_all_off_compare_apply(session, case, tmp_path):
     assert session.texts[uri] == cfg.apply_edits(
         USER_CFG, cfg.set_switches(cfg.parse(USER_CFG), changes)
     )
-    assert load_backup(path) is None
+    latest = History(path).latest()  # recorded, so the CLI can undo it too
+    assert (latest.kind, latest.who) == ("apply", "editor")
     methods = [(d, m) for d, kind, m, _ in session.recorder.since(mark) if kind != "response"]
     order = [m for _, m in methods]
     execs = [i for i, m in enumerate(order) if m == "workspace/executeCommand"]

@@ -12,7 +12,21 @@ import sys
 
 from .. import __version__
 
-SUBCOMMANDS = ("serve", "check", "compare", "passes", "dumps", "demo")
+SUBCOMMANDS = (
+    "serve",
+    "check",
+    "compare",
+    "passes",
+    "dumps",
+    "demo",
+    "off",
+    "on",
+    "apply",
+    "restore",
+    "wire",
+    "doctor",
+    "bisect",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -30,4 +30,4 @@ async def reload_catalogue(ls, *_):  # unannotated: pygls resolves command annot
 
 # The recipe's commands register themselves when imported; after the line above, so that the
 # menu lists the catalogue command first.
-from .recipe import comparing, editing  # noqa: E402, F401
+from .recipe import bisecting, comparing, editing  # noqa: E402, F401

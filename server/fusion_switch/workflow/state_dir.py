@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 STATE_DIR_NAME = ".fusion-switch"
@@ -20,16 +18,12 @@ def state_file(cfg_path: Path, kind: str) -> Path:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file and rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write via a temp file and rename, so a crash never leaves half a file; the folder is
+    created if needed and never written through a planted symlink (see safe_files)."""
+    from .safe_files import atomic_write_text, ensure_private_dir
+
+    ensure_private_dir(path.parent)
+    atomic_write_text(path, text)
 
 
 def text_digest(text: str) -> str:

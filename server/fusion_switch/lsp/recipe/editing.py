@@ -1,8 +1,14 @@
-"""Recipe commands that edit the configuration: all off (step 1), restore, apply suspects."""
+"""Recipe commands that edit the configuration: all off (step 1), restore, apply suspects.
+
+They change the editor's buffer (a versioned WorkspaceEdit) and record every change in the
+same edit history as the command line (workflow/history.py, `who="editor"`): a change made
+here is restorable with `fusion-switch restore`, and one made there with fusionSwitch.restore.
+The previous text is recorded before the edit is sent; if the editor refuses the edit, the
+version is dropped again.
+"""
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -13,6 +19,7 @@ from . import annotations, target
 from .command import CommandError, Refused, apply_edits, confirm, recipe_command, replace_text
 
 if TYPE_CHECKING:
+    from ...workflow.history import History, Version
     from ..server import FusionSwitchServer
 
 ALL_OFF = "fusionSwitch.allOff"
@@ -20,20 +27,65 @@ RESTORE = "fusionSwitch.restore"
 APPLY_SUSPECTS = "fusionSwitch.applySuspects"
 
 
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _history(path) -> History:
+    from ...workflow.history import History
+
+    return History(path)
+
+
+def _label(version: Version) -> str:
+    return "all off" if version.kind == "all-off" else version.why
+
+
+async def _recorded_replace(
+    ls: FusionSwitchServer, doc, path, new_text: str, label: str, **record
+) -> Version | None:
+    """Record the document's text in the history, then replace it; drop the record when the
+    editor does not apply the edit. Returns the version (None: nothing to change)."""
+    from ...workflow.history import HistoryError
+    from ...workflow.safe_files import UnsafePath
+
+    if new_text == doc.text:
+        return None
+    history = _history(path)
+    try:
+        version = history.record(_encode(doc.text), _encode(new_text), who="editor", **record)
+    except (HistoryError, UnsafePath, OSError) as exc:
+        raise CommandError(
+            f"fusion-switch: cannot record the change in the history next to "
+            f"{file_name(doc.uri)}: {exc}; nothing was changed."
+        ) from None
+    applied = False
+    try:
+        applied = await replace_text(ls, doc, new_text, label)
+    finally:
+        if not applied:
+            history.forget(version)
+    if not applied:
+        raise CommandError(
+            f"fusion-switch: the editor did not apply the edit to {file_name(doc.uri)}."
+        )
+    return version
+
+
 @recipe_command(ALL_OFF)
 async def all_off(ls: FusionSwitchServer, params: dict):
-    """Both sections `"ALL": "off"`; the previous text is saved first, for restore."""
+    """Both sections `"ALL": "off"`; the previous text is kept in the history, for restore."""
     from ... import cfg
-    from ...workflow.backup import changed_since_all_off, load_backup, save_backup
-    from ...workflow.state_dir import atomic_write, state_file
 
     doc = target.config(ls, params, command=ALL_OFF)
     path = target.file_path(doc, command=ALL_OFF)
     name = file_name(doc.uri)
     analysis = await ls.state.analysis_async(doc)
     new_text = cfg.all_off_text(analysis.document)
-    previous = load_backup(path)
-    if previous is not None and not changed_since_all_off(previous, doc.text):
+    latest = _safe_latest(path)
+    if new_text == doc.text or (
+        latest is not None and latest.kind == "all-off" and latest.wrote(_encode(doc.text))
+    ):
         show(
             ls,
             f"fusion-switch: {name} is already all off; the configuration from before is still "
@@ -41,56 +93,98 @@ async def all_off(ls: FusionSwitchServer, params: dict):
             types.MessageType.Info,
         )
         return {"applied": False, "alreadyAllOff": True}
-    backup_file = state_file(path, "before-all-off.json")
-    old_backup = backup_file.read_text(encoding="utf-8") if previous is not None else None
-    save_backup(path, doc.text, new_text)
-    applied = False
-    try:
-        applied = await replace_text(ls, doc, new_text, "Fusion Switch: all fusion off")
-    finally:
-        if not applied:  # nothing changed in the editor: put the old backup state back
-            if old_backup is None:
-                backup_file.unlink(missing_ok=True)
-            else:
-                atomic_write(backup_file, old_backup)
-    if not applied:
-        raise CommandError(f"fusion-switch: the editor did not apply the edit to {name}.")
+    version = await _recorded_replace(
+        ls,
+        doc,
+        path,
+        new_text,
+        "Fusion Switch: all fusion off",
+        kind="all-off",
+        why="all fusion off",
+    )
     show(
         ls,
         f"fusion-switch: all fusion is off in {name}. Build and dump the fusion-off model, then "
-        "run 'Restore Configuration' (fusionSwitch.restore) to get your configuration back.",
+        "run 'Restore Configuration' (fusionSwitch.restore, or 'fusion-switch restore' in a "
+        "terminal) to get your configuration back.",
         types.MessageType.Info,
     )
-    return {"applied": True, "backup": os.fspath(backup_file)}
+    return {"applied": True, "version": version.number if version else None}
+
+
+def _safe_latest(path) -> Version | None:
+    from ...workflow.history import HistoryError
+
+    try:
+        return _history(path).latest()
+    except HistoryError:
+        return None
 
 
 @recipe_command(RESTORE)
 async def restore(ls: FusionSwitchServer, params: dict):
-    """The exact text from before all off (also after a restart: it is kept on disk)."""
-    from ...workflow.backup import changed_since_all_off, clear_backup, load_backup
+    """The exact text from before our last change (also after a restart, and also when the
+    change was made by `fusion-switch` in a terminal): `version` picks another one."""
+    from ...workflow.history import HistoryError, Untrusted
 
     doc = target.config(ls, params, command=RESTORE)
     path = target.file_path(doc, command=RESTORE)
     name = file_name(doc.uri)
-    backup = load_backup(path)
-    if backup is None:
+    history = _history(path)
+    number = params.get("version")
+    if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
+        raise CommandError("fusion-switch: restore: version must be a version number.")
+    try:
+        versions = history.versions()
+        version = history.get(number) if number is not None else history.default()
+        if version is None:
+            raise Refused(f"fusion-switch: nothing to restore for {name}: it has no history.")
+        data = history.content(version)
+    except Untrusted as exc:
+        raise Refused(f"fusion-switch: {exc}. Nothing was changed.") from None
+    except HistoryError as exc:
+        raise Refused(f"fusion-switch: {exc}") from None
+    if data is None:
         raise Refused(
-            f"fusion-switch: nothing to restore for {name}: fusionSwitch.allOff has not saved "
-            "a configuration for it (or it was restored already)."
+            f"fusion-switch: {name} did not exist before change {version.number}; delete the "
+            "file to go back to that state."
         )
-    if changed_since_all_off(backup, doc.text) and doc.text != backup.text:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused(f"fusion-switch: version {version.number} is not UTF-8 text.") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if text == doc.text:
+        raise Refused(
+            f"fusion-switch: nothing to restore for {name}: it is already as it was before "
+            f"'{_label(version)}'."
+        )
+    newest = versions[-1]
+    if not newest.wrote(_encode(doc.text)):
         question = (
-            f"fusion-switch: {name} was edited since 'all off' ({backup.path_hint}); restoring "
-            "replaces those edits with the configuration from before."
+            f"fusion-switch: {name} was edited since '{_label(newest)}' ({newest.when}); "
+            "restoring replaces those edits with the configuration from before (they are "
+            "kept in the history)."
         )
         if not params.get("force") and not await confirm(ls, question, "Restore anyway"):
             raise Refused(
                 question + ' Nothing was changed; run restore with {"force": true} to replace them.'
             )
-    if not await replace_text(ls, doc, backup.text, "Fusion Switch: restore configuration"):
-        raise CommandError(f"fusion-switch: the editor did not apply the edit to {name}.")
-    clear_backup(path)
-    show(ls, f"fusion-switch: {name} is back as it was before 'all off'.", types.MessageType.Info)
+    await _recorded_replace(
+        ls,
+        doc,
+        path,
+        text,
+        "Fusion Switch: restore configuration",
+        kind="restore",
+        why=f"restore version {version.number}",
+    )
+    show(
+        ls,
+        f"fusion-switch: {name} is back as it was before '{_label(version)}'.",
+        types.MessageType.Info,
+    )
     return {"applied": True}
 
 
@@ -98,12 +192,12 @@ async def restore(ls: FusionSwitchServer, params: dict):
 async def apply_suspects(ls: FusionSwitchServer, params: dict):
     """Switch the suspected rules off (all, or `rules`), adding entries and sections.
 
-    If the file is still exactly as 'all off' left it, the rules are switched off in the
-    configuration from before all off (that is the recipe's end: the user's own
-    configuration minus the guilty rules), and the backup is used up."""
+    If the file is still exactly as our 'all off' left it (here or in a terminal), the rules
+    are switched off in the configuration from before all off: the recipe's end, the user's
+    own configuration minus the guilty rules."""
     from ... import cfg
     from ...workflow import annotate
-    from ...workflow.backup import changed_since_all_off, clear_backup, load_backup
+    from ...workflow.history import HistoryError
 
     doc = target.config(ls, params, command=APPLY_SUSPECTS)
     name = file_name(doc.uri)
@@ -124,19 +218,36 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
         )
     listed = [{"section": s, "rule": r, "value": v} for s, r, v in changes]
     path = target.path_of(doc.uri)
-    backup = load_backup(path) if path is not None else None
-    if backup is not None and not changed_since_all_off(backup, doc.text):
-        base = cfg.parse(backup.text)
+    base_text = None
+    if path is not None:
+        latest = _safe_latest(path)
+        if latest is not None and latest.kind == "all-off" and latest.wrote(_encode(doc.text)):
+            try:
+                data = _history(path).content(latest)
+                base_text = data.decode("utf-8").removeprefix("\ufeff") if data else None
+            except (HistoryError, UnicodeDecodeError):
+                base_text = None
+    rule_names = ", ".join(f"{r} ({s})" for s, r, _ in changes)
+    why = f"apply suspects: {rule_names} off"
+    if base_text is not None:
+        base = cfg.parse(base_text)
         edits = cfg.set_switches(base, changes)
         if not edits and base.has_syntax_errors:
             raise CommandError(
                 f"fusion-switch: the configuration saved before 'all off' has syntax errors; "
                 f"run fusionSwitch.restore and fix {name} first."
             )
-        new_text = cfg.apply_edits(backup.text, edits)
-        if not await replace_text(ls, doc, new_text, "Fusion Switch: turn suspected rules off"):
-            raise CommandError(f"fusion-switch: the editor did not apply the edit to {name}.")
-        clear_backup(path)
+        new_text = cfg.apply_edits(base_text, edits)
+        await _recorded_replace(
+            ls,
+            doc,
+            path,
+            new_text,
+            "Fusion Switch: turn suspected rules off",
+            kind="apply",
+            why=why,
+            rules=[f"{s}:{r}" for s, r, _ in changes],
+        )
         note = " (in the configuration from before 'all off', which is now restored)"
         restored = True
     else:
@@ -144,9 +255,20 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
         edits = cfg.set_switches(analysis.document, changes)
         if not edits and analysis.document.has_syntax_errors:
             raise CommandError(f"fusion-switch: fix the syntax errors in {name} first.")
-        if not await apply_edits(ls, doc, edits, "Fusion Switch: turn suspected rules off"):
+        if path is not None:
+            new_text = cfg.apply_edits(doc.text, edits)
+            await _recorded_replace(
+                ls,
+                doc,
+                path,
+                new_text,
+                "Fusion Switch: turn suspected rules off",
+                kind="apply",
+                why=why,
+                rules=[f"{s}:{r}" for s, r, _ in changes],
+            )
+        elif not await apply_edits(ls, doc, edits, "Fusion Switch: turn suspected rules off"):
             raise CommandError(f"fusion-switch: the editor did not apply the edit to {name}.")
         note, restored = "", False
-    rule_names = ", ".join(f"{r} ({s})" for s, r, _ in changes)
     show(ls, f"fusion-switch: switched off {rule_names} in {name}{note}.", types.MessageType.Info)
     return {"applied": True, "changes": listed, "restoredFromAllOff": restored}

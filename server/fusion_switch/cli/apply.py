@@ -1,0 +1,125 @@
+"""`fusion-switch apply RESULTS CFG [--yes] [--include-unverified]`: switch off the rules a
+comparison proved guilty, keeping every other entry of the user's configuration.
+
+RESULTS is a `fusion-switch compare` output folder or its summary.json. Proven means the
+per-rule verdict `introduces`; anything else (unverified, heuristic suspects) is applied only
+with --include-unverified and labelled so. When CFG is still exactly as our 'off --all' left
+it, the rules are switched off in the configuration from before (the recipe's end).
+Exit status: 0 applied (or nothing to apply), 1 declined, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "apply",
+        help="switch off the rules a comparison proved guilty",
+        description=(
+            "Turn off in CFG the rules the comparison in RESULTS proved to introduce the "
+            "error (replay verdict 'introduces'). Lists them and asks first."
+        ),
+    )
+    parser.add_argument("results", metavar="RESULTS", help="compare output folder or summary.json")
+    parser.add_argument("cfg", metavar="CFG", help="the fusion_switch.cfg to change")
+    parser.add_argument("--yes", "-y", action="store_true", help="do not ask (for scripts)")
+    parser.add_argument(
+        "--include-unverified",
+        action="store_true",
+        help="also switch off rules the comparison only suspects (not proven by replay)",
+    )
+    parser.add_argument(
+        "--catalogue", action="append", default=[], metavar="EXTRA.json", help="extra catalogue"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..workflow import switching
+    from ..workflow.changes import ChangeError, read_cfg, recipe_base, write_change
+    from ..workflow.verdicts import SummaryError, load_summary, rule_verdicts
+    from .off import catalogue_for, guard
+    from .restore import confirm
+
+    try:
+        summary_path, summary = load_summary(args.results)
+    except SummaryError as exc:
+        print(f"fusion-switch apply: {exc}", file=sys.stderr)
+        return 2
+    verdicts = rule_verdicts(summary)
+    chosen = [v for v in verdicts if v.proven or args.include_unverified]
+    skipped = [v for v in verdicts if v not in chosen]
+    for v in skipped:
+        print(
+            f"fusion-switch apply: not applied: {v.rule} ({v.section}) is {v.label}; add "
+            "--include-unverified to switch it off too",
+            file=sys.stderr,
+        )
+    if not chosen:
+        print(f"fusion-switch apply: {summary_path} proves no rule guilty; nothing to apply.")
+        return 0
+    catalogue = catalogue_for(args)
+    allowed = []
+    for v in chosen:
+        problems = switching.resolve_rules([f"{v.section}:{v.rule}"], catalogue, "off").problems
+        for problem in problems:
+            print(f"fusion-switch apply: not applied: {problem}", file=sys.stderr)
+        if not problems:
+            allowed.append(v)
+    chosen = allowed
+    if not chosen:
+        print("fusion-switch apply: no rule left that switching off would change.")
+        return 0
+    try:
+        cfg = read_cfg(args.cfg, must_exist=False)
+        base = recipe_base(cfg)
+        text = base[0] if base else cfg.text
+        changes = [(v.section, v.rule, "off") for v in chosen]
+        try:
+            new_text = switching.switched_text(text, changes)
+        except ValueError as exc:
+            raise ChangeError(f"{cfg.path}: cannot switch rules: {exc}") from None
+        before_errors = switching.errors(text, catalogue) if text else []
+        guard(cfg.path, new_text, before_errors, catalogue)
+    except ChangeError as exc:
+        print(f"fusion-switch apply: {exc}", file=sys.stderr)
+        return 2
+    print(f"Rules to switch off in {cfg.path}:")
+    for v in chosen:
+        ops = f", ops {', '.join(v.ops[:3])}" if v.ops else ""
+        print(f"  {v.rule} ({v.section}): {v.label}{ops}")
+    if base:
+        print(
+            f"  (in your configuration from before 'off --all', version {base[1].number} of "
+            "the history; the all-off file is replaced)"
+        )
+    if not args.yes and not confirm("Switch these rules off?"):
+        print(
+            "fusion-switch apply: nothing changed (run with --yes to apply without asking).",
+            file=sys.stderr,
+        )
+        return 1
+    names = ", ".join(f"{v.rule} ({v.section})" for v in chosen)
+    try:
+        version = write_change(
+            cfg,
+            cfg.encode(new_text),
+            who="cli",
+            kind="apply",
+            why=f"apply {summary_path.name}: {names} off",
+            rules=[f"{v.section}:{v.rule}" for v in chosen],
+        )
+    except ChangeError as exc:
+        print(f"fusion-switch apply: {exc}", file=sys.stderr)
+        return 2
+    if version is None:
+        print(f"fusion-switch: {cfg.path}: those rules are already off.")
+    else:
+        print(
+            f"fusion-switch: switched off {names} in {cfg.path} (previous file: version "
+            f"{version.number}; undo with: fusion-switch restore {cfg.path})"
+        )
+    return 0

@@ -1,0 +1,524 @@
+"""`fusion-switch bisect CFG [--rules R1,R2 | --fusion-result FILE | --all-fired] -- CMD ...`:
+find every guilty fusion rule by re-running the user's own job, no dumps needed.
+
+First checks that the job is good with all fusion off and bad with the configuration as it is,
+then searches (workflow/bisect.py), writing a configuration per trial (the CFG itself, or a copy
+per trial substituted for `{cfg}` in CMD when -j > 1). Ends with CFG switching off exactly the
+guilty rules, recorded in the edit history (restorable). A journal next to CFG lets an
+interrupted run continue with --resume; the CFG is put back as it was when the run stops.
+
+Exit status: 0 guilty rules found and switched off; 1 the job is already good (nothing to
+find); 2 bad input or a trial that cannot be judged; 3 fusion is not the cause (bad with all
+fusion off), the cause is not among the candidates, or the results contradict each other;
+130 interrupted (resume with --resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+NOT_FUSION = 3
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bisect",
+        help="find the guilty fusion rules by re-running your job",
+        usage=(
+            "fusion-switch bisect CFG [--rules R1,R2,... | --fusion-result FILE | --all-fired] "
+            "[--repeat N] [--metric REGEX --threshold X [--lower-is-better]] [-j N] [--resume] "
+            "-- CMD ARGS..."
+        ),
+        description=(
+            "Re-run CMD with fusion rules switched on and off to find every rule that makes "
+            "it bad (exit status, or --metric). CMD comes after '--'; '{cfg}' in it is "
+            "replaced by the configuration of the trial."
+        ),
+    )
+    add_options(parser)
+    # argparse cannot put options after a REMAINDER positional: everything from CFG on is
+    # collected here and parsed again in run() (options before '--', the command after it).
+    parser.add_argument("rest", nargs=argparse.REMAINDER, metavar="CFG [OPTIONS] -- CMD ARGS")
+    parser.set_defaults(func=run)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--rules", metavar="R1,R2,...", help="candidate rules (comma-separated)")
+    source.add_argument(
+        "--fusion-result", metavar="FILE", help="candidates: every rule that fired in this file"
+    )
+    source.add_argument(
+        "--all-fired",
+        action="store_true",
+        help="candidates: every rule that fired per the fusion_result.json next to CFG or here",
+    )
+    parser.add_argument("--repeat", type=int, default=1, metavar="N", help="runs per trial")
+    parser.add_argument("--metric", metavar="REGEX", help="number to judge by (first group)")
+    parser.add_argument("--threshold", type=float, metavar="X", help="bad below X (see next)")
+    parser.add_argument(
+        "--lower-is-better", action="store_true", help="the metric is bad above the threshold"
+    )
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="parallel trials")
+    parser.add_argument("--resume", action="store_true", help="continue an interrupted bisection")
+    parser.add_argument("--catalogue", action="append", default=[], metavar="EXTRA.json")
+    parser.add_argument("--progress", choices=("text", "jsonl"), default="text")
+    parser.add_argument("--format", choices=("text", "json"), default="text", dest="fmt")
+
+
+class BadInput(Exception):
+    pass
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..workflow.changes import ChangeError
+
+    rest = list(args.rest)
+    split = rest.index("--") if "--" in rest else len(rest)
+    again = argparse.ArgumentParser(prog="fusion-switch bisect", add_help=False)
+    again.add_argument("cfg", metavar="CFG")
+    add_options(again)
+    try:
+        again.parse_args(rest[:split], namespace=args)
+    except SystemExit:
+        return 2
+    args.command = rest[split + 1 :]
+    try:
+        return Bisect(args).main()
+    except (BadInput, ChangeError) as exc:
+        print(f"fusion-switch bisect: {exc}", file=sys.stderr)
+        return 2
+
+
+class Bisect:
+    def __init__(self, args: argparse.Namespace) -> None:
+        from ..workflow.trials import Judge
+
+        self.args = args
+        command = list(args.command)
+        if not command:
+            raise BadInput("give the command to run after '--', e.g. -- python train.py")
+        if args.jobs > 1 and not any("{cfg}" in part for part in command):
+            raise BadInput(
+                "with -j > 1 each trial has its own configuration: put '{cfg}' in the command "
+                "where it takes the configuration path (e.g. --fusion_switch_file={cfg})"
+            )
+        if args.repeat < 1 or args.jobs < 1:
+            raise BadInput("--repeat and -j take a number of at least 1")
+        if (args.metric is None) != (args.threshold is None):
+            raise BadInput("--metric and --threshold go together")
+        metric = None
+        if args.metric is not None:
+            try:
+                metric = re.compile(args.metric)
+            except re.error as exc:
+                raise BadInput(
+                    f"--metric {args.metric!r} is not a regular expression: {exc}"
+                ) from None
+        self.command = command
+        self.judge = Judge(metric, args.threshold, args.lower_is_better)
+        self.count = 0
+        self.last_log = "the trial's log"
+        self.times: list[float] = []
+        self.search = None
+
+    # ----------------------------------------------------------------- setup
+
+    def candidates(self, catalogue) -> list[tuple[str, str]]:
+        from ..workflow import switching
+
+        args = self.args
+        if args.rules:
+            names = [n for n in args.rules.split(",") if n.strip()]
+            resolved = switching.resolve_rules(names, catalogue, "off")
+            if resolved.problems:
+                raise BadInput(" ".join(resolved.problems))
+            return [(s, r) for s, r, _ in resolved.changes]
+        path = args.fusion_result
+        if args.all_fired or path is None:
+            path = self._find_fusion_result()
+        fired = fired_rules(Path(path))
+        keep = []
+        for section, rule in fired:
+            known = catalogue.get(rule, section)
+            if known is not None and known.cannot_switch_off:
+                continue  # CANN keeps it on: switching it off cannot change a trial
+            keep.append((section, rule))
+        if not keep:
+            raise BadInput(f"{path}: no rule that can be switched off fired in this graph")
+        return keep
+
+    def _find_fusion_result(self) -> str:
+        cfg_dir = Path(self.args.cfg).resolve().parent
+        for folder in (cfg_dir, Path.cwd()):
+            found = folder / "fusion_result.json"
+            if found.is_file():
+                return str(found)
+        raise BadInput(
+            "say which rules to test: --rules R1,R2,..., --fusion-result FILE, or --all-fired "
+            f"with a fusion_result.json in {cfg_dir} or the current folder"
+        )
+
+    # ----------------------------------------------------------------- main
+
+    def main(self) -> int:
+        from ..workflow.bisect_journal import Journal, JournalError, journal_path
+        from ..workflow.changes import read_cfg
+        from .off import catalogue_for
+
+        args = self.args
+        cfg = read_cfg(args.cfg, must_exist=False)
+        self.cfg = cfg
+        catalogue = catalogue_for(args)
+        jpath = journal_path(cfg.path)
+        if args.resume:
+            try:
+                journal = Journal.load(jpath)
+            except FileNotFoundError:
+                raise BadInput(f"nothing to resume: no journal {jpath}") from None
+            except JournalError as exc:
+                raise BadInput(str(exc)) from None
+            candidates = [tuple(c.split(":", 1)) for c in journal.settings["candidates"]]
+            settings = self._settings(candidates)
+            if settings != journal.settings:
+                changed = [k for k in settings if settings[k] != journal.settings.get(k)]
+                raise BadInput(
+                    f"--resume with different settings ({', '.join(changed)}) than the "
+                    f"interrupted run; use the same ones, or delete {jpath} to start over"
+                )
+        else:
+            if jpath.exists():
+                raise BadInput(
+                    f"an interrupted bisection of {cfg.path} is in {jpath}: add --resume to "
+                    "continue it, or delete that file to start over"
+                )
+            candidates = self.candidates(catalogue)
+            journal = Journal(jpath, self._settings(candidates), cfg.data)
+            journal.save()
+        self.journal = journal
+        self.base_text = _text(journal.base)
+        self.candidates_list = candidates
+        try:
+            self._trial_text(())
+        except ValueError as exc:
+            if not args.resume:
+                journal.remove()
+            raise BadInput(f"{cfg.path}: cannot switch rules in it: {exc}") from None
+        from ..workflow.trials import Runner
+
+        self.runner = Runner(self.command, self.judge, args.repeat)
+        previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            return self._bisect()
+        except KeyboardInterrupt:
+            self.runner.stop()
+            self._put_base_back()
+            self._say(
+                f"interrupted after {self.count} trials; the configuration is as before. "
+                f"Continue with: fusion-switch bisect {cfg.path} --resume ... (same options)"
+            )
+            return 130
+        except BaseException:
+            self.runner.stop()
+            self._put_base_back()
+            raise
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+    def _settings(self, candidates) -> dict:
+        a = self.args
+        return {
+            "command": self.command,
+            "candidates": [f"{s}:{r}" for s, r in candidates],
+            "repeat": a.repeat,
+            "metric": a.metric,
+            "threshold": a.threshold,
+            "lower_is_better": a.lower_is_better,
+            "jobs": a.jobs,
+        }
+
+    def _bisect(self) -> int:
+        from ..workflow import switching
+        from ..workflow.bisect import Inconsistent, Search, bound
+        from ..workflow.trials import TrialError
+
+        candidates = self.candidates_list
+        n = len(candidates)
+        self._say(
+            f"bisecting {n} candidate rules of {self.cfg.path}; a trial is "
+            f"{self.judge.describe()}"
+            + (f", {self.args.repeat} runs" if self.args.repeat > 1 else "")
+        )
+        all_off = switching.all_off(self.base_text)
+        cand_off = self._trial_text(())
+        pre = [("all fusion off", all_off), ("configuration as it is", self.base_text)]
+        if cand_off != all_off:
+            pre.append(("all candidates off", cand_off))
+        try:
+            if self.args.jobs > 1:
+                results = self._evaluate(pre)
+            else:
+                results = []
+                for i, item in enumerate(pre):
+                    results.extend(self._evaluate([item]))
+                    if i == 0 and results[0]:
+                        break
+            if results[0]:
+                return self._finish_without(
+                    NOT_FUSION,
+                    "the job is bad even with all fusion off: fusion is not the cause "
+                    f"(or the job fails for another reason; see {self.last_log})",
+                )
+            if not results[1]:
+                return self._finish_without(
+                    1, "the job is good with the configuration as it is: nothing to bisect"
+                )
+            if len(results) > 2 and results[2]:
+                return self._finish_without(
+                    NOT_FUSION,
+                    "the job is still bad with every candidate rule off, but good with all "
+                    "fusion off: the guilty rule is not among the candidates (try --all-fired)",
+                )
+            self.search = Search(candidates, self.args.jobs)
+            gen = self.search.run()
+            try:
+                batch = next(gen)
+                while True:
+                    items = [(self._label(on), self._trial_text(on)) for on in batch]
+                    batch = gen.send(self._evaluate(items))
+            except StopIteration as stop:
+                guilty = list(stop.value)
+        except Inconsistent as exc:
+            names = ", ".join(f"{r} ({s})" for s, r in exc.group[:8])
+            return self._finish_without(NOT_FUSION, f"{exc} [{names}]")
+        except TrialError as exc:
+            self.runner.stop()
+            self._put_base_back()
+            print(f"fusion-switch bisect: {exc}", file=sys.stderr)
+            print("  (the journal is kept: fix it and continue with --resume)", file=sys.stderr)
+            return 2
+        used = self.search.trials
+        limit = bound(n, len(guilty), self.args.jobs)
+        per_round = "" if self.args.jobs <= 1 else f" in {self.search.rounds} rounds"
+        return self._finish(guilty, used, per_round, limit)
+
+    # ----------------------------------------------------------------- trials
+
+    def _trial_text(self, on) -> str:
+        from ..workflow import switching
+
+        on = set(on)
+        off = [(s, r, "off") for s, r in self.candidates_list if (s, r) not in on]
+        return switching.switched_text(self.base_text, off) if off else self.base_text
+
+    def _label(self, on) -> str:
+        n = len(self.candidates_list)
+        if len(on) <= 3:
+            return "on: " + ", ".join(r for _, r in on)
+        return f"{len(on)} of {n} candidates on"
+
+    def _evaluate(self, items: list[tuple[str, str]]) -> list[bool]:
+        """Judge each (label, cfg text): from the journal when it was run before, else run."""
+        from ..workflow.bisect_journal import logs_dir
+        from ..workflow.safe_files import atomic_write_bytes, ensure_private_dir
+        from ..workflow.state_dir import state_dir
+
+        results: list[bool | None] = []
+        todo = []
+        for label, text in items:
+            known = self.journal.result(text)
+            if known is not None:
+                self.count += 1
+                self._progress(label, known, resumed=True)
+                results.append(known.bad)
+            else:
+                results.append(None)
+                todo.append((len(results) - 1, label, text))
+        if not todo:
+            return [bool(r) for r in results]
+        logs = ensure_private_dir(logs_dir(self.cfg.path))
+
+        def one(slot: int, label: str, text: str, number: int):
+            if self.args.jobs > 1:
+                folder = state_dir(self.cfg.path) / f"{self.cfg.path.name}.bisect-trials"
+                folder = ensure_private_dir(folder / f"slot-{slot}")
+                path = folder / self.cfg.path.name
+            else:
+                path = self.cfg.path
+            atomic_write_bytes(path, _encode(text, self.journal.base))
+            return self.runner.run(path, logs / f"trial-{number:03d}")
+
+        numbers = list(range(self.count + 1, self.count + 1 + len(todo)))
+        if len(todo) == 1 or self.args.jobs <= 1:
+            outcomes = [
+                one(0, lbl, txt, num) for (_, lbl, txt), num in zip(todo, numbers, strict=True)
+            ]
+        else:
+            with ThreadPoolExecutor(max_workers=self.args.jobs) as pool:
+                futures = [
+                    pool.submit(one, slot, lbl, txt, num)
+                    for slot, ((_, lbl, txt), num) in enumerate(zip(todo, numbers, strict=True))
+                ]
+                try:
+                    outcomes = [f.result() for f in futures]
+                except BaseException:
+                    self.runner.stop()
+                    raise
+        for (index, label, text), result in zip(todo, outcomes, strict=True):
+            self.count += 1
+            self.times.append(result.seconds)
+            if result.runs:
+                self.last_log = result.runs[-1]["log"]
+            self.journal.add(text, label, result)
+            self._progress(label, result, resumed=False)
+            results[index] = result.bad
+        return [bool(r) for r in results]
+
+    def _progress(self, label: str, result, resumed: bool) -> None:
+        verdict = "bad" if result.bad else "good"
+        note = " (from the journal)" if resumed else f" ({result.seconds:.1f} s)"
+        message = f"trial {self.count} [{label}]: {verdict}{note}"
+        remaining = 0
+        if self.search is not None:
+            left = self.search.left
+            found = len(self.search.found)
+            remaining = self.search.remaining_estimate()
+            message += f"; {left} candidates left, {found} guilty so far"
+        if self.times:
+            avg = sum(self.times) / len(self.times)
+            message += f"; {avg:.1f} s per trial"
+            if remaining:
+                message += f", about {remaining} more (~{_duration(avg * remaining)})"
+        if self.args.progress == "jsonl":
+            total = self.count + max(remaining, 1)
+            print(
+                json.dumps({"done": self.count, "total": total, "message": message}),
+                file=sys.stderr,
+                flush=True,
+            )
+        else:
+            print(f"fusion-switch bisect: {message}", file=sys.stderr, flush=True)
+
+    # ----------------------------------------------------------------- endings
+
+    def _put_base_back(self) -> None:
+        import os
+
+        from ..workflow.safe_files import atomic_write_bytes
+
+        base = getattr(getattr(self, "journal", None), "base", b"\0")
+        if base == b"\0":
+            return
+        try:
+            if base is None:
+                if self.cfg.path.exists():
+                    os.unlink(self.cfg.path)
+            elif self.cfg.path.exists() is False or self.cfg.path.read_bytes() != base:
+                atomic_write_bytes(self.cfg.path, base)
+        except OSError as exc:
+            print(
+                f"fusion-switch bisect: cannot put {self.cfg.path} back: {exc}; its content "
+                f"before the bisection is in {self.journal.path}",
+                file=sys.stderr,
+            )
+
+    def _finish_without(self, code: int, message: str) -> int:
+        self._put_base_back()
+        self.journal.remove()
+        print(f"fusion-switch bisect: {message}.", file=sys.stderr)
+        self._emit({"status": "no-result", "exit": code, "message": message, "guilty": []})
+        return code
+
+    def _finish(self, guilty, used: int, per_round: str, limit: int) -> int:
+        from ..workflow import switching
+        from ..workflow.changes import read_cfg, write_change
+
+        self._put_base_back()
+        base_cfg = read_cfg(self.cfg.path, must_exist=False)
+        final = switching.switched_text(self.base_text, [(s, r, "off") for s, r in guilty])
+        names = ", ".join(f"{r} ({s})" for s, r in guilty)
+        version = write_change(
+            base_cfg,
+            _encode(final, self.journal.base),
+            who="bisect",
+            kind="bisect",
+            why=f"bisect: {names} off",
+            rules=[f"{s}:{r}" for s, r in guilty],
+        )
+        self.journal.remove()
+        rounds_bound = f"bound {limit} rounds" if self.args.jobs > 1 else f"bound {limit}"
+        print(
+            f"fusion-switch bisect: guilty: {names}. {used} search trials{per_round} "
+            f"({rounds_bound} for {len(guilty)} of {len(self.candidates_list)}), "
+            f"{self.count} trials in all.",
+            file=sys.stderr,
+        )
+        undo = (
+            f" (previous file: version {version.number}; undo with: fusion-switch restore "
+            f"{self.cfg.path})"
+            if version
+            else ""
+        )
+        print(f"fusion-switch: {self.cfg.path} now switches off exactly {names}{undo}.")
+        self._emit(
+            {
+                "status": "found",
+                "exit": 0,
+                "guilty": [{"section": s, "rule": r} for s, r in guilty],
+                "trials": self.count,
+                "search_trials": used,
+                "bound": limit,
+                "version": version.number if version else None,
+            }
+        )
+        return 0
+
+    def _emit(self, payload: dict) -> None:
+        if self.args.fmt == "json":
+            print(json.dumps(payload))
+
+    def _say(self, message: str) -> None:
+        print(f"fusion-switch bisect: {message}", file=sys.stderr, flush=True)
+
+
+def fired_rules(path: Path) -> list[tuple[str, str]]:
+    """(section, rule) of every rule that took effect, from any fusion_result.json layout."""
+    from ..readers.fusion_result import FusionResultError, read_fusion_result
+
+    try:
+        return list(read_fusion_result(path).fired())
+    except FusionResultError as exc:
+        raise BadInput(str(exc)) from None
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _text(data: bytes | None) -> str:
+    if data is None:
+        return ""
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    return body.decode("utf-8", "surrogatepass")
+
+
+def _encode(text: str, base: bytes | None) -> bytes:
+    bom = b"\xef\xbb\xbf" if base is not None and base.startswith(b"\xef\xbb\xbf") else b""
+    return bom + text.encode("utf-8", "surrogatepass")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

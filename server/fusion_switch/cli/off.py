@@ -1,0 +1,129 @@
+"""`fusion-switch off CFG --all | RULE...`: step 1 of the recipe (all fusion off) or chosen rules
+off, recorded in the edit history so that `fusion-switch restore CFG` undoes it byte for byte.
+
+Exit status: 0 done (or nothing to change), 2 bad input or a refused rule (nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "off",
+        help="switch all fusion, or chosen rules, off in a fusion_switch.cfg",
+        description=(
+            'Switch fusion rules off: --all writes "ALL": "off" in both sections (step 1 '
+            "of the recipe); RULE names go to their section from the catalogue "
+            "(Section:Rule for rules it does not know). The previous file is kept in the "
+            "edit history: 'fusion-switch restore CFG' brings it back."
+        ),
+    )
+    add_common(parser)
+    parser.add_argument("--all", action="store_true", help="all fusion off (both sections)")
+    parser.set_defaults(func=run)
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("cfg", metavar="CFG", help="the fusion_switch.cfg to change")
+    parser.add_argument("rules", nargs="*", metavar="RULE", help="rule names")
+    parser.add_argument(
+        "--catalogue",
+        action="append",
+        default=[],
+        metavar="EXTRA.json",
+        help="extra rule catalogue or CANN fusion_config.json (repeatable)",
+    )
+
+
+def catalogue_for(args: argparse.Namespace):
+    """As `check` and the editor: built-in + the user's CANN install + --catalogue files."""
+    from ..catalogue.cann import load_catalogue_with_cann
+
+    catalogue, problems, _ = load_catalogue_with_cann(list(args.catalogue))
+    for problem in problems:
+        print(f"fusion-switch: warning: catalogue not loaded: {problem}", file=sys.stderr)
+    return catalogue
+
+
+def switch(args: argparse.Namespace, value: str) -> int:
+    """`off RULE...` / `on RULE...`: the shared body."""
+    from ..workflow import switching
+    from ..workflow.changes import ChangeError, read_cfg, write_change
+
+    catalogue = catalogue_for(args)
+    resolved = switching.resolve_rules(args.rules, catalogue, value)
+    for problem in resolved.problems:
+        print(f"fusion-switch {value}: {problem}", file=sys.stderr)
+    if resolved.problems:
+        print(f"fusion-switch {value}: nothing was changed.", file=sys.stderr)
+        return 2
+    try:
+        cfg = read_cfg(args.cfg, must_exist=False)
+        before_errors = switching.errors(cfg.text, catalogue) if cfg.data is not None else []
+        try:
+            new_text = switching.switched_text(cfg.text, resolved.changes)
+        except ValueError as exc:
+            raise ChangeError(f"{cfg.path}: cannot switch rules: {exc}") from None
+        guard(cfg.path, new_text, before_errors, catalogue)
+        names = ", ".join(f"{r} ({s})" for s, r, _ in resolved.changes)
+        version = write_change(
+            cfg,
+            cfg.encode(new_text),
+            who="cli",
+            kind=value,
+            why=f"{value}: {names}",
+            rules=[f"{s}:{r}" for s, r, _ in resolved.changes],
+        )
+    except ChangeError as exc:
+        print(f"fusion-switch {value}: {exc}", file=sys.stderr)
+        return 2
+    report(cfg.path, version, f"switched {value} {names}")
+    return 0
+
+
+def guard(path, new_text: str, before_errors: list[str], catalogue) -> None:
+    """Never write a file that `check` would reject when the original passed it."""
+    from ..workflow import switching
+    from ..workflow.changes import ChangeError
+
+    after = switching.errors(new_text, catalogue)
+    if after and not before_errors:
+        raise ChangeError(
+            f"{path}: the changed file would not pass 'fusion-switch check' ({after[0]}); "
+            "nothing was written. Please report this as a bug."
+        )
+
+
+def report(path, version, what: str) -> None:
+    if version is None:
+        print(f"fusion-switch: {path}: nothing to change ({what} already).")
+        return
+    print(
+        f"fusion-switch: {what} in {path}. The previous file is version {version.number} of "
+        f"its history; undo with: fusion-switch restore {path}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..workflow import switching
+    from ..workflow.changes import ChangeError, read_cfg, write_change
+
+    if args.all == bool(args.rules):
+        print("fusion-switch off: give either --all or rule names (not both)", file=sys.stderr)
+        return 2
+    if not args.all:
+        return switch(args, "off")
+    try:
+        cfg = read_cfg(args.cfg, must_exist=False)
+        new_text = switching.all_off(cfg.text)
+        version = write_change(
+            cfg, cfg.encode(new_text), who="cli", kind="all-off", why="all fusion off"
+        )
+    except ChangeError as exc:
+        print(f"fusion-switch off: {exc}", file=sys.stderr)
+        return 2
+    report(cfg.path, version, "all fusion off")
+    return 0

@@ -1,0 +1,343 @@
+"""The edit history of one fusion_switch.cfg, shared by the command line and the editor.
+
+Every change fusion-switch makes to a configuration (all off, apply, on/off of rules, bisect's
+result, restore) is recorded *before* the file changes: the previous bytes, who made the change
+(`cli`, `editor`, `bisect`), why, and the digest of what we wrote. `restore` brings back any
+recorded version byte for byte.
+
+Layout, in the hidden folder beside the configuration::
+
+    .fusion-switch/<cfg name>.history/index.json   versions, written atomically
+    .fusion-switch/<cfg name>.history/v0001.before the bytes before change 1, ...
+
+We only ever apply a file that the index names *and* whose content matches the digest the
+index recorded: anything else in that folder (a planted file, a symlink, an edited version)
+is refused with a message saying so. A configuration that did not exist before a change is
+recorded as absent; restoring that version removes the file.
+
+The old single backup (`<cfg>.before-all-off.json`, kept by earlier versions) is read once and
+turned into the first version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .safe_files import (
+    UnsafePath,
+    atomic_write_bytes,
+    atomic_write_text,
+    digest,
+    ensure_private_dir,
+    read_regular,
+)
+from .state_dir import state_dir
+
+INDEX_NAME = "index.json"
+FORMAT = 1
+OLD_BACKUP_KIND = "before-all-off.json"
+WHO = ("cli", "editor", "bisect")
+_VERSION_FILE = re.compile(r"v(\d{4,})\.before")
+
+
+class HistoryError(Exception):
+    """The history cannot be used as asked; the message says why and what to do."""
+
+
+class Untrusted(HistoryError):
+    """A version's file is not one we wrote (missing from the index or changed since)."""
+
+
+@dataclass(frozen=True)
+class Version:
+    number: int
+    file: str | None  # None: the configuration did not exist before this change
+    digest: str | None  # of the file's bytes
+    size: int
+    after_digest: str  # of the bytes we wrote (or a 16-hex prefix for a migrated backup)
+    who: str
+    kind: str  # all-off, off, on, apply, bisect, restore, edit
+    why: str
+    at: float
+    rules: tuple[str, ...] = ()
+
+    @property
+    def when(self) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.at))
+
+    @property
+    def absent(self) -> bool:
+        return self.file is None
+
+    def wrote(self, data: bytes | None) -> bool:
+        """Whether `data` (the configuration now) is exactly what this change wrote."""
+        if data is None:
+            return self.after_digest == "absent"
+        return digest(data).startswith(self.after_digest) and len(self.after_digest) >= 16
+
+    def to_json(self) -> dict:
+        return {
+            "version": self.number,
+            "file": self.file,
+            "digest": self.digest,
+            "size": self.size,
+            "after_digest": self.after_digest,
+            "who": self.who,
+            "kind": self.kind,
+            "why": self.why,
+            "at": self.at,
+            "rules": list(self.rules),
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Version:
+        return cls(
+            number=int(obj["version"]),
+            file=obj["file"] if obj.get("file") is None else str(obj["file"]),
+            digest=None if obj.get("digest") is None else str(obj["digest"]),
+            size=int(obj.get("size", 0)),
+            after_digest=str(obj["after_digest"]),
+            who=str(obj.get("who", "?")),
+            kind=str(obj.get("kind", "edit")),
+            why=str(obj.get("why", "")),
+            at=float(obj.get("at", 0.0)),
+            rules=tuple(str(r) for r in obj.get("rules") or ()),
+        )
+
+
+@dataclass
+class History:
+    """The versions of one configuration. Cheap to create; reads the disk on each call."""
+
+    cfg_path: Path
+    _migrated: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.cfg_path = Path(os.path.abspath(self.cfg_path))
+
+    @property
+    def folder(self) -> Path:
+        return state_dir(self.cfg_path) / f"{self.cfg_path.name}.history"
+
+    @property
+    def index_path(self) -> Path:
+        return self.folder / INDEX_NAME
+
+    # ------------------------------------------------------------------ reading
+
+    def versions(self) -> list[Version]:
+        """Recorded versions, oldest first. A missing index means no history (after migrating
+        an old all-off backup, when there is one)."""
+        self._migrate_old_backup()
+        return self._read_index()
+
+    def latest(self) -> Version | None:
+        found = self.versions()
+        return found[-1] if found else None
+
+    def default(self) -> Version | None:
+        """What `restore` brings back when not told: the state before our last change that was
+        not itself a restore (so restoring twice does not undo the first restore; an explicit
+        version number does)."""
+        found = [v for v in self.versions() if v.kind != "restore"]
+        return found[-1] if found else None
+
+    def get(self, number: int) -> Version:
+        for v in self.versions():
+            if v.number == number:
+                return v
+        known = ", ".join(str(v.number) for v in self.versions()) or "none"
+        raise HistoryError(
+            f"{self.cfg_path.name} has no version {number} in its history (versions: {known}); "
+            f"list them with 'fusion-switch restore {self.cfg_path} --list'"
+        )
+
+    def content(self, version: Version, *, trust_changed: bool = False) -> bytes | None:
+        """The bytes before `version`'s change (None: the file did not exist then).
+
+        Raises Untrusted when the stored file is not exactly what we wrote, unless
+        `trust_changed` (the user confirmed interactively)."""
+        if version.file is None:
+            return None
+        if not _VERSION_FILE.fullmatch(version.file):
+            raise Untrusted(
+                f"version {version.number} names {version.file!r}, not a file fusion-switch "
+                "writes; refusing it"
+            )
+        path = self.folder / version.file
+        try:
+            data = read_regular(path)
+        except UnsafePath as exc:
+            raise Untrusted(f"version {version.number}: {exc}; refusing it") from None
+        except OSError as exc:
+            raise HistoryError(
+                f"version {version.number}: cannot read {path}: {exc.strerror or exc}"
+            ) from None
+        if digest(data) != version.digest and not trust_changed:
+            raise Untrusted(
+                f"version {version.number} ({path}) was changed after fusion-switch wrote it "
+                "(its content does not match the digest in the index); refusing to apply it"
+            )
+        return data
+
+    def unindexed(self) -> list[str]:
+        """Files in the history folder that the index does not name (never applied)."""
+        if not self.folder.is_dir() or self.folder.is_symlink():
+            return []
+        named = {v.file for v in self._read_index()} | {INDEX_NAME, ".lock"}
+        return sorted(
+            p.name
+            for p in self.folder.iterdir()
+            if p.name not in named and not (p.name.startswith(".") and p.name.endswith(".tmp"))
+        )
+
+    # ------------------------------------------------------------------ writing
+
+    def record(
+        self,
+        before: bytes | None,
+        after: bytes | None,
+        *,
+        who: str,
+        kind: str,
+        why: str,
+        rules: tuple[str, ...] | list[str] = (),
+    ) -> Version:
+        """Keep `before` as a new version whose change wrote `after`. Call it *before*
+        writing `after`, so that a crash in between loses nothing."""
+        if who not in WHO:
+            raise ValueError(f"who must be one of {WHO}")
+        with self._locked():
+            self._migrate_old_backup()
+            versions = self._read_index()
+            number = versions[-1].number + 1 if versions else 1
+            name = None
+            if before is not None:
+                name = f"v{number:04d}.before"
+                atomic_write_bytes(self.folder / name, before, mode=0o600)
+            version = Version(
+                number=number,
+                file=name,
+                digest=digest(before) if before is not None else None,
+                size=len(before) if before is not None else 0,
+                after_digest=digest(after) if after is not None else "absent",
+                who=who,
+                kind=kind,
+                why=why,
+                at=time.time(),
+                rules=tuple(rules),
+            )
+            self._write_index([*versions, version])
+            return version
+
+    def forget(self, version: Version) -> None:
+        """Drop the newest version again (its change was not made, e.g. the editor refused
+        the edit). Older versions are never dropped."""
+        with self._locked():
+            versions = self._read_index()
+            if not versions or versions[-1].number != version.number:
+                return
+            self._write_index(versions[:-1])
+            if version.file:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.folder / version.file)
+
+    # ------------------------------------------------------------------ internals
+
+    def _read_index(self) -> list[Version]:
+        try:
+            data = json.loads(read_regular(self.index_path).decode("utf-8"))
+        except FileNotFoundError:
+            return []
+        except UnsafePath as exc:
+            raise Untrusted(f"history index: {exc}") from None
+        except OSError as exc:
+            raise HistoryError(
+                f"cannot read the history index {self.index_path}: {exc.strerror or exc}"
+            ) from None
+        except ValueError:
+            raise HistoryError(
+                f"the history index {self.index_path} is not valid JSON; move the folder "
+                f"{self.folder} away to start a new history"
+            ) from None
+        try:
+            return [Version.from_json(v) for v in data["versions"]]
+        except (KeyError, TypeError, ValueError):
+            raise HistoryError(
+                f"the history index {self.index_path} is not one fusion-switch wrote; move the "
+                f"folder {self.folder} away to start a new history"
+            ) from None
+
+    def _write_index(self, versions: list[Version]) -> None:
+        payload = {
+            "format": FORMAT,
+            "config": self.cfg_path.name,
+            "versions": [v.to_json() for v in versions],
+        }
+        atomic_write_text(self.index_path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One writer at a time (the editor and a terminal may record at once)."""
+        ensure_private_dir(self.folder)
+        fd = os.open(
+            self.folder / ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600
+        )
+        try:
+            try:
+                import fcntl
+
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except ImportError:  # pragma: no cover - not POSIX
+                pass
+            yield
+        finally:
+            os.close(fd)
+
+    def _migrate_old_backup(self) -> None:
+        """Turn `<cfg>.before-all-off.json` (one backup, older versions) into a version."""
+        if self._migrated:
+            return
+        self._migrated = True
+        old = state_dir(self.cfg_path) / f"{self.cfg_path.name}.{OLD_BACKUP_KIND}"
+        try:
+            data = json.loads(read_regular(old).decode("utf-8"))
+            text, saved_at = str(data["text"]), float(data["saved_at"])
+            after = str(data["all_off_digest"])
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, KeyError, TypeError):
+            return  # unreadable: leave it alone, nothing is lost
+        with self._locked():
+            versions = self._read_index()
+            number = versions[-1].number + 1 if versions else 1
+            before = text.encode("utf-8", "surrogatepass")
+            name = f"v{number:04d}.before"
+            atomic_write_bytes(self.folder / name, before, mode=0o600)
+            version = Version(
+                number=number,
+                file=name,
+                digest=digest(before),
+                size=len(before),
+                after_digest=after,
+                who="editor",
+                kind="all-off",
+                why="all fusion off (from the backup kept by an earlier fusion-switch)",
+                at=saved_at,
+            )
+            self._write_index([*versions, version])
+            with contextlib.suppress(OSError):
+                old.unlink()
+
+
+def describe(version: Version) -> str:
+    """One line for listings: number, time, who, why, size."""
+    size = "no file" if version.absent else f"{version.size} bytes"
+    return f"{version.number:>4}  {version.when}  {version.who:<6}  {version.why}  ({size} before)"

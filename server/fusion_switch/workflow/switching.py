@@ -1,0 +1,100 @@
+"""Which switches a rule name means, and the configuration text with them set (pure).
+
+A rule goes to the section(s) the catalogue puts it in; `Section:Rule` names the section
+explicitly (for rules the catalogue does not know). A rule on CANN's forbidden-close list is
+refused for "off": writing it would change nothing, which is worse than an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..catalogue import SECTIONS, Catalogue
+
+Change = tuple[str, str, str]  # (section, rule, "on" | "off")
+
+
+@dataclass
+class Resolved:
+    changes: list[Change]
+    problems: list[str]  # one sentence per refused name
+
+
+def split_name(name: str) -> tuple[str | None, str]:
+    """`GraphFusion:Rule` → ("GraphFusion", "Rule"); a plain name → (None, name)."""
+    for sep in (":", "/"):
+        head, found, tail = name.partition(sep)
+        if found and head in SECTIONS and tail:
+            return head, tail
+    return None, name
+
+
+def resolve_rules(names: Iterable[str], catalogue: Catalogue, value: str) -> Resolved:
+    changes: list[Change] = []
+    problems: list[str] = []
+    for raw in names:
+        section, name = split_name(raw.strip())
+        if not name:
+            continue
+        if section is not None:
+            sections = [section]
+        else:
+            sections = catalogue.section_of(name)
+            if not sections:
+                close = catalogue.suggest(name)
+                hint = f" Did you mean {' or '.join(close)}?" if close else ""
+                problems.append(
+                    f"{name}: not a rule in the catalogue (CANN ignores unknown names silently)."
+                    f"{hint} To write it anyway, name its section: GraphFusion:{name} or "
+                    f"UBFusion:{name}."
+                )
+                continue
+        for sec in sections:
+            rule = catalogue.get(name, sec)
+            if value == "off" and rule is not None and rule.cannot_switch_off:
+                problems.append(
+                    f"{name} ({sec}) cannot be switched off: it is on CANN's forbidden-close "
+                    "list, so CANN keeps it on whatever the file says (source: "
+                    "FE fusion_pass_util.h ForbiddenClosedPass)."
+                )
+                continue
+            change = (sec, name, value)
+            if change not in changes:
+                changes.append(change)
+    return Resolved(changes, problems)
+
+
+def switched_text(text: str, changes: Sequence[Change]) -> str:
+    """`text` with the switches set, keeping every other byte; ValueError when the file is
+    too broken to edit safely."""
+    from ..cfg import apply_edits, parse, set_switches
+
+    doc = parse(text)
+    edits = set_switches(doc, list(changes))
+    if not edits:
+        if doc.has_syntax_errors:
+            raise ValueError("it has syntax errors; fix them first (see 'fusion-switch check')")
+        return text
+    return apply_edits(text, edits)
+
+
+def all_off(text: str) -> str:
+    """Both sections `"ALL": "off"` (Priority and ExceptionalPassOfO1Level kept)."""
+    from ..cfg import all_off_text, parse
+
+    return all_off_text(parse(text))
+
+
+def errors(text: str, catalogue: Catalogue) -> list[str]:
+    """Error-severity findings of `check` for `text`, as `line:col: code: message`."""
+    from ..cfg import analyse
+    from ..cfg.model import Context
+
+    out = []
+    for f in analyse(text, Context(catalogue=catalogue)).findings:
+        if f.severity == "error":
+            line = text.count("\n", 0, f.span.start) + 1
+            col = f.span.start - (text.rfind("\n", 0, f.span.start) + 1) + 1
+            out.append(f"{line}:{col}: {f.code}: {f.message}")
+    return out

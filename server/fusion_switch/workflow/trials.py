@@ -1,0 +1,180 @@
+"""One bisection trial: run the user's command with a given configuration and judge the run.
+
+The command runs in its own process group (so that stopping a trial also stops everything the
+job started: launchers, data loader workers, the compiler), with its output going to a log file
+kept next to the configuration. `{cfg}` in the command is replaced by the trial's configuration
+path, which is also in the environment as FUSION_SWITCH_CFG.
+
+Judging: a run is bad when it exits non-zero; with a metric (a regular expression whose first
+group, or whole match, is a number; the last match in the output counts), also when the value is
+on the wrong side of the threshold. A trial of several runs (--repeat) is bad as soon as one run
+is bad: a fault that shows only sometimes is still a fault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+OUTPUT_READ_LIMIT = 8 * 1024 * 1024  # tail of the log searched for the metric
+KILL_GRACE = 3.0
+
+
+class TrialError(Exception):
+    """A trial could not be judged (command not found, metric missing); stops the bisection."""
+
+
+@dataclass(frozen=True)
+class Judge:
+    metric: re.Pattern | None = None
+    threshold: float | None = None
+    lower_is_better: bool = False
+
+    def describe(self) -> str:
+        if self.metric is None:
+            return "bad when the command exits non-zero"
+        side = "above" if self.lower_is_better else "below"
+        return (
+            f"bad when the command exits non-zero or /{self.metric.pattern}/ is {side} "
+            f"{self.threshold:g}"
+        )
+
+    def verdict(self, code: int, output: str, log: Path) -> tuple[bool, float | None]:
+        """(bad, metric value)."""
+        if self.metric is None:
+            return code != 0, None
+        matches = list(self.metric.finditer(output))
+        if not matches:
+            if code != 0:
+                return True, None
+            raise TrialError(
+                f"the metric /{self.metric.pattern}/ was not found in the output of the "
+                f"command (log: {log}); check the --metric expression"
+            )
+        last = matches[-1]
+        text = last.group(1) if last.groups() else last.group(0)
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            raise TrialError(
+                f"the metric /{self.metric.pattern}/ matched {text!r}, which is not a number "
+                f"(log: {log}); put the number in the first group: e.g. 'acc=([0-9.]+)'"
+            ) from None
+        assert self.threshold is not None
+        worse = value > self.threshold if self.lower_is_better else value < self.threshold
+        return code != 0 or worse, value
+
+
+@dataclass
+class TrialResult:
+    bad: bool
+    runs: list[dict] = field(default_factory=list)  # {"exit", "metric", "seconds", "log"}
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {"bad": self.bad, "runs": self.runs, "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> TrialResult:
+        return cls(bool(obj["bad"]), list(obj.get("runs") or []), float(obj.get("seconds", 0)))
+
+
+class Runner:
+    """Runs trials; `stop()` (from a signal handler or another thread) kills every running
+    trial's process group at once."""
+
+    def __init__(self, command: Sequence[str], judge: Judge, repeat: int = 1) -> None:
+        self.command = list(command)
+        self.judge = judge
+        self.repeat = max(1, repeat)
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen] = set()
+        self.stopped = False
+
+    def argv(self, cfg: Path) -> list[str]:
+        return [part.replace("{cfg}", os.fspath(cfg)) for part in self.command]
+
+    def run(self, cfg: Path, log_stem: Path) -> TrialResult:
+        start = time.monotonic()
+        runs: list[dict] = []
+        bad = False
+        for i in range(self.repeat):
+            log = log_stem.with_name(f"{log_stem.name}-run{i + 1}.log")
+            code, seconds = self._run_once(cfg, log)
+            output = _tail(log)
+            run_bad, value = self.judge.verdict(code, output, log)
+            runs.append(
+                {"exit": code, "metric": value, "seconds": round(seconds, 3), "log": str(log)}
+            )
+            if run_bad:
+                bad = True
+                break  # one bad run decides the trial
+        return TrialResult(bad, runs, round(time.monotonic() - start, 3))
+
+    def stop(self) -> None:
+        self.stopped = True
+        with self._lock:
+            running = list(self._running)
+        for process in running:
+            _kill_group(process, signal.SIGTERM)
+        deadline = time.monotonic() + KILL_GRACE
+        for process in running:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(max(0.0, deadline - time.monotonic()))
+            _kill_group(process, signal.SIGKILL)
+
+    def _run_once(self, cfg: Path, log: Path) -> tuple[int, float]:
+        if self.stopped:
+            raise KeyboardInterrupt
+        env = dict(os.environ, FUSION_SWITCH_CFG=os.fspath(cfg))
+        argv = self.argv(cfg)
+        start = time.monotonic()
+        with open(log, "wb") as out:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise TrialError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+            with self._lock:
+                self._running.add(process)
+            try:
+                code = process.wait()
+            finally:
+                with self._lock:
+                    self._running.discard(process)
+                _kill_group(process, signal.SIGKILL)  # leftovers of a finished job
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(KILL_GRACE)  # reap it, also when interrupted
+        if self.stopped:
+            raise KeyboardInterrupt
+        return code, time.monotonic() - start
+
+
+def _kill_group(process: subprocess.Popen, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(process.pid, sig)
+
+
+def _tail(path: Path) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - OUTPUT_READ_LIMIT))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""

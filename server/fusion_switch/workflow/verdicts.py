@@ -1,0 +1,96 @@
+"""Which rules a comparison proved guilty, read from its summary.json (pure).
+
+Newer summaries carry per-rule verdicts: `rules: [{"rule", "section", "verdict", "ops"}]` with
+verdict `introduces` (the replay shows this fusion creates the error: proven), `propagates`
+(the error comes from upstream: innocent) or `unverified`. Older ones only have heuristic
+`suspects` (a `verdict` field there is honoured when present). Only `introduces` is proven;
+everything else but `propagates` is unverified and applied only when asked for, labelled.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+SECTIONS = ("GraphFusion", "UBFusion")
+PROVEN = "introduces"
+INNOCENT = ("propagates", "harmless")
+
+
+@dataclass(frozen=True)
+class RuleVerdict:
+    section: str
+    rule: str
+    verdict: str  # introduces | unverified | heuristic
+    ops: tuple[str, ...]
+
+    @property
+    def proven(self) -> bool:
+        return self.verdict == PROVEN
+
+    @property
+    def label(self) -> str:
+        if self.proven:
+            return "proven by replay"
+        if self.verdict == "heuristic":
+            return "unverified: heuristic suspect"
+        if self.verdict == "unverified":
+            return "unverified"
+        return f"unverified ({self.verdict})"
+
+
+class SummaryError(Exception):
+    pass
+
+
+def load_summary(results: str | Path) -> tuple[Path, dict]:
+    """RESULTS is a compare output folder or its summary.json."""
+    path = Path(results)
+    if path.is_dir():
+        path = path / "summary.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SummaryError(
+            f"{path}: no such file (give a 'fusion-switch compare' output folder or its "
+            "summary.json)"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SummaryError(f"{path}: cannot read: {exc}") from None
+    except ValueError as exc:
+        raise SummaryError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not ("rules" in data or "suspects" in data):
+        raise SummaryError(
+            f"{path}: not a fusion-switch comparison summary (no 'rules' or 'suspects')"
+        )
+    return path, data
+
+
+def rule_verdicts(summary: dict) -> list[RuleVerdict]:
+    """Every rule the summary blames, proven ones first, innocent ones left out."""
+    out: list[RuleVerdict] = []
+    seen: set[tuple[str, str]] = set()
+    rules = summary.get("rules")
+    entries = rules if isinstance(rules, list) else []
+    fallback = not entries
+    if fallback:
+        entries = summary.get("suspects") or []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        rule, section = entry.get("rule"), entry.get("section")
+        if not isinstance(rule, str) or section not in SECTIONS:
+            continue
+        verdict = entry.get("verdict")
+        if verdict in INNOCENT:
+            continue
+        if not isinstance(verdict, str) or not verdict:
+            verdict = "heuristic" if fallback else "unverified"
+        if (section, rule) in seen:
+            continue
+        seen.add((section, rule))
+        ops = tuple(str(o) for o in entry.get("ops") or () if isinstance(o, str))
+        out.append(RuleVerdict(section, rule, verdict, ops))
+    out.sort(key=lambda v: not v.proven)
+    return out

@@ -1,0 +1,45 @@
+"""A stand-in for a training job, for bisect tests: bad (exit 1, low accuracy) when any of the
+rules named in FAKE_GUILTY is on in the configuration it is given.
+
+FAKE_GUILTY   comma-separated rule names
+FAKE_MODE     "exit" (default), "flaky" (a guilty configuration fails every other run, counted
+              in FAKE_STATE), "always-bad", "slow" (writes its pid to FAKE_STATE; from the
+              FAKE_SLOW_FROM-th run on it sleeps FAKE_SLEEP seconds, so a test can interrupt it)
+The configuration is argv[1] (the `{cfg}` of the command line) or $FUSION_SWITCH_CFG.
+"""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+path = sys.argv[1] if len(sys.argv) > 1 else os.environ["FUSION_SWITCH_CFG"]
+mode = os.environ.get("FAKE_MODE", "exit")
+guilty = [g for g in os.environ.get("FAKE_GUILTY", "").split(",") if g]
+switch = json.loads(Path(path).read_text(encoding="utf-8")).get("Switch", {})
+
+
+def is_on(rule):
+    for section in switch.values():
+        if rule in section:
+            return section[rule] == "on"
+    return all(section.get("ALL") != "off" for section in switch.values())
+
+
+bad = any(is_on(g) for g in guilty) or mode == "always-bad"
+if mode == "slow":
+    with open(os.environ["FAKE_STATE"], "a") as fh:
+        fh.write(f"{os.getpid()}\n")
+    with open(os.environ["FAKE_STATE"]) as fh:
+        started = len(fh.read().split())
+    if started >= int(os.environ.get("FAKE_SLOW_FROM", "1")):
+        time.sleep(float(os.environ.get("FAKE_SLEEP", "60")))
+if mode == "flaky" and bad:
+    state = os.environ["FAKE_STATE"]
+    count = int(Path(state).read_text() or 0) if os.path.exists(state) else 0
+    with open(state, "w") as fh:
+        fh.write(str(count + 1))
+    bad = count % 2 == 1  # the fault shows only on every other run
+print(f"step 100 loss 0.1 accuracy={0.42 if bad else 0.91:.2f}")
+sys.exit(1 if bad and mode != "metric-only" else 0)

@@ -1,0 +1,115 @@
+"""`fusion-switch apply RESULTS CFG`: only rules the comparison proved (verdict `introduces`)
+unless --include-unverified; keeps the user's entries; ends the recipe on the configuration
+from before `off --all`; asks unless --yes; restorable byte for byte."""
+
+from __future__ import annotations
+
+import json
+
+from cli_support import GRAPH_RULE, UB_RULE, USER_CFG, fs, user_cfg
+
+PROPAGATING = "AASquareSumMaximumRsqrtMulFusionPass"
+
+
+def summary_with_verdicts(tmp_path):
+    out = tmp_path / "compare-out"
+    out.mkdir()
+    (out / "summary.json").write_text(
+        json.dumps(
+            {
+                "rules": [
+                    {
+                        "rule": GRAPH_RULE,
+                        "section": "GraphFusion",
+                        "verdict": "introduces",
+                        "ops": ["fused_1"],
+                    },
+                    {
+                        "rule": UB_RULE,
+                        "section": "UBFusion",
+                        "verdict": "unverified",
+                        "ops": ["fused_2"],
+                    },
+                    {
+                        "rule": PROPAGATING,
+                        "section": "GraphFusion",
+                        "verdict": "propagates",
+                        "ops": ["fused_3"],
+                    },
+                ]
+            }
+        )
+    )
+    return out
+
+
+def test_applies_only_proven_rules_by_default(tmp_path):
+    cfg = user_cfg(tmp_path)
+    results = summary_with_verdicts(tmp_path)
+    done = fs("apply", results, cfg, "--yes")
+    assert done.returncode == 0, done.stderr
+    switch = json.loads(cfg.read_bytes())["Switch"]
+    assert switch["GraphFusion"] == {"ZetaRule": "on", "AlphaRule": "off", GRAPH_RULE: "off"}
+    assert switch["UBFusion"] == {"ALL": "on"}
+    assert "--include-unverified" in done.stderr and UB_RULE in done.stderr
+    assert PROPAGATING not in done.stdout + done.stderr  # innocent: never offered
+    assert fs("check", cfg).returncode == 0
+    assert fs("restore", cfg, "--yes").returncode == 0
+    assert cfg.read_bytes() == USER_CFG
+
+
+def test_include_unverified_labels_them(tmp_path):
+    cfg = user_cfg(tmp_path)
+    done = fs(
+        "apply",
+        summary_with_verdicts(tmp_path) / "summary.json",
+        cfg,
+        "--yes",
+        "--include-unverified",
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"{UB_RULE} (UBFusion): unverified" in done.stdout
+    assert json.loads(cfg.read_bytes())["Switch"]["UBFusion"][UB_RULE] == "off"
+
+
+def test_heuristic_suspects_are_unverified(tmp_path):
+    """Today's summary: `suspects` without a verdict are heuristic, not proven."""
+    cfg = user_cfg(tmp_path)
+    out = tmp_path / "old"
+    out.mkdir()
+    (out / "summary.json").write_text(
+        json.dumps({"suspects": [{"rule": GRAPH_RULE, "section": "GraphFusion", "ops": ["x"]}]})
+    )
+    done = fs("apply", out, cfg, "--yes")
+    assert done.returncode == 0 and "proves no rule guilty" in done.stdout
+    assert cfg.read_bytes() == USER_CFG
+    forced = fs("apply", out, cfg, "--yes", "--include-unverified")
+    assert forced.returncode == 0 and "heuristic" in forced.stdout
+
+
+def test_after_all_off_applies_to_the_users_configuration(tmp_path):
+    """The recipe: off --all, compare, apply: the user's own file minus the guilty rule."""
+    cfg = user_cfg(tmp_path)
+    assert fs("off", cfg, "--all").returncode == 0
+    done = fs("apply", summary_with_verdicts(tmp_path), cfg, "--yes")
+    assert done.returncode == 0, done.stderr
+    switch = json.loads(cfg.read_bytes())["Switch"]
+    assert switch == {
+        "UBFusion": {"ALL": "on"},
+        "GraphFusion": {"ZetaRule": "on", "AlphaRule": "off", GRAPH_RULE: "off"},
+    }
+    assert fs("restore", cfg, "--version", "1", "--yes").returncode == 0
+    assert cfg.read_bytes() == USER_CFG
+
+
+def test_asks_first_and_bad_results_are_errors(tmp_path):
+    cfg = user_cfg(tmp_path)
+    declined = fs("apply", summary_with_verdicts(tmp_path), cfg)
+    assert declined.returncode == 1 and cfg.read_bytes() == USER_CFG
+    assert GRAPH_RULE in declined.stdout  # listed before asking
+    missing = fs("apply", tmp_path / "nowhere", cfg, "--yes")
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    (tmp_path / "junk.json").write_text("[1, 2")
+    junk = fs("apply", tmp_path / "junk.json", cfg, "--yes")
+    assert junk.returncode == 2 and "not valid JSON" in junk.stderr
+    assert "Traceback" not in missing.stderr + junk.stderr

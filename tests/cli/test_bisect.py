@@ -1,0 +1,280 @@
+"""`fusion-switch bisect` as a subprocess against fake jobs: finds every guilty rule within the
+trial bound, refuses when fusion is not the cause, tolerates a flaky job with --repeat, resumes
+an interrupted run without re-running trials, and leaves the cfg switching off exactly the
+guilty rules (restorable byte for byte)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+FAKE_JOB = Path(__file__).with_name("fake_job.py")
+USER_CFG = b'{\n  "Switch": {\n    "GraphFusion": {\n      "KeepMe": "on"\n    }\n  }\n}\n'
+
+
+def gone(pid: int, wait: float = 10.0) -> bool:
+    """The process has ended: no such process, or a zombie waiting for its (new) parent."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def rules(n: int) -> list[str]:
+    return [f"R{i:03d}" for i in range(n)]
+
+
+def bisect(cfg: Path, *options: str, env: dict | None = None, job: list[str] | None = None):
+    command = job or [sys.executable, str(FAKE_JOB), "{cfg}"]
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fusion_switch",
+            "bisect",
+            str(cfg),
+            *options,
+            "--format",
+            "json",
+            "--",
+            *command,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def rule_option(names: list[str]) -> str:
+    return "--rules=" + ",".join(f"GraphFusion:{r}" for r in names)
+
+
+def switches(cfg: Path) -> dict:
+    return json.loads(cfg.read_text())["Switch"]["GraphFusion"]
+
+
+def trial_bound(n: int, k: int) -> int:
+    return k * (math.ceil(math.log2(n)) + 1)
+
+
+@pytest.mark.parametrize(
+    ("n", "guilty"),
+    [(10, ["R003"]), (48, ["R007", "R033"]), (200, ["R000", "R101", "R199"]), (64, ["R010"])],
+)
+def test_finds_every_guilty_rule_within_the_bound(tmp_path, n, guilty):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    done = bisect(cfg, rule_option(rules(n)), env={"FAKE_GUILTY": ",".join(guilty)})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(g["rule"] for g in result["guilty"]) == sorted(guilty)
+    assert result["search_trials"] <= trial_bound(n, len(guilty)) == result["bound"]
+    if n == 48:
+        assert result["trials"] <= 30  # the issue's figure, preflight included
+    # the cfg switches off exactly the guilty rules and keeps the user's entry
+    assert switches(cfg) == {"KeepMe": "on", **{g: "off" for g in guilty}}
+    assert "trial 4" in done.stderr and "s per trial" in done.stderr  # progress shown
+    restored = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "restore", str(cfg), "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert restored.returncode == 0, restored.stderr
+    assert cfg.read_bytes() == USER_CFG
+
+
+def test_parallel_trials_use_per_trial_copies(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    done = bisect(cfg, rule_option(rules(40)), "-j", "2", env={"FAKE_GUILTY": "R005,R030"})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(g["rule"] for g in result["guilty"]) == ["R005", "R030"]
+    assert switches(cfg) == {"KeepMe": "on", "R005": "off", "R030": "off"}
+    # the command must name the trial's cfg when trials run side by side
+    refused = bisect(cfg, rule_option(rules(4)), "-j", "2", job=[sys.executable, str(FAKE_JOB)])
+    assert refused.returncode == 2 and "{cfg}" in refused.stderr
+
+
+def test_bad_with_all_fusion_off_means_fusion_is_not_the_cause(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    done = bisect(cfg, rule_option(rules(16)), env={"FAKE_MODE": "always-bad"})
+    assert done.returncode == 3
+    assert "fusion is not the cause" in done.stderr
+    assert "trial 2" not in done.stderr  # stopped after the first trial
+    assert cfg.read_bytes() == USER_CFG  # untouched
+
+
+def test_good_job_has_nothing_to_bisect(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    done = bisect(cfg, rule_option(rules(8)), env={"FAKE_GUILTY": ""})
+    assert done.returncode == 1 and "nothing to bisect" in done.stderr
+    assert cfg.read_bytes() == USER_CFG
+
+
+def test_guilty_rule_outside_the_candidates_is_reported(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    done = bisect(cfg, rule_option(rules(8)), env={"FAKE_GUILTY": "KeepMe"})
+    assert done.returncode == 3 and "not among the candidates" in done.stderr
+    assert cfg.read_bytes() == USER_CFG
+
+
+def test_metric_threshold_judges_trials(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    done = bisect(
+        cfg,
+        rule_option(rules(20)),
+        "--metric",
+        r"accuracy=([0-9.]+)",
+        "--threshold",
+        "0.8",
+        env={"FAKE_GUILTY": "R011", "FAKE_MODE": "metric-only"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert [g["rule"] for g in json.loads(done.stdout.splitlines()[-1])["guilty"]] == ["R011"]
+    missing = bisect(
+        cfg,
+        rule_option(rules(4)),
+        "--metric",
+        r"top5=([0-9.]+)",
+        "--threshold",
+        "0.8",
+        env={"FAKE_GUILTY": "R001"},
+    )
+    assert missing.returncode == 2 and "was not found" in missing.stderr
+
+
+def test_flaky_job_needs_repeat(tmp_path):
+    """The fault shows on every other run: with --repeat 2 every trial sees it."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    env = {"FAKE_GUILTY": "R013", "FAKE_MODE": "flaky", "FAKE_STATE": str(tmp_path / "n")}
+    done = bisect(cfg, rule_option(rules(24)), "--repeat", "2", env=env)
+    assert done.returncode == 0, done.stderr
+    assert [g["rule"] for g in json.loads(done.stdout.splitlines()[-1])["guilty"]] == ["R013"]
+
+
+def test_interrupted_run_resumes_without_rerunning_trials(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    pids = tmp_path / "pids"
+    names = rules(32)
+    args = [
+        sys.executable,
+        "-m",
+        "fusion_switch",
+        "bisect",
+        str(cfg),
+        rule_option(names),
+        "--",
+        sys.executable,
+        str(FAKE_JOB),
+        "{cfg}",
+    ]
+    env = {**os.environ, "FAKE_GUILTY": "R020"}
+    first = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    assert first.returncode == 0
+    full = first.stderr.count("fusion-switch bisect: trial ")
+    restore = [sys.executable, "-m", "fusion_switch", "restore", str(cfg), "--yes"]
+    subprocess.run(restore, check=True, capture_output=True, timeout=60)
+    assert cfg.read_bytes() == USER_CFG
+    # the same run, interrupted (SIGTERM) during its 5th trial: a slow job from then on
+    slow = {**env, "FAKE_MODE": "slow", "FAKE_STATE": str(pids), "FAKE_SLOW_FROM": "5"}
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=slow)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 5):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "--resume" in err
+    assert cfg.read_bytes() == USER_CFG  # put back while interrupted
+    assert all(gone(int(pid)) for pid in pids.read_text().split())  # every trial ended
+    resumed = subprocess.run(
+        [*args[:5], "--resume", *args[5:]], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr.count("(from the journal)") == 4  # trials 1-4 are not run again
+    ran_again = resumed.stderr.count("fusion-switch bisect: trial ") - 4
+    assert ran_again == full - 4  # the 5th (interrupted) and later trials run once
+    assert switches(cfg) == {"KeepMe": "on", "R020": "off"}
+
+
+def test_unknown_candidate_and_missing_command_are_bad_input(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    unknown = bisect(cfg, "--rules", "NoSuchFusionPassAnywhere")
+    assert unknown.returncode == 2 and "not a rule in the catalogue" in unknown.stderr
+    no_cmd = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "bisect", str(cfg), "--rules", "X"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert no_cmd.returncode == 2 and "after '--'" in no_cmd.stderr
+    assert "Traceback" not in unknown.stderr + no_cmd.stderr
+
+
+def fusion_result(fired: list[str], unfired: list[str]) -> str:
+    graph = {r: {"effect_times": "1", "match_times": "1"} for r in fired}
+    graph.update({r: {"effect_times": "0", "match_times": "1"} for r in unfired})
+    return json.dumps({"session_and_graph_id_0_0": {"graph_fusion": graph}})
+
+
+def test_candidates_from_fusion_result(tmp_path):
+    """Only rules that fired are candidates; --all-fired finds fusion_result.json by the cfg."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    fired = [f"Fired{i}" for i in range(12)]
+    (tmp_path / "fusion_result.json").write_text(fusion_result(fired, ["NeverFired"]))
+    done = bisect(cfg, "--all-fired", env={"FAKE_GUILTY": "Fired7"})
+    assert done.returncode == 0, done.stderr
+    assert "bisecting 12 candidate rules" in done.stderr
+    assert switches(cfg) == {"KeepMe": "on", "Fired7": "off"}
+    other = tmp_path / "elsewhere.json"
+    other.write_text(fusion_result(["Only"], []))
+    assert fs_restore(cfg).returncode == 0
+    done = bisect(cfg, "--fusion-result", str(other), env={"FAKE_GUILTY": "Only"})
+    assert done.returncode == 0 and switches(cfg) == {"KeepMe": "on", "Only": "off"}
+
+
+def test_cfg_with_syntax_errors_is_bad_input(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(b'{"Switch": {"GraphFusion": {"KeepMe": "on",}}')
+    done = bisect(cfg, rule_option(rules(4)), env={"FAKE_GUILTY": "R001"})
+    assert done.returncode == 2 and "syntax errors" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert cfg.read_bytes() == b'{"Switch": {"GraphFusion": {"KeepMe": "on",}}'
+
+
+def fs_restore(cfg: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "restore", str(cfg), "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

@@ -1,0 +1,106 @@
+"""`fusion-switch doctor` as a subprocess: every line ok/problem/info with a fix for problems;
+finds a CANN install and its fusion_config.json, the target's UB fusion, the cfg's validity and
+wiring, dump settings and free disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from cli_support import USER_CFG
+
+FUSION_CONFIG = {
+    "Switch": {
+        "GraphFusion": {"ConvToFullyConnectionFusionPass": "on"},
+        "UBFusion": {"TbeConvDequantSigmoidMulAddFusionPass": "off"},
+    }
+}
+
+
+def doctor(folder, *args, env=None):
+    done = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "doctor", str(folder), "--format", "json", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}, **(env or {})},
+    )
+    checks = json.loads(done.stdout)
+    return done.returncode, {c["topic"]: c for c in checks}
+
+
+def fake_cann(tmp_path):
+    home = tmp_path / "Ascend" / "latest"
+    config = home / "opp/built-in/fusion_pass/config/fusion_config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps(FUSION_CONFIG))
+    (home / "version.cfg").write_text("Version=8.1.RC1\n")
+    return home
+
+
+def test_a_prepared_folder(tmp_path):
+    work = tmp_path / "train"
+    work.mkdir()
+    (work / "fusion_switch.cfg").write_bytes(USER_CFG)
+    (work / "train.py").write_text(
+        "config = torchair.CompilerConfig()\n"
+        f'config.fusion_config.fusion_switch_file = "{work / "fusion_switch.cfg"}"\n'
+        "config.dump_config.enable_dump = True\n"
+    )
+    (work / "acl.json").write_text(
+        json.dumps({"dump": {"dump_path": "/data/dump", "dump_list": []}})
+    )
+    home = fake_cann(tmp_path)
+    code, checks = doctor(work, "--target", "Ascend910B1", env={"ASCEND_TOOLKIT_HOME": str(home)})
+    assert checks["python"]["status"] == "ok"
+    assert checks["CANN"]["status"] == "ok" and "8.1.RC1" in checks["CANN"]["detail"]
+    assert (
+        checks["catalogue"]["status"] == "ok"
+        and "fusion_config.json" in checks["catalogue"]["detail"]
+    )
+    assert (
+        checks["target"]["status"] == "ok" and "UB fusion both apply" in checks["target"]["detail"]
+    )
+    assert checks["cfg fusion_switch.cfg"]["status"] == "ok"
+    assert checks["wired fusion_switch.cfg"]["status"] == "ok"
+    assert "train.py:2 (torchair)" in checks["wired fusion_switch.cfg"]["detail"]
+    assert checks["dump"]["status"] == "ok" and "/data/dump" in checks["dump"]["detail"]
+    assert "train.py:3" in checks["dump options"]["detail"]
+    assert checks["disk"]["status"] in ("ok", "problem") and "GB free" in checks["disk"]["detail"]
+    problems = [c for c in checks.values() if c["status"] == "problem"]
+    assert code == (1 if problems else 0)
+    assert all(c["fix"] for c in problems)
+
+
+def test_an_unprepared_folder_says_what_to_do(tmp_path):
+    work = tmp_path / "train"
+    work.mkdir()
+    (work / "fusion_switch.cfg").write_text('{"Switch": {"GraphFusion": {"A": "on",}}}')
+    code, checks = doctor(work, "--target", "Atlas 350")
+    assert code == 1
+    assert checks["CANN"]["status"] == "problem" and "set_env.sh" in checks["CANN"]["fix"]
+    assert checks["target"]["status"] == "info" and "no UB fusion" in checks["target"]["detail"]
+    assert checks["cfg fusion_switch.cfg"]["status"] == "problem"
+    assert "trailing-comma" in checks["cfg fusion_switch.cfg"]["detail"]
+    assert checks["wired fusion_switch.cfg"]["status"] == "problem"
+    assert "fusion-switch wire" in checks["wired fusion_switch.cfg"]["fix"]
+
+
+def test_text_output_and_bad_input(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "doctor", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    first = done.stdout.splitlines()[0].split()
+    assert first[0] in ("ok", "problem", "info") and first[1] == "python"
+    missing = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "doctor", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2 and "no such folder" in missing.stderr

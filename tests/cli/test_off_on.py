@@ -1,0 +1,93 @@
+"""`fusion-switch off` / `on` as subprocesses: byte-exact round trips through `restore`, the
+user's layout kept, rules in their catalogue section, refusals with the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from cli_support import FORBIDDEN, GRAPH_RULE, UB_RULE, USER_CFG, fs, user_cfg
+from fusion_switch.workflow.history import History
+
+
+def test_all_off_then_restore_is_byte_exact(tmp_path):
+    cfg = user_cfg(tmp_path)
+    done = fs("off", cfg, "--all")
+    assert done.returncode == 0, done.stderr
+    switch = json.loads(cfg.read_text())["Switch"]
+    assert switch == {"GraphFusion": {"ALL": "off"}, "UBFusion": {"ALL": "off"}}
+    assert fs("check", cfg).returncode == 0
+    again = fs("off", cfg, "--all")
+    assert again.returncode == 0 and "nothing to change" in again.stdout
+    assert len(History(cfg).versions()) == 1  # no second version for a no-op
+    restored = fs("restore", cfg, "--yes")
+    assert restored.returncode == 0, restored.stderr
+    assert cfg.read_bytes() == USER_CFG
+
+
+def test_off_rules_keeps_the_layout_and_uses_the_right_section(tmp_path):
+    cfg = user_cfg(tmp_path)
+    done = fs("off", cfg, GRAPH_RULE, UB_RULE)
+    assert done.returncode == 0, done.stderr
+    text = cfg.read_bytes()
+    added = [f',\r\n         "{r}": "off"'.encode() for r in (UB_RULE, GRAPH_RULE)]
+    assert all(a in text for a in added)
+    for a in added:  # nothing but the two new entries differs from the user's bytes
+        text = text.replace(a, b"")
+    assert text == USER_CFG
+    text = cfg.read_bytes()
+    data = json.loads(text)["Switch"]
+    assert data["GraphFusion"] == {"ZetaRule": "on", "AlphaRule": "off", GRAPH_RULE: "off"}
+    assert data["UBFusion"] == {"ALL": "on", UB_RULE: "off"}
+    assert list(data) == ["UBFusion", "GraphFusion"]  # key order kept
+    assert fs("check", cfg).returncode == 0
+    assert fs("on", cfg, GRAPH_RULE).returncode == 0
+    assert json.loads(cfg.read_bytes())["Switch"]["GraphFusion"][GRAPH_RULE] == "on"
+    assert fs("restore", cfg, "--version", "1", "--yes").returncode == 0
+    assert cfg.read_bytes() == USER_CFG
+
+
+def test_rule_cannot_switch_off_is_refused_with_the_reason(tmp_path):
+    cfg = user_cfg(tmp_path)
+    done = fs("off", cfg, GRAPH_RULE, FORBIDDEN)
+    assert done.returncode == 2
+    assert "forbidden-close" in done.stderr and FORBIDDEN in done.stderr
+    assert cfg.read_bytes() == USER_CFG  # nothing written, not even the valid rule
+    assert History(cfg).versions() == []
+
+
+def test_unknown_rule_is_refused_with_did_you_mean(tmp_path):
+    cfg = user_cfg(tmp_path)
+    done = fs("off", cfg, GRAPH_RULE.lower())
+    assert done.returncode == 2
+    assert f"Did you mean {GRAPH_RULE}" in done.stderr
+    forced = fs("off", cfg, "GraphFusion:MyCustomPass")
+    assert forced.returncode == 0
+    assert json.loads(cfg.read_bytes())["Switch"]["GraphFusion"]["MyCustomPass"] == "off"
+
+
+def test_missing_cfg_is_created_and_restore_removes_it(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    assert fs("off", cfg, "--all").returncode == 0
+    assert fs("check", cfg).returncode == 0
+    assert fs("restore", cfg, "--yes").returncode == 0
+    assert not cfg.exists()
+
+
+def test_symlinked_cfg_is_refused(tmp_path):
+    real = user_cfg(tmp_path)
+    link = tmp_path / "link.cfg"
+    os.symlink(real, link)
+    done = fs("off", link, "--all")
+    assert done.returncode == 2 and "symbolic link" in done.stderr
+    assert real.read_bytes() == USER_CFG and link.is_symlink()
+
+
+def test_bad_arguments_are_errors_not_tracebacks(tmp_path):
+    cfg = user_cfg(tmp_path)
+    both = fs("off", "--all", cfg, GRAPH_RULE)
+    assert both.returncode == 2 and "either --all or rule names" in both.stderr
+    cfg.write_bytes(b'{"Switch": {"GraphFusion": {"A": "on",}}')
+    broken = fs("off", cfg, GRAPH_RULE)
+    assert broken.returncode == 2 and "syntax errors" in broken.stderr
+    assert "Traceback" not in both.stderr + broken.stderr

@@ -1,0 +1,83 @@
+"""`fusion-switch restore` as a subprocess: lists versions, restores byte for byte, asks unless
+--yes, and never applies a file it did not write (planted files, edited versions, symlinks)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from cli_support import GRAPH_RULE, USER_CFG, fs, user_cfg
+from fusion_switch.workflow.history import History
+
+
+def test_list_and_restore_any_version(tmp_path):
+    cfg = user_cfg(tmp_path)
+    assert fs("off", cfg, GRAPH_RULE).returncode == 0
+    after_first = cfg.read_bytes()
+    assert fs("off", cfg, "--all").returncode == 0
+    listing = fs("restore", cfg, "--list")
+    assert listing.returncode == 0
+    lines = [line for line in listing.stdout.splitlines() if line.strip()[:1].isdigit()]
+    assert len(lines) == 2 and "cli" in lines[0] and GRAPH_RULE in lines[0]
+    assert "all fusion off" in lines[1]
+    assert fs("restore", cfg, "--yes").returncode == 0  # default: before the last change
+    assert cfg.read_bytes() == after_first
+    assert fs("restore", cfg, "--version", "1", "--yes").returncode == 0
+    assert cfg.read_bytes() == USER_CFG
+    assert fs("restore", cfg, "--version", "9", "--yes").returncode == 1
+
+
+def test_asks_before_restoring(tmp_path):
+    cfg = user_cfg(tmp_path)
+    assert fs("off", cfg, "--all").returncode == 0
+    all_off = cfg.read_bytes()
+    declined = fs("restore", cfg)  # no terminal to ask on: nothing happens
+    assert declined.returncode == 1 and "--yes" in declined.stderr
+    assert cfg.read_bytes() == all_off
+
+
+def test_planted_and_changed_history_files_are_refused(tmp_path):
+    cfg = user_cfg(tmp_path)
+    assert fs("off", cfg, "--all").returncode == 0
+    history = History(cfg)
+    all_off = cfg.read_bytes()
+    (history.folder / "v0002.before").write_bytes(b'{"planted": true}')  # not in the index
+    listing = fs("restore", cfg, "--list")
+    assert "did not record: v0002.before" in listing.stderr
+    assert fs("restore", cfg, "--version", "2", "--yes").returncode == 1
+    (history.folder / "v0001.before").write_bytes(b'{"Switch": {}}')  # changed after we wrote
+    refused = fs("restore", cfg, "--yes")
+    assert refused.returncode == 1 and "does not match the digest" in refused.stderr
+    assert cfg.read_bytes() == all_off
+
+
+def test_symlink_planted_as_a_version_is_refused(tmp_path):
+    cfg = user_cfg(tmp_path)
+    assert fs("off", cfg, "--all").returncode == 0
+    history = History(cfg)
+    outside = tmp_path / "outside.cfg"
+    outside.write_bytes(USER_CFG)  # even with the right content, a link is not followed
+    version = history.folder / "v0001.before"
+    version.unlink()
+    os.symlink(outside, version)
+    refused = fs("restore", cfg, "--yes")
+    assert refused.returncode == 1 and "symbolic link" in refused.stderr
+    assert json.loads(cfg.read_bytes())["Switch"]["GraphFusion"] == {"ALL": "off"}
+
+
+def test_restore_is_itself_undoable(tmp_path):
+    cfg = user_cfg(tmp_path)
+    assert fs("off", cfg, "--all").returncode == 0
+    all_off = cfg.read_bytes()
+    assert fs("restore", cfg, "--yes").returncode == 0
+    twice = fs("restore", cfg, "--yes")  # harmless: already as before 'off --all'
+    assert twice.returncode == 0 and "already" in twice.stdout
+    assert cfg.read_bytes() == USER_CFG
+    assert fs("restore", cfg, "--version", "2", "--yes").returncode == 0  # undo the restore
+    assert cfg.read_bytes() == all_off
+
+
+def test_no_history_yet(tmp_path):
+    cfg = user_cfg(tmp_path)
+    done = fs("restore", cfg, "--yes")
+    assert done.returncode == 1 and "no history" in done.stderr

@@ -1,0 +1,86 @@
+"""`fusion-switch wire`: each framework's option name, held against the public source it was
+checked in (the table below is written from those sources, independently of wiring.py), the
+absolute path in the snippet, and `--check` on scripts that pass it, pass it wrongly, or not."""
+
+from __future__ import annotations
+
+import pytest
+from cli_support import fs, user_cfg
+
+# framework: (exact option text the snippet must contain, the source it was checked in)
+CHECKED = {
+    # Ascend/tensorflow tf_adapter/util/npu_attrs.cc reads the "_fusion_switch_file" attribute
+    # that npu_bridge sets from parameter_map["fusion_switch_file"] / NPURunConfig
+    "tf1": ('parameter_map["fusion_switch_file"]', "tf_adapter/util/npu_attrs.cc"),
+    # tf_adapter_2.x/npu_device/core/npu_wrapper.cpp: {"fusion_switch_file", ge::FUSION_SWITCH_FILE}
+    "tf2": ("global_options().fusion_switch_file", "npu_device/core/npu_wrapper.cpp"),
+    # Ascend/torchair python/torchair/configs/fusion_config.py: fusion_switch_file ->
+    # 'ge.fusionSwitchFile'; compiler_config.py: self.fusion_config
+    "torchair": ("config.fusion_config.fusion_switch_file", "torchair/configs/fusion_config.py"),
+    # mindspore/python/mindspore/context.py _set_ge_options: levels 'global' / 'session'
+    "mindspore": ('{"ge_options": {"global": {"ge.fusionSwitchFile"', "mindspore/context.py"),
+    "atc": ("--fusion_switch_file=", "ATC"),
+    "aoe": ("--fusion_switch_file=", "AOE"),
+    # graphengine inc/external/ge/ge_api_types.h: FUSION_SWITCH_FILE = "ge.fusionSwitchFile"
+    "ge": ('"ge.fusionSwitchFile"', "inc/external/ge/ge_api_types.h"),
+    # same header: ir_option::FUSION_SWITCH_FILE is in global_options (aclgrphBuildInitialize)
+    "acl": ("ge::ir_option::FUSION_SWITCH_FILE", "inc/external/ge/ge_api_types.h"),
+    # mindspore-ai/docs converter_tool_ascend.md: [ascend_context] fusion_switch_config_file_path
+    "mslite": ("fusion_switch_config_file_path=", "converter_tool_ascend.md"),
+}
+
+
+@pytest.mark.parametrize("framework", sorted(CHECKED))
+def test_snippet_uses_the_checked_option_and_cites_its_source(tmp_path, framework):
+    cfg = user_cfg(tmp_path)
+    option, source = CHECKED[framework]
+    done = fs("wire", framework, cfg)
+    assert done.returncode == 0, done.stderr
+    assert option in done.stdout
+    assert str(cfg.resolve()) in done.stdout  # the absolute path
+    [cited] = [line for line in done.stdout.splitlines() if line.startswith("# source:")]
+    assert source in cited
+
+
+def test_acl_says_not_aclgrphbuildmodel_and_torch_npu_points_to_torchair(tmp_path):
+    cfg = user_cfg(tmp_path)
+    acl = fs("wire", "acl", cfg).stdout
+    assert "aclgrphBuildInitialize" in acl and "not aclgrphBuildModel" in acl
+    eager = fs("wire", "torch_npu", cfg).stdout
+    assert "no fusion switch file option" in eager and "wire torchair" in eager
+
+
+@pytest.mark.parametrize(
+    ("framework", "script", "expected"),
+    [
+        ("tf1", 'custom_op.parameter_map["fusion_switch_file"].s = b"{cfg}"\n', 0),
+        ("tf1", "NPURunConfig(model_dir=d, fusion_switch_file='{cfg}')\n", 0),
+        ("tf1", '# custom_op.parameter_map["fusion_switch_file"].s = b"{cfg}"\n', 1),
+        ("tf1", 'custom_op.parameter_map["fusion_switch_file"].s = b"/other/x.cfg"\n', 1),
+        ("torchair", 'config.fusion_config.fusion_switch_file = "{cfg}"\n', 0),
+        ("torchair", 'config.fusion_switch_file = "{cfg}"\n', 1),  # wrong attribute
+        (
+            "mindspore",
+            'ms.set_context(ascend_config={"ge_options": {"global": '
+            '{"ge.fusionSwitchFile": "{cfg}"}}})\n',
+            0,
+        ),
+        ("mindspore", 'ms.set_context(fusion_switch_file="{cfg}")\n', 1),
+        ("atc", "atc --model=m.onnx --fusion_switch_file={cfg} --soc_version=Ascend910B1\n", 0),
+        ("mslite", "[ascend_context]\nfusion_switch_config_file_path={cfg}\n", 0),
+        ("torch_npu", "import torch_npu\n", 1),
+    ],
+)
+def test_check_a_script(tmp_path, framework, script, expected):
+    cfg = user_cfg(tmp_path)
+    path = tmp_path / "train.py"
+    path.write_text(script.replace("{cfg}", str(cfg)))
+    done = fs("wire", framework, cfg, "--check", path)
+    assert done.returncode == expected, done.stdout + done.stderr
+    if expected == 1 and framework != "torch_npu":
+        assert str(cfg.resolve()) in done.stdout  # shows what to add
+
+
+def test_unknown_framework_is_bad_input(tmp_path):
+    done = fs("wire", "caffe", user_cfg(tmp_path))
+    assert done.returncode == 2 and "tf1" in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,115 @@
+"""fusionSwitch.bisect over the protocol: runs `fusion-switch bisect` as a child process with a
+fake job, reports work-done progress, ends with the editor's text switching off exactly the
+guilty rules (restorable), and cancels cleanly (the file is put back, no process left)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from e2e_support import SERVER
+from fusion_switch.workflow.history import History
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+from workflow_support import execute, open_path, start_workflow, write_cfg
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+FAKE_JOB = Path(__file__).resolve().parents[1] / "cli" / "fake_job.py"
+USER = '{\n  "Switch": {\n    "GraphFusion": {\n      "KeepMe": "on"\n    }\n  }\n}\n'
+RULES = [f"GraphFusion:R{i:02d}" for i in range(16)]
+
+
+def gone(pid: int, wait: float = 10.0) -> bool:
+    """The process has ended: no such process, or a zombie waiting for its (new) parent."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest_lsp.fixture(config=SERVER, params=["visual-studio-code", "neovim@v0.7.0"], scope="module")
+async def wf(request, lsp_client: LanguageClient):
+    lsp_client.session = await start_workflow(lsp_client, request.param)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture(scope="module")
+def session(wf):
+    return wf.session
+
+
+async def test_bisect_finds_the_guilty_rules_and_updates_the_editor(session, tmp_path):
+    path = write_cfg(tmp_path, USER)
+    uri = open_path(session, path)
+    known = set(session.client.progress_reports)
+    command = ["sh", "-c", f"FAKE_GUILTY=R03,R12 {sys.executable} {FAKE_JOB} {{cfg}}"]
+    result = await execute(session, "fusionSwitch.bisect", cfgUri=uri, job=command, rules=RULES)
+    assert sorted(g["rule"] for g in result["guilty"]) == ["R03", "R12"], result
+    assert result["trials"] <= 2 * (4 + 1) + 3
+    text = session.texts[uri]
+    assert json.loads(text)["Switch"]["GraphFusion"] == {"KeepMe": "on", "R03": "off", "R12": "off"}
+    assert path.read_text() == text
+    latest = History(path).latest()
+    assert (latest.who, latest.kind) == ("bisect", "bisect")
+    runs = [
+        session.client.progress_reports[t]
+        for t in session.client.progress_reports
+        if t not in known
+    ]
+    if session.client.capabilities.window.work_done_progress:
+        [reports] = runs
+        assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
+        assert any("trial" in (r.message or "") for r in reports[1:-1])
+    restored = await execute(session, "fusionSwitch.restore", cfgUri=uri)
+    assert restored == {"applied": True}
+    assert session.texts[uri] == USER
+    session.close(uri)
+
+
+async def test_cancel_puts_the_file_back(session, tmp_path):
+    path = write_cfg(tmp_path, USER)
+    uri = open_path(session, path)
+    pids = tmp_path / "pids"
+    job = (
+        f"FAKE_MODE=slow FAKE_STATE={pids} FAKE_SLOW_FROM=3 FAKE_GUILTY=R01 "
+        f"{sys.executable} {FAKE_JOB} {{cfg}}"
+    )
+    task = asyncio.ensure_future(
+        execute(session, "fusionSwitch.bisect", cfgUri=uri, job=["sh", "-c", job], rules=RULES)
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 3):
+        await asyncio.sleep(0.05)
+    assert (await execute(session, "fusionSwitch.cancelBisect")) == {"cancelled": True}
+    assert await task == {"cancelled": True}
+    assert path.read_text() == USER
+    assert all(gone(pid) for pid in map(int, pids.read_text().split()))
+    session.close(uri)
+
+
+async def test_bisect_needs_a_command_and_a_saved_file(session, tmp_path):
+    path = write_cfg(tmp_path, USER)
+    uri = open_path(session, path)
+    result = await execute(session, "fusionSwitch.bisect", cfgUri=uri, rules=RULES)
+    assert "needs `job`" in result["error"]
+    path.write_text(USER.replace("on", "off"))
+    result = await execute(session, "fusionSwitch.bisect", cfgUri=uri, rules=RULES, job=["true"])
+    assert "save" in result["error"]
+    session.close(uri)

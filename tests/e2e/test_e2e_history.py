@@ -1,0 +1,108 @@
+"""One edit history for the editor and the terminal: a change made by `fusion-switch` is
+restored by fusionSwitch.restore and the reverse, byte for byte; `apply` in a terminal ends the
+recipe the editor started."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import pytest_lsp
+from e2e_support import SERVER
+from fusion_switch.workflow.history import History
+from pytest_lsp import LanguageClient
+from workflow_support import USER_CFG, execute, open_path, start_workflow, write_cfg
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+# the user's own layout: CRLF, odd spacing, that all-off and restore must not normalise
+ORIGINAL = USER_CFG.replace('"on"', '"on"  ').replace("\n", "\r\n")
+RULE = "AAMatMulNzToNdFusionPass"
+
+
+@pytest_lsp.fixture(config=SERVER, params=["visual-studio-code", "neovim@v0.7.0"], scope="module")
+async def wf(request, lsp_client: LanguageClient):
+    lsp_client.session = await start_workflow(lsp_client, request.param)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture(scope="module")
+def session(wf):
+    return wf.session
+
+
+def fs(*args) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fusion_switch", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+async def test_terminal_all_off_is_restored_by_the_editor(session, tmp_path):
+    path = write_cfg(tmp_path, ORIGINAL)
+    assert fs("off", path, "--all").returncode == 0
+    uri = open_path(session, path)  # the editor opens the all-off file
+    result = await execute(session, "fusionSwitch.restore", cfgUri=uri)
+    assert result == {"applied": True}, result
+    assert session.texts[uri].encode() == ORIGINAL.encode()
+    history = History(path)
+    assert [(v.who, v.kind) for v in history.versions()] == [
+        ("cli", "all-off"),
+        ("editor", "restore"),
+    ]
+    session.close(uri)
+
+
+async def test_editor_all_off_is_restored_by_the_terminal(session, tmp_path):
+    path = write_cfg(tmp_path, ORIGINAL)
+    uri = open_path(session, path)
+    assert (await execute(session, "fusionSwitch.allOff", cfgUri=uri))["applied"] is True
+    path.write_bytes(session.texts[uri].encode())  # the editor saves
+    listing = fs("restore", path, "--list")
+    assert "editor" in listing.stdout and "all fusion off" in listing.stdout
+    done = fs("restore", path, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert path.read_bytes() == ORIGINAL.encode()
+    session.close(uri)
+
+
+async def test_editor_all_off_then_terminal_apply_ends_the_recipe(session, tmp_path):
+    path = write_cfg(tmp_path, ORIGINAL)
+    uri = open_path(session, path)
+    await execute(session, "fusionSwitch.allOff", cfgUri=uri)
+    path.write_bytes(session.texts[uri].encode())
+    results = tmp_path / "out"
+    results.mkdir()
+    (results / "summary.json").write_text(
+        json.dumps({"rules": [{"rule": RULE, "section": "GraphFusion", "verdict": "introduces"}]})
+    )
+    done = fs("apply", results, path, "--yes")
+    assert done.returncode == 0, done.stderr
+    switch = json.loads(path.read_bytes())["Switch"]
+    assert switch["GraphFusion"][RULE] == "off"
+    assert switch["UBFusion"] == {"ALL": "on"}  # the user's configuration, not the all-off one
+    # and the editor can step back through the terminal's change
+    session.close(uri)
+    uri = open_path(session, path)
+    result = await execute(session, "fusionSwitch.restore", cfgUri=uri)
+    assert result == {"applied": True}
+    all_off = json.loads(session.texts[uri])["Switch"]
+    assert all_off == {"GraphFusion": {"ALL": "off"}, "UBFusion": {"ALL": "off"}}
+    session.close(uri)
+
+
+async def test_editor_refuses_a_planted_version(session, tmp_path):
+    path = write_cfg(tmp_path, ORIGINAL)
+    assert fs("off", path, "--all").returncode == 0
+    history = History(path)
+    (history.folder / "v0001.before").write_text('{"Switch": {"GraphFusion": {"X": "on"}}}')
+    uri = open_path(session, path)
+    before = session.texts[uri]
+    result = await execute(session, "fusionSwitch.restore", cfgUri=uri)
+    assert "does not match the digest" in result["error"]
+    assert session.texts[uri] == before
+    session.close(uri)

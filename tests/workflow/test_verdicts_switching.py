@@ -1,0 +1,72 @@
+"""Which rules a summary proves (workflow/verdicts.py) and which switches a rule name means
+(workflow/switching.py), table-driven."""
+
+from __future__ import annotations
+
+import pytest
+from fusion_switch.catalogue import builtin_catalogue
+from fusion_switch.workflow.switching import resolve_rules, split_name, switched_text
+from fusion_switch.workflow.verdicts import rule_verdicts
+
+
+@pytest.mark.parametrize(
+    ("summary", "expected"),
+    [
+        # per-rule verdicts: proven first, innocent ones dropped
+        (
+            {
+                "rules": [
+                    {"rule": "B", "section": "UBFusion", "verdict": "unverified"},
+                    {"rule": "A", "section": "GraphFusion", "verdict": "introduces"},
+                    {"rule": "C", "section": "GraphFusion", "verdict": "propagates"},
+                ]
+            },
+            [("A", "introduces", True), ("B", "unverified", False)],
+        ),
+        # today's summary: suspects without a verdict are heuristic, not proven
+        (
+            {"suspects": [{"rule": "A", "section": "GraphFusion", "ops": ["x"]}]},
+            [("A", "heuristic", False)],
+        ),
+        # a verdict on a suspect is honoured
+        (
+            {"suspects": [{"rule": "A", "section": "GraphFusion", "verdict": "introduces"}]},
+            [("A", "introduces", True)],
+        ),
+        # junk entries are skipped, not fatal
+        ({"rules": [1, {"rule": 2}, {"rule": "X", "section": "Other"}]}, []),
+    ],
+)
+def test_rule_verdicts(summary, expected):
+    got = [(v.rule, v.verdict, v.proven) for v in rule_verdicts(summary)]
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("GraphFusion:X", ("GraphFusion", "X")),
+        ("UBFusion/Y", ("UBFusion", "Y")),
+        ("Plain", (None, "Plain")),
+        ("Other:Z", (None, "Other:Z")),
+    ],
+)
+def test_split_name(name, expected):
+    assert split_name(name) == expected
+
+
+def test_resolve_rules_uses_the_catalogue_section_and_refuses_forbidden_close():
+    catalogue = builtin_catalogue()
+    resolved = resolve_rules(
+        ["AddLayerNormV3FusionPass", "AABiasaddConvFusion", "Nope"], catalogue, "off"
+    )
+    assert resolved.changes == [("UBFusion", "AddLayerNormV3FusionPass", "off")]
+    assert len(resolved.problems) == 2
+    assert "forbidden-close" in resolved.problems[0] and "Nope" in resolved.problems[1]
+    # switching a forbidden-close rule on is fine
+    assert resolve_rules(["AABiasaddConvFusion"], catalogue, "on").problems == []
+
+
+def test_switched_text_refuses_a_broken_file():
+    with pytest.raises(ValueError, match="syntax errors"):
+        switched_text('{"Switch": {"GraphFusion": {"A": "on",}}', [("GraphFusion", "B", "off")])
