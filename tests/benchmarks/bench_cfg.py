@@ -260,13 +260,124 @@ async def bench_stdio(text: str, runs: int, starts: int, extra: Path) -> dict:
     }
 
 
+# start -> first diagnostics, against a bare pygls server -------------------------------
+BARE_SERVER = """
+import json
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+server = LanguageServer("bare", "0")
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls, params):
+    document = params.text_document
+    try:
+        json.loads(document.text)
+        message = "parsed"
+    except ValueError as error:
+        message = str(error)
+    where = types.Range(types.Position(0, 0), types.Position(0, 1))
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(
+            uri=document.uri,
+            version=document.version,
+            diagnostics=[types.Diagnostic(range=where, message=message)],
+        )
+    )
+
+
+server.start_io()
+"""
+
+
+async def first_diagnostics(command: list[str], text: str) -> float:
+    """ms from starting ``command`` to the first publishDiagnostics of a didOpen sent right
+    after ``initialized`` (what a user waits for when opening the file)."""
+    client = _Client()
+    loop = asyncio.get_running_loop()
+    client.published[1] = loop.create_future()
+    t0 = time.perf_counter()
+    await client.start_io(*command)
+    await client.initialize_async(
+        types.InitializeParams(capabilities=types.ClientCapabilities(), process_id=None)
+    )
+    client.initialized(types.InitializedParams())
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(
+                uri="file:///bench/fusion_switch.cfg", language_id="json", version=1, text=text
+            )
+        )
+    )
+    await asyncio.wait_for(client.published[1], 60)
+    elapsed = (time.perf_counter() - t0) * 1000
+    await _stop(client)
+    return elapsed
+
+
+async def bench_first(texts: dict[str, str], starts: int) -> dict[str, tuple[float, float]]:
+    """Per document: (median ms ours, median ms bare pygls), runs interleaved."""
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+        handle.write(BARE_SERVER)
+    bare = [sys.executable, handle.name]
+    try:
+        out = {}
+        for name, text in texts.items():
+            ours, theirs = [], []
+            for _ in range(starts):
+                ours.append(await first_diagnostics(SERVER, text))
+                theirs.append(await first_diagnostics(bare, text))
+            out[name] = (statistics.median(ours), statistics.median(theirs))
+        return out
+    finally:
+        Path(handle.name).unlink()
+
+
+def start_costs() -> dict[str, float]:
+    """Where start-up goes, each step in a fresh interpreter (ms): importing pygls +
+    lsprotocol, importing our server, the cfg layer, the catalogue, one first check."""
+    script = """
+import json, sys, time
+t = time.perf_counter()
+marks = {}
+import lsprotocol.types, pygls.lsp.server
+marks["import pygls + lsprotocol"] = time.perf_counter()
+import fusion_switch.lsp.server
+marks["import fusion_switch.lsp.server (rest)"] = time.perf_counter()
+import fusion_switch.cfg
+marks["import fusion_switch.cfg (pure layer)"] = time.perf_counter()
+from fusion_switch.catalogue import builtin_catalogue
+catalogue = builtin_catalogue()
+marks["load the built-in catalogue"] = time.perf_counter()
+from fusion_switch.cfg.model import Context
+fusion_switch.cfg.analyse(sys.argv[1], Context(catalogue=catalogue))
+marks["first parse + check (small file)"] = time.perf_counter()
+last, out = t, {}
+for name, at in marks.items():
+    out[name] = (at - last) * 1000
+    last = at
+print(json.dumps(out))
+"""
+    small = '{"Switch": {"GraphFusion": {"ALL": "on"}}}'
+    done = subprocess.run(
+        [sys.executable, "-c", script, small], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        return {"(failed)": 0.0}
+    return json.loads(done.stdout)
+
+
 # report --------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--entries", type=int, default=5000)
     parser.add_argument("--starts", type=int, default=5, help="server starts to time")
+    parser.add_argument("--first-only", action="store_true", help="only start -> first diagnostics")
     args = parser.parse_args(argv)
+    if args.first_only:
+        return report_first(args.entries, args.starts)
 
     text = cfg.sample_document(args.entries)
     print(
@@ -346,6 +457,26 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"  python-jsonschema: skipped ({SCHEMA} missing)")
     row("json.loads", ours["json.loads"])
+    print()
+    return report_first(args.entries, args.starts)
+
+
+def report_first(entries: int, starts: int) -> int:
+    """Issue 16: server start -> first diagnostics within 1.25x of a bare pygls server."""
+    big = cfg.sample_document(entries)  # names unknown to the built-in catalogue
+    texts = {"small cfg": '{"Switch": {"GraphFusion": {"ALL": "on"}}}\n', f"{entries} entries": big}
+    firsts = asyncio.run(bench_first(texts, starts))
+    print(f"start -> first diagnostics over stdio (medians of {starts}, interleaved)")
+    for name, (ours, bare) in firsts.items():
+        ratio = ours / bare
+        verdict = "ok" if ratio <= 1.25 else "OVER"
+        print(
+            f"  {name:<20} fusion-switch {ours:7.1f} ms   bare pygls {bare:7.1f} ms   "
+            f"{ratio:5.2f}x {verdict} (<= 1.25x)"
+        )
+    print("where start-up goes (one fresh interpreter, steps in order)")
+    for step, ms in start_costs().items():
+        print(f"  {step:<44} {ms:7.1f} ms")
     return 0
 
 

@@ -211,7 +211,9 @@ def test_ctrl_c_stops_cleanly_without_a_report(tmp_path):
     )
     assert proc.stderr is not None
     first = proc.stderr.readline()  # the first progress line: the comparison has started
-    assert first.startswith("compare: 0/"), first
+    assert first == "compare: reading the graphs and the dump folders...\n", first
+    counted = proc.stderr.readline()  # the graphs are read: the op count is known
+    assert counted.startswith("compare: 0/"), counted
     os.kill(proc.pid, signal.SIGINT)
     started = time.monotonic()
     stdout, stderr = proc.communicate(timeout=60)

@@ -367,3 +367,85 @@ def test_cancel_stops_and_leaves_no_csv(generated, tmp_path, workers):
     with pytest.raises(CompareCancelled):
         run_compare(request_for(generated, tmp_path, workers), progress=progress, cancel=cancel)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_first_progress_report_comes_before_the_graphs_are_read(tmp_path):
+    """Issue 16: first progress at once on any case size: before the (slow) graph reading."""
+    request = make_case(tmp_path)
+    calls = []
+
+    def progress(done, total, message):
+        if not calls:  # nothing was read yet: no CSV, and the op count is unknown
+            assert not list(Path(request.out_dir).glob("result_*.csv"))
+        calls.append((done, total, message))
+
+    run_compare(request, progress=progress)
+    assert calls[0] == (0, 0, "reading the graphs and the dump folders")
+    assert calls[1][0] == 0 and calls[1][1] > 0
+    assert calls[-1][0] == calls[-1][1]
+
+
+def test_a_memory_budget_caps_the_workers(generated, tmp_path):
+    from fusion_switch.compare.engine import discover, pair, workers_within
+
+    assert workers_within(10 << 30, 1 << 20) > 8
+    assert workers_within(100 << 20, 1 << 20) == 1  # below one worker's need: still one
+    unlimited = pair(discover(request_for(generated, tmp_path / "a", 2)))
+    assert unlimited.workers == 2
+    tight = request_for(generated, tmp_path / "b", 2)
+    tight.memory_budget = 150 << 20
+    assert pair(discover(tight)).workers == 1
+    roomy = request_for(generated, tmp_path / "c", 2)
+    roomy.memory_budget = 8 << 30
+    assert pair(discover(roomy)).workers == 2
+
+
+def test_stages_run_alone_and_compose_into_run_compare(generated, tmp_path):
+    """Issue 10: each stage is a function over plain dataclasses; run one at a time they
+    give what run_compare gives."""
+    from fusion_switch.compare.engine import discover, measure, pair, write
+    from fusion_switch.compare.result_csv import read_result_csv
+
+    inputs = discover(request_for(generated, tmp_path / "staged", 1))
+    assert inputs.on_dir.path.name == "0" and inputs.algorithms
+    plan = pair(inputs)
+    assert sum(len(chunk) for chunk in plan.chunks) == len(plan.groups)
+    results = list(measure(plan))
+    assert [r.chunk for r in results] == list(range(len(plan.chunks)))
+    staged = write(plan, results)
+    whole = run_compare(request_for(generated, tmp_path / "whole", 1))
+    assert read_result_csv(staged.csv_path) == read_result_csv(whole.csv_path)
+    assert staged.counts == whole.counts and staged.notes == whole.notes
+
+
+def test_a_tensor_that_breaks_the_engine_loses_only_its_own_row(generated, tmp_path, monkeypatch):
+    """Issue 12: one bad file may remove only its own tensor. An unexpected failure while
+    comparing one tensor pair (planted here in the layout step) used to turn its whole group
+    into a single "internal error" row, dropping the rows of every other tensor and op of it."""
+    import fusion_switch.compare.workers as workers
+
+    clean = run_compare(request_for(generated, tmp_path / "clean", 1))
+    by_op: dict[str, list] = {}
+    for row in clean.rows:
+        by_op.setdefault(row.op_name, []).append(row)
+    op_rows = next(rows for rows in by_op.values() if sum(r.compared for r in rows) >= 2)
+    name = op_rows[0].op_name
+    real_align = workers.align
+    calls = []
+
+    def planted(left, right, op_name=""):
+        if op_name == name:
+            calls.append(op_name)
+            if len(calls) == 1:  # the op's first compared tensor
+                raise RuntimeError("planted")
+        return real_align(left, right, op_name)
+
+    monkeypatch.setattr(workers, "align", planted)
+    broken = run_compare(request_for(generated, tmp_path / "broken", 1))
+    after = {r.tensor_index: r for r in broken.rows}
+    assert set(after) == {r.tensor_index for r in clean.rows}  # every row is still there
+    hit = [r for r in broken.rows if "planted" in r.fail_reason_text]
+    assert len(hit) == 1 and hit[0].op_name == name
+    assert any("planted" in error for error in broken.errors)
+    kept = [r for r in op_rows if r.tensor_index != hit[0].tensor_index]
+    assert kept and all(after[r.tensor_index].metric_text == r.metric_text for r in kept)

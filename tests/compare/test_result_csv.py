@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -154,3 +155,73 @@ def test_an_error_leaves_nothing_behind(tmp_path):
         writer.write([tensor_row()])
         raise RuntimeError("stop")
     assert list(tmp_path.iterdir()) == []
+
+
+# ----------------------------------------------------------------------------- trust (issue 12)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["=HYPERLINK(1)", "+cmd", "-2+3", "@SUM(A1)", "%0A", "＝x", "conv;=1+1", "a;@b"],
+)
+def test_formula_cells_are_neutralised_as_msaccucmp_would(tmp_path, name):
+    """msaccucmp's sanitize_csv_value pattern; the 'replace' form puts a space in front."""
+    row = tensor_row()
+    row.op_name = row.npu_dump = row.ground_truth = row.op_type = name
+    written = cells(row, ["CosineSimilarity"])
+    assert written[1] == written[2] == " " + name
+    path = write_result_csv(tmp_path, [row], ["CosineSimilarity"])
+    _, rows = read_result_csv(path)
+    assert rows[0][1] == " " + name
+
+
+@pytest.mark.parametrize("value", ["-0.5", "-inf", "+1e-3", "NaN", "conv-1", "a+b", "x@y"])
+def test_numbers_and_inner_signs_are_left_alone(value):
+    row = tensor_row()
+    row.op_type = value
+    assert cells(row, [])[1] == value
+
+
+def test_a_symlink_planted_at_the_temporary_path_is_not_followed(tmp_path, monkeypatch):
+    target = tmp_path / "victim.txt"
+    target.write_text("keep me")
+    monkeypatch.setattr("fusion_switch.compare.result_csv.os.getpid", lambda: 4242)
+    name = "result_20260101000000.csv"
+    (tmp_path / f".{name}.4242.part").symlink_to(target)
+    with pytest.raises(OSError):
+        ResultCsvWriter(tmp_path, ["CosineSimilarity"], file_name=name)
+    assert target.read_text() == "keep me"
+
+
+def test_a_symlink_planted_at_the_output_path_is_replaced_not_followed(tmp_path):
+    target = tmp_path / "victim.txt"
+    target.write_text("keep me")
+    name = "result_20260101000000.csv"
+    (tmp_path / name).symlink_to(target)
+    path = write_result_csv(tmp_path, [tensor_row()], ["CosineSimilarity"], file_name=name)
+    assert target.read_text() == "keep me"
+    assert not path.is_symlink() and path.read_text().startswith("Index")
+
+
+def test_a_stale_temporary_file_of_a_dead_run_is_removed(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    stale = [
+        tmp_path / f".result_20250101000000.csv.{dead}.part",
+        tmp_path / f".summary.json.{dead}.0123abcd.tmp",
+        tmp_path / f".report.html.{dead}.0123abcd.tmp",
+    ]
+    alive = tmp_path / f".result_20250101000000.csv.{os.getpid()}.part"
+    foreign = tmp_path / ".notes.part"
+    for path in [*stale, alive, foreign]:
+        path.write_text("half")
+    write_result_csv(tmp_path, [tensor_row()], ["CosineSimilarity"])
+    assert not any(path.exists() for path in stale)
+    assert alive.exists() and foreign.exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,67 @@ def test_cancel_kills_the_child_and_leaves_no_summary(tmp_path: Path, case) -> N
     outcome = asyncio.run(scenario())
     assert outcome.status == "cancelled" and outcome.summary is None
     assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_a_killed_child_answers_at_once_and_leaves_no_process(tmp_path: Path, case) -> None:
+    """The child killed with SIGKILL from outside (the OOM killer, a user): run() answers
+    within seconds with an error, and what the child started (here a process that holds the
+    child's pipes, as the engine's pool workers do) does not outlive it."""
+    import signal
+
+    import psutil
+
+    pid_file = tmp_path / "holder.pid"
+    wrapper = tmp_path / "python-with-a-holder"
+    wrapper.write_text(
+        f'#!/bin/sh\nsleep 120 &\necho $! > {pid_file}\nexec {sys.executable} "$@"\n',
+        encoding="utf-8",
+    )
+    wrapper.chmod(0o755)
+    env = {**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "5"}
+
+    async def scenario():
+        job = CompareJob(
+            paths(case, tmp_path / "out"),
+            lambda *_: os.kill(job._process.pid, signal.SIGKILL),
+            python=str(wrapper),
+            env=env,
+        )
+        return await asyncio.wait_for(job.run(), 15)
+
+    outcome = asyncio.run(scenario())
+    assert outcome.status == "failed"
+    assert "killed by signal 9" in outcome.message
+    holder = int(pid_file.read_text())
+    _gone, alive = (
+        psutil.wait_procs([psutil.Process(holder)], timeout=5)
+        if psutil.pid_exists(holder)
+        else ([], [])
+    )
+    for survivor in alive:
+        survivor.kill()
+    assert not alive, "a process of the killed child's group outlived it"
+
+
+def test_cancel_mid_run_removes_the_runs_temporary_file(tmp_path: Path) -> None:
+    """Issue 12: cancel removes its own temporary file (the child gets SIGTERM and cleans up;
+    SIGKILL follows only if it does not end in time)."""
+    big = generate_case(tmp_path / "case", n_ops=150, seed=4, graph_text=False)
+    out = tmp_path / "out"
+    env = {**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "0.5"}
+    seen: list[int] = []
+
+    def on_progress(done: int, total: int, message: str) -> None:
+        seen.append(done)
+        if done > 0:  # the CSV is being written
+            assert [p for p in out.iterdir() if p.name.endswith(".part")]
+            job.cancel()
+
+    async def scenario():
+        return await asyncio.wait_for(job.run(), 60)
+
+    job = CompareJob(paths(big, out), on_progress, env=env)
+    outcome = asyncio.run(scenario())
+    assert outcome.status == "cancelled"
+    assert any(done > 0 for done in seen)
+    assert sorted(p.name for p in out.iterdir()) == []

@@ -4,14 +4,17 @@ Takes msaccucmp's flags (`-m -g -f -cf -out -alg`, also their long forms), write
 `result_*.csv`, `summary.json` and `report.html` into the output folder, and prints the top
 suspects. Exit status: 0 compared and no rule is suspect, 1 compared and suspects were found,
 2 the inputs cannot be compared (message says which and why) or no tensor could be paired
-(the files are still written), 130 interrupted (Ctrl-C; nothing half-written is left).
+(the files are still written), 130 interrupted (Ctrl-C; nothing half-written is left), 143
+terminated (SIGTERM; the same clean-up).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -117,6 +120,23 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         help="worker processes (default: all cores; 1 = in this process)",
     )
     req(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS|local",
+        help="run the comparison on Dask distributed: a scheduler address (tcp://host:8786; "
+        "dumps on storage every worker sees under the same paths) or 'local' for a "
+        "LocalCluster on this machine (needs fusion-switch[dask])",
+    )
+    req(
+        "--memory-budget",
+        dest="memory_budget",
+        type=_byte_size,
+        default=None,
+        metavar="SIZE",
+        help="memory the workers may use together, e.g. 4G or 512M (default: no limit); "
+        "fewer workers run when one worker's share would be too small",
+    )
+    req(
         "--fusion-result",
         "--fusion_result",
         dest="fusion_result",
@@ -156,6 +176,23 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _byte_size(text: str) -> int:
+    """``4G``, ``512M``, ``1048576``: bytes (binary units, an optional trailing B)."""
+    cleaned = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = cleaned[-1:] if cleaned[-1:] in _UNITS and not cleaned[-1:].isdigit() else ""
+    number = cleaned[: len(cleaned) - len(unit)]
+    try:
+        value = float(number) * _UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 4G or 512M") from None
+    if value < 1 << 20:
+        raise argparse.ArgumentTypeError(f"{text}: give at least 1M")
+    return int(value)
+
+
 class Progress:
     """A bar redrawn in place on a terminal; plain lines (every 10%) otherwise."""
 
@@ -171,6 +208,11 @@ class Progress:
         if not self.enabled:
             return
         with self.lock:
+            if total == 0 and done == 0:  # the job started; the op count is not known yet
+                line = f"compare: {message}..."
+                self.stream.write(f"\r{line}" if self.tty else f"{line}\n")
+                self.stream.flush()
+                return
             fraction = done / total if total else 1.0
             if self.tty:
                 now = time.monotonic()
@@ -328,6 +370,8 @@ def run_comparison(
         algorithms=",".join(args.algorithms) if args.algorithms else None,
         max_cmp_size=args.max_cmp_size,
         workers=args.workers,
+        scheduler=getattr(args, "scheduler", None),
+        memory_budget=getattr(args, "memory_budget", None),
     )
     cancel = threading.Event()
     finished = threading.Event()
@@ -346,14 +390,15 @@ def run_comparison(
     # KeyboardInterrupt leaves the thread looking finished on Python 3.11.
     threading.Thread(target=work, name="fusion-switch-compare", daemon=True).start()
     try:
-        while not finished.wait(0.1):
-            pass
-    except KeyboardInterrupt:
+        with _terminate_as_interrupt():
+            while not finished.wait(0.1):
+                pass
+    except KeyboardInterrupt as stop:
         cancel.set()
         progress.clear()
         print("fusion-switch compare: interrupted, stopping...", file=sys.stderr)
         finished.wait(30)
-        return 130, None
+        return (143 if isinstance(stop, _Terminated) else 130), None
     error = box.get("error")
     if isinstance(error, CompareCancelled):
         return 130, None
@@ -386,6 +431,28 @@ def run_comparison(
     if outputs.summary["verdict"].startswith(NOTHING_COMPARED):
         return 2, outputs
     return (1 if outputs.summary["suspects"] else 0), outputs
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: the job stops its workers and removes its temporary files."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While the job runs, SIGTERM raises :class:`_Terminated` in the main thread."""
+
+    def handler(signum, frame):
+        raise _Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 BAD_FILE_PREFIX = "skipped a bad dump file"  # diagnose.summary.BAD_FILE_NOTE

@@ -5,8 +5,10 @@ Code map (one concept per module):
 * msaccucmp-exact core: ``pairing`` (which fusion-off tensor each fusion-on tensor is compared
   with), ``align`` (device layout back to the fusion-off layout), ``metrics`` (the ten
   metrics), ``result`` / ``result_csv`` (rows and ``result_*.csv``);
-* the job: ``workers`` (compare groups of ops, any process), ``engine`` (``run_compare``:
-  inputs, process pool, progress, cancel, CSV).
+* the job, a pipeline of named stages (``engine.run_compare``: ``discover -> pair ->
+  load/measure -> write``): ``discover`` (graphs, dump folders, orientation), ``workers``
+  (load and measure groups of ops, any process), ``runners`` (here, a process pool, Dask),
+  ``engine`` (the pipeline, progress, cancel, streamed CSV).
 
 Inputs come from ``fusion_switch.readers``; verdicts are made by ``fusion_switch.diagnose``,
 which imports this package, never the reverse.

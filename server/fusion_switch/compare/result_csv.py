@@ -5,8 +5,15 @@ Address, TensorIndex, Shape``, the selected metrics in selection order, ``Compar
 An ``Address`` column is left out for a side whose dump folder holds ``.npy`` files. Rows are
 written with :mod:`csv` in the Excel dialect (CRLF line ends), as msaccucmp does.
 
-The file is written to a hidden temporary name in the output folder and renamed when complete,
-so an interrupted run never leaves a half-written result behind.
+The file is written to a hidden temporary name in the output folder, created exclusively and
+never through a symbolic link (``O_EXCL | O_NOFOLLOW``), and renamed when complete, so an
+interrupted run never leaves a half-written result behind; the temporary files of a run that
+was killed (its process is gone) are removed by the next run into the same folder.
+
+Cells that a spreadsheet would run as a formula (op names come from user graphs) are
+neutralised with msaccucmp's own pattern (``cmp_utils.utils.MALICIOUS_CSV_PATTERN``: a leading
+``= + - % @`` or their full-width forms, or one after a ``;``, in a cell that is not a number);
+msaccucmp refuses to write such a cell, we write it with a space in front (its "replace" mode).
 """
 
 from __future__ import annotations
@@ -14,12 +21,68 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from .metrics import NAN_TEXT
 from .result import ResultRow
+
+_FORMULA_LEADS = frozenset("＝＋－+-=%@")
+_FORMULA = re.compile(r"^[＝＋－+\-=%@]|;[＝＋－+\-=%@]")
+# Our temporary files: the CSV's (below) and diagnose.summary.write_text_atomic's.
+_TEMPORARY = re.compile(
+    r"^\.(?:result_\d+\.csv\.(\d+)\.part|(?:summary\.json|report\.html)\.(\d+)\.[0-9a-f]+\.tmp)$"
+)
+
+
+def neutralised(cell: str) -> str:
+    """``cell``, with a space in front when a spreadsheet would read it as a formula."""
+    if not cell or (cell[0] not in _FORMULA_LEADS and ";" not in cell):
+        return cell  # the common case, without a regular expression (200,000 cells at 5,000 ops)
+    if not _FORMULA.search(cell):
+        return cell
+    try:
+        float(cell)
+    except ValueError:
+        return " " + cell
+    return cell
+
+
+def remove_stale_temporaries(out_dir: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files that runs killed before their rename left in ``out_dir``
+    (those whose process no longer exists); returns what was removed."""
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(out_dir) as entries:
+        for entry in entries:
+            match = _TEMPORARY.match(entry.name)
+            if match is None:
+                continue
+            pid = int(match.group(1) or match.group(2))
+            if pid == os.getpid() or _alive(pid):
+                continue
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _open_exclusive(path: Path):
+    """A new file at ``path`` for writing text; fails if anything is there, link or not."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
+    return open(fd, "w", newline="", encoding="utf-8")
 
 
 def result_file_name(now: float | None = None) -> str:
@@ -58,7 +121,7 @@ def cells(
     out += [row.tensor_index if row.tensor_index is not None else NAN_TEXT, row.shape_text]
     out += [row.metric_text.get(name, NAN_TEXT) for name in algorithms]
     out.append(row.fail_reason_text)
-    return out
+    return [neutralised(cell) for cell in out]
 
 
 class ResultCsvWriter:
@@ -80,7 +143,8 @@ class ResultCsvWriter:
         self.path = self.out_dir / (file_name or result_file_name())
         self.temp_path = self.out_dir / f".{self.path.name}.{os.getpid()}.part"
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self._handle = open(self.temp_path, "w", newline="", encoding="utf-8")  # noqa: SIM115
+        remove_stale_temporaries(self.out_dir)
+        self._handle = _open_exclusive(self.temp_path)
         self._writer = csv.writer(self._handle)
         self._writer.writerow(
             header(self.algorithms, left_address=left_address, right_address=right_address)

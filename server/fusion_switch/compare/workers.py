@@ -13,7 +13,13 @@ dump headers are cached.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
 import signal
+import sys
+import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +28,7 @@ import numpy as np
 
 from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
-from .align import AlignError, TensorView, align
+from .align import Aligned, AlignError, TensorView, align
 from .metrics import NAN_TEXT, SCRATCH, SizeMismatchError, compute_metrics
 from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
 from .result import NAN, ResultRow
@@ -307,11 +313,11 @@ class GroupComparer:
         try:
             self._fill(row, op, dump, tensor, is_input, tensor_id)
         except _RowFailure as failure:
-            row.metrics = {name: None for name in self.ctx.algorithms}
-            row.metric_text = {name: NAN_TEXT for name in self.ctx.algorithms}
-            row.fail_reason = [failure.csv_reason]
-            row.messages.append(failure.reason)
-            row.left_dtype = row.right_dtype = NAN
+            _failed(row, self.ctx.algorithms, failure.csv_reason, failure.reason)
+        except Exception as error:  # a bug or an unforeseen file: this tensor only (issue 12)
+            reason = f"internal error while comparing {tensor_id}: {error!r}"
+            self.errors.append(reason)
+            _failed(row, self.ctx.algorithms, reason, reason)
         return row
 
     def _fill(
@@ -323,6 +329,22 @@ class GroupComparer:
         is_input: bool,
         tensor_id: str,
     ) -> None:
+        """Stage ``load`` then stage ``measure`` for one tensor pair (fused: one pair at a time
+        is in memory)."""
+        aligned, right_path = self.load_pair(row, op, dump, tensor, is_input, tensor_id)
+        self.measure_pair(row, aligned, str(dump.path), str(right_path))
+
+    def load_pair(
+        self,
+        row: ResultRow,
+        op: RuleOp,
+        dump: DumpFile,
+        tensor: DumpTensor,
+        is_input: bool,
+        tensor_id: str,
+    ) -> tuple[Aligned, Path]:
+        """Stage ``load``: find the fusion-off tensor paired with ``tensor``, decode both and
+        bring them to one layout. Fills the row's pairing cells; raises :class:`_RowFailure`."""
         ref = self.ctx.merged.resolve(op, tensor.index, is_input)
         if isinstance(ref, Unpaired):
             if ref.no_dump:
@@ -374,14 +396,20 @@ class GroupComparer:
             )
         except AlignError as error:
             raise _RowFailure(error.csv_reason, error.reason) from None
+        return aligned, right_path
+
+    def measure_pair(
+        self, row: ResultRow, aligned: Aligned, left_path: str, right_path: str
+    ) -> None:
+        """Stage ``measure``: the selected metrics of an aligned pair, into the row's cells."""
         try:
             results = compute_metrics(
                 aligned.left,
                 aligned.right,
                 self.ctx.algorithms,
                 scalar=aligned.scalar,
-                left_path=str(dump.path),
-                right_path=str(right_path),
+                left_path=left_path,
+                right_path=right_path,
                 max_cmp_size=self.ctx.max_cmp_size,
             )
         except SizeMismatchError as error:
@@ -397,6 +425,15 @@ class GroupComparer:
                 row.std = r.std
 
 
+def _failed(row: ResultRow, algorithms: list[str], csv_reason: str, reason: str) -> None:
+    """Make ``row`` a row without metrics, saying why."""
+    row.metrics = {name: None for name in algorithms}
+    row.metric_text = {name: NAN_TEXT for name in algorithms}
+    row.fail_reason = [csv_reason]
+    row.messages.append(reason)
+    row.left_dtype = row.right_dtype = NAN
+
+
 class _RowFailure(Exception):
     def __init__(self, csv_reason: str, reason: str) -> None:
         super().__init__(reason)
@@ -410,13 +447,54 @@ _COMPARER: GroupComparer | None = None
 _STOP = None
 
 
-def init_worker(ctx: JobContext, stop) -> None:
-    """Process-pool initializer: keep the job context in this process."""
+def init_worker(ctx: JobContext, stop, parent: int | None = None) -> None:
+    """Process-pool initializer: keep the job context in this process, and never outlive the
+    parent (``parent``: its pid)."""
     global _COMPARER, _STOP
-    # Ctrl-C reaches the whole process group: the parent cancels through ``stop`` instead.
+    # Ctrl-C and a SIGTERM to the whole process group reach us too: the parent cancels through
+    # ``stop`` and shuts the pool down instead, so that it can remove its temporary files.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if parent is not None:
+        die_with_parent(parent)
     _COMPARER = GroupComparer(ctx)
     _STOP = stop
+
+
+_PR_SET_PDEATHSIG = 1
+_WATCH_SECONDS = 0.5
+
+
+def die_with_parent(parent: int) -> None:
+    """End this process as soon as its parent is gone, even when it was killed with SIGKILL
+    (which it cannot forward): the kernel's parent-death signal on Linux, and everywhere a
+    daemon thread that exits when this process is re-parented. ``parent`` is the job's
+    process; with the forkserver start method the direct parent is the fork server, which
+    itself ends with the job's process."""
+    watched = os.getppid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != watched or not _alive(parent):  # gone before the signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == watched:
+            time.sleep(_WATCH_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def run_chunk(chunk: int, positions: list[int]) -> ChunkResult:

@@ -23,6 +23,9 @@ SUMMARY_NAME = "summary.json"  # as diagnose/summary.py writes it (not imported:
 # Exit statuses of `fusion-switch compare` (see cli/compare.py).
 NO_SUSPECT, SUSPECTS, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 STDERR_KEPT = 40  # last non-progress stderr lines kept for the error message
+_EXIT_POLL_SECONDS = 0.1
+_PIPE_GRACE_SECONDS = 5.0  # after the child exits, for its output to be read
+CANCEL_GRACE_SECONDS = 5.0  # after SIGTERM, for the child to clean up before SIGKILL
 
 
 @dataclass(frozen=True)
@@ -115,14 +118,30 @@ class CompareJob:
         self.env = env
         self.cancelled = False
         self._process: asyncio.subprocess.Process | None = None
+        self._kill_timer: asyncio.TimerHandle | None = None
 
     def cancel(self) -> None:
-        """Stop the run: the child and its workers are killed; no results are published."""
+        """Stop the run; no results are published. The child gets SIGTERM, which it handles
+        like Ctrl-C (stops its workers, removes its temporary file); whatever of its process
+        group is still there :data:`CANCEL_GRACE_SECONDS` later is killed."""
         self.cancelled = True
         process = self._process
         if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # not on the event loop: no timer, kill now
+                self._kill_now()
+            else:
+                self._kill_timer = loop.call_later(CANCEL_GRACE_SECONDS, self._kill_now)
+
+    def _kill_now(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        _kill_group(process.pid)
+        if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
 
@@ -143,13 +162,12 @@ class CompareJob:
             self.cancel()
         tail: list[str] = []
         try:
-            stdout, _ = await asyncio.gather(
-                self._process.stdout.read(), self._read_stderr(self._process.stderr, tail)
-            )
-            code = await self._process.wait()
+            stdout, code = await self._collect(tail)
         except asyncio.CancelledError:
             self.cancel()
             raise
+        if self._kill_timer is not None:  # the child ended: its pid may be reused from now on
+            self._kill_timer.cancel()
         if self.cancelled or code == INTERRUPTED:
             return JobOutcome("cancelled", code, message="comparison cancelled")
         if code in (NO_SUSPECT, SUSPECTS):
@@ -173,6 +191,32 @@ class CompareJob:
             stderr_tail=tail,
         )
 
+    async def _collect(self, tail: list[str]) -> tuple[bytes, int]:
+        """The child's stdout and exit status, reading progress from stderr meanwhile.
+
+        Once the child has exited, whatever is left of its process group is killed: a child
+        killed with SIGKILL cannot stop its workers, and they hold its pipes open, so waiting
+        for end-of-file (or for ``Process.wait``, which waits for it too) would hang."""
+        process = self._process
+        readers = asyncio.ensure_future(
+            asyncio.gather(process.stdout.read(), self._read_stderr(process.stderr, tail))
+        )
+        try:
+            while not readers.done() and process.returncode is None:
+                await asyncio.wait({readers}, timeout=_EXIT_POLL_SECONDS)
+            if not readers.done():
+                _kill_group(process.pid)
+                await asyncio.wait({readers}, timeout=_PIPE_GRACE_SECONDS)
+            if readers.done():
+                stdout = readers.result()[0]
+                code = await process.wait()
+            else:
+                stdout, code = b"", process.returncode
+        finally:
+            if not readers.done():
+                readers.cancel()
+        return stdout, code
+
     async def _read_stderr(self, stream: asyncio.StreamReader, tail: list[str]) -> None:
         while True:
             raw = await stream.readline()
@@ -187,6 +231,11 @@ class CompareJob:
             if line.strip():
                 tail.append(line)
                 del tail[:-STDERR_KEPT]
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def _verdict(stdout: bytes) -> str:

@@ -1,0 +1,358 @@
+"""Stage 1 of the compare pipeline, ``discover``: from the paths the user gave to what the
+job compares.
+
+Reads the two graphs (the fusion-off one in a forked helper process, which sends back only what
+pairing needs, while this process reads the fusion-on one), indexes the dump folders, works out
+which dump belongs to which graph (users often pass them the other way round) and which
+``-alg`` metrics were asked for. Everything it finds out that the user should know goes into
+``notes``. Nothing here computes a metric or writes a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import pickle
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..readers.dumpdir import (
+    DumpDir,
+    DumpDirError,
+    holds_dump_files,
+    sanitize_op_name,
+    scan_dump_dir,
+)
+from ..readers.graph import Graph, GraphError, deferred_graph, load_graph
+from .metrics import AlgorithmSelectionError, parse_algorithms
+from .pairing import FusionRule, fusion_rule
+
+_HELPER_GRAPH_BYTES = 64 << 10  # smaller graph files are read here: a fork would cost more
+
+
+class CompareInputError(Exception):
+    """The inputs cannot be compared at all (unreadable graph, no dump folder, bad ``-alg``)."""
+
+
+@dataclass
+class CompareRequest:
+    """What to compare. ``on_*`` is the fusion-on side (msaccucmp ``-m``/``-f``), ``off_*`` the
+    fusion-off side (``-g``/``-cf``); swapped dump folders are detected and fixed.
+
+    ``scheduler``: None runs on this machine (``workers`` processes); ``"local"`` or a Dask
+    scheduler address ships the measure stage to Dask workers (:mod:`.runners`).
+    ``memory_budget``: bytes the workers' peaks may sum to (None: no limit beyond the cores)."""
+
+    on_dump: str | os.PathLike
+    off_dump: str | os.PathLike
+    on_graph: str | os.PathLike
+    off_graph: str | os.PathLike
+    out_dir: str | os.PathLike
+    algorithms: str | Sequence[int | str] | None = None
+    max_cmp_size: int = 0
+    workers: int | None = None  # None: all cores (in-process for small jobs)
+    start_method: str | None = None  # multiprocessing start method; None: fork where available
+    scheduler: str | None = None
+    memory_budget: int | None = None
+
+
+@dataclass
+class Inputs:
+    """What ``discover`` found: the graphs (fusion-on first, after any swap), each graph's
+    pairing rule, the dump leaf folders in the same order, the metrics, and the notes."""
+
+    request: CompareRequest
+    algorithms: list[str]
+    on_graph: Graph
+    off_graph: Graph
+    on_rule: FusionRule
+    off_rule: FusionRule
+    on_dir: DumpDir
+    off_dir: DumpDir
+    swapped_dumps: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def discover(request: CompareRequest) -> Inputs:
+    """Stage ``discover``: metrics asked for, graphs, dump folders and their orientation.
+
+    Raises :class:`CompareInputError` when the inputs cannot be compared at all."""
+    notes: list[str] = []
+    algorithms = _algorithms(request.algorithms, notes)
+    on_graph, off_graph, on_rule, off_rule, on_dir, off_dir, swapped = _prepare(request, notes)
+    return Inputs(
+        request=request,
+        algorithms=algorithms,
+        on_graph=on_graph,
+        off_graph=off_graph,
+        on_rule=on_rule,
+        off_rule=off_rule,
+        on_dir=on_dir,
+        off_dir=off_dir,
+        swapped_dumps=swapped,
+        notes=notes,
+    )
+
+
+def _algorithms(selection, notes: list[str]) -> list[str]:
+    warnings: list[str] = []
+    try:
+        chosen = parse_algorithms(selection, warnings)
+    except AlgorithmSelectionError as error:
+        raise CompareInputError(str(error)) from None
+    notes += warnings
+    return chosen
+
+
+def _load_graph(path: str | os.PathLike, role: str) -> Graph:
+    try:
+        return load_graph(path)
+    except GraphError as error:
+        raise CompareInputError(f"{role} graph: {error}") from None
+
+
+def _fusion_marks(graph: Graph) -> int:
+    """How many ops carry fusion attributes (pass names or original-op lists)."""
+    return sum(1 for op in graph.ops if op.pass_names or op.has_original_names)
+
+
+def _scan(
+    path: str | os.PathLike,
+    graph_names: Sequence[str],
+    role: str,
+    leaves: dict[str, DumpDir] | None = None,
+) -> DumpDir:
+    """Index a dump folder, picking the model folder named like the first graph name that
+    exists there (the second name covers dump folders given the other way round).
+
+    ``leaves``: folders already indexed by :func:`_scan_leaf`, by real path."""
+    known = (leaves or {}).get(os.path.realpath(path))
+    if known is not None:
+        return known
+    first_error: DumpDirError | None = None
+    for name in dict.fromkeys(graph_names):
+        try:
+            return scan_dump_dir(os.path.realpath(path), name or None)
+        except DumpDirError as error:
+            first_error = first_error or error
+    raise CompareInputError(f"{role} dump folder: {first_error}")
+
+
+def _scan_leaf(path: str | os.PathLike, leaves: dict[str, DumpDir]) -> None:
+    """Index ``path`` ahead of time when it holds dump files itself: then the graph names that
+    :func:`_scan` would pass cannot change the result. Any problem is left to :func:`_scan`."""
+    real = os.path.realpath(path)
+    with contextlib.suppress(DumpDirError, OSError):
+        if holds_dump_files(real):
+            leaves[real] = scan_dump_dir(real)
+
+
+def _op_names(graph: Graph) -> set[str]:
+    return {sanitize_op_name(op.name) for part in graph.all_graphs for op in part.ops}
+
+
+def dump_orientation_scores(
+    on: Graph, off: Graph, first: DumpDir, second: DumpDir
+) -> tuple[int, int]:
+    """(matches if ``first`` is the fusion-on dump, matches if it is the fusion-off dump),
+    counting only op names that exist in one graph and not the other."""
+    return _orientation_scores(_op_names(on), _op_names(off), first, second)
+
+
+def _orientation_scores(
+    on_names: set[str], off_names: set[str], first: DumpDir, second: DumpDir
+) -> tuple[int, int]:
+    only_on, only_off = on_names - off_names, off_names - on_names
+    a, b = set(first.op_names), set(second.op_names)
+    return len(a & only_on) + len(b & only_off), len(b & only_on) + len(a & only_off)
+
+
+def unmatched_dumps_note(
+    folder: DumpDir, graph_names: set[str], graph: str, dump_flag: str, graph_flag: str
+) -> str | None:
+    """A note when the ops dumped in ``folder`` are (almost) none of the graph's ops: the
+    graph is most likely of another network, build or run than the dumps.
+
+    "Almost none" is under a tenth of the dumped ops *and* under a tenth of the graph's ops:
+    generic names (``Node_Output``, ``trans_TransData_4``) recur across networks, while a
+    partial dump (few ops of the graph) or a folder holding several models' dumps (few of its
+    ops in this graph) must not raise the note."""
+    dumped = folder.op_names
+    matched = sum(1 for name in dumped if name in graph_names)
+    if matched * 10 >= len(dumped) or matched * 10 >= len(graph_names):
+        return None
+    if matched == 0:
+        found = f"No dump file in {folder.path} ({dump_flag}) is named after an op of the {graph}"
+    else:
+        verb = "is an op" if matched == 1 else "are ops"
+        found = (
+            f"Only {matched} of the {len(dumped)} ops dumped in {folder.path} ({dump_flag}) "
+            f"{verb} of the {graph}"
+        )
+    return (
+        f"{found} ({graph_flag}): check that {graph_flag} is the graph of the run dumped in "
+        f"{dump_flag} (same network, same build)."
+    )
+
+
+@dataclass
+class _GraphDigest:
+    """What the job needs of the graph it compares against: its pairing rule, name, op names
+    and fusion marks. Reading the fusion-off graph into this runs in a helper process while
+    this one reads the fusion-on graph (both are pure-Python work of similar size)."""
+
+    path: Path
+    name: str
+    fusion_marks: int
+    op_names: set[str]
+    rule: FusionRule
+
+
+def _digest(graph: Graph, rule: FusionRule | None = None) -> _GraphDigest:
+    return _GraphDigest(
+        path=Path(graph.path) if graph.path is not None else Path(),
+        name=graph.name,
+        fusion_marks=_fusion_marks(graph),
+        op_names=_op_names(graph),
+        rule=rule if rule is not None else fusion_rule(graph),
+    )
+
+
+def _digest_in_child(path: str | os.PathLike, connection) -> None:
+    """Helper-process body: send ("ok", digest), ("graph", GraphError fields) or ("bug", text)."""
+    try:
+        try:
+            message = ("ok", _digest(load_graph(path)))
+        except GraphError as error:
+            message = ("graph", (error.path, error.message, error.line, error.column))
+        except Exception:  # reported by the parent, which then reads the graph itself
+            message = ("bug", traceback.format_exc())
+        connection.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        connection.close()
+
+
+class _DigestReader:
+    """Reads a graph's digest in a forked helper process, or in this process where fork is not
+    available or the helper fails for any reason other than a bad graph file."""
+
+    def __init__(self, path: str | os.PathLike, role: str, start_method: str | None) -> None:
+        self.path = path
+        self.role = role
+        self._process = None
+        self._connection = None
+        forking = (start_method or "fork") == "fork"
+        if not forking or "fork" not in multiprocessing.get_all_start_methods():
+            return
+        try:
+            if os.path.getsize(path) < _HELPER_GRAPH_BYTES:
+                return
+        except OSError:
+            return  # read here, to report the error as usual
+        mp = multiprocessing.get_context("fork")
+        receiver, sender = mp.Pipe(duplex=False)
+        process = mp.Process(target=_digest_in_child, args=(path, sender), daemon=True)
+        try:
+            process.start()
+        except (OSError, AssertionError, ValueError):  # e.g. started from a daemon process
+            receiver.close()
+            return
+        finally:
+            sender.close()
+        self._process, self._connection = process, receiver
+
+    @property
+    def busy(self) -> bool:
+        """A helper process is reading the graph (this process would otherwise wait)."""
+        return self._connection is not None
+
+    def digest(self) -> _GraphDigest:
+        message = None
+        if self._connection is not None:
+            with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError):
+                message = pickle.loads(self._connection.recv_bytes())
+        self.close()
+        if message is not None and message[0] == "ok":
+            return message[1]
+        if message is not None and message[0] == "graph":
+            raise CompareInputError(f"{self.role} graph: {GraphError(*message[1])}")
+        return _digest(_load_graph(self.path, self.role))
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.kill()
+            self._process.join()
+            self._process = None
+
+
+def _prepare(request: CompareRequest, notes: list[str]):
+    """Read the graphs (the fusion-off one in a helper process), pick the dump folders and
+    their orientation. Returns (on graph, off graph, on rule, off rule, on dir, off dir, swapped).
+
+    The fusion-off Graph itself is not needed by the comparison, only its digest: the outcome
+    gets a :func:`deferred_graph` that reads the file again if anything but its path and name
+    is used (the command line uses neither)."""
+    helper = _DigestReader(request.off_graph, "fusion-off", request.start_method)
+    early: DumpDir | None = None
+    leaves: dict[str, DumpDir] = {}
+    try:
+        on_graph = _load_graph(request.on_graph, "fusion-on")
+        on_rule = fusion_rule(on_graph)
+        on_names = _op_names(on_graph)
+        # While the helper finishes: index the fusion-on dumps as _scan would on its first try,
+        # and the fusion-off dumps when no graph name is needed to find them.
+        with contextlib.suppress(DumpDirError):
+            early = scan_dump_dir(os.path.realpath(request.on_dump), on_graph.name or None)
+        if helper.busy:
+            _scan_leaf(request.off_dump, leaves)
+        off = helper.digest()
+    finally:
+        helper.close()
+    off_graph = deferred_graph(request.off_graph, off.name)
+    graphs_swapped = off.fusion_marks > _fusion_marks(on_graph) == 0
+    if graphs_swapped:
+        early = None
+        given_on = on_graph
+        on_graph = _load_graph(request.off_graph, "fusion-off")
+        off, on_rule = _digest(given_on, on_rule), fusion_rule(on_graph)
+        off_graph = given_on
+        notes.append(
+            f"The graphs were given the other way round: {given_on.path} has no fused ops, "
+            f"{on_graph.path} has; using {on_graph.path} as the fusion-on graph."
+        )
+        on_names = _op_names(on_graph)
+    names = (on_graph.name, off.name)
+    first = early if early is not None else _scan(request.on_dump, names, "fusion-on")
+    second = _scan(request.off_dump, names[::-1], "fusion-off", leaves)
+    direct, crossed = _orientation_scores(on_names, off.op_names, first, second)
+    swapped = crossed > direct
+    if swapped:
+        notes.append(
+            f"The dump folders were given the other way round: {second.path} holds the dumps "
+            f"of the fusion-on graph ({crossed} of its own op names, against {direct}); "
+            f"comparing {second.path} (fusion on) with {first.path} (fusion off)."
+        )
+        first = _scan(request.off_dump, names, "fusion-on", leaves)
+        second = _scan(request.on_dump, names[::-1], "fusion-off")
+    on_flags, off_flags = ("-m", "-f"), ("-g", "-cf")
+    if swapped:
+        on_flags, off_flags = (off_flags[0], on_flags[1]), (on_flags[0], off_flags[1])
+    if graphs_swapped:
+        on_flags, off_flags = (on_flags[0], off_flags[1]), (off_flags[0], on_flags[1])
+    for role, folder, names, graph_path, flags in (
+        ("fusion-on", first, on_names, on_graph.path, on_flags),
+        ("fusion-off", second, off.op_names, off.path, off_flags),
+    ):
+        note = unmatched_dumps_note(folder, names, f"{role} graph {graph_path}", *flags)
+        if note:
+            notes.append(note)
+    for role, folder in (("fusion-on", first), ("fusion-off", second)):
+        notes += [f"{role} dumps: {note}" for note in folder.notes]
+    return on_graph, off_graph, on_rule, off.rule, first, second, swapped

@@ -1,0 +1,175 @@
+"""Where the ``load -> measure`` stages run: here, on a process pool, or on a Dask cluster.
+
+A runner takes the job's :class:`~.workers.JobContext` and its chunks (consecutive groups, see
+:func:`.engine.pair`) and yields one :class:`~.workers.ChunkResult` per chunk **in chunk
+order**, whatever order the chunks finish in; so the CSV is the same bytes on any runner. Each
+runner stops between groups when ``cancel`` is set and raises :class:`CompareCancelled`.
+
+Processes never outlive the job: pool workers die with their parent (Linux parent-death
+signal, plus a watchdog thread on the parent's pid everywhere), ignore SIGINT and SIGTERM (the
+parent turns those into a cancel and shuts the pool down), and a Dask cluster started here
+(``--scheduler local``) is closed when the job ends, however it ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
+from .workers import ChunkResult, GroupComparer, JobContext, init_worker, run_chunk
+
+_POLL_SECONDS = 0.05
+
+
+class CompareCancelled(Exception):
+    """The job was cancelled; no result file was written."""
+
+
+class SchedulerError(Exception):
+    """The Dask scheduler cannot be used (not installed, unreachable)."""
+
+
+def _check(cancel) -> None:
+    if cancel is not None and cancel.is_set():
+        raise CompareCancelled("comparison cancelled")
+
+
+def run_here(ctx: JobContext, chunks: Sequence[list[int]], cancel=None) -> Iterator[ChunkResult]:
+    """All chunks in this process, one after the other."""
+    comparer = GroupComparer(ctx)
+    for number, positions in enumerate(chunks):
+        _check(cancel)
+        result = comparer.compare_groups(positions, number, cancel)
+        if result.cancelled:
+            raise CompareCancelled("comparison cancelled")
+        yield result
+
+
+def _context(start_method: str | None):
+    if start_method:
+        return multiprocessing.get_context(start_method)
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def run_pool(
+    ctx: JobContext,
+    chunks: Sequence[list[int]],
+    workers: int,
+    start_method: str | None = None,
+    cancel=None,
+) -> Iterator[ChunkResult]:
+    """Chunks on a process pool of ``workers``; results reordered to chunk order."""
+    mp = _context(start_method)
+    stop = mp.Event()
+    pending: dict[int, ChunkResult] = {}
+    next_chunk = 0
+    executor = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=mp,
+        initializer=init_worker,
+        initargs=(ctx, stop, os.getpid()),
+    )
+    # Objects created so far (graphs, pairing) are read-only for the workers: keep the cyclic
+    # GC from touching them in forked children, so their pages stay shared (copy-on-write).
+    gc.freeze()
+    try:
+        futures: set[Future] = {
+            executor.submit(run_chunk, number, positions) for number, positions in enumerate(chunks)
+        }
+        gc.unfreeze()
+        while futures:
+            finished, futures = wait(futures, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)
+            if cancel is not None and cancel.is_set():
+                stop.set()
+                raise CompareCancelled("comparison cancelled")
+            for future in finished:
+                result = future.result()
+                pending[result.chunk] = result
+            while next_chunk in pending:
+                yield pending.pop(next_chunk)
+                next_chunk += 1
+    except BaseException:
+        gc.unfreeze()
+        stop.set()
+        executor.shutdown(wait=True, cancel_futures=True)
+        raise
+    executor.shutdown(wait=True)
+
+
+# ----------------------------------------------------------------------------- Dask
+
+
+def _dask_chunk(ctx: JobContext, number: int, positions: list[int]) -> ChunkResult:
+    """Dask task: one chunk. The context arrives once per worker (scattered, then cached)."""
+    return GroupComparer(ctx).compare_groups(positions, number)
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
+    """A Dask client on ``scheduler`` (an address), or on a LocalCluster for ``"local"`` with
+    ``workers`` single-threaded worker processes sharing ``memory_budget`` bytes."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SchedulerError(
+            "--scheduler needs Dask distributed: pip install 'fusion-switch[dask]'"
+        ) from None
+    cluster = None
+    try:
+        if scheduler == "local":
+            count = max(1, workers or os.cpu_count() or 1)
+            limit = (memory_budget // count) if memory_budget else "auto"
+            cluster = LocalCluster(
+                n_workers=count,
+                threads_per_worker=1,
+                processes=True,
+                memory_limit=limit,
+                dashboard_address=None,
+            )
+            client = Client(cluster)
+        else:
+            client = Client(scheduler, timeout=10)
+    except (OSError, TimeoutError) as error:
+        if cluster is not None:
+            cluster.close()
+        raise SchedulerError(f"--scheduler {scheduler}: cannot connect: {error}") from None
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def run_dask(
+    ctx: JobContext,
+    chunks: Sequence[list[int]],
+    scheduler: str,
+    workers: int | None = None,
+    memory_budget: int | None = None,
+    cancel=None,
+) -> Iterator[ChunkResult]:
+    """One Dask task per chunk; results gathered in chunk order. The dump folders must be on
+    storage every worker sees under the same paths (see README, "Comparing on a cluster")."""
+    with dask_client(scheduler, workers, memory_budget) as client:
+        shared = client.scatter(ctx, broadcast=True)
+        futures = [
+            client.submit(_dask_chunk, shared, number, positions, pure=False)
+            for number, positions in enumerate(chunks)
+        ]
+        try:
+            for future in futures:
+                while not future.done():
+                    _check(cancel)
+                    time.sleep(_POLL_SECONDS)
+                yield future.result()
+        finally:
+            client.cancel(futures)

@@ -1,0 +1,119 @@
+"""`compare --scheduler local`: the same CSV, summary and report as one process (issue 16).
+
+Runs the real CLI twice on a generated case: in one process (--workers 1) and on a Dask
+LocalCluster of two worker processes, and compares the outputs byte for byte (the CSV's name
+carries the second it was written; the output folder's path is normalised)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fusion_switch.synth.generator import generate_case
+
+pytest.importorskip("distributed", reason="fusion-switch[dask] is part of the test extras")
+
+
+STAMP = re.compile(rb"result_\d{14}\.csv")  # the CSV's name: the second it was written
+
+
+def outputs(out: Path) -> dict[str, bytes]:
+    """The files a run wrote, by kind ("csv" for result_*.csv), with the output folder's own
+    path and the CSV's time stamp masked (they differ between the two runs)."""
+    return {
+        ("csv" if path.name.startswith("result_") else path.name): STAMP.sub(
+            b"result_<STAMP>.csv", path.read_bytes().replace(os.fsencode(out), b"<OUT>")
+        )
+        for path in out.iterdir()
+    }
+
+
+def run(case, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable,
+        "-m",
+        "fusion_switch",
+        "compare",
+        "-m",
+        str(case.on_dump),
+        "-g",
+        str(case.off_dump),
+        "-f",
+        str(case.on_graph),
+        "-cf",
+        str(case.off_graph),
+        "-out",
+        str(out),
+        "--no-progress",
+        *extra,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+
+
+@pytest.mark.slow
+def test_a_local_cluster_of_two_workers_writes_the_same_bytes(tmp_path):
+    case = generate_case(tmp_path / "case", n_ops=120, seed=9, graph_text=False)
+    single = run(case, tmp_path / "one" / "out", "--workers", "1")
+    cluster = run(case, tmp_path / "dask" / "out", "--scheduler", "local", "--workers", "2")
+    assert single.returncode == 1, single.stderr
+    assert cluster.returncode == single.returncode, cluster.stderr
+    one, two = outputs(tmp_path / "one" / "out"), outputs(tmp_path / "dask" / "out")
+    assert sorted(one) == ["csv", "report.html", "summary.json"]
+    assert one == two
+    one_out = STAMP.sub(b"", single.stdout.replace("/one/", "/dask/").encode())
+    assert one_out == STAMP.sub(b"", cluster.stdout.encode())
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
+    case = generate_case(tmp_path / "case", n_ops=10, graph_text=False)
+    done = run(case, tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9")
+    assert done.returncode == 2
+    assert "--scheduler tcp://127.0.0.1:9: cannot connect" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(("result_", "."))]
+
+
+def test_memory_budget_must_be_a_size(tmp_path):
+    done = run(
+        generate_case(tmp_path / "c", n_ops=10, graph_text=False),
+        tmp_path / "o",
+        "--memory-budget",
+        "lots",
+    )
+    assert done.returncode == 2 and "'lots' is not a size like 4G or 512M" in done.stderr
+
+
+@pytest.mark.slow
+def test_rank_all_on_a_local_cluster_writes_the_same_bytes_per_rank(tmp_path):
+    """A two-rank dump tree (`--rank all`): every rank pair on the LocalCluster gives the same
+    files as in one process."""
+    case = generate_case(tmp_path / "case", n_ops=60, seed=5, graph_text=False)
+    for side in (case.on_dump, case.off_dump):
+        leaf = Path(side)
+        device = leaf.parents[2]  # dump/<time>/<device>/<model>/<model id>/<iteration>
+        shutil.copytree(device, device.parent / "1")
+    tree = {side: Path(getattr(case, f"{side}_dump")).parents[4] for side in ("on", "off")}
+
+    def run_tree(out: Path, *extra: str) -> subprocess.CompletedProcess:
+        command = [
+            *(sys.executable, "-m", "fusion_switch", "compare"),
+            *("-m", str(tree["on"]), "-g", str(tree["off"])),
+            *("-f", str(case.on_graph), "-cf", str(case.off_graph)),
+            *("-out", str(out), "--rank", "all", "--no-progress", *extra),
+        ]
+        return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+    single = run_tree(tmp_path / "one" / "out", "--workers", "1")
+    cluster = run_tree(tmp_path / "dask" / "out", "--scheduler", "local", "--workers", "2")
+    assert single.returncode == 1, single.stderr
+    assert cluster.returncode == single.returncode, cluster.stderr
+    for rank in ("rank_0", "rank_1"):
+        one = outputs(tmp_path / "one" / "out" / rank)
+        two = outputs(tmp_path / "dask" / "out" / rank)
+        assert sorted(one) == ["csv", "report.html", "summary.json"]
+        assert one == two, rank
