@@ -20,6 +20,10 @@ fi
 
 bash scripts/setup.sh --test
 
+# Real VS Code (tests/clients/vscode): code-server from npm, cached outside the clone (cold: ~6 min).
+CODE_SERVER_BIN="$(bash scripts/install_code_server.sh | tail -1)"
+export CODE_SERVER_BIN
+
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/python -m pytest -q "$@"

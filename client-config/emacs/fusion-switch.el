@@ -17,6 +17,10 @@
 ;;
 ;;   ((fusion-switch-mode . ((fusion-switch-target . "Ascend950PR_9599"))))
 ;;
+;; `fusion-switch-compare' runs in the background with its progress in the echo area
+;; (`fusion-switch-cancel-compare' stops it); `fusion-switch-all-off' and
+;; `fusion-switch-apply-suspects' ask (`y-or-n-p') before changing the file.
+;;
 ;; Commands: `fusion-switch-compare', `fusion-switch-cancel-compare',
 ;; `fusion-switch-apply-suspects', `fusion-switch-all-off', `fusion-switch-restore',
 ;; `fusion-switch-show-report', `fusion-switch-reload-catalogue'.
@@ -78,10 +82,49 @@ Keys: :onDump :offDump :onGraph :offGraph :output."
   "Value for `eglot-workspace-configuration' in fusion-switch buffers."
   (fusion-switch--settings))
 
+(defclass fusion-switch-eglot-server (eglot-lsp-server) ()
+  "The fusion-switch server: eglot plus work-done progress.")
+
 (defun fusion-switch-eglot-contact (&optional _interactive)
-  "Eglot contact: the server command with the settings as initializationOptions."
-  (append (fusion-switch--server-command)
-          (list :initializationOptions (fusion-switch--settings))))
+  "Eglot contact: our server class, command and initializationOptions."
+  (cons 'fusion-switch-eglot-server
+        (append (fusion-switch--server-command)
+                (list :initializationOptions (fusion-switch--settings)))))
+
+(defvar fusion-switch-progress-functions nil
+  "Called with (TOKEN KIND TEXT PERCENTAGE) on every $/progress.")
+
+(defvar fusion-switch--progress nil
+  "Running server tasks: alist TOKEN -> (TITLE MESSAGE PERCENTAGE CANCELLABLE).")
+
+(cl-defmethod eglot-client-capabilities :around ((_s fusion-switch-eglot-server))
+  "Declare `window.workDoneProgress' so the server reports the comparison's progress."
+  (let* ((caps (cl-call-next-method))
+         (window (plist-get caps :window)))
+    (plist-put caps :window (plist-put window :workDoneProgress t))))
+
+(cl-defmethod eglot-handle-request
+  ((_s fusion-switch-eglot-server) (_m (eql window/workDoneProgress/create)) &key _token)
+  "Accept the server's progress token."
+  nil)
+
+(cl-defmethod eglot-handle-notification
+  ((_s fusion-switch-eglot-server) (_m (eql $/progress)) &key token value)
+  "Show the server's progress in the echo area and remember it for cancelling."
+  (let* ((kind (plist-get value :kind))
+         (old (cdr (assoc token fusion-switch--progress)))
+         (title (or (plist-get value :title) (nth 0 old) "fusion-switch"))
+         (text (or (plist-get value :message) ""))
+         (percentage (plist-get value :percentage))
+         (cancellable (if (equal kind "begin") (eq (plist-get value :cancellable) t) (nth 3 old))))
+    (setq fusion-switch--progress (assoc-delete-all token fusion-switch--progress))
+    (unless (equal kind "end")
+      (push (list token title text percentage cancellable) fusion-switch--progress))
+    (let ((message-log-max nil))
+      (message "%s: %s%s%s" title text
+               (if percentage (format " %d%%" percentage) "")
+               (if (equal kind "end") " (done)" "")))
+    (run-hook-with-args 'fusion-switch-progress-functions token kind (or text title) percentage)))
 
 ;;;###autoload
 (define-derived-mode fusion-switch-mode js-mode "FusionSwitch"
@@ -107,28 +150,67 @@ EXTRA is a plist merged into the argument object."
                                                                     (buffer-file-name)))
                                                       extra))))))
 
-(defmacro fusion-switch--define-command (name command doc)
-  "Define interactive NAME running server COMMAND, documented by DOC."
+(defmacro fusion-switch--define-command (name command doc &optional question)
+  "Define interactive NAME running server COMMAND, documented by DOC.
+With QUESTION, the user is asked (`y-or-n-p') first; a no changes nothing,
+and a yes is not followed by eglot's own question about the edit."
   `(defun ,name ()
      ,doc
      (interactive)
-     (let ((result (fusion-switch-execute ,command)))
-       (when (called-interactively-p 'interactive)
-         (message "%s: %s" ,command (if result (json-encode result) "done")))
-       result)))
+     (when (or (null ,question) (y-or-n-p ,question))
+       (let* ((eglot-confirm-server-initiated-edits
+               (if ,question nil eglot-confirm-server-initiated-edits))
+              (result (fusion-switch-execute ,command)))
+         (when (called-interactively-p 'interactive)
+           (message "%s: %s" ,command (if result (json-encode result) "done")))
+         result))))
 
-(fusion-switch--define-command fusion-switch-compare "fusionSwitch.compare"
-  "Compare the fusion-on and fusion-off dumps named in the settings.")
-(fusion-switch--define-command fusion-switch-cancel-compare "fusionSwitch.cancelCompare"
-  "Stop the running comparison.")
+(defvar fusion-switch-compare-done-functions nil
+  "Called with (RESULT ERROR) when an asynchronous comparison ends.")
+
+(defun fusion-switch-compare ()
+  "Compare the fusion-on and -off dumps named in the settings, in the background.
+Progress is shown in the echo area; `fusion-switch-cancel-compare' stops it."
+  (interactive)
+  (let ((server (eglot--current-server-or-lose))
+        (uri (eglot--path-to-uri (buffer-file-name))))
+    (jsonrpc-async-request
+     server :workspace/executeCommand
+     (list :command "fusionSwitch.compare" :arguments (vector (list :cfgUri uri)))
+     :success-fn (lambda (result)
+                   (message "fusionSwitch.compare: %s" (if result (json-encode result) "done"))
+                   (run-hook-with-args 'fusion-switch-compare-done-functions result nil))
+     :error-fn (lambda (error)
+                 (message "fusionSwitch.compare failed: %s" (plist-get error :message))
+                 (run-hook-with-args 'fusion-switch-compare-done-functions nil error))
+     :timeout-fn #'ignore
+     :timeout 86400)
+    (message "fusionSwitch.compare: started (M-x fusion-switch-cancel-compare to stop)")))
+
+(defun fusion-switch-cancel-compare ()
+  "Stop the running comparison (cancel its progress token, else ask the server)."
+  (interactive)
+  (let* ((server (eglot--current-server-or-lose))
+         (running (seq-find (lambda (p) (nth 4 p)) fusion-switch--progress)))
+    (if running
+        (jsonrpc-notify server :window/workDoneProgress/cancel (list :token (car running)))
+      (jsonrpc-async-request server :workspace/executeCommand
+                             (list :command "fusionSwitch.cancelCompare"
+                                   :arguments (vector (list :cfgUri (eglot--path-to-uri
+                                                                     (buffer-file-name)))))
+                             :success-fn #'ignore))
+    (message "fusion-switch: cancelling the comparison")))
+
 (fusion-switch--define-command fusion-switch-bisect "fusionSwitch.bisect"
   "Bisect the fusion rules by re-running the job (arguments: job, rules; see the README).")
 (fusion-switch--define-command fusion-switch-cancel-bisect "fusionSwitch.cancelBisect"
   "Stop the running bisection; the configuration is put back.")
 (fusion-switch--define-command fusion-switch-apply-suspects "fusionSwitch.applySuspects"
-  "Switch the rules suspected by the last comparison off.")
+  "Switch the rules suspected by the last comparison off (asks first)."
+  "Turn the suspected rules off in this file? ")
 (fusion-switch--define-command fusion-switch-all-off "fusionSwitch.allOff"
-  "Switch every fusion rule off (step 1 of the fusion-anomaly recipe).")
+  "Switch every fusion rule off (step 1 of the fusion-anomaly recipe; asks first)."
+  "Switch all fusion off in this file (the current text is saved for restore)? ")
 (fusion-switch--define-command fusion-switch-restore "fusionSwitch.restore"
   "Bring back the configuration from before `fusion-switch-all-off'.")
 (fusion-switch--define-command fusion-switch-show-report "fusionSwitch.showReport"

@@ -12,6 +12,9 @@
 -- :FusionSwitchAllOff, :FusionSwitchRestore, :FusionSwitchShowReport,
 -- :FusionSwitchReloadCatalogue, :FusionSwitchTarget {name}.
 -- Uses vim.lsp.start on Neovim 0.8+, vim.lsp.start_client + buf_attach_client on 0.7.
+-- :FusionSwitchCompare runs in the background; its progress ($/progress) is echoed and
+-- :FusionSwitchCancelCompare cancels it. :FusionSwitchAllOff and :FusionSwitchApplySuspects ask
+-- first (vim.ui.select).
 
 local M = {}
 
@@ -35,6 +38,36 @@ local defaults = {
 
 local config = vim.deepcopy(defaults)
 local clients_by_root = {} -- Neovim 0.7: one client per root directory
+
+--- Running server tasks by progress token: { title, message, percentage, cancellable, client_id }.
+M.progress = {}
+--- Functions called with (token, value) on every $/progress; the default echoes it.
+M.progress_listeners = {}
+
+local function on_progress(err, result, ctx, handler_config)
+  local default = vim.lsp.handlers['$/progress']
+  if default then
+    pcall(default, err, result, ctx, handler_config)
+  end
+  if not result or not result.value then
+    return
+  end
+  local token, value = result.token, result.value
+  local task = M.progress[token] or { client_id = ctx.client_id }
+  task.title = value.title or task.title or 'fusion-switch'
+  task.message = value.message or task.message or ''
+  task.percentage = value.percentage or task.percentage
+  if value.kind == 'begin' then
+    task.cancellable = value.cancellable == true
+  end
+  M.progress[token] = value.kind ~= 'end' and task or nil
+  local suffix = value.kind == 'end' and ' (done)'
+    or (task.percentage and string.format(' %d%%', task.percentage) or '')
+  vim.api.nvim_echo({ { task.title .. ': ' .. task.message .. suffix } }, false, {})
+  for _, listener in ipairs(M.progress_listeners) do
+    listener(token, value)
+  end
+end
 
 -- Client methods are called with `:` from 0.11 on (the `.` form is deprecated there).
 local function call(client, method, ...)
@@ -97,6 +130,7 @@ local function client_config(root)
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ':t') } },
     settings = config.settings,
     init_options = config.settings,
+    handlers = { ['$/progress'] = on_progress },
     on_init = function(client)
       if vim.fn.has('nvim-0.8') == 0 then
         -- 0.7 does not send settings by itself.
@@ -171,13 +205,40 @@ function M.set_target(target)
   end
 end
 
+--- Cancels the running comparison: its cancellable progress token, else fusionSwitch.cancelCompare.
+function M.cancel_compare(bufnr)
+  for token, task in pairs(M.progress) do
+    local client = task.cancellable and vim.lsp.get_client_by_id(task.client_id)
+    if client then
+      call(client, 'notify', 'window/workDoneProgress/cancel', { token = token })
+      return
+    end
+  end
+  M.execute('fusionSwitch.cancelCompare', bufnr)
+end
+
+local questions = {
+  ['fusionSwitch.allOff'] = { 'Switch all fusion off in this file?', 'Switch all off' },
+  ['fusionSwitch.applySuspects'] = { 'Turn the suspected rules off in this file?', 'Turn off' },
+}
+
+--- Runs a command that rewrites the file only after the user agrees (vim.ui.select).
+function M.confirm_and_execute(command, bufnr, on_result)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local question, yes = unpack(questions[command])
+  vim.ui.select({ yes, 'Cancel' }, { prompt = question }, function(choice)
+    if choice == yes then
+      M.execute(command, bufnr, nil, on_result)
+    elseif on_result then
+      on_result(nil, { cancelled = true, asked = true })
+    end
+  end)
+end
+
 local user_commands = {
   FusionSwitchCompare = 'fusionSwitch.compare',
-  FusionSwitchCancelCompare = 'fusionSwitch.cancelCompare',
   FusionSwitchBisect = 'fusionSwitch.bisect',
   FusionSwitchCancelBisect = 'fusionSwitch.cancelBisect',
-  FusionSwitchApplySuspects = 'fusionSwitch.applySuspects',
-  FusionSwitchAllOff = 'fusionSwitch.allOff',
   FusionSwitchRestore = 'fusionSwitch.restore',
   FusionSwitchShowReport = 'fusionSwitch.showReport',
   FusionSwitchReloadCatalogue = 'fusionSwitch.reloadCatalogue',
@@ -205,6 +266,17 @@ function M.setup(opts)
     vim.api.nvim_create_user_command(name, function()
       M.execute(command)
     end, { desc = command })
+  end
+  vim.api.nvim_create_user_command('FusionSwitchCancelCompare', function()
+    M.cancel_compare()
+  end, { desc = 'fusionSwitch.cancelCompare' })
+  for name, command in pairs({
+    FusionSwitchAllOff = 'fusionSwitch.allOff',
+    FusionSwitchApplySuspects = 'fusionSwitch.applySuspects',
+  }) do
+    vim.api.nvim_create_user_command(name, function()
+      M.confirm_and_execute(command)
+    end, { desc = command .. ' (asks first)' })
   end
   vim.api.nvim_create_user_command('FusionSwitchTarget', function(args)
     M.set_target(args.args)

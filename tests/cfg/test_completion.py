@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from cfg_helpers import CTX, FORBIDDEN, GRAPH, UB, apply
 from fusion_switch.catalogue import builtin_catalogue
@@ -238,3 +241,81 @@ def test_completion_in_a_large_document_is_bounded():
 def test_completion_inside_a_top_level_key_with_spaces():
     _, result = items('{" Switch ": {"GraphFusion": {"ConvBatch|"}}}')
     assert GRAPH in [c.label for c in result]
+
+
+# ---- the separating comma (issue 15) --------------------------------------------------------
+def expand(snippet: str) -> str:
+    """The text a snippet client leaves when the user accepts every default (first choice)."""
+    snippet = re.sub(r"\$\{\d+\|([^,|]*)[^}]*\|\}", r"\1", snippet)
+    snippet = re.sub(r"\$\{\d+:([^}]*)\}", r"\1", snippet)
+    snippet = re.sub(r"\$\d+", "", snippet)
+    return snippet.replace("\\}", "}").replace("\\$", "$").replace("\\\\", "\\")
+
+
+def accept_snippet(marked: str, label: str) -> str:
+    text, result = items(marked, snippets=True)
+    item = pick(result, label)
+    return apply(
+        text, [Edit(item.span, expand(item.new_text) if item.is_snippet else item.new_text)]
+    )
+
+
+G = '{"Switch": {"GraphFusion": {'
+COMMA_CASES = [
+    # (id, marked text): after accepting GRAPH with its default value the document is valid JSON
+    (
+        "empty-quotes-before-member-next-line",
+        G + '\n  "|"\n  "ALL": "on"}}}',
+    ),
+    ("empty-quotes-before-member-same-line", G + '"|" "ALL": "on"}}}'),
+    ("partial-name-before-member", G + '\n  "ConvB|"\n  "ALL": "on"\n}}}'),
+    ("first-member-of-several", G + '"|"\n"ALL": "on",\n"B": "off"}}}'),
+    ("between-members", G + '"A": "on",\n"Conv|"\n"ALL": "on"}}}'),
+    ("after-members-last", G + '"ALL": "on",\n  "Conv|"\n}}}'),
+    ("only-member", G + '"|"}}}'),
+    ("bare-cursor-before-member", G + '\n  |\n  "ALL": "on"}}}'),
+    ("comma-already-there", G + '"Conv|", "ALL": "on"}}}'),
+    (
+        "before-member-in-ub-section",
+        G + '"|"\n"ALL": "on"}, "UBFusion": {}}}',
+    ),
+]
+
+
+@pytest.mark.parametrize("marked", [c[1] for c in COMMA_CASES], ids=[c[0] for c in COMMA_CASES])
+def test_accepting_a_rule_name_leaves_valid_json(marked):
+    after = accept_snippet(marked, GRAPH)
+    assert json.loads(after)["Switch"]["GraphFusion"][GRAPH] == "on", after
+
+
+def test_comma_goes_after_the_value_placeholder_so_the_cursor_stays_on_the_value():
+    _, result = items('{"Switch": {"GraphFusion": {"|"\n"ALL": "on"}}}', snippets=True)
+    assert pick(result, GRAPH).new_text == f'"{GRAPH}": "${{1|on,off|}}",'
+
+
+def test_no_comma_when_the_member_is_last():
+    _, result = items('{"Switch": {"GraphFusion": {"ALL": "on", "|"}}}', snippets=True)
+    assert not pick(result, GRAPH).new_text.endswith(",")
+
+
+def test_section_key_before_another_section_gets_a_comma():
+    after = accept_snippet('{"Switch": {"|"\n"UBFusion": {}}}', "GraphFusion")
+    assert json.loads(after)["Switch"] == {"GraphFusion": {}, "UBFusion": {}}
+
+
+def test_line_format_name_before_another_line_adds_no_comma():
+    text, result = items(f"ConvB|\n{UB}: off\n", snippets=True)
+    assert apply(text, [Edit(pick(result, GRAPH).span, pick(result, GRAPH).new_text)]) == (
+        f"{GRAPH}:\n{UB}: off\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "marked",
+    ["|", '{"Switch": {"GraphFusion": {|}}}', '{"Switch": {|}}', "{|}", "ConvB|\n"],
+    ids=["empty-document", "rule-map", "section", "top-level", "lines"],
+)
+def test_clients_without_snippet_support_get_no_snippet_items(marked):
+    _, result = items(marked, snippets=False)
+    assert result
+    assert [c.label for c in result if c.is_snippet or c.kind == "snippet"] == []

@@ -450,3 +450,15 @@ def test_all_counts_trimmed_explicit_values():
     finding = next(f for f in analyse(text).findings if f.code == "all-overridden")
     assert finding.data["value"] == "off"
     assert finding.data["explicit"] == [GRAPH]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [switch('      "": "off"'), '{"Priority": {"GraphFusion": {"Top": {"": "1"}}}}'],
+    ids=["switch", "priority"],
+)
+def test_an_empty_rule_name_is_called_empty(text):
+    findings = [f for f in analyse(text).findings if f.code == "unknown-rule"]
+    assert findings, analyse(text).findings
+    assert "empty" in findings[0].message.lower()
+    assert "Unknown rule ''" not in findings[0].message

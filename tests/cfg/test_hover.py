@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from cfg_helpers import ATLAS_350, CTX, FORBIDDEN, GRAPH, UB, sub, switch
 from fusion_switch.cfg import hover, parse
@@ -113,3 +115,24 @@ def test_hover_reads_a_top_level_key_trimmed_as_cann_does():
 def test_value_hover_reads_the_value_trimmed_as_cann_does():
     text = switch(f'      "{GRAPH}": " off "')
     assert "does not apply" in hover_at(text, '" off "').markdown
+
+
+@pytest.mark.parametrize(
+    ("name", "section", "component"),
+    [
+        (GRAPH, "GraphFusion", "ops graph fusion"),
+        (UB, "UBFusion", "TBE UB fusion"),
+        ("ARefreshCubeC0FusionPass", "GraphFusion", "FE graph fusion (libfe)"),
+    ],
+)
+def test_source_names_the_cann_component_not_a_repository_path(name, section, component):
+    text = json.dumps({"Switch": {section: {name: "on"}}})
+    info = hover_at(text, f'"{name}"')
+    source = next(line for line in info.markdown.splitlines() if "Source:" in line)
+    assert component in source
+    assert "/" not in source.replace("(libfe)", ""), source  # no repository path
+
+
+def test_empty_key_hover_says_the_name_is_empty():
+    info = hover_at(switch('      "": "off"'), '""', shift=1)
+    assert info is not None and "empty" in info.markdown.lower()

@@ -275,7 +275,7 @@ def test_swapped_graphs_are_detected_and_said(case, tmp_path):
     no_traceback(result)
     assert result.returncode == 1
     assert "graphs were given the other way round" in result.stdout
-    assert "1. AConv2dMulFusion  [GraphFusion]" in result.stdout
+    assert "AConv2dMulFusion                         introduces   b1_conv2" in result.stdout
 
 
 def test_dumps_and_graphs_both_swapped(case, tmp_path):
@@ -291,7 +291,7 @@ def test_dumps_and_graphs_both_swapped(case, tmp_path):
     assert result.returncode == 1
     assert "dump folders were given the other way round" in result.stdout
     assert "graphs were given the other way round" in result.stdout
-    assert "verdict: most likely: AConv2dMulFusion" in result.stdout
+    assert "verdict: proven by replay: AConv2dMulFusion" in result.stdout
 
 
 # --- one bad dump file: named, and the rest of the comparison goes on ---------------------------
@@ -316,7 +316,9 @@ def test_bad_dump_files_are_named_and_the_rest_is_compared(case, tmp_path):
     result = compare(case, tmp_path / "out", m=str(dumps))
     no_traceback(result)
     assert result.returncode == 1  # compared, and the injected fault is still found
-    assert "verdict: most likely: AConv2dMulFusion (GraphFusion) at b1_conv2" in result.stdout
+    # the unreadable files are evidence missing, said first in the verdict
+    assert "verdict: evidence missing: " in result.stdout
+    assert "AConv2dMulFusion (GraphFusion) introduces the error at b1_conv2" in result.stdout
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     notes = "\n".join(summary["inputs"]["notes"])
     assert f"skipped a bad dump file (dump it again to compare its op): {huge_header}: " in notes

@@ -63,8 +63,11 @@ def test_compare_prints_the_verdict_and_writes_three_files(case, tmp_path):
     result = cli("compare", *flags(case, tmp_path))
     assert result.returncode == 1, result.stderr  # 1 = suspects found
     out = result.stdout
-    assert "verdict: most likely: AConv2dMulFusion (GraphFusion) at b1_conv2" in out
-    assert "1. AConv2dMulFusion  [GraphFusion]" in out
+    assert (
+        "verdict: proven by replay: AConv2dMulFusion (GraphFusion) introduces the error at b1_conv2"
+        in out
+    )
+    assert "AConv2dMulFusion                         introduces   b1_conv2" in out
     assert "op b1_conv2 (Conv2D) <- b1_conv2, b1_scale2" in out
     assert "RelativeEuclideanDistance 7 >= 0.05" in out
     assert f"report:  {tmp_path / 'report.html'}" in out
@@ -110,11 +113,20 @@ def test_swapped_dumps_are_detected(case, tmp_path):
     assert data["inputs"]["on_dump"].startswith(str(case.on_dump))
 
 
-def test_thresholds_change_the_verdict(case, tmp_path):
-    # ignore the metrics the dropped scale shows up in: nothing left to blame it on
+def test_thresholds_change_only_the_heuristic_not_the_replay(case, tmp_path):
+    # the replay proves the dropped scale whatever the row thresholds say
+    proven = cli("compare", *flags(case, tmp_path), "--threshold", "red=off", "--format", "json")
+    top = json.loads(proven.stdout)["suspects"][0]
+    assert (top["rule"], top["verdict"], top["ops"]) == (
+        "AConv2dMulFusion",
+        "introduces",
+        ["b1_conv2"],
+    )
+    # ignore the metrics the dropped scale shows up in: the heuristic has nothing to blame it on
     result = cli(
         "compare",
         *flags(case, tmp_path),
+        "--no-replay",
         "--threshold",
         "red=off",
         "--threshold",

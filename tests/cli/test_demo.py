@@ -26,7 +26,7 @@ def test_demo_runs_the_workflow_and_names_the_injected_rule(tmp_path):
     assert "[unknown-rule] Unknown rule 'ConvBatchNormFusionPass'" in out
     # 2-3. generated case, comparison and verdict
     assert "injected: the scalar Mul (x0.125)" in out
-    assert "verdict: most likely: AConv2dMulFusion (GraphFusion)" in out
+    assert "verdict: proven by replay: AConv2dMulFusion (GraphFusion)" in out
     assert f"report:  {tmp_path / 'result' / 'report.html'}" in out
     assert (tmp_path / "result" / "report.html").is_file()
     # 4. a fusion_switch.cfg that switches the guilty rule off, and is accepted

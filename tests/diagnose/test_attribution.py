@@ -345,7 +345,12 @@ def _attribute_case(tmp_path, kind: str, formats: str):
     return case, attribute(outcome.rows, outcome.on_graph)
 
 
-@pytest.mark.parametrize("kind", sorted(FAULT_KINDS))
+# The row heuristic on its own; the kinds added for the replay (a UB tail dropped behind a graph
+# pass, a subtle float16 fault) are the ones it gets wrong: tests/diagnose/test_replay_cli.py.
+HEURISTIC_KINDS = sorted(set(FAULT_KINDS) - {"dropped_relu", "approx_gelu"})
+
+
+@pytest.mark.parametrize("kind", HEURISTIC_KINDS)
 def test_top_suspect_is_the_injected_rule(tmp_path, kind):
     case, result = _attribute_case(tmp_path, kind, "device")
     (truth,) = case.truth["faults"]

@@ -52,7 +52,8 @@ def test_summary_names_suspects_most_likely_first(outputs):
     evidence = top["evidence"][0]
     assert evidence["verdict"] == "introduces"
     assert evidence["outputs"][0]["crossed"] and evidence["inputs"]
-    assert data["verdict"].startswith(f"most likely: {truth['rule']}")
+    assert data["verdict"].startswith(f"proven by replay: {truth['rule']}")
+    assert top["verdict"] == "introduces" and top["replay"][0]["op"] == truth["op"]
 
 
 def test_summary_records_inputs_counts_target_and_paths(outputs):
@@ -153,7 +154,7 @@ NUMERIC_KEYS = (
 def test_summary_numbers_are_numbers_for_scripts(outputs):
     _case, _outcome, out = outputs
     data = json.loads(out.summary_path.read_text())
-    assert data["format"] == 1
+    assert data["format"] == 2
     checked = 0
     for path, value in _numbers_and_strings(data):
         key = path.rsplit(".", 1)[-1]

@@ -139,6 +139,9 @@ def test_clean_fusion_on_matches_fusion_off():
             np.testing.assert_allclose(out.value.astype(np.float32), ref, rtol=2e-3, atol=2e-3)
 
 
+SUBTLE_KINDS = {"approx_gelu"}
+
+
 def _red(x: np.ndarray, y: np.ndarray) -> float:
     x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
     return float(np.sqrt(((x - y) ** 2).sum() / (y**2).sum()))
@@ -157,7 +160,12 @@ def test_each_fault_changes_its_op_and_propagates(kind):
         assert np.isfinite(value.astype(np.float32)).all()
     out = op.outputs[0]
     truth = off[out.origin][out.origin_index]
-    assert _red(out.value, truth) > 0.05, "the fault must push its op out of band"
+    if kind in SUBTLE_KINDS:  # below msaccucmp's bands, yet far above the float16 floor
+        x, y = out.value.astype(np.float64), truth.astype(np.float64)
+        assert 1e-3 < _red(out.value, truth) < 0.05
+        assert np.abs(x - y).max() / np.abs(y).max() > 5 * 2.0**-10
+    else:
+        assert _red(out.value, truth) > 0.05, "the fault must push its op out of band"
     # inputs of the faulty op still agree with the fusion-off run (the error starts here)
     position = on_ops.index(op)
     for earlier in on_ops[:position]:
@@ -197,7 +205,11 @@ def test_fusion_result_lists_the_rules_that_fired(case):
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("no_such_fault", "unknown fault kind 'no_such_fault'; known kinds: dropped_bias"),
+        (
+            "no_such_fault",
+            "unknown fault kind 'no_such_fault'; known kinds: approx_gelu, dropped_bias, "
+            "dropped_relu, dropped_scale, fp16_saturation, inverted_gate",
+        ),
         ("wrong_axis@x", "bad fault 'wrong_axis@x'"),
     ],
 )

@@ -13,9 +13,18 @@ const {
   SECTION,
   STATUS_NOTIFICATION,
 } = require('./contract');
-const { INSTALL_HINT, chooseServer, serverCandidates, startFailureMessage } = require('./serverCommand');
+const {
+  BUNDLED_LAUNCHER,
+  INSTALL_HINT,
+  chooseServer,
+  serverCandidates,
+  startFailureMessage,
+} = require('./serverCommand');
+const { existsSync } = require('node:fs');
+const path = require('node:path');
 const { statusText } = require('./status');
 const { commandArguments } = require('./commandArgs');
+const { confirmationFor } = require('./confirm');
 
 const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
 const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
@@ -48,11 +57,15 @@ async function activate(context) {
   }
 
   context.subscriptions.push(
-    vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
+    vscode.window.onDidChangeActiveTextEditor(() => {
+      updateStatus();
+      sendSettings(); // the folder (and its settings) may have changed
+    }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${SECTION}.server`)) {
         restart(context);
-      } else if (event.affectsConfiguration(`${SECTION}.target`)) {
+      } else if (event.affectsConfiguration(SECTION)) {
+        sendSettings();
         updateStatus();
       }
     }),
@@ -89,6 +102,33 @@ async function pythonFromExtension() {
   }
 }
 
+/**
+ * The language client shows work-done progress in the status bar only (no cancel button), so
+ * the comparison also gets a notification whose Cancel asks the server to stop it.
+ */
+function compareWithNotification(run) {
+  return vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: 'Fusion Switch: comparing fusion on vs off',
+      cancellable: true,
+    },
+    (_progress, token) => {
+      token.onCancellationRequested(() => {
+        vscode.commands.executeCommand('fusionSwitch.cancelCompare');
+      });
+      return run();
+    },
+  );
+}
+
+/** bundled/launch.py when this is a platform-specific .vsix that carries the server. */
+function bundledLauncher(context) {
+  const launcher = path.join(context.extensionPath, BUNDLED_LAUNCHER);
+  const libs = path.join(context.extensionPath, 'bundled', 'libs');
+  return existsSync(launcher) && existsSync(libs) ? launcher : undefined;
+}
+
 function start(context) {
   if (!starting) {
     starting = doStart(context).finally(() => {
@@ -105,6 +145,7 @@ async function doStart(context) {
   const candidates = serverCandidates(
     { command: settings.get('server.command'), pythonPath: settings.get('server.pythonPath') },
     await pythonFromExtension(),
+    bundledLauncher(context),
   );
   const { server, failures } = await chooseServer(candidates);
   for (const failure of failures) {
@@ -126,13 +167,39 @@ async function doStart(context) {
       { scheme: 'file', language: LANGUAGE_ID },
       { scheme: 'untitled', language: LANGUAGE_ID },
     ],
-    synchronize: { configurationSection: SECTION },
+    // Settings are sent scoped to the folder of the active configuration (see sendSettings), so
+    // folder settings reach the server too; a plain configurationSection sync would send the
+    // unscoped (User + Workspace) values only.
     initializationOptions: { [SECTION]: plainSettings() },
     outputChannel: output,
     traceOutputChannel: output,
     // Start failures are reported by showStartError with a fix; no second pop-up.
     initializationFailedHandler: () => false,
-    middleware: { executeCommand: (command, args, next) => next(command, withCfgUri(args)) },
+    middleware: {
+      executeCommand: async (command, args, next) => {
+        const withUri = withCfgUri(args);
+        const question = confirmationFor(command, withUri);
+        if (question) {
+          const answer = await vscode.window.showWarningMessage(
+            question.message,
+            { modal: true, detail: question.detail },
+            question.action,
+          );
+          if (answer !== question.action) {
+            return undefined; // cancelled: the file is not touched
+          }
+        }
+        if (command === 'fusionSwitch.compare') {
+          return compareWithNotification(() => next(command, withUri));
+        }
+        return next(command, withUri);
+      },
+      workspace: {
+        // the server asks for section fusionSwitch without a scope: answer for the folder
+        configuration: (params, token, next) =>
+          next({ ...params, items: params.items.map((item) => scoped(item)) }, token),
+      },
+    },
   };
   const current = new LanguageClient(CLIENT_ID, 'Fusion Switch', serverOptions, clientOptions);
   current.registerFeature(statusCapability);
@@ -150,6 +217,7 @@ async function doStart(context) {
         statusItem.command = 'fusionSwitch.showOutput';
       } else if (running) {
         statusItem.command = 'fusionSwitch.selectTarget';
+        lastSent = JSON.stringify({ [SECTION]: plainSettings() }); // sent as initializationOptions
         updateStatus();
       }
     }),
@@ -203,9 +271,39 @@ async function restart(context) {
   await start(context);
 }
 
-/** The fusionSwitch settings as plain JSON (the configuration object carries functions). */
+/** Where settings are read: the active configuration's folder, else the first folder. */
+function settingsScope() {
+  const editor = vscode.window.activeTextEditor;
+  if (editor && editor.document.languageId === LANGUAGE_ID) {
+    return editor.document.uri;
+  }
+  return vscode.workspace.workspaceFolders?.[0]?.uri;
+}
+
+/** The fusionSwitch settings (User < Workspace < folder) as plain JSON. */
 function plainSettings() {
-  return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration(SECTION)));
+  return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration(SECTION, settingsScope())));
+}
+
+function scoped(item) {
+  const scope = settingsScope();
+  return item.scopeUri || !scope ? item : { ...item, scopeUri: scope.toString() };
+}
+
+let lastSent;
+/** Push the scoped settings to the server when they differ from what it last got. */
+function sendSettings() {
+  if (!client || client.state !== State.Running) {
+    return;
+  }
+  const settings = { [SECTION]: plainSettings() };
+  const text = JSON.stringify(settings);
+  if (text !== lastSent) {
+    lastSent = text;
+    client.sendNotification('workspace/didChangeConfiguration', { settings }).catch((error) => {
+      output.warn(`Sending settings failed: ${error}`);
+    });
+  }
 }
 
 function activeCfgUri() {

@@ -11,6 +11,7 @@ const { accessSync, constants, statSync } = require('node:fs');
 const path = require('node:path');
 
 const MODULE_ARGS = Object.freeze(['-m', 'fusion_switch', 'serve']);
+const BUNDLED_LAUNCHER = path.join('bundled', 'launch.py');
 const INSTALL_HINT = 'pip install fusion-switch';
 
 /**
@@ -21,9 +22,13 @@ const INSTALL_HINT = 'pip install fusion-switch';
 /**
  * @param {{command?: unknown, pythonPath?: unknown}} server  the fusionSwitch.server settings
  * @param {string | undefined} pythonFromExtension  interpreter selected in the Python extension
+ * @param {string | undefined} bundled  bundled/launch.py of a platform-specific .vsix (which
+ *   carries the server and its libraries): interpreters run it instead of `-m fusion_switch`,
+ *   and `python3` on PATH becomes a candidate, so nothing has to be pip-installed
  * @returns {ServerCandidate[]}
  */
-function serverCandidates(server, pythonFromExtension) {
+function serverCandidates(server, pythonFromExtension, bundled) {
+  const interpreterArgs = () => (bundled ? [bundled] : [...MODULE_ARGS]);
   const command = Array.isArray(server.command)
     ? server.command.filter((part) => typeof part === 'string')
     : [];
@@ -43,7 +48,7 @@ function serverCandidates(server, pythonFromExtension) {
     return [
       {
         command: pythonPath,
-        args: [...MODULE_ARGS],
+        args: interpreterArgs(),
         source: 'setting fusionSwitch.server.pythonPath',
         explicit: true,
         setting: 'fusionSwitch.server.pythonPath',
@@ -54,10 +59,20 @@ function serverCandidates(server, pythonFromExtension) {
   if (pythonFromExtension) {
     candidates.push({
       command: pythonFromExtension,
-      args: [...MODULE_ARGS],
+      args: interpreterArgs(),
       source: 'the Python extension interpreter',
       explicit: false,
     });
+  }
+  if (bundled) {
+    for (const python of ['python3', 'python']) {
+      candidates.push({
+        command: python,
+        args: [bundled],
+        source: `\`${python}\` on PATH with the bundled server`,
+        explicit: false,
+      });
+    }
   }
   candidates.push({
     command: 'fusion-switch',
@@ -101,10 +116,15 @@ function probe(candidate, run = execFile) {
     return Promise.resolve(`${candidate.command}: not found or not executable`);
   }
   const isModule = candidate.args.join(' ') === MODULE_ARGS.join(' ');
-  if (!isModule && candidate.explicit) {
+  const isBundled = candidate.args.length === 1 && candidate.args[0].endsWith(BUNDLED_LAUNCHER);
+  if (!isModule && !isBundled && candidate.explicit) {
     return Promise.resolve(undefined); // arbitrary command: its arguments are not ours to test
   }
-  const args = isModule ? ['-c', 'import fusion_switch'] : ['--version'];
+  const args = isBundled
+    ? [candidate.args[0], '--check']
+    : isModule
+      ? ['-c', 'import fusion_switch']
+      : ['--version'];
   return new Promise((resolve) => {
     run(candidate.command, args, { timeout: 15000 }, (error, _stdout, stderr) => {
       if (!error) {
@@ -151,6 +171,7 @@ function startFailureMessage(failures) {
 
 module.exports = {
   MODULE_ARGS,
+  BUNDLED_LAUNCHER,
   INSTALL_HINT,
   serverCandidates,
   probe,

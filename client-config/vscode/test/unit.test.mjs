@@ -175,3 +175,79 @@ describe('dist/extension.js', () => {
     assert.deepEqual([...new Set(external)].filter((r) => r !== bundle), ['vscode']);
   });
 });
+
+describe('confirmationFor', () => {
+  const { confirmationFor } = require('../src/confirm.js');
+  const uri = 'file:///w/my%20model/fusion_switch.cfg';
+  test('allOff and applySuspects ask, naming the file', () => {
+    for (const command of ['fusionSwitch.allOff', 'fusionSwitch.applySuspects']) {
+      const question = confirmationFor(command, [{ cfgUri: uri }]);
+      assert.ok(question, command);
+      assert.match(question.message, /fusion_switch\.cfg\?$/);
+      assert.ok(question.action && question.detail);
+    }
+  });
+  test('other commands and already-confirmed calls do not ask', () => {
+    assert.equal(confirmationFor('fusionSwitch.compare', [{ cfgUri: uri }]), undefined);
+    assert.equal(confirmationFor('fusionSwitch.restore', [{ cfgUri: uri }]), undefined);
+    assert.equal(confirmationFor('fusionSwitch.allOff', [{ cfgUri: uri, confirmed: true }]), undefined);
+  });
+  test('without a file it still asks', () => {
+    assert.match(confirmationFor('fusionSwitch.allOff', [{}]).message, /the active configuration/);
+  });
+});
+
+describe('setting scopes', () => {
+  // Chosen so that User, Workspace and folder values all apply in a remote (Remote-SSH,
+  // code-server) window: `resource` is read from every layer and can differ per folder;
+  // `machine-overridable` is for host paths (the interpreter on the NPU host); `window` for
+  // the client-side trace.
+  const want = {
+    'fusionSwitch.target': 'resource',
+    'fusionSwitch.catalogue.extraFiles': 'resource',
+    'fusionSwitch.compare.onDump': 'resource',
+    'fusionSwitch.compare.offDump': 'resource',
+    'fusionSwitch.compare.onGraph': 'resource',
+    'fusionSwitch.compare.offGraph': 'resource',
+    'fusionSwitch.compare.output': 'resource',
+    'fusionSwitch.server.command': 'machine-overridable',
+    'fusionSwitch.server.pythonPath': 'machine-overridable',
+    'fusionSwitch.trace.server': 'window',
+  };
+  test('every setting has its deliberate scope', () => {
+    const pkg = require('../package.json');
+    const got = Object.fromEntries(
+      Object.entries(pkg.contributes.configuration.properties).map(([k, v]) => [k, v.scope]),
+    );
+    assert.deepEqual(got, want);
+  });
+});
+
+describe('bundled server (platform-specific .vsix)', () => {
+  const launcher = '/ext/bundled/launch.py';
+  test('interpreters run the bundled launcher; python3 on PATH becomes a candidate', () => {
+    const got = serverCandidates({ command: [], pythonPath: '' }, '/ext/python', launcher).map(
+      (c) => [c.command, c.args],
+    );
+    assert.deepEqual(got, [
+      ['/ext/python', [launcher]],
+      ['python3', [launcher]],
+      ['python', [launcher]],
+      ['fusion-switch', ['serve']],
+    ]);
+  });
+  test('the configured interpreter runs the bundled server', () => {
+    const [only] = serverCandidates({ command: [], pythonPath: '/opt/py' }, undefined, launcher);
+    assert.deepEqual([only.command, only.args, only.explicit], ['/opt/py', [launcher], true]);
+  });
+  test('the probe asks the launcher to --check', async () => {
+    const calls = [];
+    const run = (cmd, args, _opts, cb) => {
+      calls.push([cmd, args]);
+      cb(null, '', '');
+    };
+    const candidate = { command: process.execPath, args: [launcher], explicit: false };
+    assert.equal(await probe(candidate, run), undefined);
+    assert.deepEqual(calls, [[process.execPath, [launcher, '--check']]]);
+  });
+});

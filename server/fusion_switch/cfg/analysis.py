@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..catalogue import OTHER_SECTION, SECTIONS
-from .docs import PRIORITY_RANGES
+from .docs import EMPTY_NAME_MESSAGE, PRIORITY_RANGES
 from .model import Context, Finding, Related, Span
 from .structure import invalid_switch_value, structure_findings, switch_value
 from .suggest import NameIndex, name_index
@@ -238,6 +238,9 @@ def _unknown_rule_parts(
 ) -> tuple[str, dict]:
     own: list[str] = []
     other: list[str] = []
+    if not name:
+        data = {"name": "", "section": section, "suggestions": [], "other_section_suggestions": []}
+        return EMPTY_NAME_MESSAGE, data
     if suggest:
         own = index.suggest(name, section)
         if section is not None:

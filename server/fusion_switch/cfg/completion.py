@@ -2,7 +2,8 @@
 
 Replace span rules: inside a string token (key or value) the whole token, quotes included, is
 replaced (so `filter_text` carries the quotes too); on a bare word the word; elsewhere an empty
-span at the cursor. A key gets `": "` appended only when the entry has no colon yet.
+span at the cursor. A key gets `": "` appended only when the entry has no colon yet; a snippet
+(which inserts the value too) also ends with `,` when another member follows without one.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def complete(
                     "fusion_switch.cfg skeleton",
                     Span(0, len(doc.text)),
                     SKELETON,
-                    kind="snippet",
+                    # plain text either way; only a snippet client is told it is a template
+                    kind="snippet" if snippets else "keyword",
                     detail="Switch with GraphFusion and UBFusion",
                     documentation=TOP_LEVEL_DOCS["Switch"],
                 )
@@ -126,10 +128,9 @@ def _keys(
         has_colon = False
         quoted = False
     present = {m.key for m in getattr(cur.container, "members", []) if m is not member}
-    needs_comma = False
-    if member is None and snippets:
-        nxt = _next_char(text, offset)
-        needs_comma = nxt == '"'
+    # Another member follows without a separator: a snippet inserts the value as well, so it
+    # must end with the comma or the document breaks the moment the item is accepted.
+    needs_comma = snippets and not has_colon and _next_char(text, span.end) == '"'
     items: list[Completion] = []
     for name, detail, documentation, group, value_kind in _key_candidates(cur.path, ctx):
         if name in present:

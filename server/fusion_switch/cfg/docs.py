@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..catalogue import Rule
+from .component import cann_component
 from .syntax import shorten
 
 TOP_LEVEL_DOCS = {
@@ -39,6 +40,10 @@ STAGE_DOCS = {
     "Down": "Runs last. Custom priorities in `[2000, 3000)`.",
 }
 
+EMPTY_NAME_MESSAGE = (
+    'Empty rule name: no rule is called "", so CANN ignores this entry. Type a rule name '
+    "(completion lists them) or delete the entry."
+)
 PRIORITY_RANGES = {"Top": (0, 1000), "Main": (1000, 2000), "Down": (2000, 3000)}
 
 
@@ -87,7 +92,7 @@ def rule_markdown(rule: Rule) -> str:
     if rule.registration:
         facts.append(f"- Registration: {rule.registration}.")
     if rule.source:
-        facts.append(f"- Source: `{rule.source}`.")
+        facts.append(f"- Source: {cann_component(rule)}.")
     facts.append(f"- Catalogue: {rule.origin}.")
     return "\n".join(lines + facts)
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from ..catalogue import OTHER_SECTION, Rule
 from .cursor import entry_on_line, locate, switch_section
 from .docs import (
+    EMPTY_NAME_MESSAGE,
     PRIORITY_RANGES,
     SECTION_DOCS,
     STAGE_DOCS,
@@ -52,6 +53,8 @@ def _rule_doc(name: str, section: str | None, ctx: Context) -> str:
             f"**{name}** is a {other.section} rule, not a {section} rule: CANN ignores it here.\n\n"
             + rule_markdown(other)
         )
+    if not name:
+        return EMPTY_NAME_MESSAGE
     index = name_index(cat)
     suggestions = index.suggest(name, section)
     hint = (

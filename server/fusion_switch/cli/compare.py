@@ -2,10 +2,11 @@
 
 Takes msaccucmp's flags (`-m -g -f -cf -out -alg`, also their long forms), writes
 `result_*.csv`, `summary.json` and `report.html` into the output folder, and prints the top
-suspects. Exit status: 0 compared and no rule is suspect, 1 compared and suspects were found,
-2 the inputs cannot be compared (message says which and why) or no tensor could be paired
-(the files are still written), 130 interrupted (Ctrl-C; nothing half-written is left), 143
-terminated (SIGTERM; the same clean-up).
+suspects. Exit status: 0 compared and no rule is proven to introduce error, 1 the replay proves
+at least one rule introduces error, 2 the inputs cannot be compared (message says which and why)
+or no tensor could be paired (the files are still written), 3 evidence missing: a dump file a
+verdict needs cannot be read (the verdict is incomplete, never "clean"), 130 interrupted
+(Ctrl-C; nothing half-written is left), 143 terminated (SIGTERM; the same clean-up).
 """
 
 from __future__ import annotations
@@ -151,6 +152,11 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         default="text",
         dest="fmt",
         help="verdict on stdout as text or as the summary JSON",
+    )
+    req(
+        "--no-replay",
+        action="store_true",
+        help="skip the replay of fused ops (verdicts are then unverified heuristic guesses)",
     )
     req(
         "--rank",
@@ -423,6 +429,7 @@ def run_comparison(
             thresholds=thresholds,
             fusion_result=args.fusion_result,
             inputs=inputs,
+            replay=not getattr(args, "no_replay", False),
         )
     except KeyboardInterrupt:
         return 130, None
@@ -430,7 +437,9 @@ def run_comparison(
         return _error(f"cannot write the summary or report into {args.out_dir}: {exc}"), None
     if outputs.summary["verdict"].startswith(NOTHING_COMPARED):
         return 2, outputs
-    return (1 if outputs.summary["suspects"] else 0), outputs
+    if outputs.summary["suspects"]:
+        return 1, outputs
+    return (3 if outputs.summary.get("evidence_missing") else 0), outputs
 
 
 class _Terminated(KeyboardInterrupt):
@@ -500,6 +509,10 @@ def print_verdict(summary: dict, stream: TextIO) -> None:
         w(f"note: ... {dropped} more in summary.json\n")
     w(f"\nverdict: {summary['verdict']}\n")
     suspects = summary.get("suspects", [])
+    if summary.get("replay") is not None:
+        _print_replay(summary, w)
+        _print_footer(summary, w)
+        return
     for rank, s in enumerate(suspects[:MAX_SHOWN], 1):
         w(f"\n  {rank}. {s['rule']}  [{s['section']}]  score {s['score']:.3f}\n")
         for ev in s.get("evidence", [])[:2]:
@@ -530,9 +543,72 @@ def print_verdict(summary: dict, stream: TextIO) -> None:
             f'\nto switch it off, add to fusion_switch.cfg under "{top["section"]}": '
             f'"{top["rule"]}": "off"\n'
         )
+    _print_footer(summary, w)
+
+
+def _print_footer(summary: dict, w) -> None:
     summary_path = Path(summary["report"]).parent / "summary.json"
     w(f"\nreport:  {summary.get('report')}\nsummary: {summary_path}\n")
     w(f"csv:     {summary.get('csv')}\n")
+
+
+def _score(value) -> str:
+    if not isinstance(value, (int, float)):
+        return "-"
+    return "inf" if value >= 1e300 else f"{value:.3g}"
+
+
+def _print_replay(summary: dict, w) -> None:
+    """The replay table: proven rules, then undecided/unverified/heuristic ones, labelled."""
+    replay = summary["replay"]
+    w(
+        f"replay: {replay['replayed']} of {replay['fused_ops']} fused ops replayed "
+        f"({100 * replay['coverage']:.1f}%) in {replay['seconds']:.2f} s\n"
+    )
+    by_op = {r["op"]: r for r in summary.get("fused_ops", [])}
+    suspects = summary.get("suspects", [])
+    if suspects:
+        w("\n  rule                                     verdict      fused op (replay/tolerance)\n")
+    for s in suspects[:MAX_SHOWN]:
+        op = s["ops"][0]
+        r = by_op.get(op, {})
+        ratio = _score(r.get("replay_score"))
+        w(
+            f"  {s['rule']:<40} introduces   {op} ({ratio} / {_score(r.get('tolerance'))}; "
+            f"observed {_score(r.get('observed_score'))})\n"
+        )
+        originals = ", ".join((r.get("original_ops") or s.get("original_ops") or [])[:6])
+        w(f"{'':57}op {op} ({r.get('type', '')}) <- {originals}\n")
+        crossed = [
+            c for ev in s.get("evidence", [])[:1] for o in ev.get("outputs", [])
+            for c in o.get("crossed", [])
+        ]  # fmt: skip
+        if crossed:
+            w(f"{'':57}fusion on vs off: {'; '.join(crossed[:3])}\n")
+        loc = r.get("localisation") or {}
+        for item in (loc.get("explained_by") or [])[:1]:
+            w(f"{'':57}localised: {item['original_op']} {item['variant']}\n")
+        if loc.get("innocent"):
+            w(f"{'':57}not guilty on this op: {', '.join(loc['innocent'])}\n")
+    if len(suspects) > MAX_SHOWN:
+        w(f"\n  ... {len(suspects) - MAX_SHOWN} more in the summary\n")
+    others = summary.get("unverified_rules", [])
+    for v in others[:MAX_SHOWN]:
+        reason = (v.get("reasons") or [""])[0]
+        label = v["verdict"] + (" (not proven)" if v["verdict"] != "unverified" else "")
+        w(f"  {v['rule']:<40} {label}  {', '.join(v.get('ops', [])[:2])}\n")
+        if reason:
+            w(f"{'':45}{reason}\n")
+    if len(others) > MAX_SHOWN:
+        w(f"  ... {len(others) - MAX_SHOWN} more unverified/undecided rules in the summary\n")
+    for missing in summary.get("evidence_missing", [])[:3]:
+        w(f"evidence missing: {missing}\n")
+    if suspects:
+        top = suspects[0]
+        w(
+            f'\nto switch it off, add to fusion_switch.cfg under "{top["section"]}": '
+            f'"{top["rule"]}": "off"\n'
+        )
 
 
 def run(args: argparse.Namespace) -> int:

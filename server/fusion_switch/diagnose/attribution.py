@@ -244,10 +244,14 @@ class Suspect:
     judged_ops: int
     co_rules: list[str]  # other rules on the same ops, most recent first
     recency: int = 0
+    verdict: str = "heuristic"  # "introduces" only when the replay proved it
+    replay: list[dict] = field(default_factory=list)  # replay results of its guilty ops
 
     def to_json(self) -> dict:
         return {
             "rule": self.rule,
+            "verdict": self.verdict,
+            "replay": self.replay,
             "section": self.section,
             "section_source": self.section_source,
             "score": round(self.score, 6),
@@ -275,6 +279,9 @@ class Attribution:
     findings: list[OpFinding]
     thresholds: dict[str, Threshold]
     notes: list[str] = field(default_factory=list)
+    replay: Any = None  # the ReplayReport when the replay ran
+    rules: list = field(default_factory=list)  # RuleVerdict per rule (replay)
+    heuristic: list[Suspect] = field(default_factory=list)  # the fallback's guesses, labelled
 
     def thresholds_json(self) -> dict:
         return {
@@ -403,8 +410,13 @@ def attribute(
     thresholds: Mapping[str, Threshold] | None = None,
     fusion_result: Mapping[str, Mapping[str, Any]] | None = None,
     catalogue: Any = None,
+    replay: Any = None,
 ) -> Attribution:
-    """Judge every fusion-on op from the comparison rows and rank the fusion rules."""
+    """Judge every fusion-on op from the comparison rows and rank the fusion rules.
+
+    With ``replay`` (a ReplayReport), suspects are the rules the replay proves (``introduces``);
+    the row heuristic is kept only as labelled guesses (``heuristic``) for rules whose ops the
+    replay could not verify. Without it, every suspect is a heuristic guess."""
     thresholds = dict(thresholds or DEFAULT_THRESHOLDS)
     if catalogue is None:
         catalogue = _builtin_catalogue  # a callable: loaded only if a section needs it
@@ -505,7 +517,62 @@ def attribute(
     unattributed.sort(key=lambda f: -f.op_score())
     if not any(f.outputs for f in findings):
         notes.append("no output tensor could be compared: nothing to attribute")
-    return Attribution(suspects, harmless, downstream, unattributed, findings, thresholds, notes)
+    result = Attribution(suspects, harmless, downstream, unattributed, findings, thresholds, notes)
+    if replay is not None:
+        _apply_replay(result, replay, op_by_name, fusion_result, catalogue)
+    return result
+
+
+def _apply_replay(
+    result: Attribution,
+    report: Any,
+    op_by_name: Mapping[str, Any],
+    fusion_result: Mapping[str, Mapping[str, Any]] | None,
+    catalogue: Any,
+) -> None:
+    """Replace the heuristic's suspects by the rules the replay proves."""
+    from .verdict import INTRODUCES, rule_verdicts
+
+    def section_of(rule: str, op_name: str) -> tuple[str, str]:
+        op = op_by_name.get(op_name)
+        if op is None:
+            return GRAPH_FUSION, "assumed (op not in the graph)"
+        return rule_section(rule, op, fusion_result, catalogue)
+
+    heuristic = result.suspects
+    blamed = {s.rule: list(s.ops) for s in heuristic}
+    result.rules = rule_verdicts(report, section_of, blamed)
+    by_op = report.by_op()
+    findings = {f.op: f for f in result.findings}
+    proven: list[Suspect] = []
+    for verdict in result.rules:
+        if verdict.verdict != INTRODUCES:
+            continue
+        ops = [o["op"] for o in verdict.ops if o["verdict"] == INTRODUCES]
+        replays = [by_op[o] for o in ops]
+        worst = max((r.score or 0.0) / max(r.tolerance, 1e-300) for r in replays)
+        co_rules = list(dict.fromkeys(x for r in replays for x in r.rules if x != verdict.rule))
+        proven.append(
+            Suspect(
+                verdict.rule,
+                verdict.section,
+                verdict.section_source,
+                math.log10(1.0 + min(worst, BADNESS_CAP)),
+                ops,
+                list(dict.fromkeys(m for r in replays for m in r.members)),
+                [findings[o] for o in ops if o in findings],
+                len(ops) / max(1, len(verdict.ops)),
+                len(verdict.ops),
+                co_rules,
+                verdict=INTRODUCES,
+                replay=[r.to_json() for r in replays[:12]],
+            )
+        )
+    proven.sort(key=lambda s: (-round(s.score, 9), s.rule))
+    result.suspects = proven
+    labelled = {v.rule for v in result.rules if v.verdict == "heuristic"}
+    result.heuristic = [s for s in heuristic if s.rule in labelled]
+    result.replay = report
 
 
 def _verdict(inputs: list[TensorEvidence], outputs: list[TensorEvidence]) -> tuple[str, float]:

@@ -14,6 +14,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .report_replay import replay_section
+
 WIDTH, PANEL_H, LEFT, RIGHT, TOP = 1100, 200, 64, 16, 28
 INFINITE = 1e308  # summary.json writes +-inf as +-DBL_MAX
 DOTS_UP_TO = 600  # above this many ops the chart shows a verdict strip instead of a dot per op
@@ -488,6 +490,7 @@ def render_report(summary: Mapping[str, Any], title: str = "fusion-switch compar
         f'<p class="verdict{" ok" if ok else ""}">{_esc(summary.get("verdict", ""))}</p>',
         "<h2>Similarity along execution order</h2>",
         chart_svg(ops, suspects, summary.get("thresholds")),
+        replay_section(summary),
         f"<h2>Suspect rules ({len(suspects)})</h2>",
         "".join(_suspect_block(i + 1, s) for i, s in enumerate(suspects))
         or "<p>No fused op introduces error.</p>",

@@ -41,7 +41,7 @@ from .attribution import (
     load_fusion_result,
 )
 
-SUMMARY_FORMAT = 1
+SUMMARY_FORMAT = 2  # 2: replay verdicts (fused_ops, rules, noise_floor, replay, evidence_missing)
 SUMMARY_NAME = "summary.json"
 REPORT_NAME = "report.html"
 
@@ -127,7 +127,17 @@ def _nothing_compared_hint(counts: Mapping[str, Any]) -> str:
     return "do the graphs belong to these dumps? see the notes and the CSV's CompareFailReason"
 
 
-def verdict_line(attribution: Attribution, counts: Mapping[str, Any] | None = None) -> str:
+EVIDENCE_MISSING = "evidence missing"
+
+
+def verdict_line(
+    attribution: Attribution,
+    counts: Mapping[str, Any] | None = None,
+    evidence_missing: Sequence[str] = (),
+) -> str:
+    report = attribution.replay
+    if report is not None:
+        return _replay_verdict_line(attribution, counts or {}, evidence_missing)
     if not any(f.verdict != "unknown" for f in attribution.findings):
         return (
             f"{NOTHING_COMPARED}: no fusion-on output could be paired with a fusion-off one "
@@ -145,6 +155,67 @@ def verdict_line(attribution: Attribution, counts: Mapping[str, Any] | None = No
     return "no fused op introduces error: fusion-on and fusion-off agree within the thresholds"
 
 
+def _replay_verdict_line(
+    attribution: Attribution, counts: Mapping[str, Any], evidence_missing: Sequence[str]
+) -> str:
+    report = attribution.replay
+    if not any(f.verdict != "unknown" for f in attribution.findings) and not report.replayed:
+        return (
+            f"{NOTHING_COMPARED}: no fusion-on output could be paired with a fusion-off one "
+            f"({_nothing_compared_hint(counts)})"
+        )
+    unverified = len(report.results) - report.replayed
+    tail = f"; {unverified} of {len(report.results)} fused ops unverified" if unverified else ""
+    if attribution.suspects:
+        top = attribution.suspects[0]
+        line = f"proven by replay: {top.rule} ({top.section}) introduces the error at {top.ops[0]}"
+        if len(attribution.suspects) > 1:
+            line += f" (+{len(attribution.suspects) - 1} more rule(s))"
+        line += tail
+    else:
+        undecided = [v.rule for v in attribution.rules if v.verdict == "undecided"]
+        if undecided:
+            line = "undecided between " + " and ".join(undecided[:3]) + " (bisect to split them)"
+        elif any(v.verdict == "heuristic" for v in attribution.rules):
+            names = ", ".join(v.rule for v in attribution.rules if v.verdict == "heuristic")
+            line = f"no rule proven; unverified guess (heuristic): {names}{tail}"
+        elif unverified:
+            line = f"no replayed fused op introduces error{tail}: not proven clean"
+        else:
+            line = "no fused op introduces error: every fused op agrees with its replay"
+    if evidence_missing:
+        line = (
+            f"{EVIDENCE_MISSING}: {len(evidence_missing)} dump file(s) a verdict needs cannot "
+            f"be read (first: {evidence_missing[0]}); " + line
+        )
+    return line
+
+
+def replay_json(attribution: Attribution) -> dict[str, Any]:
+    """The replay part of the summary: per fused op, per rule, the noise floor, coverage."""
+    report = attribution.replay
+    if report is None:
+        return {"replay": None}
+    return {
+        "replay": {
+            "fused_ops": len(report.results),
+            "replayed": report.replayed,
+            "coverage": round(report.coverage(), 6),
+            "seconds": round(report.seconds, 3),
+            "files_read": report.files_read,
+            "kernels_available": report.kernels_available,
+        },
+        "noise_floor": report.noise.to_json(),
+        "fused_ops": [r.to_json() for r in report.results],
+        "rules": [v.to_json() for v in attribution.rules],
+        "unverified_rules": [
+            {**v.to_json(), "ops": [o["op"] for o in v.ops if o["verdict"] != "clean"][:12]}
+            for v in attribution.rules
+            if v.verdict in ("unverified", "undecided", "heuristic")
+        ],
+    }
+
+
 def build_summary(
     attribution: Attribution,
     *,
@@ -154,6 +225,7 @@ def build_summary(
     csv_path: str | os.PathLike | None = None,
     report_path: str | os.PathLike | None = None,
     notes: Sequence[str] = (),
+    evidence_missing: Sequence[str] = (),
 ) -> dict:
     ops = op_rows(attribution)
     verdicts: dict[str, int] = {}
@@ -171,7 +243,8 @@ def build_summary(
     return {
         "format": SUMMARY_FORMAT,
         "tool": f"fusion-switch {__version__}",
-        "verdict": verdict_line(attribution, all_counts),
+        "verdict": verdict_line(attribution, all_counts, evidence_missing),
+        "evidence_missing": list(evidence_missing),
         "suspects": [s.to_json() for s in attribution.suspects],
         "harmless_rules": attribution.harmless_rules,
         "downstream_only_rules": attribution.downstream_only_rules,
@@ -187,6 +260,7 @@ def build_summary(
         "thresholds": attribution.thresholds_json(),
         "notes": list(attribution.notes),
         "ops": ops,
+        **replay_json(attribution),
     }
 
 
@@ -228,6 +302,7 @@ def write_outputs(
     thresholds: Mapping[str, Threshold] | None = None,
     fusion_result: str | os.PathLike | None = None,
     inputs: Mapping[str, Any] | None = None,
+    replay: bool = True,
 ) -> Outputs:
     """Attribute an engine outcome (``CompareOutcome``: rows, csv_path, notes, on_graph, counts)
     and write ``summary.json`` and ``report.html`` into ``out_dir`` atomically.
@@ -239,7 +314,7 @@ def write_outputs(
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _write_outputs(outcome, out_dir, thresholds, fusion_result, inputs)
+        return _write_outputs(outcome, out_dir, thresholds, fusion_result, inputs, replay)
     finally:
         if enabled:
             gc.enable()
@@ -251,7 +326,9 @@ def _write_outputs(
     thresholds: Mapping[str, Threshold] | None,
     fusion_result: str | os.PathLike | None,
     inputs: Mapping[str, Any] | None,
+    replay: bool = True,
 ) -> Outputs:
+    from .replay_job import replay_outcome
     from .report import render_report
 
     out = Path(out_dir)
@@ -277,12 +354,18 @@ def _write_outputs(
         except (OSError, ValueError) as exc:
             notes.append(f"fusion_result.json ignored: {exc}")
             result_path = None
+    report = replay_outcome(outcome, table, notes) if replay else None
     attribution = attribute(
         list(getattr(outcome, "rows", []) or []),
         on_graph,
         thresholds=thresholds,
         fusion_result=table,
+        replay=report,
     )
+    missing = list(getattr(outcome, "errors", []) or [])
+    if report is not None:
+        missing += [f"{path}: {why}" for path, why in report.unreadable.items()]
+    missing = list(dict.fromkeys(missing))
     counts = getattr(outcome, "counts", None)
     if counts is not None and hasattr(counts, "as_dict"):
         counts = counts.as_dict()
@@ -296,6 +379,7 @@ def _write_outputs(
         csv_path=getattr(outcome, "csv_path", None),
         report_path=report_path,
         notes=notes,
+        evidence_missing=missing,
     )
     # the report first: summary.json appearing means the run is complete
     write_text_atomic(report_path, render_report(summary))

@@ -19,13 +19,26 @@ from lsprotocol import types
 logger = logging.getLogger("fusion_switch.lsp")
 
 
+_LEVELS = {
+    types.MessageType.Error: logging.ERROR,
+    types.MessageType.Warning: logging.WARNING,
+    types.MessageType.Info: logging.INFO,
+}
+
+
 def log(ls: Any, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
-    """Write to the client's log (and to stderr through `logging`); never raises."""
-    logger.log(logging.ERROR if kind == types.MessageType.Error else logging.INFO, message)
+    """Write to the client's log (`window/logMessage`, shown with its own level); never raises.
+
+    stderr (see `logging_setup`) gets the message at its level only when the client could not be
+    told; otherwise at debug, so the editor's output channel does not show it twice.
+    """
     try:
         ls.window_log_message(types.LogMessageParams(type=kind, message=message))
-    except Exception:  # the client may be gone; there is nothing more to do
+    except Exception:  # the client may be gone; stderr is all that is left
+        logger.log(_LEVELS.get(kind, logging.INFO), message)
         logger.debug("could not send a log message", exc_info=True)
+        return
+    logger.debug(message)
 
 
 def show(ls: Any, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:

@@ -14,7 +14,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from .. import __version__
-from . import commands
+from . import commands, logging_setup
 from .capabilities import ClientFeatures, server_capabilities
 from .safety import log
 from .state import ServerState
@@ -49,6 +49,7 @@ class FusionSwitchServer(LanguageServer):
 
     def capture_client(self, params: types.InitializeParams) -> None:
         self.state.client = ClientFeatures.from_capabilities(params.capabilities)
+        logging_setup.set_trace(params.trace)
         self.state.encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -67,6 +68,7 @@ def create_server(
     from .features.registry import register_all
 
     server = FusionSwitchServer(protocol_cls)
+    logging_setup.install(server)
     register_all(server)
     commands.register(server)
     return server

@@ -86,7 +86,9 @@ def _op_json(op: ExecOp, op_id: int, consumers: dict[str, list[tuple[str, int]]]
         attrs.append(("_single_op_ub_pass_name", _a_list_s(op.single_op_ub)))
     attrs.append(("fusion_scope", _a_i(op.fusion_scope if op.fusion_scope else -(op_id + 1))))
     for key, value in op.attrs.items():
-        if isinstance(value, list):
+        if isinstance(value, bool):
+            attrs.append((key, {"b": value}))
+        elif isinstance(value, list):
             attrs.append((key, _a_list_i(value)))
         elif isinstance(value, float):
             attrs.append((key, {"f": value}))

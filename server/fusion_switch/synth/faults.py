@@ -61,6 +61,30 @@ FAULT_KINDS: dict[str, FaultKind] = {
             "the fused softmax normalises over the sequence axis instead of the channel axis",
         ),
         FaultKind(
+            "dropped_relu",
+            "conv1",
+            "TbeCommonRules0FusionPass",
+            "UBFusion",
+            "the UB pass that appends the Relu tail to the fused Conv+BatchNorm drops it: "
+            "negative values pass through (the graph pass that folded the BatchNorm is innocent)",
+        ),
+        FaultKind(
+            "approx_gelu",
+            "mm1",
+            "TbeBatchMatmulElementWiseFusionPass",
+            "UBFusion",
+            "the UB tail of the fused float16 MatMul computes Gelu with the sigmoid "
+            "approximation x*sigmoid(1.702x): a subtle error (cosine ~0.9999) in a float16 op",
+        ),
+        FaultKind(
+            "inverted_gate",
+            "glu",
+            "TbeEltwiseFusionPass",
+            "UBFusion",
+            "the fused Sigmoid+Mul gate computes 1 - sigmoid(x): the GLU passes what it should "
+            "block (with custom_ops the sigmoid has no reference kernel: only a heuristic sees it)",
+        ),
+        FaultKind(
             "wrong_perm",
             "tr_in",
             "TransposeReshapeFusionPass",

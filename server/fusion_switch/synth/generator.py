@@ -34,6 +34,7 @@ from .executed import (
     wanted_format,
 )
 from .faults import FAULT_KINDS, Fault
+from .gaps import apply_gaps
 from .network import Network, Node, blocks_for, build_network, split_ref
 
 # ----------------------------------------------------------------------------------------------
@@ -189,6 +190,8 @@ def _fused_conv_bn_relu(
     folded_w = w.astype(np.float32) * scale.reshape(-1, 1, 1, 1)
     bias = beta - mean * scale
     out = conv.run([x, folded_w, bias], conv.attrs)[0]
+    if fault and fault.kind == "dropped_relu":
+        return [out.astype(np.float32)]
     return [np.maximum(out, 0).astype(np.float32)]
 
 
@@ -237,7 +240,12 @@ def _run_member(node: Node, inputs: list[np.ndarray], fault: Fault | None) -> li
     if kind == "wrong_perm" and node.type == "TransposeD":
         return node.run(inputs, {**node.attrs, "perm": [0, 3, 2, 1]})
     if kind == "wrong_axis" and node.type == "SoftmaxV2":
-        return node.run(inputs, {**node.attrs, "axis": 1})
+        return node.run(inputs, {**node.attrs, "axes": [1]})
+    if kind == "inverted_gate" and node.role == "sig":
+        return [(1.0 - node.run(inputs)[0].astype(np.float32)).astype(node.dtype)]
+    if kind == "approx_gelu" and node.type == "Gelu":
+        x = inputs[0].astype(np.float32)
+        return [(x / (1.0 + np.exp(-1.702 * x))).astype(node.dtype)]
     if kind == "fp16_saturation" and node.type == "SoftmaxV2":
         return [_saturating_softmax(inputs[0]).astype(node.dtype)]
     return node.run(inputs)
@@ -488,11 +496,15 @@ def generate_case(
     channels: int = 16,
     spatial: int = 16,
     graph_text: bool = True,
+    gaps: str = "none",
+    custom_ops: bool = False,
 ) -> Case:
     """Generate a case in ``out_dir`` (created). ``n_ops``: at least this many original ops with a
     task (rounded up to whole blocks). ``faults``: kinds (``"wrong_epsilon"``) or
     ``"kind@block"``; an empty list gives a clean case. ``formats``: ``"device"`` (fusion-on
-    outputs in NC1HWC0 / FRACTAL_NZ with TransData ops) or ``"host"``."""
+    outputs in NC1HWC0 / FRACTAL_NZ with TransData ops) or ``"host"``. ``gaps``: dumps missing
+    or damaged (:mod:`.gaps`). ``custom_ops``: the GLU's sigmoid is a framework custom op
+    (``CustomSigmoid``) that no reference kernel covers: its fused ops must stay unverified."""
     if formats not in ("device", "host"):
         raise ValueError("formats must be 'device' or 'host'")
     root = Path(out_dir)
@@ -509,7 +521,9 @@ def generate_case(
     if len(set(targets)) != len(targets):
         raise ValueError("two faults target the same fused op; put them in different blocks")
 
-    net = build_network(n_blocks, channels=channels, spatial=spatial, seed=seed)
+    net = build_network(
+        n_blocks, channels=channels, spatial=spatial, seed=seed, custom_ops=custom_ops
+    )
     off_values = net.evaluate()
     off_ops = _off_ops(net, off_values)
     on_ops, faulty = build_fusion_on(net, parsed, formats)
@@ -532,6 +546,7 @@ def generate_case(
         if graph_text:
             txt = _write_graph_text(graph, json_path.with_suffix(".txt"))
         sides[side] = (leaf, json_path, txt)
+    gap_log = apply_gaps(gaps, sides["fusion_off"][0], sides["fusion_on"][0], off_ops, faulty, seed)
     fusion_result = root / "fusion_on" / "fusion_result.json"
     _write_json_atomic(fusion_result, _fusion_result(on_ops, "0_2"))
 
@@ -543,6 +558,10 @@ def generate_case(
         "soc_version": soc_version,
         "n_original_ops": len(net.task_nodes),
         "n_fused_ops": sum(1 for op in on_ops if op.has_task),
+        "gaps": gaps,
+        "gap_log": gap_log[:50],
+        "custom_ops": custom_ops,
+        "unreplayable_ops": [op.name for op in on_ops if op.key == "glu"] if custom_ops else [],
     }
     truth_path = root / "truth.json"
     _write_json_atomic(truth_path, truth)

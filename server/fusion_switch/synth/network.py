@@ -24,6 +24,17 @@ Kernel = Callable[[list[np.ndarray], dict], list[np.ndarray]]
 # Kernels: inputs are computed in float32 and rounded to the op's output dtype at the end.
 
 
+def _conv_attrs(pad: int) -> dict:
+    """GE's Conv2D attributes for a stride-1 convolution with symmetric padding."""
+    return {
+        "strides": [1, 1, 1, 1],
+        "pads": [pad] * 4,
+        "dilations": [1, 1, 1, 1],
+        "groups": 1,
+        "data_format": "NCHW",
+    }
+
+
 def _conv2d(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
     xp = np.pad(x.astype(np.float32), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     kh, kw = w.shape[2], w.shape[3]
@@ -32,7 +43,7 @@ def _conv2d(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
 
 
 def k_conv2d(inp: list[np.ndarray], attrs: dict) -> list[np.ndarray]:
-    out = _conv2d(inp[0], inp[1], attrs.get("pad", 0))
+    out = _conv2d(inp[0], inp[1], attrs.get("pads", [0])[0])
     if len(inp) > 2:  # bias input (folded by a fusion pass)
         out = out + inp[2].astype(np.float32).reshape(1, -1, 1, 1)
     return [out]
@@ -61,7 +72,7 @@ def k_sigmoid(inp, attrs):
 
 def k_softmax(inp, attrs):
     x = inp[0].astype(np.float32)
-    axis = attrs.get("axis", -1)
+    axis = attrs.get("axes", [-1])[0]
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return [e / e.sum(axis=axis, keepdims=True)]
 
@@ -69,7 +80,8 @@ def k_softmax(inp, attrs):
 def k_avgpool(inp, attrs):
     """3x3, stride 1, padding 1, padding not counted (shape preserving)."""
     x = inp[0].astype(np.float32)
-    k, pad = attrs.get("ksize", 3), attrs.get("pad", 1)
+    k = attrs.get("ksize", [1, 1, 3, 3])[-1]
+    pad = k // 2 if attrs.get("padding", "SAME") == "SAME" else 0
     xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     ones = np.pad(np.ones(x.shape[2:], np.float32), pad)
     sums = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(2, 3)).sum(axis=(-1, -2))
@@ -110,7 +122,8 @@ def k_mul(inp, attrs):
 
 
 def k_split(inp, attrs):
-    return [np.ascontiguousarray(a) for a in np.split(inp[0], attrs["num_split"], attrs["axis"])]
+    parts = np.split(inp[0], attrs["num_split"], attrs["split_dim"])
+    return [np.ascontiguousarray(a) for a in parts]
 
 
 def k_reduce_mean(inp, attrs):
@@ -149,6 +162,11 @@ KERNELS: dict[str, Kernel] = {
 }
 
 
+# Framework custom ops: no GE op definition, hence no reference kernel (the replay must say
+# "unverified" for the fused ops made of them). Kept apart from KERNELS, the GE-defined types.
+CUSTOM_KERNELS: dict[str, Kernel] = {"CustomSigmoid": k_sigmoid}
+
+
 # ----------------------------------------------------------------------------------------------
 # Graph of original ops
 
@@ -171,7 +189,8 @@ class Node:
         return self.type not in ("Data", "Const")
 
     def run(self, inputs: list[np.ndarray], attrs: dict | None = None) -> list[np.ndarray]:
-        outs = KERNELS[self.type](inputs, self.attrs if attrs is None else attrs)
+        kernel = KERNELS.get(self.type) or CUSTOM_KERNELS[self.type]
+        outs = kernel(inputs, self.attrs if attrs is None else attrs)
         return [np.asarray(o).astype(self.dtype, copy=False) for o in outs]
 
 
@@ -224,9 +243,10 @@ def blocks_for(n_ops: int) -> int:
 
 
 def build_network(
-    n_blocks: int, *, channels: int = 16, spatial: int = 16, seed: int = 0
+    n_blocks: int, *, channels: int = 16, spatial: int = 16, seed: int = 0, custom_ops=False
 ) -> Network:
-    """The original network: stem conv + relu, then ``n_blocks`` blocks."""
+    """The original network: stem conv + relu, then ``n_blocks`` blocks. ``custom_ops``: the
+    GLU sigmoid is the custom op type ``CustomSigmoid`` (same values)."""
     if channels % 16 or spatial < 4:
         raise ValueError("channels must be a multiple of 16 and spatial at least 4")
     rng = np.random.default_rng(seed)
@@ -234,10 +254,10 @@ def build_network(
     b = _Builder(rng)
     b.data("input", rng.standard_normal((1, 3, s, s)).astype(np.float32))
     w = b.const("stem_conv_weight", rng.standard_normal((c, 3, 3, 3)) * math.sqrt(2 / 27))
-    b.op("stem_conv", "Conv2D", ["input:0", w], pad=1, role="stem_conv")
+    b.op("stem_conv", "Conv2D", ["input:0", w], **_conv_attrs(1), role="stem_conv")
     x = b.op("stem_relu", "Relu", ["stem_conv:0"], role="stem_relu")
     for i in range(n_blocks):
-        x = _add_block(b, x, i, c, s)
+        x = _add_block(b, x, i, c, s, "CustomSigmoid" if custom_ops else "Sigmoid")
     net = Network(b.nodes, b.consts, channels, spatial, n_blocks)
     assert len(net.task_nodes) == STEM_OPS + OPS_PER_BLOCK * n_blocks
     return net
@@ -274,7 +294,7 @@ class _Builder:
         return resolve(self.values, ref)
 
 
-def _add_block(b: _Builder, x: str, i: int, c: int, s: int) -> str:
+def _add_block(b: _Builder, x: str, i: int, c: int, s: int, sig_type: str) -> str:
     """33 task ops: conv-bn-relu, conv-mul(scale), residual add, avg pool, transpose+reshape to a
     sequence, fp16 MLP (matmul-bias-gelu-split-sigmoid-mul), layer norm (9 primitive ops),
     attention-like matmul-temperature-softmax-gate, reshape+transpose back, residual add."""
@@ -287,7 +307,7 @@ def _add_block(b: _Builder, x: str, i: int, c: int, s: int) -> str:
     w1 = b.const(
         p + "conv1_weight", rng.standard_normal((c, c, 3, 3)) * math.sqrt(1 / (9 * c)) * filt_scale
     )
-    conv1 = b.op(p + "conv1", "Conv2D", [x, w1], pad=1, role="conv1")
+    conv1 = b.op(p + "conv1", "Conv2D", [x, w1], **_conv_attrs(1), role="conv1")
     y = b.value(conv1)
     bn = [
         b.const(p + "bn1_gamma", rng.uniform(0.5, 1.5, c)),
@@ -295,21 +315,32 @@ def _add_block(b: _Builder, x: str, i: int, c: int, s: int) -> str:
         b.const(p + "bn1_mean", y.mean(axis=(0, 2, 3))),
         b.const(p + "bn1_variance", y.var(axis=(0, 2, 3))),
     ]
-    bn1 = b.op(p + "bn1", "BatchNorm", [conv1, *bn], epsilon=1e-5, role="bn1")
+    bn1 = b.op(p + "bn1", "BatchNorm", [conv1, *bn], epsilon=1e-5, is_training=False, role="bn1")
     relu1 = b.op(p + "relu1", "Relu", [bn1], role="relu1")
     w2 = b.const(p + "conv2_weight", rng.standard_normal((c, c, 1, 1)) * math.sqrt(1 / c))
-    conv2 = b.op(p + "conv2", "Conv2D", [relu1, w2], pad=0, role="conv2")
+    conv2 = b.op(p + "conv2", "Conv2D", [relu1, w2], **_conv_attrs(0), role="conv2")
     k = b.const(p + "scale2_factor", np.array(0.125))
     scale2 = b.op(p + "scale2", "Mul", [conv2, k], role="scale2")
     add1 = b.op(p + "add1", "Add", [scale2, x], role="add1")
-    pool = b.op(p + "pool", "AvgPool", [add1], ksize=3, pad=1, role="pool")
+    pool = b.op(
+        p + "pool",
+        "AvgPool",
+        [add1],
+        ksize=[1, 1, 3, 3],
+        strides=[1, 1, 1, 1],
+        padding="SAME",
+        data_format="NCHW",
+        role="pool",
+    )
     tr_in = b.op(p + "tr_in", "TransposeD", [pool], perm=[0, 2, 3, 1], role="tr_in")
     rs_in = b.op(p + "rs_in", "Reshape", [tr_in], shape=[1, s * s, c], role="rs_in")
     cast16 = b.op(p + "cast16", "Cast", [rs_in], dtype="float16", role="cast16")
     wm1 = b.const(p + "mm1_weight", rng.standard_normal((c, 2 * c)) / math.sqrt(c), "float16")
     mm1 = b.op(p + "mm1", "BatchMatMulV2", [cast16, wm1], dtype="float16", role="mm1")
     bias1 = b.const(p + "bias1_value", rng.uniform(0.2, 1.0, 2 * c), "float16")
-    badd = b.op(p + "bias1", "BiasAdd", [mm1, bias1], dtype="float16", role="bias1")
+    badd = b.op(
+        p + "bias1", "BiasAdd", [mm1, bias1], dtype="float16", data_format="NHWC", role="bias1"
+    )
     gelu = b.op(p + "gelu", "Gelu", [badd], dtype="float16", role="gelu")
     split = b.op(
         p + "split",
@@ -318,16 +349,16 @@ def _add_block(b: _Builder, x: str, i: int, c: int, s: int) -> str:
         dtype="float16",
         n_outputs=2,
         num_split=2,
-        axis=-1,
+        split_dim=-1,
         role="split",
     )
-    sig = b.op(p + "sig", "Sigmoid", [p + "split:1"], dtype="float16", role="sig")
+    sig = b.op(p + "sig", sig_type, [p + "split:1"], dtype="float16", role="sig")
     glu = b.op(p + "glu", "Mul", [split, sig], dtype="float16", role="glu")
     cast32 = b.op(p + "cast32", "Cast", [glu], role="cast32")
     # layer norm over the channel axis, written out as the framework's primitive ops
-    mean = b.op(p + "ln_mean", "ReduceMeanD", [cast32], axes=[-1], role="ln_mean")
+    mean = b.op(p + "ln_mean", "ReduceMeanD", [cast32], axes=[-1], keep_dims=True, role="ln_mean")
     sqd = b.op(p + "ln_sqd", "SquaredDifference", [cast32, mean], role="ln_sqd")
-    var = b.op(p + "ln_var", "ReduceMeanD", [sqd], axes=[-1], role="ln_var")
+    var = b.op(p + "ln_var", "ReduceMeanD", [sqd], axes=[-1], keep_dims=True, role="ln_var")
     eps = b.const(p + "ln_epsilon", np.array(1e-5))
     veps = b.op(p + "ln_add_eps", "Add", [var, eps], role="ln_add_eps")
     rstd = b.op(p + "ln_rsqrt", "Rsqrt", [veps], role="ln_rsqrt")
@@ -341,7 +372,7 @@ def _add_block(b: _Builder, x: str, i: int, c: int, s: int) -> str:
     mm2 = b.op(p + "mm2", "BatchMatMulV2", [ln, wm2], role="mm2")
     t = b.const(p + "temperature", np.array(8.0))
     temp = b.op(p + "temp", "Mul", [mm2, t], role="temp")
-    sm = b.op(p + "softmax", "SoftmaxV2", [temp], axis=-1, role="softmax")
+    sm = b.op(p + "softmax", "SoftmaxV2", [temp], axes=[-1], role="softmax")
     gate = b.op(p + "gate", "Mul", [sm, ln], role="gate")
     rs_out = b.op(p + "rs_out", "Reshape", [gate], shape=[1, s, s, c], role="rs_out")
     tr_out = b.op(p + "tr_out", "TransposeD", [rs_out], perm=[0, 3, 1, 2], role="tr_out")

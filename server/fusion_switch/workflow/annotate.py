@@ -20,6 +20,8 @@ from ..cfg.model import Edit, Finding, Fix, Span
 from ..cfg.tree import CfgDocument, ObjectNode, StringNode
 
 SUSPECT_CODE = "fusion-suspect"
+UNVERIFIED_CODE = "fusion-unverified"
+NOT_PROVEN = ("heuristic", "undecided")  # suspected but not proven by the replay
 HARMLESS_CODE = "fusion-harmless-off"
 SECTIONS = ("GraphFusion", "UBFusion")
 EVIDENCE_KEPT = 12  # fused ops of evidence kept per rule in the saved results
@@ -62,7 +64,13 @@ class Hint:
 def compact_summary(summary: dict) -> dict:
     """What is kept next to the configuration: everything but the per-op table, with at most
     `EVIDENCE_KEPT` fused ops of evidence per suspect (a 5,000-op model stays small)."""
-    out = {k: v for k, v in summary.items() if k != "ops"}
+    out = {k: v for k, v in summary.items() if k not in ("ops", "fused_ops")}
+    for key in ("rules", "unverified_rules"):  # one entry per rule, its ops cut short
+        if isinstance(out.get(key), list):
+            out[key] = [
+                {**r, "ops": list(r.get("ops") or [])[:EVIDENCE_KEPT]} if isinstance(r, dict) else r
+                for r in out[key]
+            ]
     out["suspects"] = [
         {**s, "evidence": list(s.get("evidence") or [])[:EVIDENCE_KEPT]} for s in suspects(summary)
     ]
@@ -70,11 +78,38 @@ def compact_summary(summary: dict) -> dict:
 
 
 def suspects(summary: dict) -> list[dict]:
+    """Rules proven to introduce error (``verdict`` "introduces"; summaries written before the
+    replay existed carry no verdict and list only their suspects)."""
     return [
         s
         for s in summary.get("suspects") or []
-        if isinstance(s, dict) and isinstance(s.get("rule"), str)
+        if isinstance(s, dict)
+        and isinstance(s.get("rule"), str)
+        and s.get("verdict", "introduces") == "introduces"
     ]
+
+
+def unverified(summary: dict) -> list[dict]:
+    """Rules suspected but not proven: the replay could not verify their ops and the row
+    heuristic blames them, or localisation could not split them from another pass."""
+    return [
+        u
+        for u in summary.get("unverified_rules") or []
+        if isinstance(u, dict) and isinstance(u.get("rule"), str) and u.get("verdict") in NOT_PROVEN
+    ]
+
+
+def unverified_message(u: dict) -> str:
+    reasons = [r for r in u.get("reasons") or [] if isinstance(r, str)]
+    ops = ", ".join((u.get("ops") or [])[:3]) or "its fused ops"
+    kind = (
+        "undecided: the replay shows its fused op introduces error, but cannot tell this rule "
+        "from another pass of the same op; bisect (switch one off and re-run) to split them"
+        if u.get("verdict") == "undecided"
+        else "unverified: a heuristic guess, not proven by replay"
+    )
+    because = f" ({reasons[0]})" if reasons else ""
+    return f"{u['rule']} ({u.get('section')}) at {ops}: {kind}{because}."
 
 
 def harmless(summary: dict) -> list[dict]:
@@ -118,12 +153,14 @@ def verdict_message(summary: dict) -> str:
 
 
 def suspect_changes(
-    summary: dict, rules: Iterable[str] | None = None
+    summary: dict, rules: Iterable[str] | None = None, include_unverified: bool = False
 ) -> list[tuple[str, str, str]]:
-    """(section, rule, "off") for the suspects (all, or only those named in `rules`)."""
+    """(section, rule, "off") for the proven suspects (all, or only those named in `rules`);
+    with `include_unverified`, also the rules suspected but not proven (labelled elsewhere)."""
     wanted = set(rules) if rules is not None else None
     out: list[tuple[str, str, str]] = []
-    for s in suspects(summary):
+    candidates = suspects(summary) + (unverified(summary) if include_unverified else [])
+    for s in candidates:
         section = s.get("section")
         if section in SECTIONS and (wanted is None or s["rule"] in wanted):
             change = (section, s["rule"], "off")
@@ -264,6 +301,16 @@ def findings(doc: CfgDocument, summary: dict | None) -> list[Finding]:
             message += f' It is not in this file: add "{s["rule"]}": "off" under {section}.'
         span = entry.key if entry is not None else anchor(doc, section)
         out.append(Finding(SUSPECT_CODE, "warning", span, message, data))
+    for u in unverified(summary):
+        section = u.get("section")
+        if section not in SECTIONS:
+            continue
+        entry = locate(doc, section, u["rule"])
+        if entry is not None and entry.value == "off":
+            continue
+        span = entry.key if entry is not None else anchor(doc, section)
+        data = {"rule": u["rule"], "section": section, "verdict": u.get("verdict")}
+        out.append(Finding(UNVERIFIED_CODE, "information", span, unverified_message(u), data))
     for h in harmless(summary):
         section = h.get("section")
         entry = locate(doc, section, h["rule"]) if section in SECTIONS else None
@@ -290,13 +337,15 @@ def fixes(doc: CfgDocument, found: Sequence[Finding]) -> list[Fix]:
     for f in found:
         data = f.data or {}
         rule, section = data.get("rule"), data.get("section")
-        if f.code not in (SUSPECT_CODE, HARMLESS_CODE):
+        if f.code not in (SUSPECT_CODE, HARMLESS_CODE, UNVERIFIED_CODE):
             continue
         if not isinstance(rule, str) or section not in SECTIONS:
             continue
         value, title = (
-            ("off", f"Turn {rule} off (suspected by the last comparison)")
+            ("off", f"Turn {rule} off (proven by replay in the last comparison)")
             if f.code == SUSPECT_CODE
+            else ("off", f"Turn {rule} off anyway (not proven by replay)")
+            if f.code == UNVERIFIED_CODE
             else ("on", f"Switch {rule} back on (harmless in the last comparison)")
         )
         edits: list[Edit] = set_switches(doc, [(section, rule, value)])
@@ -325,12 +374,15 @@ def evidence_markdown(summary: dict | None) -> dict[str, str]:
                     )
         ops = list(s.get("ops") or [])
         out[s["rule"]] = (
-            f"**Last comparison: suspected** ({s.get('section')}, score "
+            _replay_markdown(s) + f"**Last comparison: suspected** ({s.get('section')}, score "
             f"{_fmt(_num(s.get('score')))}; "
             + ("1 fused op diverges" if len(ops) == 1 else f"{len(ops)} fused ops diverge")
             + ")\n\n"
             + "\n".join(rows)
         )
+    for u in unverified(summary):
+        text = f"**Last comparison: {u.get('verdict')}** (not proven): {unverified_message(u)}"
+        out.setdefault(u["rule"], text)
     for h in harmless(summary):
         out.setdefault(
             h["rule"],
@@ -338,6 +390,24 @@ def evidence_markdown(summary: dict | None) -> dict[str, str]:
             "with fusion off.",
         )
     return out
+
+
+def _replay_markdown(s: dict) -> str:
+    """The replay's proof for a suspect: replay error against the tolerance, localisation."""
+    lines = []
+    for r in (s.get("replay") or [])[:3]:
+        score, tol = _num(r.get("replay_score")), _num(r.get("tolerance"))
+        observed = _num(r.get("observed_score"))
+        lines.append(
+            f"- {r.get('op')}: replay error {_fmt(score, 1)} x the dtype floor "
+            f"(tolerance {_fmt(tol, 1)}; fusion on vs off {_fmt(observed, 1)})"
+        )
+        loc = r.get("localisation") or {}
+        for item in (loc.get("explained_by") or [])[:1]:
+            lines.append(f"  - localised: {item.get('original_op')} {item.get('variant')}")
+    if not lines:
+        return ""
+    return "**Proven by replay** (introduces)\n\n" + "\n".join(lines) + "\n\n"
 
 
 def lenses(doc: CfgDocument, summary: dict | None, cfg_uri: str) -> list[Lens]:
@@ -357,6 +427,16 @@ def lenses(doc: CfgDocument, summary: dict | None, cfg_uri: str) -> list[Lens]:
         Lens(top, "Compare again", "fusionSwitch.compare", {"cfgUri": cfg_uri}),
     ]
     for f in findings(doc, summary):
+        if f.code == UNVERIFIED_CODE:
+            out.append(
+                Lens(
+                    f.span,
+                    f"{f.data.get('verdict')} (not proven) · Turn {f.data['rule']} off anyway",
+                    "fusionSwitch.applySuspects",
+                    {"cfgUri": cfg_uri, "rules": [f.data["rule"]], "includeUnverified": True},
+                )
+            )
+            continue
         if f.code != SUSPECT_CODE:
             continue
         s = next(s for s in found if s["rule"] == f.data["rule"])

@@ -190,7 +190,9 @@ async def restore(ls: FusionSwitchServer, params: dict):
 
 @recipe_command(APPLY_SUSPECTS)
 async def apply_suspects(ls: FusionSwitchServer, params: dict):
-    """Switch the suspected rules off (all, or `rules`), adding entries and sections.
+    """Switch the suspected rules off (all, or `rules`), adding entries and sections. Only
+    rules the replay proves (`introduces`) by default; `includeUnverified: true` adds the
+    suspected but unproven ones (heuristic guesses, undecided passes).
 
     If the file is still exactly as our 'all off' left it (here or in a terminal), the rules
     are switched off in the configuration from before all off: the recipe's end, the user's
@@ -211,7 +213,8 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
         isinstance(rules, list) and all(isinstance(r, str) for r in rules)
     ):
         raise CommandError("fusion-switch: applySuspects: rules must be a list of rule names.")
-    changes = annotate.suspect_changes(summary, rules)
+    include_unverified = params.get("includeUnverified") is True
+    changes = annotate.suspect_changes(summary, rules, include_unverified)
     if not changes:
         raise Refused(
             f"fusion-switch: the last comparison suspects no rule to switch off in {name}."

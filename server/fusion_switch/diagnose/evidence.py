@@ -1,0 +1,136 @@
+"""Read only the dump tensors a replay needs, each file decoded once, in host layout.
+
+A replay needs the fused op's own fusion-on dump (inputs and outputs) and the fusion-off dumps of
+its original ops (parameters, and the noise floor). Everything comes back as float64 arrays in
+the framework (host) layout; device formats are converted with :mod:`readers.layout`.
+
+A tensor that cannot be read (empty or truncated file, zero-length header, a 0 in its shape) is
+*missing evidence*: :class:`MissingEvidence` names the file and the problem, so that a verdict
+that needed it says so instead of passing silently.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
+from ..readers.dumpdir import DumpDir
+from ..readers.layout import LayoutError, to_host
+
+_CACHE_FILES = 512  # headers + decoded arrays of a few hundred ops
+
+
+class MissingEvidence(Exception):
+    """A dump tensor a verdict needs is absent or unreadable. ``path`` is None when no file
+    exists at all (not dumped); otherwise the file that could not be used."""
+
+    def __init__(self, reason: str, path: Path | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path = path
+
+    @property
+    def unreadable(self) -> bool:
+        """A file exists but cannot be used (as opposed to: nothing was dumped)."""
+        return self.path is not None
+
+
+def host_array(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
+    """One tensor of a dump as float64 in host layout; raises MissingEvidence."""
+    if 0 in tensor.shape or 0 in tensor.original_shape:
+        raise MissingEvidence(
+            f"{dump.path}: {tensor.name} has a 0 in its shape {list(tensor.shape)}: no values",
+            dump.path,
+        )
+    try:
+        raw = dump.array(tensor)
+    except DumpError as error:
+        raise MissingEvidence(str(error), dump.path) from None
+    host_shape = tuple(tensor.original_shape) or None
+    try:
+        values = to_host(raw, tensor.format, raw.shape, host_shape)
+    except (LayoutError, ValueError) as error:
+        raise MissingEvidence(
+            f"{dump.path}: {tensor.name}: cannot convert to host layout: {error}", dump.path
+        ) from None
+    if values.dtype.kind == "c":
+        raise MissingEvidence(f"{dump.path}: {tensor.name}: complex values are not replayed")
+    return np.asarray(values, dtype=np.float64)
+
+
+class EvidenceStore:
+    """Dump files of both sides by op name, decoded once each (small LRU of headers+arrays)."""
+
+    def __init__(self, on_dir: DumpDir | None, off_dir: DumpDir | None) -> None:
+        self.dirs = {"on": on_dir, "off": off_dir}
+        self._files: OrderedDict[tuple[str, str], DumpFile | MissingEvidence] = OrderedDict()
+        self._arrays: dict[tuple[str, str, str, int], np.ndarray] = {}
+        self.files_read: set[Path] = set()
+        self.unreadable: dict[str, str] = {}  # path -> reason, for the run's verdict
+
+    def has(self, side: str, op_name: str) -> bool:
+        folder = self.dirs[side]
+        return folder is not None and op_name in folder
+
+    def dump(self, side: str, op_name: str) -> DumpFile:
+        key = (side, op_name)
+        cached = self._files.get(key)
+        if cached is None:
+            folder = self.dirs[side]
+            path = folder.latest(op_name) if folder is not None else None
+            if path is None:
+                cached = MissingEvidence(f"no fusion-{side} dump of {op_name}")
+            else:
+                self.files_read.add(path)
+                try:
+                    cached = read_dump(path)
+                    if not cached.outputs and not cached.inputs:
+                        cached = MissingEvidence(f"{path}: the dump holds no tensor", path)
+                except DumpError as error:
+                    cached = MissingEvidence(str(error), path)
+            self._files[key] = cached
+            if len(self._files) > _CACHE_FILES:
+                old_key, _ = self._files.popitem(last=False)
+                for k in [k for k in self._arrays if k[:2] == old_key]:
+                    del self._arrays[k]
+        else:
+            self._files.move_to_end(key)
+        if isinstance(cached, MissingEvidence):
+            if cached.unreadable:
+                self.unreadable[str(cached.path)] = cached.reason
+            raise cached
+        return cached
+
+    def tensor(self, side: str, op_name: str, kind: str, index: int) -> np.ndarray:
+        """Input or output ``index`` of ``op_name``'s dump on ``side`` ("on"/"off")."""
+        key = (side, op_name, kind, index)
+        found = self._arrays.get(key)
+        if found is not None:
+            return found
+        dump = self.dump(side, op_name)
+        tensors = dump.inputs if kind == "input" else dump.outputs
+        if index >= len(tensors):
+            raise MissingEvidence(
+                f"{dump.path}: fusion-{side} dump of {op_name} has {len(tensors)} {kind}(s), "
+                f"{kind} {index} is needed",
+                None,
+            )
+        try:
+            values = host_array(dump, tensors[index])
+        except MissingEvidence as missing:
+            if missing.unreadable:
+                self.unreadable[str(missing.path)] = missing.reason
+            raise
+        self._arrays[key] = values
+        return values
+
+    def dtype_code(self, side: str, op_name: str, kind: str, index: int) -> int | None:
+        try:
+            dump = self.dump(side, op_name)
+        except MissingEvidence:
+            return None
+        tensors = dump.inputs if kind == "input" else dump.outputs
+        return tensors[index].data_type if index < len(tensors) else None

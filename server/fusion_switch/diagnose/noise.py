@@ -1,0 +1,122 @@
+"""The replay score, rounding to a dtype, and the noise floor that calibrates the tolerance.
+
+Score of a replayed tensor: ``max|real - replay| / max|replay|`` divided by the floor of the
+output dtype (fp16 2^-10, bf16 2^-7, fp32 1e-5). One unit is "as far apart as two correct
+kernels of that dtype can be"; above the tolerance (at least 1) the fused op introduces error.
+Cosine is blind to a dropped scale factor and the relative Euclidean distance is weak on a few
+saturated elements; the max-based score sees both.
+
+The noise floor: fusion-off ops replayed against their own dumps (inputs from their dump, output
+compared with their dump) give the score correct kernels reach, per op type and dtype. The
+tolerance for a fused op is ``max(1, NOISE_MARGIN x`` the worst floor of its member types``)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FLOORS = {"DT_FLOAT16": 2.0**-10, "DT_BF16": 2.0**-7, "DT_FLOAT": 1e-5, "DT_DOUBLE": 1e-12}
+DEFAULT_FLOOR = 1e-5
+NOISE_MARGIN = 4.0
+_MANTISSA_BITS = {"DT_FLOAT16": 11, "DT_BF16": 8, "DT_FLOAT": 24}
+_INT_TYPES = {
+    "DT_INT8": np.int8,
+    "DT_UINT8": np.uint8,
+    "DT_INT16": np.int16,
+    "DT_UINT16": np.uint16,
+    "DT_INT32": np.int32,
+    "DT_INT64": np.int64,
+    "DT_BOOL": np.bool_,
+}
+FP16_MAX = 65504.0
+
+
+def floor_of(dtype: str) -> float:
+    return FLOORS.get(dtype, DEFAULT_FLOOR)
+
+
+def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Round float64 values to the precision of ``dtype`` without its range: a value above
+    65504 stays finite (the fp16 range is a localisation variant, not part of the replay)."""
+    values = np.asarray(values, dtype=np.float64)
+    bits = _MANTISSA_BITS.get(dtype)
+    if bits is not None:
+        with np.errstate(invalid="ignore", over="ignore"):
+            mantissa, exponent = np.frexp(values)
+            scale = float(2**bits)
+            return np.ldexp(np.rint(mantissa * scale) / scale, exponent)
+    integer = _INT_TYPES.get(dtype)
+    if integer is not None:
+        finite = np.where(np.isfinite(values), values, 0.0)
+        return np.trunc(finite).astype(integer).astype(np.float64)
+    return values
+
+
+def score(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:
+    """``max|real - replay| / max|replay| / floor(dtype)``; inf where one side is not finite
+    and the other is (or differs); 0 for two empty tensors."""
+    real = np.asarray(real, dtype=np.float64).reshape(-1)
+    replay = np.asarray(replay, dtype=np.float64).reshape(-1)
+    if real.size == 0:
+        return 0.0
+    finite_r, finite_p = np.isfinite(real), np.isfinite(replay)
+    both = finite_r & finite_p
+    if not np.array_equal(finite_r, finite_p):
+        return math.inf
+    if not both.all() and not np.array_equal(real[~both], replay[~both], equal_nan=True):
+        return math.inf
+    if not both.any():
+        return 0.0
+    diff = float(np.max(np.abs(real[both] - replay[both])))
+    ref = float(np.max(np.abs(replay[both])))
+    return diff / (ref if ref > 0 else 1.0) / floor_of(dtype)
+
+
+def coarser(first: str, second: str) -> str:
+    """The dtype with the larger floor (a fp16 output compared with a fp32 original)."""
+    return first if floor_of(first) >= floor_of(second) else second
+
+
+@dataclass
+class NoiseFloor:
+    """Scores of correct kernels per (op type, dtype): the calibration of the tolerance."""
+
+    samples: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    _levels: dict[tuple[str, str], float | None] = field(default_factory=dict, repr=False)
+
+    def add(self, op_type: str, dtype: str, value: float) -> None:
+        if math.isfinite(value):
+            self.samples.setdefault((op_type, dtype), []).append(value)
+            self._levels.pop((op_type, dtype), None)
+
+    def level(self, op_type: str, dtype: str) -> float | None:
+        """The 99th percentile of the floor of this type and dtype (None: never measured)."""
+        key = (op_type, dtype)
+        if key not in self._levels:
+            values = self.samples.get(key)
+            self._levels[key] = float(np.percentile(values, 99)) if values else None
+        return self._levels[key]
+
+    def tolerance(self, members: Iterable[tuple[str, str]]) -> float:
+        levels = [lv for t, d in members if (lv := self.level(t, d)) is not None]
+        return max(1.0, NOISE_MARGIN * max(levels, default=0.0))
+
+    def to_json(self) -> list[dict]:
+        rows = []
+        for (op_type, dtype), values in sorted(self.samples.items()):
+            arr = np.asarray(values)
+            rows.append(
+                {
+                    "type": op_type,
+                    "dtype": dtype,
+                    "n": int(arr.size),
+                    "median": float(f"{np.median(arr):.4g}"),
+                    "p99": float(f"{np.percentile(arr, 99):.4g}"),
+                    "max": float(f"{arr.max():.4g}"),
+                }
+            )
+        return rows

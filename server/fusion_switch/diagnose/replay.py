@@ -1,0 +1,574 @@
+"""Replay every fused op's original sub-graph in numpy and measure the error the fusion introduces.
+
+For a fused op (fusion-on graph), its original ops (:mod:`.subgraph`) are evaluated with the
+reference kernels (:mod:`.kernels`) in float64, each output rounded to its fusion-off dtype:
+
+- boundary inputs come from the fused op's **own fusion-on input dumps**, so upstream drift is
+  part of the input and cancels out;
+- parameters (weights, folded BatchNorm/scale constants) come from the **fusion-off dumps of
+  the original ops' inputs**, never from folded fusion-on constants; a constant the fused op
+  carries unchanged (same original tensor) is used when the fusion-off dump is missing;
+- values inside the sub-graph are computed.
+
+The replay is compared with the fused op's real output (score: :mod:`.noise`). Verdicts:
+``introduces`` (beyond the tolerance), ``propagates`` (replay agrees, the output differs from
+fusion off because the inputs did), ``clean`` (both agree), ``unverified`` with the reason.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import multiprocessing
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .evidence import EvidenceStore, MissingEvidence
+from .noise import NoiseFloor, coarser, floor_of, round_to, score
+from .subgraph import (
+    CONSTANT_TYPES,
+    NO_TASK_TYPES,
+    GraphIndex,
+    NotReconstructible,
+    Subgraph,
+    build_subgraph,
+    fused_ops,
+    ref_name,
+)
+
+INTRODUCES, PROPAGATES, CLEAN, UNVERIFIED = "introduces", "propagates", "clean", "unverified"
+_INTERNAL_ATTRS = {"pass_name", "pass_name_ub", "fusion_scope", "group_op_name"}
+_NOISE_SAMPLES_PER_TYPE = 4  # per op type (and per worker): the floor of correct kernels, cheaply
+
+Variant = Callable[[Any, list, list], "list | None"]  # (member, inputs, outputs) -> outputs
+
+
+class Unverifiable(Exception):
+    def __init__(self, reason: str, missing: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.missing = missing  # a dump that was needed could not be read
+
+
+@dataclass
+class OutputReplay:
+    index: int
+    origin: str
+    dtype: str
+    score: float
+    observed: float | None  # the same score of fusion on vs fusion off (None: not dumped)
+
+    def to_json(self) -> dict:
+        return {
+            "index": self.index,
+            "origin": self.origin,
+            "dtype": self.dtype,
+            "replay_score": _num(self.score),
+            "observed_score": _num(self.observed),
+        }
+
+
+@dataclass
+class ReplayResult:
+    """The verdict on one fused op, with the evidence behind it."""
+
+    op: str
+    op_type: str
+    order: int
+    verdict: str
+    reason: str = ""
+    rules: list[str] = field(default_factory=list)
+    rule_source: str = ""
+    members: list[str] = field(default_factory=list)
+    member_types: list[str] = field(default_factory=list)
+    outputs: list[OutputReplay] = field(default_factory=list)
+    tolerance: float = 1.0
+    evidence: dict = field(default_factory=dict)
+    missing_evidence: bool = False
+    localisation: dict | None = None
+
+    @property
+    def score(self) -> float | None:
+        values = [o.score for o in self.outputs]
+        return max(values) if values else None
+
+    @property
+    def observed(self) -> float | None:
+        values = [o.observed for o in self.outputs if o.observed is not None]
+        return max(values) if values else None
+
+    def to_json(self) -> dict:
+        data = {
+            "op": self.op,
+            "type": self.op_type,
+            "order": self.order,
+            "verdict": self.verdict,
+            "rules": self.rules,
+            "rule_source": self.rule_source,
+            "original_ops": self.members,
+            "replay_score": _num(self.score),
+            "observed_score": _num(self.observed),
+            "tolerance": _num(self.tolerance),
+            "outputs": [o.to_json() for o in self.outputs],
+            "evidence": self.evidence,
+        }
+        if self.reason:
+            data["reason"] = self.reason
+        if self.missing_evidence:
+            data["missing_evidence"] = True
+        if self.localisation is not None:
+            data["localisation"] = self.localisation
+        return data
+
+
+@dataclass
+class ReplayReport:
+    results: list[ReplayResult]
+    noise: NoiseFloor
+    seconds: float = 0.0
+    files_read: int = 0
+    unreadable: dict[str, str] = field(default_factory=dict)
+    kernels_available: bool = True
+
+    @property
+    def replayed(self) -> int:
+        return sum(1 for r in self.results if r.verdict != UNVERIFIED)
+
+    def coverage(self) -> float:
+        return self.replayed / len(self.results) if self.results else 1.0
+
+    def by_op(self) -> dict[str, ReplayResult]:
+        return {r.op: r for r in self.results}
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+def _registry() -> tuple[Callable[[str], Any] | None, type[Exception]]:
+    try:
+        from .kernels import KernelError, lookup
+    except ImportError:
+        return None, Exception
+    return lookup, KernelError
+
+
+def kernel_attrs(op: Any) -> dict[str, Any]:
+    """The op's attributes as a kernel reads them, plus ``format`` (its input's layout)."""
+    attrs = {
+        k: v
+        for k, v in (op.attrs or {}).items()
+        if not k.startswith("_") and k not in _INTERNAL_ATTRS and v is not None
+    }
+    descs = op.input_descs
+    if descs:
+        fmt = descs[0].origin_format or descs[0].layout
+        if fmt and "format" not in attrs:
+            attrs["format"] = fmt
+    return attrs
+
+
+_ACCEPTED: dict[Any, frozenset[str] | None] = {}
+
+
+def _accepted(fn: Callable, attrs: dict[str, Any]) -> dict[str, Any]:
+    """The attributes ``fn`` takes (all of them when it takes ``**kwargs``)."""
+    if fn not in _ACCEPTED:
+        try:
+            params = inspect.signature(fn).parameters.values()
+            var = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+            _ACCEPTED[fn] = None if var else frozenset(p.name for p in params)
+        except (TypeError, ValueError):
+            _ACCEPTED[fn] = None
+    names = _ACCEPTED[fn]
+    return attrs if names is None else {k: v for k, v in attrs.items() if k in names}
+
+
+class Kernels:
+    """Looks kernels up once per type; raises Unverifiable when one is missing or fails."""
+
+    def __init__(self, lookup: Callable[[str], Any] | None = None) -> None:
+        found, self.error_type = _registry()
+        self.lookup = lookup or found
+        self._specs: dict[str, Any] = {}
+
+    @property
+    def available(self) -> bool:
+        return self.lookup is not None
+
+    def run(self, op: Any, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
+        if op.type in RESHAPE_TYPES and inputs and inputs[0] is not None:
+            return [_reshaped(op, inputs[0])]
+        if self.lookup is None:
+            raise Unverifiable("no kernel registry installed")
+        if op.type not in self._specs:
+            self._specs[op.type] = self.lookup(op.type)
+        spec = self._specs[op.type]
+        if spec is None:
+            raise Unverifiable(f"no kernel for type {op.type}")
+        attrs = _accepted(spec.fn, kernel_attrs(op))
+        try:
+            with np.errstate(all="ignore"):
+                outs = spec.fn(inputs, **attrs)
+        except self.error_type as error:
+            raise Unverifiable(f"kernel {op.type} ({op.name}): {error}") from None
+        except (TypeError, ValueError, IndexError, KeyError) as error:
+            raise Unverifiable(f"kernel {op.type} ({op.name}) failed: {error}") from None
+        return [np.asarray(o, dtype=np.float64) for o in outs]
+
+
+RESHAPE_TYPES = frozenset({"Reshape", "Squeeze", "Unsqueeze", "ExpandDims", "Flatten", "FlattenV2"})
+
+
+def _reshaped(op: Any, value: np.ndarray) -> np.ndarray:
+    """A view op's output: its input with the output desc's (original) shape."""
+    desc = op.output_descs[0] if op.output_descs else None
+    shape = (desc.origin_shape or desc.shape) if desc is not None else None
+    if not shape or int(np.prod(shape)) != value.size:
+        raise Unverifiable(f"{op.type} {op.name}: output shape unknown or does not fit")
+    return np.asarray(value, dtype=np.float64).reshape(tuple(shape))
+
+
+def out_dtype(op: Any, index: int) -> str:
+    descs = op.output_descs
+    if index < len(descs):
+        return descs[index].dtype or descs[index].origin_data_type or "DT_FLOAT"
+    return "DT_FLOAT"
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+class Replayer:
+    """Evaluates sub-graphs of one run. ``variant`` (localisation) may replace one member's
+    outputs: ``variant(member, inputs, outputs) -> outputs or None``."""
+
+    def __init__(self, store: EvidenceStore, off: GraphIndex, kernels: Kernels) -> None:
+        self.store = store
+        self.off = off
+        self.kernels = kernels
+
+    def gather(self, sub: Subgraph) -> tuple[dict[str, list], dict]:
+        """Inputs of every member: (member name -> list of arrays/refs, evidence used)."""
+        inside = sub.member_names
+        plan: dict[str, list] = {}
+        evidence: dict[str, Any] = {"boundary": [], "parameters": [], "from_on_side": []}
+        for member in sub.members:
+            row: list = []
+            for i, ref in enumerate(member.data_inputs):
+                src = ref_name(ref)[0]
+                if src in inside:
+                    row.append(("inside", ref))
+                    continue
+                producer = self.off.ops.get(src)
+                constant = producer is None or producer.type in CONSTANT_TYPES
+                if not constant and ref in sub.boundary:
+                    position = sub.boundary[ref]
+                    row.append(("value", self._on_input(sub, position)))
+                    evidence["boundary"].append(f"{sub.fused.name}:input:{position} as {ref}")
+                    continue
+                if constant or (producer is not None and producer.type in NO_TASK_TYPES):
+                    row.append(("value", self._parameter(sub, member, i, ref, evidence)))
+                    continue
+                raise Unverifiable(
+                    f"input not dumped: {ref} (read by {member.name}) is not an input of the "
+                    f"fused op {sub.fused.name}"
+                )
+            plan[member.name] = row
+        return plan, evidence
+
+    def _on_input(self, sub: Subgraph, position: int) -> np.ndarray:
+        try:
+            return self.store.tensor("on", sub.fused.name, "input", position)
+        except MissingEvidence as missing:
+            raise Unverifiable(f"input not dumped: {missing.reason}", missing=True) from None
+
+    def _parameter(self, sub: Subgraph, member: Any, i: int, ref: str, evidence: dict) -> Any:
+        try:
+            value = self.store.tensor("off", member.name, "input", i)
+            evidence["parameters"].append(f"{ref} from the fusion-off dump of {member.name}")
+            return value
+        except MissingEvidence as missing:
+            reason = missing.reason
+            unreadable = missing.unreadable
+        position = sub.boundary.get(ref)
+        if position is not None:  # the fused op carries the original constant unchanged
+            value = self._on_input(sub, position)
+            evidence["from_on_side"].append(
+                f"{ref} from {sub.fused.name}:input:{position} (unfolded constant)"
+            )
+            return value
+        raise Unverifiable(f"parameter {ref} of {member.name} missing: {reason}", unreadable)
+
+    def evaluate(
+        self,
+        sub: Subgraph,
+        plan: dict[str, list],
+        variant: Variant | None = None,
+        reuse: tuple[dict[str, np.ndarray], Any] | None = None,
+    ) -> dict[str, np.ndarray]:
+        """Values of every member output. ``reuse`` = (values of a previous evaluation, member):
+        members before that one are taken from it (a variant changes only what follows)."""
+        values: dict[str, np.ndarray] = {}
+        skipping = reuse is not None
+        for member in sub.members:
+            if skipping and member is reuse[1]:
+                skipping = False
+            if skipping:
+                values.update((k, v) for k, v in reuse[0].items() if ref_name(k)[0] == member.name)
+                continue
+            inputs = [values[v] if kind == "inside" else v for kind, v in plan[member.name]]
+            outs = self.kernels.run(member, inputs)
+            if variant is not None:
+                changed = variant(member, inputs, outs)
+                if changed is not None:
+                    outs = changed
+            for j, out in enumerate(outs):
+                values[f"{member.name}:{j}"] = round_to(out, out_dtype(member, j))
+        return values
+
+    def real_output(self, sub: Subgraph, index: int) -> np.ndarray:
+        try:
+            return self.store.tensor("on", sub.fused.name, "output", index)
+        except MissingEvidence as missing:
+            raise Unverifiable(
+                f"fused output not dumped: {missing.reason}", missing=missing.unreadable
+            ) from None
+
+    def compare(
+        self, sub: Subgraph, values: dict[str, np.ndarray], with_observed: bool
+    ) -> list[OutputReplay]:
+        results = []
+        for k, origin in sub.outputs:
+            if origin not in values:
+                name = ref_name(origin)[0]
+                raise Unverifiable(
+                    f"sub-graph not reconstructible: output {k} stands for {origin}, which "
+                    f"its original ops do not compute ({name} is not among them)"
+                )
+            replay = values[origin]
+            real = self.real_output(sub, k)
+            if real.size != replay.size:
+                raise Unverifiable(
+                    f"output {k}: {real.size} values dumped, the replay of {origin} has "
+                    f"{replay.size}"
+                )
+            producer = self.off.ops[ref_name(origin)[0]]
+            dtype = coarser(out_dtype(producer, ref_name(origin)[1]), out_dtype(sub.fused, k))
+            observed = None
+            if with_observed:
+                try:
+                    off = self.store.tensor("off", producer.name, "output", ref_name(origin)[1])
+                    if off.size == real.size:
+                        observed = score(real, off, dtype)
+                except MissingEvidence:
+                    observed = None
+            results.append(OutputReplay(k, origin, dtype, score(real, replay, dtype), observed))
+        return results
+
+
+def _num(value: float | None) -> float | None:
+    if value is None or math.isnan(value):
+        return None
+    if math.isinf(value):
+        return 1.7976931348623157e308
+    return float(f"{value:.6g}")
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+def measure_noise(replayer: Replayer, members: list[Any], noise: NoiseFloor) -> None:
+    """Replay fusion-off ops against their own dumps (inputs and output from the same file)."""
+    counts: dict[str, int] = {}
+    for member in members:
+        if counts.get(member.type, 0) >= _NOISE_SAMPLES_PER_TYPE:
+            continue
+        store = replayer.store
+        if not store.has("off", member.name):
+            continue
+        try:
+            inputs: list[np.ndarray | None] = [
+                store.tensor("off", member.name, "input", i) for i in range(len(member.data_inputs))
+            ]
+            outs = replayer.kernels.run(member, inputs)
+            for j, out in enumerate(outs[:1]):
+                dtype = out_dtype(member, j)
+                real = store.tensor("off", member.name, "output", j)
+                replay = round_to(out, dtype)
+                if real.size == replay.size:
+                    noise.add(member.type, dtype, score(real, replay, dtype))
+            counts[member.type] = counts.get(member.type, 0) + 1
+        except (Unverifiable, MissingEvidence):
+            continue
+
+
+def replay_run(
+    on_graph: Any,
+    off_graph: Any,
+    store: EvidenceStore,
+    *,
+    lookup: Callable[[str], Any] | None = None,
+    rules_of: Callable[[Any, list[str]], tuple[list[str], str]] | None = None,
+    localise: Callable[..., dict | None] | None = None,
+    workers: int = 1,
+    store_factory: Callable[[], EvidenceStore] | None = None,
+) -> ReplayReport:
+    """Replay every fused op of ``on_graph``; see the module docstring.
+
+    Measuring (reading dumps, evaluating, scoring, the noise floor) is split over ``workers``
+    forked processes when ``store_factory`` gives each its own evidence store; the verdicts
+    (which need the whole noise floor) and the localisation of flagged ops run here."""
+    started = time.perf_counter()
+    on, off = GraphIndex.of(on_graph), GraphIndex.of(off_graph)
+    kernels = Kernels(lookup)
+    replayer = Replayer(store, off, kernels)
+    subs: list[tuple[int, Any, Subgraph | str]] = []
+    for order, op in enumerate(fused_ops(on_graph)):
+        try:
+            subs.append((order, op, build_subgraph(op, on, off)))
+        except NotReconstructible as error:
+            subs.append((order, op, error.reason))
+    replayable = [sub for _, _, sub in subs if not isinstance(sub, str)]
+    parts = _measure_parts(replayer, replayable, workers, store_factory)
+    noise = NoiseFloor()
+    measured: dict[str, tuple] = {}
+    files_read, unreadable = 0, {}
+    for part in parts:
+        measured.update(part["measured"])
+        for (op_type, dtype), values in part["noise"].items():
+            for value in values:
+                noise.add(op_type, dtype, value)
+        files_read += part["files_read"]
+        unreadable.update(part["unreadable"])
+    results = []
+    for order, op, sub in subs:
+        types = [] if isinstance(sub, str) else [m.type for m in sub.members]
+        if rules_of is not None:
+            rules, source = rules_of(op, types)
+        else:
+            rules, source = list(dict.fromkeys(reversed(op.pass_names))), "graph attributes"
+        result = ReplayResult(op.name, op.type, on.order.get(op.name, order), UNVERIFIED)
+        result.rules, result.rule_source = rules, source
+        if isinstance(sub, str):
+            result.reason = sub
+            results.append(result)
+            continue
+        result.members = [m.name for m in sub.members]
+        result.member_types = [m.type for m in sub.members]
+        _decide(result, sub, measured[op.name], noise)
+        if result.verdict == INTRODUCES and localise is not None:
+            result.localisation = localise(replayer, sub, result)
+        results.append(result)
+    return ReplayReport(
+        results,
+        noise,
+        seconds=time.perf_counter() - started,
+        files_read=files_read + len(store.files_read),
+        unreadable={**unreadable, **store.unreadable},
+        kernels_available=kernels.available,
+    )
+
+
+_MIN_PARALLEL_OPS = 64  # fewer fused ops: a process pool costs more than it saves
+_JOB: tuple | None = None  # (subs, off index, lookup, store factory) inherited by forked workers
+
+
+def _measure_parts(
+    replayer: Replayer,
+    subs: list[Subgraph],
+    workers: int,
+    store_factory: Callable[[], EvidenceStore] | None,
+) -> list[dict]:
+    global _JOB
+    chunks = _chunks(subs, max(1, workers))
+    if (
+        len(chunks) < 2
+        or store_factory is None
+        or len(subs) < _MIN_PARALLEL_OPS
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return [{**_measure(replayer, subs), "files_read": 0, "unreadable": {}}]  # counted here
+    _JOB = (chunks, replayer.off, replayer.kernels.lookup, store_factory)
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(len(chunks), mp_context=context) as pool:
+            return list(pool.map(_measure_chunk, range(len(chunks))))
+    except (OSError, BrokenProcessPool):
+        return [{**_measure(replayer, subs), "files_read": 0, "unreadable": {}}]
+    finally:
+        _JOB = None
+
+
+def _chunks(subs: list[Subgraph], n: int) -> list[list[Subgraph]]:
+    size = max(1, -(-len(subs) // n))
+    return [subs[i : i + size] for i in range(0, len(subs), size)] or [[]]
+
+
+def _measure_chunk(index: int) -> dict:
+    assert _JOB is not None
+    chunks, off, lookup, store_factory = _JOB
+    return _measure(Replayer(store_factory(), off, Kernels(lookup)), chunks[index])
+
+
+def _measure(replayer: Replayer, subs: list[Subgraph]) -> dict:
+    """Scores of some sub-graphs and the noise floor of their original ops (picklable)."""
+    noise = NoiseFloor()
+    members: dict[str, Any] = {}
+    for sub in subs:
+        for m in sub.members:
+            members.setdefault(m.name, m)
+    measure_noise(replayer, list(members.values()), noise)
+    measured: dict[str, tuple] = {}
+    for sub in subs:
+        try:
+            plan, evidence = replayer.gather(sub)
+            values = replayer.evaluate(sub, plan)
+            outputs = replayer.compare(sub, values, with_observed=True)
+            measured[sub.fused.name] = ("ok", outputs, evidence)
+        except Unverifiable as error:
+            measured[sub.fused.name] = ("unverified", error.reason, error.missing)
+    return {
+        "measured": measured,
+        "noise": noise.samples,
+        "files_read": len(replayer.store.files_read),
+        "unreadable": dict(replayer.store.unreadable),
+    }
+
+
+def _decide(result: ReplayResult, sub: Subgraph, measured: tuple, noise: NoiseFloor) -> None:
+    if measured[0] == "unverified":
+        result.verdict, result.reason, result.missing_evidence = UNVERIFIED, *measured[1:]
+        return
+    _, outputs, evidence = measured
+    result.outputs = outputs
+    result.evidence = evidence
+    members = [(m.type, out_dtype(m, 0)) for m in sub.members]
+    result.tolerance = noise.tolerance(members)
+    worst = max(o.score for o in outputs)
+    if worst > result.tolerance:
+        result.verdict = INTRODUCES
+        return
+    observed = [o.observed for o in outputs if o.observed is not None]
+    # drift counts when the output differs from fusion off by more than the tolerance
+    if observed and max(observed) > result.tolerance:
+        result.verdict = PROPAGATES
+    else:
+        result.verdict = CLEAN
+
+
+__all__ = [
+    "CLEAN",
+    "INTRODUCES",
+    "PROPAGATES",
+    "UNVERIFIED",
+    "ReplayReport",
+    "ReplayResult",
+    "floor_of",
+    "replay_run",
+]

@@ -1,0 +1,56 @@
+"""Run the replay for a finished comparison (an engine ``CompareOutcome``).
+
+Reads only what the replay needs: the fused ops' fusion-on dumps and the fusion-off dumps of
+their original ops (each decoded once), plus the fusion-off graph for the original edges.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..readers.dumpdir import DumpDirError, scan_dump_dir
+from ..readers.graph import GraphError
+from .evidence import EvidenceStore
+from .localise import localise
+from .replay import ReplayReport, replay_run
+from .rules import op_rules
+
+
+def replay_outcome(
+    outcome: Any,
+    fusion_result: Mapping[str, Mapping[str, Any]] | None,
+    notes: list[str],
+    workers: int | None = None,
+) -> ReplayReport | None:
+    """The replay of every fused op of ``outcome``; None (with a note) when it cannot run."""
+    on_graph, off_graph = getattr(outcome, "on_graph", None), getattr(outcome, "off_graph", None)
+    on_path = getattr(outcome, "on_dump_dir", None)
+    off_path = getattr(outcome, "off_dump_dir", None)
+    if on_graph is None or off_graph is None or on_path is None or off_path is None:
+        notes.append("replay skipped: the comparison did not give both graphs and dump folders")
+        return None
+    try:
+        on_dir, off_dir = scan_dump_dir(on_path), scan_dump_dir(off_path)
+        store = EvidenceStore(on_dir, off_dir)
+        off_ops = off_graph.ops  # a deferred graph is read here
+    except (DumpDirError, GraphError, OSError) as error:
+        notes.append(f"replay skipped: {error}")
+        return None
+    del off_ops
+    report = replay_run(
+        on_graph,
+        off_graph,
+        store,
+        rules_of=lambda op, types: op_rules(op, types, fusion_result),
+        localise=localise,
+        workers=workers if workers is not None else (os.cpu_count() or 1),
+        store_factory=lambda: EvidenceStore(on_dir, off_dir),
+    )
+    if not report.kernels_available:
+        notes.append(
+            "replay: no reference kernels are installed (diagnose/kernels): every fused op is "
+            "unverified and the row heuristic is shown as a labelled guess"
+        )
+    return report

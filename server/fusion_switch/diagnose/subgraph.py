@@ -1,0 +1,176 @@
+"""Rebuild the sub-graph of original ops a fused op stands for, from the fusion-off graph.
+
+A fused op of the fusion-on graph lists its original ops in ``_datadump_original_op_names``; its
+outputs say which original tensor they stand for (``_datadump_origin_name`` /
+``_datadump_origin_output_index`` on each output desc: a fused Conv may keep an original op's
+name and still stand for ``BatchNorm:0``). The original ops' own edges come from the fusion-off
+graph. Each fusion-on input is mapped to the original tensor it carries through its producer's
+output desc (walking through GE-inserted TransData/Cast ops that carry no origin), so that it
+can stand in for that tensor at the sub-graph's boundary.
+
+Tensors are named ``"op:index"`` with fusion-off op names throughout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+PASS_THROUGH_TYPES = frozenset({"TransData", "Cast", "TransDataRNN"})
+CONSTANT_TYPES = frozenset({"Const", "Constant", "Variable", "VariableV2", "ConstPlaceHolder"})
+NO_TASK_TYPES = CONSTANT_TYPES | {"Data", "NetOutput", "RefData", "AippData"}
+
+
+def ref_name(ref: str) -> tuple[str, int]:
+    name, _, idx = ref.rpartition(":")
+    try:
+        return name, int(idx)
+    except ValueError:
+        return ref, 0
+
+
+@dataclass
+class GraphIndex:
+    """Ops of one graph by name, and original name -> op name (msaccucmp's merge map)."""
+
+    ops: dict[str, Any]
+    order: dict[str, int]
+    origin_to_op: dict[str, str]
+
+    @classmethod
+    def of(cls, graph: Any) -> GraphIndex:
+        ops: dict[str, Any] = {}
+        order: dict[str, int] = {}
+        origin: dict[str, str] = {}
+        for position, op in enumerate(getattr(graph, "ops", []) or []):
+            ops[op.name] = op
+            order[op.name] = position
+            for name in op.msaccucmp_original_names if op.has_original_names else [op.name]:
+                if name:
+                    origin.setdefault(name, op.name)
+        return cls(ops, order, origin)
+
+    def off_name(self, original: str) -> str | None:
+        """The op of this graph that stands for original op ``original``."""
+        if original in self.origin_to_op:
+            return self.origin_to_op[original]
+        return original if original in self.ops else None
+
+
+@dataclass
+class Subgraph:
+    """What a replay of one fused op needs to know about its original ops."""
+
+    fused: Any  # the fusion-on Op
+    members: list[Any]  # fusion-off Ops to compute, execution order
+    boundary: dict[str, int]  # original tensor -> fused op input index
+    outputs: list[tuple[int, str]]  # (fused output index, original tensor it stands for)
+    absent: list[str] = field(default_factory=list)  # original names the fusion-off graph lacks
+
+    @property
+    def member_names(self) -> set[str]:
+        return {m.name for m in self.members}
+
+
+class NotReconstructible(Exception):
+    """The fused op's original sub-graph cannot be rebuilt; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def origin_of_output(op: Any, index: int, off: GraphIndex) -> str | None:
+    """The original (fusion-off) tensor output ``index`` of fusion-on ``op`` stands for."""
+    descs = op.output_descs
+    desc = descs[index] if index < len(descs) else None
+    name = desc.origin_name if desc is not None else ""
+    out_index = desc.origin_output_index if desc is not None else None
+    if name:
+        mapped = off.off_name(name)
+        if mapped is None:
+            return None
+        return f"{mapped}:{index if out_index is None else out_index}"
+    if not op.has_original_names:
+        mapped = off.off_name(op.name)
+        return f"{mapped}:{index}" if mapped else None
+    originals = [n for n in op.original_names if n]
+    if len(set(originals)) == 1:
+        mapped = off.off_name(originals[0])
+        return f"{mapped}:{index}" if mapped else None
+    if not originals and op.type not in PASS_THROUGH_TYPES and op.name in off.ops:
+        return f"{op.name}:{index}"  # a GE-inserted op (Aipp...) present in both graphs
+    return None
+
+
+def origin_of_input(ref: str, on: GraphIndex, off: GraphIndex) -> str | None:
+    """The original tensor a fusion-on input reference ``"producer:idx"`` carries."""
+    seen: set[str] = set()
+    while ref and ref not in seen:
+        seen.add(ref)
+        src, idx = ref_name(ref)
+        producer = on.ops.get(src)
+        if producer is None:
+            mapped = off.off_name(src)
+            return f"{mapped}:{idx}" if mapped else None
+        found = origin_of_output(producer, idx, off)
+        if found is not None:
+            return found
+        if producer.type in PASS_THROUGH_TYPES and producer.data_inputs:
+            ref = producer.data_inputs[0]
+            continue
+        return None
+    return None
+
+
+def is_fused(op: Any) -> bool:
+    """A fusion-on op made by fusion (pass name, or standing for other original ops)."""
+    return op.type not in NO_TASK_TYPES and bool(op.is_fused)
+
+
+def fused_ops(on_graph: Any) -> list[Any]:
+    return [op for op in getattr(on_graph, "ops", []) or [] if is_fused(op)]
+
+
+def build_subgraph(fused: Any, on: GraphIndex, off: GraphIndex) -> Subgraph:
+    """The original sub-graph of ``fused``; raises NotReconstructible with the reason."""
+    names = list(dict.fromkeys(n for n in fused.original_names if n))
+    if not names:
+        names = [fused.name]
+    members, absent = [], []
+    for name in names:
+        mapped = off.off_name(name)
+        if mapped is None:
+            absent.append(name)
+            continue
+        op = off.ops[mapped]
+        if op.type in NO_TASK_TYPES:
+            continue  # folded constants are parameters, read where they are consumed
+        if all(m.name != op.name for m in members):
+            members.append(op)
+    if not members:
+        raise NotReconstructible(
+            "sub-graph not reconstructible: none of its original ops "
+            f"({', '.join(names[:4])}) is an op with a task in the fusion-off graph"
+        )
+    members.sort(key=lambda m: off.order.get(m.name, 0))
+    boundary: dict[str, int] = {}
+    for position, ref in enumerate(fused.data_inputs):
+        origin = origin_of_input(ref, on, off)
+        if origin is not None:
+            boundary.setdefault(origin, position)
+    outputs = []
+    for k in range(max(1, len(fused.output_descs))):
+        origin = origin_of_output(fused, k, off)
+        if origin is None:
+            raise NotReconstructible(
+                f"sub-graph not reconstructible: output {k} names no original tensor "
+                "(no _datadump_origin_name)"
+            )
+        outputs.append((k, origin))
+    return Subgraph(fused, members, boundary, outputs, absent)
+
+
+def producers(members: Iterable[Any]) -> set[str]:
+    return {m.name for m in members}

@@ -1,0 +1,215 @@
+"""Benchmark: which rule broke accuracy? Replay verdicts vs the row heuristic vs lowest cosine.
+
+    .venv/bin/python tests/benchmarks/bench_attribution.py [--quick] [--large] [--keep DIR]
+
+Generates cases across fault kind x topology (device/host formats, network size) x missing
+evidence (none, producer dumps behind Cast, a random 30% of fusion-off dumps, a truncated dump)
+x dtype (the float32 conv path, the float16 MLP path), plus faults on one path, a clean case and
+custom ops no kernel covers. For each case it runs the comparison once and attributes it three
+ways, printing per case and in total:
+
+- guilty: injected rules named / injected rules (the replay counts only ``introduces``; a
+  truncated dump of the guilty op is expected to leave it unverified: counted apart);
+- innocent: rules named that were not injected;
+- coverage: fused ops replayed / fused ops;
+- added time: the replay's wall time over the comparison without it (engine + summary);
+
+for the replay, the old heuristic (every suspect it lists: ``applySuspects`` turned them all off)
+and "lowest cosine first" (msaccucmp's ordering: the rules of the fused op whose output cosine is
+lowest). ``--large`` adds a 5,000-op case for the time budget (replay <= 20% of compare).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "server"))
+
+from fusion_switch.compare.engine import CompareRequest, run_compare  # noqa: E402
+from fusion_switch.diagnose.summary import write_outputs  # noqa: E402
+from fusion_switch.synth.generator import generate_case  # noqa: E402
+
+SINGLE = [
+    "wrong_epsilon",  # fp32, graph part of a graph+UB op
+    "dropped_relu",  # fp32, UB part of the same op
+    "dropped_scale",  # fp32, invisible to cosine
+    "wrong_perm",  # fp32, transpose
+    "fp16_saturation",  # fp32 softmax fed by fp16, few clipped elements
+    "wrong_axis",  # fp32 softmax
+    "dropped_bias",  # fp16, graph part of MatMul+BiasAdd+Gelu
+    "approx_gelu",  # fp16, subtle, UB part
+]
+GAPS = ["none", "producers", "random", "truncated"]
+TOPOLOGIES = [("device", 140), ("host", 240)]
+
+
+def cases(quick: bool) -> list[dict]:
+    out = []
+    for kind in SINGLE:
+        for gaps in GAPS:
+            for formats, n_ops in TOPOLOGIES:
+                out.append({"faults": [kind], "gaps": gaps, "formats": formats, "n_ops": n_ops})
+    for pair in (
+        ["wrong_epsilon", "dropped_scale@3"],  # second fault behind the first, same path
+        ["dropped_bias", "wrong_epsilon@3"],
+        ["approx_gelu", "dropped_relu@4"],
+        ["dropped_scale", "wrong_perm@4"],
+    ):
+        for gaps in ("none", "producers"):
+            out.append({"faults": pair, "gaps": gaps, "formats": "device", "n_ops": 240})
+    out.append({"faults": [], "gaps": "none", "formats": "device", "n_ops": 240})
+    out.append({"faults": [], "gaps": "random", "formats": "host", "n_ops": 240})
+    out.append({"faults": ["dropped_scale"], "custom_ops": True, "n_ops": 140})
+    out.append({"faults": ["wrong_epsilon"], "custom_ops": True, "gaps": "producers", "n_ops": 240})
+    if quick:
+        picked = [c for c in out if c.get("formats", "device") == "device" and c["n_ops"] <= 140]
+        return picked[::3][:10] + [c for c in out if c.get("custom_ops")][:1]
+    return out
+
+
+def _lowest_cosine_rules(summary: dict) -> set[str]:
+    fused = {r["op"] for r in summary.get("fused_ops", [])}
+    rows = [o for o in summary.get("ops", []) if o["op"] in fused and o.get("cosine") is not None]
+    if not rows:
+        return set()
+    worst = min(rows, key=lambda o: o["cosine"])
+    return set(worst.get("rules") or [])
+
+
+def run_case(spec: dict, folder: Path, seed: int) -> dict:
+    case = generate_case(
+        folder / "case",
+        n_ops=spec["n_ops"],
+        faults=spec["faults"],
+        seed=seed,
+        formats=spec.get("formats", "device"),
+        gaps=spec.get("gaps", "none"),
+        custom_ops=spec.get("custom_ops", False),
+        graph_text=False,
+    )
+    injected = {f["rule"] for f in case.truth["faults"]}
+    truncated = spec.get("gaps") == "truncated"
+    t0 = time.perf_counter()
+    outcome = run_compare(
+        CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, folder / "o")
+    )
+    t1 = time.perf_counter()
+    plain = write_outputs(outcome, folder / "plain", replay=False).summary
+    t2 = time.perf_counter()
+    replayed = write_outputs(outcome, folder / "replay").summary
+    t3 = time.perf_counter()
+    base = (t1 - t0) + (t2 - t1)
+    named = {s["rule"] for s in replayed["suspects"] if s.get("verdict") == "introduces"}
+    heuristic = {s["rule"] for s in plain["suspects"]}
+    lowest = _lowest_cosine_rules(replayed)
+    replay = replayed["replay"]
+    first_rule = case.truth["faults"][0]["rule"] if case.truth["faults"] else None
+    expected_unverified = {first_rule} if truncated and first_rule else set()
+    return {
+        "label": "+".join(spec["faults"]) or "clean",
+        "gaps": spec.get("gaps", "none") + ("+custom" if spec.get("custom_ops") else ""),
+        "formats": spec.get("formats", "device"),
+        "n_ops": case.n_original_ops,
+        "injected": injected,
+        "provable": injected - expected_unverified,
+        "replay": named,
+        "heuristic": heuristic,
+        "lowest": lowest,
+        "coverage": replay["coverage"],
+        "fused": replay["fused_ops"],
+        "replayed": replay["replayed"],
+        "added": (t3 - t2 - 0.0) / base if base else math.nan,
+        "base_s": base,
+        "replay_s": t3 - t2,
+        "missing": bool(replayed.get("evidence_missing")),
+    }
+
+
+def _fmt_set(found: set[str], injected: set[str]) -> str:
+    return f"{len(found & injected)}/{len(injected)} +{len(found - injected)}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="11 small cases")
+    parser.add_argument("--large", action="store_true", help="add one 5,000-op case (timing)")
+    parser.add_argument("--keep", type=Path, help="keep the generated cases in this folder")
+    args = parser.parse_args(argv)
+    specs = cases(args.quick)
+    if args.large:
+        specs.append({"faults": ["wrong_epsilon"], "gaps": "none", "n_ops": 5000})
+    root = args.keep or Path(tempfile.mkdtemp(prefix="bench-attr-"))
+    results = []
+    header = (
+        f"{'#':>3} {'case':<30} {'gaps':<16} {'fmt':<6} {'ops':>5} | {'replay':>8} "
+        f"{'heur.':>8} {'lowcos':>8} | {'cover':>6} {'added':>6}"
+    )
+    print("per case: guilty named/injected +innocent named (replay counts 'introduces' only)")
+    print(header)
+    print("-" * len(header))
+    try:
+        for i, spec in enumerate(specs):
+            folder = root / f"c{i:03d}"
+            r = run_case(spec, folder, seed=i)
+            results.append(r)
+            print(
+                f"{i:>3} {r['label'][:30]:<30} {r['gaps']:<16} {r['formats']:<6} {r['n_ops']:>5} | "
+                f"{_fmt_set(r['replay'], r['provable']):>8} "
+                f"{_fmt_set(r['heuristic'], r['injected']):>8} "
+                f"{_fmt_set(r['lowest'], r['injected']):>8} | "
+                f"{100 * r['coverage']:>5.1f}% {100 * r['added']:>5.1f}%",
+                flush=True,
+            )
+            if not args.keep:
+                shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    _totals(results)
+    return 0
+
+
+def _totals(results: list[dict]) -> None:
+    injected = sum(len(r["injected"]) for r in results)
+    provable = sum(len(r["provable"]) for r in results)
+    fused = sum(r["fused"] for r in results)
+    replayed = sum(r["replayed"] for r in results)
+
+    def row(name: str, key: str, against: str) -> str:
+        found = sum(len(r[key] & r[against]) for r in results)
+        innocent = sum(len(r[key] - r["injected"]) for r in results)
+        cases_ok = sum(1 for r in results if r[against] <= r[key] and not r[key] - r["injected"])
+        total = sum(len(r[against]) for r in results)
+        return (
+            f"{name:<26} {found:>4}/{total:<4} guilty named   {innocent:>4} innocent named   "
+            f"{cases_ok:>3}/{len(results)} cases exactly right"
+        )
+
+    print()
+    print(f"totals over {len(results)} cases ({injected} injected rules, {provable} provable)")
+    print(row("replay (introduces)", "replay", "provable"))
+    print(row("old heuristic", "heuristic", "injected"))
+    print(row("lowest cosine first", "lowest", "injected"))
+    print(
+        f"replay coverage: {replayed}/{fused} fused ops ({100 * replayed / max(1, fused):.1f}%); "
+        f"unverified by design: custom ops, truncated dumps"
+    )
+    added = sorted(r["added"] for r in results)
+    median = added[len(added) // 2]
+    biggest = max(results, key=lambda r: r["n_ops"])
+    print(
+        f"added time (replay / compare without it): median {100 * median:.1f}%, "
+        f"largest case ({biggest['n_ops']} ops) {100 * biggest['added']:.1f}% "
+        f"({biggest['replay_s']:.2f} s over {biggest['base_s']:.2f} s); budget <= 20% at 5,000 ops"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""The replay's pieces, table-driven: rounding without the fp16 range, the score, the noise floor,
+rules inferred when the graph names none, and the reasons a fused op stays unverified."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from fusion_switch.diagnose.noise import NoiseFloor, floor_of, round_to, score
+from fusion_switch.diagnose.replay import Kernels, Replayer, Unverifiable
+from fusion_switch.diagnose.rules import FROM_GRAPH, INFERRED, infer_rules, op_rules
+from fusion_switch.diagnose.subgraph import GraphIndex, NotReconstructible, build_subgraph
+from fusion_switch.diagnose.verdict import op_verdict_for_rule
+from fusion_switch.readers.graph import graph_from_dict
+
+
+@pytest.mark.parametrize(
+    ("value", "dtype", "expected"),
+    [
+        (1.0 + 2.0**-12, "DT_FLOAT16", 1.0),  # below half an fp16 ulp
+        (1.0 + 3 * 2.0**-11, "DT_FLOAT16", 1.0 + 2.0**-9),  # ties to even
+        (70000.3, "DT_FLOAT16", 70016.0),  # precision of fp16, not its range: no inf
+        (1.0 + 2.0**-9, "DT_BF16", 1.0),
+        (1.0 + 2.0**-30, "DT_FLOAT", 1.0),
+        (2.7, "DT_INT32", 2.0),
+        (0.1, "DT_DOUBLE", 0.1),
+    ],
+)
+def test_round_to_keeps_range_and_rounds_precision(value, dtype, expected):
+    assert round_to(np.array([value]), dtype)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("real", "replay", "dtype", "expected"),
+    [
+        ([1.0, 2.0], [1.0, 2.0], "DT_FLOAT", 0.0),
+        ([8.0, 16.0], [1.0, 2.0], "DT_FLOAT", 14 / 2 / 1e-5),  # a dropped x8 scale
+        ([1.0, 2.0 + 2.0**-10], [1.0, 2.0], "DT_FLOAT16", 0.5),
+        ([1.0, math.inf], [1.0, 2.0], "DT_FLOAT", math.inf),
+        ([1.0, math.inf], [1.0, math.inf], "DT_FLOAT", 0.0),
+        ([0.0, 1e-6], [0.0, 0.0], "DT_FLOAT", 1e-6 / 1e-5),  # all-zero replay: absolute
+    ],
+)
+def test_score_in_units_of_the_dtype_floor(real, replay, dtype, expected):
+    assert score(np.array(real), np.array(replay), dtype) == pytest.approx(expected)
+
+
+def test_floors_per_dtype():
+    assert (floor_of("DT_FLOAT16"), floor_of("DT_BF16"), floor_of("DT_FLOAT")) == (
+        2.0**-10,
+        2.0**-7,
+        1e-5,
+    )
+
+
+def test_tolerance_is_at_least_one_and_follows_the_noisiest_member_type():
+    noise = NoiseFloor()
+    assert noise.tolerance([("Conv2D", "DT_FLOAT")]) == 1.0  # never measured: the fixed floor
+    for value in (0.1, 0.2, 0.5):
+        noise.add("Gelu", "DT_FLOAT16", value)
+    noise.add("Conv2D", "DT_FLOAT", math.inf)  # not finite: not a sample
+    assert noise.tolerance([("Conv2D", "DT_FLOAT"), ("Gelu", "DT_FLOAT16")]) == pytest.approx(
+        4 * np.percentile([0.1, 0.2, 0.5], 99)
+    )
+    assert [row["type"] for row in noise.to_json()] == ["Gelu"]
+
+
+class _Op:
+    def __init__(self, pass_names):
+        self.pass_names = pass_names
+
+
+def test_rules_from_graph_attributes_most_recent_first():
+    rules, source = op_rules(
+        _Op(["ConvBatchnormFusionPass", "TbeCommonRules0FusionPass"]), [], None
+    )
+    assert rules == ["TbeCommonRules0FusionPass", "ConvBatchnormFusionPass"]
+    assert source == FROM_GRAPH
+
+
+def test_rules_inferred_from_fusion_result_and_catalogue_patterns():
+    table = {
+        "AABiasaddConvFusion": {"section": "GraphFusion", "effect_times": 3},
+        "AAAAAASwinAttentionScoreFusionPass": {"section": "GraphFusion", "effect_times": 0},
+    }
+    rules, source = op_rules(_Op([]), ["Conv2D", "BiasAdd"], table)
+    assert rules == ["AABiasaddConvFusion"] and source == INFERRED
+    # a rule that did not take effect is never inferred
+    assert infer_rules(["Mul", "SoftmaxV2", "BatchMatMulV2"], table) == []
+
+
+def _graph(ops):
+    return graph_from_dict({"graph": [{"name": "g", "op": ops}], "name": "g"})
+
+
+def _out(origin="", index=0, shape=(2, 3)):
+    attrs = []
+    if origin:
+        attrs = [
+            {"key": "_datadump_origin_name", "value": {"s": origin}},
+            {"key": "_datadump_origin_output_index", "value": {"i": index}},
+        ]
+    return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(shape)}, "attr": attrs}
+
+
+def _names(*names):
+    return {"key": "_datadump_original_op_names", "value": {"list": {"s": list(names)}}}
+
+
+OFF = _graph(
+    [
+        {"name": "x", "type": "Data", "output_desc": [_out()]},
+        {"name": "a", "type": "Relu", "input": ["x:0"], "output_desc": [_out()]},
+        {"name": "b", "type": "Mystery", "input": ["a:0"], "output_desc": [_out()]},
+    ]
+)
+
+
+class _Store:
+    def __init__(self, tensors):
+        self.tensors, self.files_read, self.unreadable = tensors, set(), {}
+
+    def tensor(self, side, op, kind, index):
+        from fusion_switch.diagnose.evidence import MissingEvidence
+
+        try:
+            return self.tensors[(side, op, kind, index)]
+        except KeyError:
+            raise MissingEvidence(f"no fusion-{side} dump of {op}") from None
+
+
+def _replay(fused_op, tensors):
+    on = GraphIndex.of(_graph([{"name": "x", "type": "Data", "output_desc": [_out()]}, fused_op]))
+    off = GraphIndex.of(OFF)
+    sub = build_subgraph(on.ops[fused_op["name"]], on, off)
+    replayer = Replayer(_Store(tensors), off, Kernels())
+    plan, _ = replayer.gather(sub)
+    return replayer.compare(sub, replayer.evaluate(sub, plan), with_observed=False)
+
+
+FUSED = {
+    "name": "ab",
+    "type": "Fused",
+    "input": ["x:0"],
+    "attr": [_names("a", "b"), {"key": "pass_name", "value": {"list": {"s": ["P"]}}}],
+    "output_desc": [_out("b")],
+}
+
+
+@pytest.mark.parametrize(
+    ("fused", "tensors", "reason"),
+    [
+        (FUSED, {("on", "ab", "input", 0): np.ones((2, 3))}, "no kernel for type Mystery"),
+        (
+            {**FUSED, "attr": [_names("a")], "output_desc": [_out("a")]},
+            {},
+            "input not dumped: no fusion-on dump of ab",
+        ),
+        (
+            {**FUSED, "attr": [_names("a")], "output_desc": [_out("b")]},
+            {("on", "ab", "input", 0): np.ones((2, 3))},
+            "sub-graph not reconstructible: output 0 stands for b:0",
+        ),
+    ],
+)
+def test_unverified_reasons(fused, tensors, reason):
+    with pytest.raises(Unverifiable) as caught:
+        _replay(fused, tensors)
+    assert caught.value.reason.startswith(reason)
+
+
+def test_a_fused_op_whose_originals_are_unknown_is_not_reconstructible():
+    on = GraphIndex.of(_graph([{**FUSED, "attr": [_names("zz")]}]))
+    with pytest.raises(NotReconstructible, match="none of its original ops"):
+        build_subgraph(on.ops["ab"], on, GraphIndex.of(OFF))
+
+
+class _Result:
+    def __init__(self, verdict, rules, localisation):
+        self.verdict, self.rules, self.localisation = verdict, rules, localisation
+
+
+@pytest.mark.parametrize(
+    ("localisation", "rule", "expected"),
+    [
+        ({"guilty": ["G"], "innocent": ["U"]}, "G", "introduces"),
+        ({"guilty": ["G"], "innocent": ["U"]}, "U", "clean"),
+        ({"undecided": ["G", "U"]}, "U", "undecided"),
+        (None, "G", "undecided"),  # two rules, nothing localised: neither is proven
+    ],
+)
+def test_what_a_flagged_op_says_about_each_of_its_rules(localisation, rule, expected):
+    assert op_verdict_for_rule(_Result("introduces", ["U", "G"], localisation), rule) == expected
