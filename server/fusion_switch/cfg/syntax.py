@@ -39,11 +39,14 @@ _WS = re.compile(r"[ \t\r\n]*")
 _PAIR = re.compile(
     r'[ \t\r\n]*"([^"\\\x00-\x1f]*)"[ \t\r\n]*(:)[ \t\r\n]*"([^"\\\x00-\x1f]*)"[ \t\r\n]*(,?)'
 )
-_STRING = re.compile(r'"((?:[^"\\\n\r]|\\[^\n\r]?)*)(")?')
+# Possessive: a 10 MB string of escapes must not keep a backtracking point per character.
+_STRING = re.compile(r'"((?:[^"\\\n\r]++|\\[^\n\r]?)*+)(")?')
 _WORD = re.compile(r'[^ \t\r\n{}\[\]:,"/]+')
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _BAD_ESCAPE = re.compile(r'\\(?!["\\/bfnrt]|u[0-9a-fA-F]{4})')
 _CONTROL = re.compile(r"[\x00-\x1f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _BLOCK_COMMENT_END = re.compile(r"\*/")
 _SKIP_TOKEN = re.compile(r'"(?:[^"\\\n\r]|\\.)*"?|[{}\[\]]')
 _LEADING_COMMENTS = re.compile(r"(?:\s+|//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?)*")
@@ -294,6 +297,8 @@ class _JsonParser:
                     value = json.loads(f'"{inner}"')
                 except ValueError:
                     value = inner
+                if _SURROGATE.search(value):
+                    value = self.lone_surrogate(start, inner, value)
         bad = _CONTROL.search(inner)
         if bad:
             at = start + 1 + bad.start()
@@ -304,6 +309,19 @@ class _JsonParser:
                 "it escaped; CANN rejects the whole file.",
             )
         return StringNode(start, end, value, closed)
+
+    def lone_surrogate(self, start: int, inner: str, value: str) -> str:
+        """Report a \\uD800-\\uDFFF escape without its pair (not a character: CANN's parser
+        rejects the file); the value keeps the escape as text so no lone surrogate goes on."""
+        escape = _SURROGATE_ESCAPE.search(inner)
+        at = start + 1 + (escape.start() if escape else 0)
+        self.error(
+            at,
+            at + (6 if escape else len(inner)),
+            "Lone surrogate escape: \\uD800-\\uDFFF must come in high-low pairs; this one is "
+            "not a character and CANN rejects the whole file. Write the character itself.",
+        )
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
 
     def skip_deep(self) -> Node:
         start = self.pos

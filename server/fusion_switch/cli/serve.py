@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,6 +17,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="address for --tcp (default: %(default)s)"
     )
+    parser.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="for --tcp: read the token clients must send from FILE (mode 0600); without it a "
+        "random token is written under the runtime directory and its path printed on stderr. "
+        "Required for a --host other than loopback",
+    )
     parser.set_defaults(func=run)
 
 
@@ -23,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
     from ..lsp import serve_stdio, serve_tcp  # imported here: other sub-commands stay light
 
     if args.tcp is not None:
-        serve_tcp(args.host, args.tcp)
-    else:
-        serve_stdio()
+        return serve_tcp(args.host, args.tcp, args.token_file)
+    if args.token_file is not None:
+        print("fusion-switch serve: error: --token-file is for --tcp", file=sys.stderr)
+        return 2
+    serve_stdio()
     return 0

@@ -5,7 +5,8 @@ server knows between messages), `capabilities.py` (what the client supports, wha
 `settings.py` (every setting read), `documents.py` + `text.py` (open documents, offsets ↔
 positions), `convert.py` (pure dataclasses ↔ protocol types), `safety.py` (no exception escapes
 a handler), `features/` (one module per LSP method or small group), `commands.py` (the
-`workspace/executeCommand` registry).
+`workspace/executeCommand` registry), `tcp.py` (`serve --tcp`: one authenticated session per
+connection).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ def serve_stdio() -> None:
     create_server().start_io()
 
 
-def serve_tcp(host: str, port: int) -> None:
-    from .server import create_server
+def serve_tcp(host: str, port: int, token_file: str | None = None) -> int:
+    """One authenticated session per connection (see `tcp.py`); returns the exit status."""
+    from . import tcp
 
-    create_server().start_tcp(host, port)
+    return tcp.serve_tcp(host, port, token_file)

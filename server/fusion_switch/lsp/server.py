@@ -43,8 +43,8 @@ class FusionSwitchProtocol(LanguageServerProtocol):
 
 
 class FusionSwitchServer(LanguageServer):
-    def __init__(self) -> None:
-        super().__init__(NAME, __version__, protocol_cls=FusionSwitchProtocol)
+    def __init__(self, protocol_cls: type[FusionSwitchProtocol] = FusionSwitchProtocol) -> None:
+        super().__init__(NAME, __version__, protocol_cls=protocol_cls)
         self.state = ServerState()
 
     def capture_client(self, params: types.InitializeParams) -> None:
@@ -61,10 +61,13 @@ class FusionSwitchServer(LanguageServer):
         )
 
 
-def create_server() -> FusionSwitchServer:
+def create_server(
+    protocol_cls: type[FusionSwitchProtocol] = FusionSwitchProtocol,
+) -> FusionSwitchServer:
+    """A server with every feature and command (`protocol_cls`: see `tcp.SessionProtocol`)."""
     from .features.registry import register_all
 
-    server = FusionSwitchServer()
+    server = FusionSwitchServer(protocol_cls)
     logging_setup.install(server)
     register_all(server)
     commands.register(server)

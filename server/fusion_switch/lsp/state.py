@@ -67,6 +67,8 @@ class ServerState:
         self.compare_job: Any = None  # the running workflow.job.CompareJob, if any
         self.detected_target: str | None = None  # soc_version from the graphs, when in use
         self.validations: dict[str, asyncio.Task] = {}  # uri → background validation
+        self.debouncing: set[str] = set()  # uris whose validation waits for edits to settle
+        self.last_checked: dict[str, float] = {}  # uri → loop time its last check started
         self.background: set[asyncio.Future] = set()  # other tasks, kept until done
         self._cache: dict[str, _Cached] = {}
         self._pending: dict[str, tuple[int | None, int, asyncio.Future]] = {}

@@ -37,6 +37,10 @@ TensorKind = Literal["input", "output", "buffer", "space"]
 KINDS: tuple[TensorKind, ...] = ("input", "output", "buffer", "space")
 _LENGTH_BYTES = 8
 NPY_FORMAT = 40  # msaccucmp tags tensors read from .npy files as FORMAT_RESERVED
+# Bounds on what a header may declare (no operator comes near them; a corrupt or hostile
+# header does): tensors plus other fields of one DumpData, and dimensions of one tensor.
+MAX_HEADER_FIELDS = 100_000
+MAX_DIMS = 32
 
 
 class DumpError(Exception):
@@ -175,6 +179,12 @@ class DumpFile:
         if self.npy_dtype is None and not info.supported:
             raise UnsupportedDtypeError(self.path, f"{tensor.name}: {info.reason}")
         shape = self.element_shape(tensor)
+        if len(shape) > MAX_DIMS:
+            raise DumpError(
+                self.path,
+                f"{tensor.name}: shape has {len(shape)} dimensions (at most {MAX_DIMS} can be "
+                "compared); corrupt header?",
+            )
         count = math.prod(shape)
         if count == 0:
             dtype = self.npy_dtype if self.npy_dtype is not None else info.numpy
@@ -413,7 +423,7 @@ _STRING_FIELDS = {1: "version", 6: "op_name", 9: "dfx_message"}
 def _decode_header(header: bytes) -> _Header:
     out = _Header()
     counts = dict.fromkeys(KINDS, 0)
-    for number, wire_type, a, b in pw.scan(header, 0, len(header)):
+    for number, wire_type, a, b in pw.scan(header, 0, len(header), MAX_HEADER_FIELDS):
         if number in _STRING_FIELDS:
             _need(wire_type, pw.LEN, _STRING_FIELDS[number], number, a)
             setattr(out, _STRING_FIELDS[number], _text(header, a, b))
@@ -562,7 +572,9 @@ def read_npy_dump(path: str | os.PathLike) -> DumpFile:
                     shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
                 else:
                     shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
-            except (ValueError, SyntaxError, EOFError, TypeError) as error:
+            except (OSError, MemoryError):
+                raise
+            except Exception as error:  # numpy's header parser: ValueError, TokenError, ...
                 raise DumpError(path, f"not a valid .npy file: {error}") from None
             offset = handle.tell()
     except OSError as error:
@@ -570,6 +582,12 @@ def read_npy_dump(path: str | os.PathLike) -> DumpFile:
     if dtype.hasobject:
         raise DumpError(path, "holds Python objects; only numeric .npy dumps can be compared")
     shape = tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise DumpError(path, f"not a valid .npy file: negative dimension in shape {list(shape)}")
+    if len(shape) > MAX_DIMS:
+        raise DumpError(
+            path, f"shape has {len(shape)} dimensions (at most {MAX_DIMS} can be compared)"
+        )
     size = math.prod(shape) * dtype.itemsize
     if size > file_size - offset:
         raise DumpError(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -540,6 +541,12 @@ def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
             ) from None
         except (OSError, UnicodeDecodeError) as error:
             raise GraphError(path, f"cannot read: {error}") from None
+        except RecursionError:
+            raise GraphError(path, "JSON nested too deeply: not an atc graph") from None
+        except ValueError as error:  # int() refuses numbers of more than 4300 digits
+            digits = re.search(r"value has (\d+) digits", str(error))
+            count = f"{digits.group(1)} digits" if digits else "too many digits"
+            raise GraphError(path, f"a number with {count}: too long for a graph value") from None
         return data
     return parse_graph_text_file(path, head_checked=True)
 

@@ -139,13 +139,22 @@ SCHEMA: dict[str, dict[str, tuple[str, bool, str]]] = {
 _TOKEN = re.compile(
     r"""
     (?P<ws>[ \t\r\n\f\v]+|\#[^\n]*)
-  | (?P<str>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
+  | (?P<str>"(?:[^"\\\n]++|\\.)*+"|'(?:[^'\\\n]++|\\.)*+')
   | (?P<num>[-+]?(?:0[xX][0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[fF]?)
         (?![A-Za-z0-9_]))
   | (?P<ident>-?[A-Za-z_][A-Za-z0-9_]*)
   | (?P<punct>[{}\[\]<>:,;])
     """,
     re.VERBOSE,
+)
+# Nesting deeper than this is no graph GE writes (a subgraph inside an attribute adds about five
+# levels); deeper input is refused rather than walked recursively later.
+MAX_DEPTH = 200
+# An int64 has at most 20 digits; a longer number is refused without converting it.
+MAX_NUMBER_LENGTH = 64
+_ESCAPE = re.compile(
+    r"\\(?:([0-7]{1,3})|[xX]([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.)|$)",
+    re.DOTALL,
 )
 _SIMPLE_ESCAPES = {
     "n": 0x0A,
@@ -161,6 +170,8 @@ _SIMPLE_ESCAPES = {
     "?": 0x3F,
 }
 
+_SIMPLE_PAIRS = [("\\" + key, chr(value)) for key, value in _SIMPLE_ESCAPES.items() if key != "\\"]
+
 
 class _Token(NamedTuple):
     kind: str  # str, num, ident, punct
@@ -172,6 +183,8 @@ class _Token(NamedTuple):
 def _unexpected(char: str) -> str:
     """Say what a character no token starts with is (the file is read with surrogateescape,
     so a byte that is not UTF-8 arrives as a lone surrogate)."""
+    if char in "\"'":
+        return f"string never closed: no matching {char} on this line"
     if "\udc80" <= char <= "\udcff":
         return (
             f"unexpected byte 0x{ord(char) - 0xDC00:02X}: not UTF-8 text (save the graph as UTF-8)"
@@ -196,43 +209,53 @@ def _line_tokens(line: str, number: int, path: str) -> list[_Token]:
 
 
 def unescape(literal: str) -> bytes:
-    """The bytes of a quoted TextFormat string literal (C escapes, octal, hex, \\u)."""
+    """The bytes of a quoted TextFormat string literal (C escapes, octal, hex, \\u).
+
+    Linear in the literal's length: plain runs are encoded in one piece, escapes one by one."""
     body = literal[1:-1]
+    if "\\" not in body:
+        return body.encode("utf-8", "surrogateescape")
+    simple = _unescape_simple(body)
+    if simple is not None:
+        return simple.encode("utf-8", "surrogateescape")
     out = bytearray()
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch != "\\":
-            out += ch.encode("utf-8", "surrogateescape")
-            i += 1
-            continue
-        i += 1
-        if i >= len(body):
+    pos = 0
+    for match in _ESCAPE.finditer(body):
+        out += body[pos : match.start()].encode("utf-8", "surrogateescape")
+        pos = match.end()
+        octal, hexa, short, long, other = match.groups()
+        if octal is not None:
+            out.append(int(octal, 8) & 0xFF)
+        elif hexa is not None:
+            out.append(int(hexa, 16))
+        elif short is not None or long is not None:
+            out += chr(int(short or long, 16)).encode("utf-8", "surrogatepass")
+        elif other is None:
             raise ValueError("string ends with a lone backslash")
-        esc = body[i]
-        if esc in _SIMPLE_ESCAPES:
-            out.append(_SIMPLE_ESCAPES[esc])
-            i += 1
-        elif esc in "01234567":
-            digits = re.match(r"[0-7]{1,3}", body[i:]).group()  # type: ignore[union-attr]
-            out.append(int(digits, 8) & 0xFF)
-            i += len(digits)
-        elif esc in "xX":
-            match = re.match(r"[0-9a-fA-F]{1,2}", body[i + 1 :])
-            if not match:
-                raise ValueError("\\x without hex digits")
-            out.append(int(match.group(), 16))
-            i += 1 + len(match.group())
-        elif esc in "uU":
-            width = 4 if esc == "u" else 8
-            digits = body[i + 1 : i + 1 + width]
-            if len(digits) != width or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise ValueError(f"\\{esc} needs {width} hex digits")
-            out += chr(int(digits, 16)).encode("utf-8", "surrogatepass")
-            i += 1 + width
+        elif other in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[other])
+        elif other in "xX":
+            raise ValueError("\\x without hex digits")
+        elif other in "uU":
+            raise ValueError(f"\\{other} needs {4 if other == 'u' else 8} hex digits")
         else:
-            raise ValueError(f"unknown escape \\{esc}")
+            raise ValueError(f"unknown escape \\{other}")
+    out += body[pos:].encode("utf-8", "surrogateescape")
     return bytes(out)
+
+
+def _unescape_simple(body: str) -> str | None:
+    """`body` decoded at C speed when it holds only one-character escapes (\\" \\n ...), else
+    None. Escaped backslashes split it first, so every backslash left starts its own pair."""
+    pieces = body.split("\\\\")
+    for index, piece in enumerate(pieces):
+        if "\\" in piece:
+            for pair, char in _SIMPLE_PAIRS:
+                piece = piece.replace(pair, char)
+            if "\\" in piece:
+                return None  # octal, hex, \\u or a bad escape: the general path
+            pieces[index] = piece
+    return "\\".join(pieces)
 
 
 # ----------------------------------------------------------------------------- reader
@@ -254,6 +277,12 @@ def _scalar_value(path: str, tokens: list[_Token], kind: str | None, name: str) 
         return data.decode("utf-8", "surrogateescape")
     if token.kind == "num":
         text = token.text
+        if len(text) > MAX_NUMBER_LENGTH:
+            raise _fail(
+                path,
+                token,
+                f"number with {len(text)} digits for {name!r}: too long for a graph value",
+            )
         hexadecimal = text.lower().lstrip("+-").startswith("0x")
         is_float = kind == "f" or (not hexadecimal and any(c in text for c in ".eEfF"))
         try:
@@ -361,6 +390,10 @@ class _Parser:
         if spec is not None and spec[0] != "m":
             raise _fail(
                 self.path, token, f"{self.name!r} is a {_KIND_NAMES[spec[0]]}, not a message"
+            )
+        if len(self.stack) >= MAX_DEPTH:
+            raise _fail(
+                self.path, token, f"messages nested more than {MAX_DEPTH} deep: not a GE graph"
             )
         self.stack.append(
             _Frame(self.body, self.type, self.closer, self.opened, self.name, spec,
@@ -504,6 +537,8 @@ class _Parser:
                 return False
             value: Any = inner
         elif _BARE.fullmatch(raw):
+            if len(raw) > MAX_NUMBER_LENGTH:
+                return False  # the token path says what is wrong with it
             if kind == "i" and raw.lstrip("-+").isdigit() and not raw.lstrip("-+").startswith("0"):
                 value = int(raw)
             elif kind == "i" and raw == "0":

@@ -77,19 +77,27 @@ def read_varint(buf: Buffer, pos: int, end: int) -> tuple[int, int]:
         shift += 7
 
 
-def scan(buf: Buffer, start: int, end: int) -> list[tuple[int, int, int, int]]:
+def scan(
+    buf: Buffer, start: int, end: int, max_fields: int | None = None
+) -> list[tuple[int, int, int, int]]:
     """All fields of ``buf[start:end]`` as ``(number, wire_type, a, b)`` tuples, for hot paths.
 
     VARINT/I64/I32: ``a`` is the value, ``b`` the tag offset. LEN: ``a``/``b`` are the payload's
     start and end. Same checks and errors as :func:`iter_fields`, without per-field objects.
+    ``max_fields``: a message with more fields is refused (what a header declares must not
+    decide how much we build).
     """
     if not 0 <= start <= end <= len(buf):
         raise WireError(f"message span {start}..{end} outside a buffer of {len(buf)} bytes", start)
-    out = []
+    out: list[tuple[int, int, int, int]] = []
     append = out.append
     pos = start
+    budget = max_fields if max_fields is not None else end - start
     while pos < end:
         tag_at = pos
+        budget -= 1
+        if budget < 0:
+            raise WireError(f"more than {max_fields} fields in one message", tag_at)
         key = buf[pos]
         pos += 1
         if key >= 0x80:

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 # More than this many problems in one file is noise; the rest is summarised in the log.
 MAX_DIAGNOSTICS = 2000
+# At most one check of a document per this many seconds while it is being edited (see
+# `validate`); a single edit after a quiet spell is still checked at once.
+DEBOUNCE = 0.3
 
 
 def _diagnostics(ls: FusionSwitchServer, doc: OpenDocument, findings) -> list[types.Diagnostic]:
@@ -67,20 +70,54 @@ async def _publish_later(ls: FusionSwitchServer, doc: OpenDocument) -> None:
             _publish(ls, doc, _with_results(ls, doc, analysis))
 
 
-def validate(ls: FusionSwitchServer, doc: OpenDocument) -> None:
-    """Bring the client's diagnostics for `doc` up to date (push clients only)."""
+def validate(ls: FusionSwitchServer, doc: OpenDocument, *, immediately: bool = False) -> None:
+    """Bring the client's diagnostics for `doc` up to date (push clients only).
+
+    Checks are debounced, never queued: the first change after a quiet spell is checked at
+    once; changes within `DEBOUNCE` seconds of a check share one later check, which reads the
+    newest version when it runs. A check of an older version still in progress is cancelled.
+    So a flood of edits costs a few checks a second and requests (completion) do not wait
+    behind a queue of stale ones. `immediately`: no waiting (a newly opened document)."""
     if ls.state.client.pull_diagnostics:
         return
-    tasks = ls.state.validations
-    previous = tasks.pop(doc.uri, None)
-    if previous is not None:
+    state = ls.state
+    uri = doc.uri
+    previous = state.validations.get(uri)
+    if previous is not None and not previous.done():
+        if uri in state.debouncing and not immediately:
+            return  # a check is already due; it will see this version
         previous.cancel()
-    if len(doc.text) < LARGE_DOCUMENT:
-        _publish(ls, doc, _with_results(ls, doc, ls.state.analysis(doc)))
+        state.validations.pop(uri, None)
+    now = asyncio.get_event_loop().time()
+    due = state.last_checked.get(uri, -DEBOUNCE) + DEBOUNCE
+    if (immediately or now >= due) and len(doc.text) < LARGE_DOCUMENT:
+        state.last_checked[uri] = now
+        _publish(ls, doc, _with_results(ls, doc, state.analysis(doc)))
         return
-    task = asyncio.ensure_future(guarded()(_publish_later)(ls, doc))
-    tasks[doc.uri] = task
-    task.add_done_callback(lambda t: tasks.pop(doc.uri) if tasks.get(doc.uri) is t else None)
+    delay = 0.0 if immediately else max(0.0, due - now)
+    task = asyncio.ensure_future(guarded()(_check_later)(ls, uri, delay))
+    state.validations[uri] = task
+    task.add_done_callback(
+        lambda t: state.validations.pop(uri) if state.validations.get(uri) is t else None
+    )
+
+
+async def _check_later(ls: FusionSwitchServer, uri: str, delay: float) -> None:
+    """The debounced check: wait, then check whatever version is current."""
+    state = ls.state
+    state.debouncing.add(uri)
+    try:
+        await asyncio.sleep(delay)
+    finally:
+        state.debouncing.discard(uri)
+    doc = state.documents.get(uri)
+    if doc is None:
+        return
+    state.last_checked[uri] = asyncio.get_event_loop().time()
+    if len(doc.text) < LARGE_DOCUMENT:
+        _publish(ls, doc, _with_results(ls, doc, state.analysis(doc)))
+    else:
+        await _publish_later(ls, doc)
 
 
 def validate_all(ls: FusionSwitchServer) -> None:
@@ -98,6 +135,8 @@ def clear(ls: FusionSwitchServer, uri: str) -> None:
     task = ls.state.validations.pop(uri, None)
     if task is not None:
         task.cancel()
+    ls.state.debouncing.discard(uri)
+    ls.state.last_checked.pop(uri, None)
     if not ls.state.client.pull_diagnostics:
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])

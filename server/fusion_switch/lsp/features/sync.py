@@ -20,7 +20,7 @@ def register(server: FusionSwitchServer) -> None:
         item = params.text_document
         if ls.state.documents.open(item.uri, item.language_id, item.version, item.text):
             ls.state.forget(item.uri)
-            diagnostics.validate(ls, ls.state.documents.get(item.uri))
+            diagnostics.validate(ls, ls.state.documents.get(item.uri), immediately=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guarded()

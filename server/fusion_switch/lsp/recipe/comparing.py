@@ -172,6 +172,7 @@ async def compare(ls: FusionSwitchServer, params: dict):
         except OSError as exc:
             log(ls, f"fusion-switch: could not keep the results next to {path}: {exc}")
     ls.state.attach_results(cfg_paths, summary)
+    _remember_report(ls, summary.get("report"))
     detected = ls.state.use_detected_target(summary.get("soc_version"))
     bar.end(summary.get("verdict") or "done")
     if detected:
@@ -184,6 +185,14 @@ async def compare(ls: FusionSwitchServer, params: dict):
         types.MessageType.Warning if found else types.MessageType.Info,
     )
     return annotate.brief(summary)
+
+
+def _remember_report(ls: FusionSwitchServer, report: object) -> None:
+    """Record the report this run wrote: `showReport` opens only recorded reports."""
+    from ...workflow.report_record import remember
+
+    if isinstance(report, str) and report and not remember(Path(report)):
+        log(ls, f"fusion-switch: could not record the report {report}; showReport will refuse it")
 
 
 @recipe_command(CANCEL_COMPARE)
@@ -210,6 +219,13 @@ async def show_report(ls: FusionSwitchServer, params: dict):
     path = Path(report)
     if not path.is_file():
         raise CommandError(f"fusion-switch: the report {path} is gone; compare again.")
+    from ...workflow.report_record import written_by_us
+
+    if not written_by_us(path):
+        raise Refused(
+            f"fusion-switch: not opening {path}: no comparison of yours wrote it (or it changed "
+            "since). Run fusionSwitch.compare to make a report."
+        )
     if ls.state.client.show_document:
         result = await ls.window_show_document_async(
             types.ShowDocumentParams(uri=path.as_uri(), external=True)

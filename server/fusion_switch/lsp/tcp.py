@@ -1,0 +1,308 @@
+"""`serve --tcp`: one authenticated session per connection, nothing shared between them.
+
+pygls's own TCP mode binds one server object to whichever client connected last, executes
+anything that contains a `Content-Length` header (an HTTP POST included) and stops the process
+when a client leaves. Here each accepted connection gets:
+
+- strict framing: only `Content-Length`/`Content-Type` header lines, a bounded body; anything
+  else (an HTTP request line, a header we do not know) closes the connection unanswered;
+- authentication: the first message must be `initialize` carrying the token in
+  `initializationOptions.token` (compared in constant time), or the connection is closed
+  without an answer; the token is removed before the options reach the settings;
+- its own `FusionSwitchServer` (own documents, settings, compare job), ended when the client
+  disconnects or sends `exit`; the listener and the other sessions go on.
+
+The token comes from `--token-file`, or is generated and written 0600 under the user's runtime
+directory (`$XDG_RUNTIME_DIR`, else a private temporary directory); its path goes to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import re
+import secrets
+import signal
+import socket
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.protocol.language_server import lsp_method
+
+from .server import FusionSwitchProtocol, FusionSwitchServer, create_server
+
+logger = logging.getLogger("fusion_switch.lsp.tcp")
+
+# Before authentication a peer may make us hold at most this much (an initialize is ~10 kB).
+FIRST_MESSAGE_LIMIT = 1 << 20
+# After it, a message may carry a large document (a 10 MB paste), but not unbounded.
+MESSAGE_LIMIT = 256 << 20
+HEADER_LINE_LIMIT = 1024
+FIRST_MESSAGE_TIMEOUT = 30.0
+_CONTENT_LENGTH = re.compile(rb"Content-Length: *(\d{1,12})\r\n", re.IGNORECASE)
+_CONTENT_TYPE = re.compile(rb"Content-Type: *[!-~ ]{1,200}\r\n", re.IGNORECASE)
+
+
+class TcpSetupError(Exception):
+    """A `serve --tcp` configuration we refuse before binding (the message says why)."""
+
+
+# ----------------------------------------------------------------------------- token
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address `host` resolves to is a loopback address."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+
+
+def read_token_file(path: Path) -> str:
+    """The token in a user-given file, which only its owner may read."""
+    try:
+        info = path.stat()
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as error:
+        raise TcpSetupError(f"--token-file {path}: cannot read: {error}") from None
+    if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise TcpSetupError(
+            f"--token-file {path}: readable by other users (mode {stat.filemode(info.st_mode)}); "
+            f"run: chmod 600 {path}"
+        )
+    if len(text) < 16:
+        raise TcpSetupError(f"--token-file {path}: the token must be at least 16 characters")
+    return text
+
+
+def runtime_dir() -> Path:
+    """`$XDG_RUNTIME_DIR` when it is a private directory of ours, else a new private temp dir."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg:
+        try:
+            info = os.stat(xdg)
+            if (
+                stat.S_ISDIR(info.st_mode)
+                and info.st_uid == os.getuid()
+                and not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
+            ):
+                return Path(xdg)
+        except OSError:
+            pass
+    return Path(tempfile.mkdtemp(prefix="fusion-switch-"))  # created 0700
+
+
+def write_new_token(directory: Path) -> tuple[str, Path]:
+    """A random token in a new 0600 file (created exclusively, never through a symlink)."""
+    token = secrets.token_urlsafe(32)
+    path = directory / f"fusion-switch-{os.getpid()}.token"
+    path.unlink(missing_ok=True)  # a stale file of an earlier process with our pid
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(token + "\n")
+    return token, path
+
+
+# ----------------------------------------------------------------------------- framing
+
+
+async def read_message(reader: asyncio.StreamReader, limit: int) -> bytes | None:
+    """One LSP message body, or None when the peer is gone or the bytes are not LSP framing."""
+    length = None
+    for _ in range(8):  # a real client sends one or two header lines
+        try:
+            line = await reader.readuntil(b"\n")
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            return None
+        if len(line) > HEADER_LINE_LIMIT:
+            return None
+        if line == b"\r\n":
+            break
+        match = _CONTENT_LENGTH.fullmatch(line)
+        if match is not None and length is None:
+            length = int(match.group(1))
+        elif _CONTENT_TYPE.fullmatch(line) is None:
+            return None  # "POST / HTTP/1.1", "Host: ...": not ours
+    else:
+        return None
+    if length is None or length > limit:
+        return None
+    try:
+        return await reader.readexactly(length)
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+
+
+def authenticated_initialize(body: bytes, token: str) -> dict | None:
+    """The `initialize` request in `body` with the token removed, if the token is right."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("method") != types.INITIALIZE:
+        return None
+    params = message.get("params")
+    options = params.get("initializationOptions") if isinstance(params, dict) else None
+    offered = options.get("token") if isinstance(options, dict) else None
+    if not isinstance(offered, str) or not hmac.compare_digest(
+        offered.encode("utf-8", "surrogatepass"), token.encode("utf-8")
+    ):
+        return None
+    del options["token"]
+    return message
+
+
+# ----------------------------------------------------------------------------- sessions
+
+
+class _SessionWriter:
+    """pygls's writer interface over one connection; `close` ends that session only."""
+
+    def __init__(self, writer: asyncio.StreamWriter, on_close: Callable[[], None]) -> None:
+        self._writer = writer
+        self._on_close = on_close
+
+    def write(self, data: bytes) -> None:
+        if not self._writer.is_closing():
+            self._writer.write(data)
+
+    def close(self) -> None:
+        self._on_close()
+
+
+class SessionProtocol(FusionSwitchProtocol):
+    """`exit` ends this connection's session, not the process serving the others."""
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args) -> Any:
+        if (user_handler := self.fm.features.get(types.EXIT)) is not None:
+            yield user_handler, args, None
+        if self.writer is not None:
+            self.writer.close()
+
+
+def _end_session(server: FusionSwitchServer) -> None:
+    """Stop what the session started: its comparison (child process) and background tasks."""
+    state = server.state
+    job = state.compare_job
+    if job is not None:
+        try:
+            job.cancel()
+        except Exception:
+            logger.warning("could not cancel a comparison", exc_info=True)
+    for task in [*state.validations.values(), *state.background]:
+        task.cancel()
+
+
+async def _session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str) -> None:
+    peer = writer.get_extra_info("peername")
+    server: FusionSwitchServer | None = None
+    try:
+        try:
+            body = await asyncio.wait_for(
+                read_message(reader, FIRST_MESSAGE_LIMIT), FIRST_MESSAGE_TIMEOUT
+            )
+        except TimeoutError:
+            body = None
+        first = authenticated_initialize(body, token) if body is not None else None
+        if first is None:
+            logger.warning("fusion-switch: closed a connection from %s: not authenticated", peer)
+            return
+        ended = asyncio.Event()
+        server = create_server(protocol_cls=SessionProtocol)
+        protocol = server.protocol
+        protocol.set_writer(_SessionWriter(writer, ended.set))
+        first_message = json.loads(json.dumps(first), object_hook=protocol.structure_message)
+        protocol.handle_message(first_message)
+        while not ended.is_set():
+            reading = asyncio.ensure_future(read_message(reader, MESSAGE_LIMIT))
+            stop = asyncio.ensure_future(ended.wait())
+            await asyncio.wait({reading, stop}, return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            if not reading.done():
+                reading.cancel()
+                break
+            body = reading.result()
+            if body is None:
+                break
+            try:
+                message = json.loads(body, object_hook=protocol.structure_message)
+                protocol.handle_message(message)
+            except Exception as error:  # one bad message must not end the session
+                server.report_server_error(error, type(error))
+    finally:
+        if server is not None:
+            _end_session(server)
+        writer.close()
+        with contextlib.suppress(ConnectionError, OSError):
+            await writer.wait_closed()
+
+
+async def _listen(host: str, port: int, token: str) -> None:
+    listener = await asyncio.start_server(
+        lambda r, w: _session(r, w, token), host, port, limit=HEADER_LINE_LIMIT * 4
+    )
+    for sock in listener.sockets:
+        address = sock.getsockname()
+        print(f"fusion-switch: listening on {address[0]}:{address[1]}", file=sys.stderr, flush=True)
+    async with listener:
+        await listener.serve_forever()
+
+
+def serve_tcp(host: str, port: int, token_file: str | None) -> int:
+    """Check the set-up, then serve until interrupted. Returns the exit status."""
+    try:
+        if token_file is None and not is_loopback(host):
+            raise TcpSetupError(
+                f"--host {host} is not a loopback address: other machines could connect. "
+                "Give --token-file FILE (a secret only you can read) to serve beyond this machine."
+            )
+        if token_file is not None:
+            token, token_path, generated = read_token_file(Path(token_file)), None, False
+        else:
+            token, token_path = write_new_token(runtime_dir())
+            generated = True
+    except TcpSetupError as error:
+        print(f"fusion-switch serve: error: {error}", file=sys.stderr)
+        return 2
+    if generated:
+        print(
+            f"fusion-switch: token in {token_path} (send it as initializationOptions.token)",
+            file=sys.stderr,
+            flush=True,
+        )
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        asyncio.run(_listen(host, port, token))
+    except OSError as error:
+        message = f"fusion-switch serve: error: cannot listen on {host}:{port}: {error}"
+        print(message, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if token_path is not None:
+            token_path.unlink(missing_ok=True)
+    return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """SIGTERM ends the listener like Ctrl-C does (the generated token file is removed)."""
+    raise KeyboardInterrupt
