@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .job import STDERR_KEPT, parse_progress
+from .job import read_child_stderr
 
 CANCEL_GRACE = 5.0
 
@@ -138,19 +138,7 @@ class BisectJob:
         )
 
     async def _read_stderr(self, stream: asyncio.StreamReader, tail: list[str]) -> None:
-        while True:
-            raw = await stream.readline()
-            if not raw:
-                return
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            progress = parse_progress(line)
-            if progress is not None:
-                if self.on_progress is not None and not self.cancelled:
-                    self.on_progress(*progress)
-                continue
-            if line.strip():
-                tail.append(line)
-                del tail[:-STDERR_KEPT]
+        await read_child_stderr(stream, tail, self)
 
 
 def _last_json(stdout: bytes) -> dict:

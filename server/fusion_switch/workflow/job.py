@@ -89,6 +89,25 @@ def command_line(paths: ComparePaths, python: str | None = None) -> list[str]:
     ]
 
 
+async def read_child_stderr(stream: asyncio.StreamReader, tail: list[str], job) -> None:
+    """Read a child's stderr to the end: progress lines go to ``job.on_progress`` (unless the
+    job was cancelled), other non-empty lines are kept in ``tail`` (the last STDERR_KEPT) to
+    explain a failure. Shared by the compare job and the bisect job."""
+    while True:
+        raw = await stream.readline()
+        if not raw:
+            return
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        progress = parse_progress(line)
+        if progress is not None:
+            if job.on_progress is not None and not job.cancelled:
+                job.on_progress(*progress)
+            continue
+        if line.strip():
+            tail.append(line)
+            del tail[:-STDERR_KEPT]
+
+
 def parse_progress(line: str) -> tuple[int, int, str] | None:
     """`{"done": 3, "total": 9, "message": "..."}` → (3, 9, "..."); None for any other line."""
     if not line.startswith("{"):
@@ -218,19 +237,7 @@ class CompareJob:
         return stdout, code
 
     async def _read_stderr(self, stream: asyncio.StreamReader, tail: list[str]) -> None:
-        while True:
-            raw = await stream.readline()
-            if not raw:
-                return
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            progress = parse_progress(line)
-            if progress is not None:
-                if self.on_progress is not None and not self.cancelled:
-                    self.on_progress(*progress)
-                continue
-            if line.strip():
-                tail.append(line)
-                del tail[:-STDERR_KEPT]
+        await read_child_stderr(stream, tail, self)
 
 
 def _kill_group(pid: int) -> None:
