@@ -91,6 +91,8 @@ class CompareOutcome:
     on_dump_dir: Path | None = None
     off_dump_dir: Path | None = None
     swapped_dumps: bool = False
+    on_dumps: DumpDir | None = None  # the indexed folders, so later stages need not scan again
+    off_dumps: DumpDir | None = None
 
 
 @dataclass
@@ -322,6 +324,8 @@ def write(
         on_dump_dir=on_dir.path,
         off_dump_dir=off_dir.path,
         swapped_dumps=inputs.swapped_dumps,
+        on_dumps=on_dir,
+        off_dumps=off_dir,
     )
 
 
