@@ -67,7 +67,8 @@ class EvidenceStore:
     def __init__(self, on_dir: DumpDir | None, off_dir: DumpDir | None) -> None:
         self.dirs = {"on": on_dir, "off": off_dir}
         self._files: OrderedDict[tuple[str, str], DumpFile | MissingEvidence] = OrderedDict()
-        self._arrays: dict[tuple[str, str, str, int], np.ndarray] = {}
+        # arrays by file, so that evicting a file drops its arrays without a scan of them all
+        self._arrays: dict[tuple[str, str], dict[tuple[str, int], np.ndarray]] = {}
         self.files_read: set[Path] = set()
         self.unreadable: dict[str, str] = {}  # path -> reason, for the run's verdict
 
@@ -94,8 +95,7 @@ class EvidenceStore:
             self._files[key] = cached
             if len(self._files) > _CACHE_FILES:
                 old_key, _ = self._files.popitem(last=False)
-                for k in [k for k in self._arrays if k[:2] == old_key]:
-                    del self._arrays[k]
+                self._arrays.pop(old_key, None)
         else:
             self._files.move_to_end(key)
         if isinstance(cached, MissingEvidence):
@@ -106,8 +106,8 @@ class EvidenceStore:
 
     def tensor(self, side: str, op_name: str, kind: str, index: int) -> np.ndarray:
         """Input or output ``index`` of ``op_name``'s dump on ``side`` ("on"/"off")."""
-        key = (side, op_name, kind, index)
-        found = self._arrays.get(key)
+        arrays = self._arrays.get((side, op_name))
+        found = arrays.get((kind, index)) if arrays is not None else None
         if found is not None:
             return found
         dump = self.dump(side, op_name)
@@ -124,7 +124,7 @@ class EvidenceStore:
             if missing.unreadable:
                 self.unreadable[str(missing.path)] = missing.reason
             raise
-        self._arrays[key] = values
+        self._arrays.setdefault((side, op_name), {})[(kind, index)] = values
         return values
 
     def dtype_code(self, side: str, op_name: str, kind: str, index: int) -> int | None:

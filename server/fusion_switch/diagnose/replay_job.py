@@ -32,7 +32,10 @@ def replay_outcome(
         notes.append("replay skipped: the comparison did not give both graphs and dump folders")
         return None
     try:
-        on_dir, off_dir = scan_dump_dir(on_path), scan_dump_dir(off_path)
+        # the folders the comparison indexed (an outcome from elsewhere may carry only paths)
+        on_dir, off_dir = getattr(outcome, "on_dumps", None), getattr(outcome, "off_dumps", None)
+        on_dir = scan_dump_dir(on_path) if on_dir is None else on_dir
+        off_dir = scan_dump_dir(off_path) if off_dir is None else off_dir
         store = EvidenceStore(on_dir, off_dir)
         off_ops = off_graph.ops  # a deferred graph is read here
     except (DumpDirError, GraphError, OSError) as error:
