@@ -7,13 +7,18 @@ very same bits as the general formulas they stand in for.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 from fusion_switch.compare.engine import CompareRequest, run_compare
-from fusion_switch.diagnose import evidence
+from fusion_switch.diagnose import evidence, noise
 from fusion_switch.diagnose.evidence import EvidenceStore
 from fusion_switch.diagnose.replay_job import replay_outcome
 from fusion_switch.readers import dumpdir
 from fusion_switch.synth.generator import generate_case
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +69,82 @@ def test_evicting_a_file_drops_its_arrays_and_only_those(outcome, monkeypatch):
     assert kept == set(readable[-3:])
     assert {key[1] for key in store._arrays} == kept  # arrays of evicted files are gone
     assert store.files_read == {outcome.on_dumps.latest(n) for n in readable}
+
+
+# ----------------------------------------------------------------------------- exact fast paths
+
+ROUNDED = sorted(noise._MANTISSA_BITS)
+any_float = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True, width=64)
+
+
+@st.composite
+def ties_and_edges(draw, bits: int):
+    """Values exactly halfway between two neighbours of ``bits`` significant bits (where the
+    rounding direction matters), next to them, and near the ends of the normal ranges."""
+    odd = draw(st.integers(1 << bits, (1 << (bits + 1)) - 1)) | 1
+    exponent = draw(st.integers(-1074 + bits + 1, 1023 - bits - 1))
+    value = math.ldexp(odd, exponent)  # odd at bits + 1 bits: a tie at bits bits
+    nudge = draw(st.sampled_from([0, 1, -1]))
+    value = np.nextafter(value, math.inf * nudge) if nudge else value
+    edge = draw(
+        st.sampled_from([value, 2.0**-126, 2.0**-14, 65504.0, 65520.0, 3.4028234663852886e38])
+    )
+    return float(edge) * draw(st.sampled_from([1.0, -1.0]))
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and np.array_equal(a.view(np.uint64), b.view(np.uint64))
+
+
+@pytest.mark.parametrize("dtype", ROUNDED)
+@given(data=st.data())
+def test_round_to_gives_the_bits_of_the_frexp_formula(dtype, data):
+    bits = noise._MANTISSA_BITS[dtype]
+    element = st.one_of(any_float, ties_and_edges(bits))
+    values = np.asarray(data.draw(st.lists(element, max_size=40)), dtype=np.float64)
+    assert same_bits(noise.round_to(values, dtype), noise._round_frexp(values, bits))
+    for value in values:  # one at a time: each takes the path its own range allows
+        single = np.array([value])
+        assert same_bits(noise.round_to(single, dtype), noise._round_frexp(single, bits))
+
+
+@pytest.mark.parametrize("dtype", ROUNDED)
+@given(data=st.data())
+def test_round_to_takes_the_cast_on_normal_values_and_keeps_the_bits(dtype, data):
+    """Arrays entirely in the normal range (with zeros, as after a ReLU) take the fast cast."""
+    bits = noise._MANTISSA_BITS[dtype]
+    low, high = (2.0**-14, 65504.0) if dtype == "DT_FLOAT16" else (2.0**-126, 1e38)
+    magnitude = st.floats(low, high) | ties_and_edges(bits).filter(lambda v: low <= abs(v) <= high)
+    signed = st.tuples(magnitude, st.sampled_from([1.0, -1.0, 0.0])).map(lambda p: p[0] * p[1])
+    values = np.asarray(data.draw(st.lists(signed, min_size=1, max_size=60)), dtype=np.float64)
+    assert same_bits(noise.round_to(values, dtype), noise._round_frexp(values, bits))
+
+
+def test_round_to_keeps_the_fp16_precision_beyond_its_range_and_below_its_normals():
+    values = np.array([70000.3, -1e6 / 3, 2.0**-20 / 3, 0.0, 1.0])
+    expected = noise._round_frexp(values, 11)
+    assert same_bits(noise.round_to(values, "DT_FLOAT16"), expected)
+    assert np.isfinite(noise.round_to(values, "DT_FLOAT16")).all()
+    assert noise.round_to(values, "DT_FLOAT16")[2] != 0.0  # not flushed as a fp16 cast would
+
+
+pair = st.lists(st.tuples(any_float, any_float), max_size=30)
+
+
+@given(pairs=pair, dtype=st.sampled_from([*ROUNDED, "DT_DOUBLE"]))
+def test_score_gives_the_number_of_the_masked_formula(pairs, dtype):
+    real = np.array([a for a, _ in pairs], dtype=np.float64)
+    replay = np.array([b for _, b in pairs], dtype=np.float64)
+    expected = noise._score_masked(real, replay, dtype) if real.size else 0.0
+    got = noise.score(real, replay, dtype)
+    assert got == expected or (math.isnan(got) and math.isnan(expected))
+
+
+@given(
+    values=st.lists(st.floats(-1e300, 1e300), min_size=1, max_size=30),
+    noise_scale=st.floats(0, 1e-3),
+)
+def test_score_of_finite_tensors_equals_the_masked_formula(values, noise_scale):
+    real = np.array(values)
+    replay = real * (1 + noise_scale)
+    assert noise.score(real, replay, "DT_FLOAT") == noise._score_masked(real, replay, "DT_FLOAT")

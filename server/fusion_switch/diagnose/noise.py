@@ -45,15 +45,67 @@ def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     bits = _MANTISSA_BITS.get(dtype)
     if bits is not None:
-        with np.errstate(invalid="ignore", over="ignore"):
-            mantissa, exponent = np.frexp(values)
-            scale = float(2**bits)
-            return np.ldexp(np.rint(mantissa * scale) / scale, exponent)
+        cast = _CASTS.get(dtype)
+        if cast is not None and _normal_range(values, *cast[1:]):
+            return values.astype(cast[0]).astype(np.float64)
+        return _round_bits(values, bits)
     integer = _INT_TYPES.get(dtype)
     if integer is not None:
         finite = np.where(np.isfinite(values), values, 0.0)
         return np.trunc(finite).astype(integer).astype(np.float64)
     return values
+
+
+# dtype -> (numpy type, smallest normal, largest finite): inside that range (or 0) a cast to the
+# numpy type rounds to nearest even exactly as the formula does; outside it the cast would
+# flush to a subnormal or overflow to inf, where the formula keeps the precision and stays finite
+_CASTS = {
+    "DT_FLOAT": (np.float32, 2.0**-126, float(np.finfo(np.float32).max)),
+    "DT_FLOAT16": (np.float16, 2.0**-14, FP16_MAX),
+}
+
+
+def _normal_range(values: np.ndarray, smallest: float, largest: float) -> bool:
+    """Every value is 0 or has a magnitude in [smallest, largest] (a NaN is not)."""
+    if values.size == 0:
+        return False
+    magnitude = np.abs(values)
+    if not magnitude.max() <= largest:  # also False for a NaN
+        return False
+    tiny = np.count_nonzero(magnitude < smallest)
+    return tiny == 0 or tiny == np.count_nonzero(magnitude == 0.0)
+
+
+_EXPONENT = np.uint64(0x7FF0_0000_0000_0000)
+_MAGNITUDE = np.uint64(0x7FFF_FFFF_FFFF_FFFF)
+
+
+def _round_bits(values: np.ndarray, bits: int) -> np.ndarray:
+    """``values`` rounded to ``bits`` significant bits, ties to even: the same bits as
+    :func:`_round_frexp`, computed on the float64 bit patterns (one pass of integer operations
+    instead of frexp/ldexp). Zeros, subnormals, infinities and NaNs (exponent field all 0 or
+    all 1) take the frexp path, which normalises subnormals and keeps NaNs as they are."""
+    drop = 53 - bits  # float64 carries 53 significant bits
+    pattern = values.view(np.uint64)
+    low = np.uint64((1 << drop) - 1)
+    rounded = pattern + np.uint64((1 << (drop - 1)) - 1)
+    rounded += (pattern >> np.uint64(drop)) & np.uint64(1)  # a tie rounds to the even neighbour
+    rounded &= ~low  # a carry into the exponent is the next power of two (or inf), as ldexp
+    exponent = pattern & _EXPONENT
+    special = (exponent == 0) | (exponent == _EXPONENT)
+    if special.any():
+        special &= (pattern & _MAGNITUDE) != 0  # a zero stays itself either way
+        if special.any():
+            rounded[special] = _round_frexp(values[special], bits).view(np.uint64)
+    return rounded.view(np.float64)
+
+
+def _round_frexp(values: np.ndarray, bits: int) -> np.ndarray:
+    """The general formula: mantissa in [0.5, 1) rounded to ``bits`` bits, exponent kept."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        mantissa, exponent = np.frexp(values)
+        scale = float(2**bits)
+        return np.ldexp(np.rint(mantissa * scale) / scale, exponent)
 
 
 def score(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:
@@ -63,6 +115,16 @@ def score(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:
     replay = np.asarray(replay, dtype=np.float64).reshape(-1)
     if real.size == 0:
         return 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = float(np.max(np.abs(real - replay)))
+    if math.isfinite(diff):  # then every value of both sides is finite: no mask to apply
+        ref = float(np.max(np.abs(replay)))
+        return diff / (ref if ref > 0 else 1.0) / floor_of(dtype)
+    return _score_masked(real, replay, dtype)
+
+
+def _score_masked(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:
+    """:func:`score` where some value is not finite (or a difference overflows)."""
     finite_r, finite_p = np.isfinite(real), np.isfinite(replay)
     both = finite_r & finite_p
     if not np.array_equal(finite_r, finite_p):
