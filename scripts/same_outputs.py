@@ -39,7 +39,7 @@ def _mask(text: str, folder: Path) -> str:
     text = text.replace(str(folder), "OUT")
     text = re.sub(r"\d{14}", "STAMP", text)
     text = re.sub(r" in [0-9.]+ s\b", " in T s", text)  # the replay's wall time on stdout
-    return re.sub(r'"(elapsed\w*|seconds|wall\w*|created|started|finished)": [^,}\n]+', "T", text)
+    return re.sub(r'"(elapsed\w*|seconds|wall\w*|created|started|finished)": ?[^,}\n]+', "T", text)
 
 
 def _compare(source: Path, case, out: Path) -> tuple[int, str]:
