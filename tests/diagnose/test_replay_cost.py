@@ -8,12 +8,15 @@ very same bits as the general formulas they stand in for.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
+import psutil
 import pytest
 from fusion_switch.compare.engine import CompareRequest, run_compare
-from fusion_switch.diagnose import evidence, noise
+from fusion_switch.diagnose import evidence, noise, replay, replay_background
 from fusion_switch.diagnose.evidence import EvidenceStore
+from fusion_switch.diagnose.replay_background import BackgroundReplay
 from fusion_switch.diagnose.replay_job import replay_outcome
 from fusion_switch.readers import dumpdir
 from fusion_switch.synth.generator import generate_case
@@ -148,3 +151,85 @@ def test_score_of_finite_tensors_equals_the_masked_formula(values, noise_scale):
     real = np.array(values)
     replay = real * (1 + noise_scale)
     assert noise.score(real, replay, "DT_FLOAT") == noise._score_masked(real, replay, "DT_FLOAT")
+
+
+# ----------------------------------------------------------------------------- spread over cores
+
+
+def _json(report) -> list[dict]:
+    return [r.to_json() for r in report.results]
+
+
+def test_the_background_replay_gives_the_report_the_replay_gives_here(outcome):
+    here = replay_outcome(outcome, None, [])
+    notes: list[str] = []
+    background = BackgroundReplay(outcome, None).start()
+    try:
+        report = background.result(notes)
+    finally:
+        background.close()
+    assert _json(report) == _json(here)
+    assert (report.files_read, report.unreadable) == (here.files_read, here.unreadable)
+    assert report.noise.samples == here.noise.samples
+    assert psutil.Process().children() == []  # the child and its workers are gone
+
+
+def test_a_child_that_dies_is_replaced_by_the_replay_here(outcome, monkeypatch):
+    monkeypatch.setattr(replay_background, "_child", lambda *args: os._exit(1))
+    background = BackgroundReplay(outcome, None).start()
+    try:
+        report = background.result([])
+    finally:
+        background.close()
+    assert _json(report) == _json(replay_outcome(outcome, None, []))
+
+
+def test_an_error_in_the_child_is_raised_here_as_without_it(outcome, monkeypatch):
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("kernel registry exploded")
+
+    monkeypatch.setattr(replay_background, "replay_outcome", broken)
+    background = BackgroundReplay(outcome, None).start()
+    with pytest.raises(RuntimeError, match="exploded"):
+        background.result([])
+    background.close()
+    assert psutil.Process().children() == []
+
+
+class _InProcess:
+    """A stand-in pool that runs every chunk here, in order."""
+
+    def __init__(self, *_args, **_kwargs) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        return None
+
+    def map(self, fn, items):
+        return [fn(i) for i in items]
+
+
+@pytest.fixture(scope="module")
+def larger(tmp_path_factory):
+    root = tmp_path_factory.mktemp("larger")
+    case = generate_case(root / "case", n_ops=250, faults=["wrong_epsilon"], graph_text=False)
+    request = CompareRequest(
+        case.on_dump, case.off_dump, case.on_graph, case.off_graph, root / "out"
+    )
+    return run_compare(request)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_measuring_chunks_in_workers_gives_what_measuring_them_here_gives(
+    larger, monkeypatch, workers
+):
+    spread = replay_outcome(larger, None, [], workers=workers)
+    monkeypatch.setattr(replay, "ProcessPoolExecutor", _InProcess)
+    here = replay_outcome(larger, None, [], workers=workers)
+    assert len(spread.results) >= replay._MIN_PARALLEL_OPS
+    assert _json(spread) == _json(here)
+    assert spread.noise.samples == here.noise.samples
+    assert spread.files_read == here.files_read

@@ -523,6 +523,21 @@ def attribute(
     return result
 
 
+def apply_replay(
+    result: Attribution,
+    replay: Any,
+    on_graph: Any,
+    *,
+    fusion_result: Mapping[str, Mapping[str, Any]] | None = None,
+    catalogue: Any = None,
+) -> Attribution:
+    """What ``attribute(..., replay=replay)`` adds to ``attribute(..., replay=None)``: for a
+    replay that finishes while the rows are judged (see :mod:`.replay_background`)."""
+    op_by_name = {op.name: op for op in list(getattr(on_graph, "ops", []) or [])}
+    _apply_replay(result, replay, op_by_name, fusion_result, catalogue or _builtin_catalogue)
+    return result
+
+
 def _apply_replay(
     result: Attribution,
     report: Any,

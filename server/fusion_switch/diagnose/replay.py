@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import math
 import multiprocessing
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -497,12 +498,25 @@ def _measure_parts(
     _JOB = (chunks, replayer.off, replayer.kernels.lookup, store_factory)
     try:
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(len(chunks), mp_context=context) as pool:
-            return list(pool.map(_measure_chunk, range(len(chunks))))
+        # this process measures the first chunk itself (one process fewer to start) with a
+        # store of its own, as a worker would: the counts of files read stay per chunk
+        with ProcessPoolExecutor(
+            len(chunks) - 1, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
+        ) as pool:
+            others = pool.map(_measure_chunk, range(1, len(chunks)))
+            first = _measure_chunk(0)
+            return [first, *others]
     except (OSError, BrokenProcessPool):
         return [{**_measure(replayer, subs), "files_read": 0, "unreadable": {}}]
     finally:
         _JOB = None
+
+
+def _worker_start(parent: int) -> None:
+    """A measuring worker ends with the process that started it, however that one ends."""
+    from ..compare.workers import die_with_parent
+
+    die_with_parent(parent)
 
 
 def _chunks(subs: list[Subgraph], n: int) -> list[list[Subgraph]]:

@@ -35,6 +35,7 @@ from .attribution import (
     Attribution,
     OpFinding,
     Threshold,
+    apply_replay,
     attribute,
     find_fusion_result,
     json_number,
@@ -328,7 +329,7 @@ def _write_outputs(
     inputs: Mapping[str, Any] | None,
     replay: bool = True,
 ) -> Outputs:
-    from .replay_job import replay_outcome
+    from .replay_background import BackgroundReplay
     from .report import render_report
 
     out = Path(out_dir)
@@ -354,14 +355,20 @@ def _write_outputs(
         except (OSError, ValueError) as exc:
             notes.append(f"fusion_result.json ignored: {exc}")
             result_path = None
-    report = replay_outcome(outcome, table, notes) if replay else None
-    attribution = attribute(
-        list(getattr(outcome, "rows", []) or []),
-        on_graph,
-        thresholds=thresholds,
-        fusion_result=table,
-        replay=report,
-    )
+    background = BackgroundReplay(outcome, table).start() if replay else None
+    try:  # the rows are judged while the replay runs
+        attribution = attribute(
+            list(getattr(outcome, "rows", []) or []),
+            on_graph,
+            thresholds=thresholds,
+            fusion_result=table,
+        )
+        report = background.result(notes) if background is not None else None
+    finally:
+        if background is not None:
+            background.close()
+    if report is not None:
+        apply_replay(attribution, report, on_graph, fusion_result=table)
     missing = list(getattr(outcome, "errors", []) or [])
     if report is not None:
         missing += [f"{path}: {why}" for path, why in report.unreadable.items()]
