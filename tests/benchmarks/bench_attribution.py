@@ -17,13 +17,26 @@ ways, printing per case and in total:
 for the replay, the old heuristic (every suspect it lists: ``applySuspects`` turned them all off)
 and "lowest cosine first" (msaccucmp's ordering: the rules of the fused op whose output cosine is
 lowest). ``--large`` adds a 5,000-op case for the time budget (replay <= 20% of compare).
+
+    .venv/bin/python tests/benchmarks/bench_attribution.py --cost CASE [--old REV] [--repeat N]
+
+``--cost`` measures what the replay costs on one case kept by ``bench_compare.py --keep DIR``
+(``DIR/case``), for this tree and an older revision side by side, runs interleaved (the machine
+is shared: load averages are printed, medians reported): ``compare`` and ``compare --no-replay``
+as the user runs them (wall, CPU of the process tree, peak RSS), and inside one process after
+one comparison: the replay alone (``replay_outcome``) and the diagnose stage
+(``write_outputs``) with and without the replay, each with the fusion-off graph unread again.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -136,12 +149,141 @@ def _fmt_set(found: set[str], injected: set[str]) -> str:
     return f"{len(found & injected)}/{len(injected)} +{len(found - injected)}"
 
 
+STAGES_SCRIPT = """
+import gc, json, os, sys, time
+from pathlib import Path
+from fusion_switch.compare.engine import CompareRequest, run_compare
+from fusion_switch.diagnose.replay_job import replay_outcome
+from fusion_switch.diagnose.summary import write_outputs
+from fusion_switch.readers.graph import deferred_graph
+
+on_dump, off_dump, on_graph, off_graph, out = map(Path, sys.argv[1:6])
+outcome = run_compare(CompareRequest(on_dump, off_dump, on_graph, off_graph, out / "o"))
+
+def cpu():
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+def timed(name, fn):
+    outcome.off_graph = deferred_graph(off_graph, outcome.off_graph.name)  # unread again
+    wall, used = time.perf_counter(), cpu()
+    fn()
+    figures[name] = (time.perf_counter() - wall, cpu() - used)
+
+def replay_alone():
+    gc.disable()  # as write_outputs does: the comparison's heap is large
+    try:
+        replay_outcome(outcome, None, [])
+    finally:
+        gc.enable()
+
+figures = {}
+timed("replay alone", replay_alone)
+timed("diagnose --no-replay", lambda: write_outputs(outcome, out / "plain", replay=False))
+timed("diagnose with replay", lambda: write_outputs(outcome, out / "replay"))
+print(json.dumps(figures))
+"""
+
+
+def _tree_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(source: Path, args: list[str]) -> tuple[float, float, int, str]:
+    """(wall s, CPU s of the process tree, peak RSS bytes of the tree, stdout) of one run."""
+    import psutil
+
+    env = {**os.environ, "PYTHONPATH": str(source / "server")}
+    used, start = _tree_cpu(), time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+    ps, peak = psutil.Process(proc.pid), 0
+    while proc.poll() is None:
+        try:
+            tree = [ps, *ps.children(recursive=True)]
+            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+        except psutil.Error:
+            pass
+        time.sleep(0.02)
+    wall = time.perf_counter() - start
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    return wall, _tree_cpu() - used, peak, out
+
+
+def cost(case_dir: Path, old: str, repeat: int) -> int:
+    """Replay and diagnose stage, this tree against ``old``; see the module docstring."""
+    sys.path.insert(0, str(REPO / "tests" / "benchmarks"))
+    from bench_compare import ReusedCase
+
+    case = ReusedCase(case_dir)
+    work = Path(tempfile.mkdtemp(prefix="bench-replay-cost-"))
+    old_tree = work / "old-tree"
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(old_tree), old], cwd=REPO)
+    trees = {f"old {old}": old_tree, "this tree": REPO}
+    figures: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
+    loads = [os.getloadavg()[0]]
+    paths = [case.on_dump, case.off_dump, case.on_graph, case.off_graph]
+    try:
+        for _ in range(max(1, repeat)):
+            for label, tree in trees.items():
+                out = work / "out"
+                for name, extra in (("compare", []), ("compare --no-replay", ["--no-replay"])):
+                    shutil.rmtree(out, ignore_errors=True)
+                    args = ["-m", "fusion_switch", "compare", "-m", str(case.on_dump)]
+                    args += ["-g", str(case.off_dump), "-f", str(case.on_graph)]
+                    args += ["-cf", str(case.off_graph), "-out", str(out), "--no-progress"]
+                    wall, used, peak, _ = _run(tree, [*args, *extra])
+                    figures.setdefault((label, name), []).append((wall, used, peak))
+                shutil.rmtree(out, ignore_errors=True)
+                out.mkdir()
+                stage_args = ["-c", STAGES_SCRIPT, *map(str, paths), str(out)]
+                *_, printed = _run(tree, stage_args)
+                for name, (wall, used) in json.loads(printed.strip().splitlines()[-1]).items():
+                    figures.setdefault((label, name), []).append((wall, used, 0))
+                loads.append(os.getloadavg()[0])
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(old_tree)], cwd=REPO)
+        shutil.rmtree(work, ignore_errors=True)
+    print(
+        f"case {case_dir}: {case.n_original_ops} original ops, {case.dump_bytes / 1e6:.0f} MB; "
+        f"{os.cpu_count()} cpus; load average (1 min) during the runs "
+        f"{min(loads):.1f}-{max(loads):.1f}; medians of {repeat} interleaved run(s)"
+    )
+    print(f"{'':<22} {'measurement':<22} {'wall s':>8} {'CPU s':>8} {'peak RSS':>9}  runs (wall)")
+    med = {}
+    for (label, name), runs in figures.items():
+        wall = statistics.median(r[0] for r in runs)
+        used = statistics.median(r[1] for r in runs)
+        peak = statistics.median(r[2] for r in runs)
+        med[(label, name)] = (wall, used)
+        rss = f"{peak / 2**20:6.0f} MB" if peak else ""
+        each = ", ".join(f"{r[0]:.2f}" for r in runs)
+        print(f"{label:<22} {name:<22} {wall:8.2f} {used:8.2f} {rss:>9}  {each}")
+    for label in trees:
+        with_r, without = med[(label, "compare")], med[(label, "compare --no-replay")]
+        print(
+            f"{label}: the replay adds {with_r[0] - without[0]:.2f} s wall "
+            f"({100 * (with_r[0] / without[0] - 1):.0f}%, budget <= 20%) and "
+            f"{with_r[1] - without[1]:.2f} s CPU to compare"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cost", type=Path, help="a kept case: measure the replay's cost")
+    parser.add_argument("--old", default="main", help="with --cost: revision to compare with")
+    parser.add_argument("--repeat", type=int, default=3, help="with --cost: runs of each")
     parser.add_argument("--quick", action="store_true", help="11 small cases")
     parser.add_argument("--large", action="store_true", help="add one 5,000-op case (timing)")
     parser.add_argument("--keep", type=Path, help="keep the generated cases in this folder")
     args = parser.parse_args(argv)
+    if args.cost:
+        return cost(args.cost, args.old, args.repeat)
     specs = cases(args.quick)
     if args.large:
         specs.append({"faults": ["wrong_epsilon"], "gaps": "none", "n_ops": 5000})
