@@ -253,7 +253,9 @@ def cost(case_dir: Path, old: str, repeat: int) -> int:
         f"{os.cpu_count()} cpus; load average (1 min) during the runs "
         f"{min(loads):.1f}-{max(loads):.1f}; medians of {repeat} interleaved run(s)"
     )
-    print(f"{'':<22} {'measurement':<22} {'wall s':>8} {'CPU s':>8} {'peak RSS':>9}  runs (wall)")
+    print(
+        f"{'':<22} {'measurement':<22} {'wall s':>8} {'CPU s':>8} {'peak RSS':>9}  runs (wall/CPU s)"
+    )
     med = {}
     for (label, name), runs in figures.items():
         wall = statistics.median(r[0] for r in runs)
@@ -261,7 +263,7 @@ def cost(case_dir: Path, old: str, repeat: int) -> int:
         peak = statistics.median(r[2] for r in runs)
         med[(label, name)] = (wall, used)
         rss = f"{peak / 2**20:6.0f} MB" if peak else ""
-        each = ", ".join(f"{r[0]:.2f}" for r in runs)
+        each = ", ".join(f"{r[0]:.2f}/{r[1]:.2f}" for r in runs)
         print(f"{label:<22} {name:<22} {wall:8.2f} {used:8.2f} {rss:>9}  {each}")
     for label in trees:
         with_r, without = med[(label, "compare")], med[(label, "compare --no-replay")]
