@@ -118,7 +118,8 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="worker processes (default: all cores; 1 = in this process)",
+        help="processes that compare, this one included (default: all cores; 1 = this "
+        "process only)",
     )
     req(
         "--scheduler",
