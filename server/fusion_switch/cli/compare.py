@@ -617,15 +617,16 @@ def run(args: argparse.Namespace) -> int:
         progress: Progress | JsonLinesProgress = JsonLinesProgress(sys.stderr)
     else:
         progress = Progress(sys.stderr, enabled=not args.no_progress)
-    from .compare_tree import plan_runs, run_per_rank, run_statistics
+    from .compare_tree import die_with_rank_parent, plan_runs, run_per_rank, run_statistics
 
+    die_with_rank_parent()  # when this is one rank of a `--rank all` run
     plan = plan_runs(args)
     if isinstance(plan, int):
         return plan
     if plan.kind == "stats":
         return run_statistics(args, plan)
     if len(plan.runs) > 1:
-        return run_per_rank(args, plan, lambda a: run_comparison(a, progress, sys.stdout))
+        return run_per_rank(args, plan, lambda a: run_comparison(a, progress, sys.stdout), progress)
     args = plan.runs[0][1]
     status, outputs = run_comparison(args, progress, sys.stdout)
     if outputs is None:

@@ -185,6 +185,25 @@ def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
             cluster.close()
 
 
+_SESSION: dict[tuple, object] = {}  # (scheduler, workers, budget) -> the client of a session
+
+
+@contextlib.contextmanager
+def dask_session(scheduler: str, workers: int | None, memory_budget: int | None):
+    """Keep one Dask client (and the LocalCluster of ``--scheduler local``) for every
+    comparison run inside the block: ``--rank all`` starts the cluster once, not per rank."""
+    key = (scheduler, workers, memory_budget)
+    if key in _SESSION:
+        yield _SESSION[key]
+        return
+    with dask_client(scheduler, workers, memory_budget) as client:
+        _SESSION[key] = client
+        try:
+            yield client
+        finally:
+            del _SESSION[key]
+
+
 def run_dask(
     ctx: JobContext,
     chunks: Sequence[list[int]],
@@ -195,7 +214,7 @@ def run_dask(
 ) -> Iterator[ChunkResult]:
     """One Dask task per chunk; results gathered in chunk order. The dump folders must be on
     storage every worker sees under the same paths (see README, "Comparing on a cluster")."""
-    with dask_client(scheduler, workers, memory_budget) as client:
+    with dask_session(scheduler, workers, memory_budget) as client:
         shared = client.scatter(ctx, broadcast=True)
         futures = [
             client.submit(_dask_chunk, shared, number, positions, pure=False)
