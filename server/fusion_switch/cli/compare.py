@@ -620,6 +620,8 @@ def run(args: argparse.Namespace) -> int:
     from .compare_tree import die_with_rank_parent, plan_runs, run_per_rank, run_statistics
 
     die_with_rank_parent()  # when this is one rank of a `--rank all` run
+    # at once, before the dump trees are walked and numpy is loaded (issue 16: within 1 s)
+    progress(0, 0, "looking for the dump files")
     plan = plan_runs(args)
     if isinstance(plan, int):
         return plan
