@@ -115,7 +115,7 @@ def scaling(root: Path, ranks: list[int], rank_ops: int, cluster: bool) -> None:
                 *("-f", str(case.on_graph), "-cf", str(case.off_graph)),
                 *("-out", str(out), "--rank", "all", "--no-progress", *extra),
             ]
-            wall, peak, status, _ = measure(command, folder / "scale.log")
+            wall, peak, status, _, _ = measure(command, folder / "scale.log")
             note = "" if status in (0, 1) else f" exit {status}"
             cells.append(f"{wall:8.2f} s {peak / 2**20:6.0f} MB{note}")
         ops = count * case.n_original_ops
