@@ -71,9 +71,17 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(command: list[str], log: Path) -> tuple[float, int, int, float]:
+_PSS_EVERY = 10  # PSS every 10th sample (100 ms): reading smaps costs the job CPU time
+
+
+def measure(command: list[str], log: Path) -> tuple[float, int, int, float, int]:
     """(wall seconds, peak RSS bytes of the process tree, exit status, CPU seconds of the
-    process tree: user + system, workers included)."""
+    process tree: user + system, workers included, peak PSS bytes of the tree).
+
+    RSS counts a page shared by several processes once in each (a forked worker shows its
+    parent's pages again); PSS splits it among them, so the tree's PSS is the memory the job
+    really holds. The budget is judged on RSS, as msaccucmp is one process; PSS is printed
+    beside it."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "server"), env.get("PYTHONPATH", "")])
     cpu = _children_cpu()
@@ -81,16 +89,21 @@ def measure(command: list[str], log: Path) -> tuple[float, int, int, float]:
         start = time.perf_counter()
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
         ps = psutil.Process(proc.pid)
-        peak = 0
+        peak = peak_pss = 0
+        sample = 0
         while proc.poll() is None:
             try:
                 tree = [ps, *ps.children(recursive=True)]
                 peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+                if sample % _PSS_EVERY == 0:
+                    pss = sum(p.memory_full_info().pss for p in tree if p.is_running())
+                    peak_pss = max(peak_pss, pss)
             except psutil.Error:
                 pass
+            sample += 1
             time.sleep(0.01)
         wall = time.perf_counter() - start
-    return wall, peak, proc.returncode, _children_cpu() - cpu
+    return wall, peak, proc.returncode, _children_cpu() - cpu, peak_pss
 
 
 def first_progress(command: list[str], out: Path) -> float:
@@ -116,13 +129,15 @@ def first_progress(command: list[str], out: Path) -> float:
         shutil.rmtree(out, ignore_errors=True)
 
 
-def median_run(runs: list[tuple[float, int, int, float]]) -> tuple[float, int, int, float]:
-    """(median wall, median peak RSS, worst exit status, median CPU) of repeated runs."""
+def median_run(runs: list[tuple]) -> tuple[float, int, int, float, int]:
+    """(median wall, median peak RSS, worst exit status, median CPU, median peak PSS) of
+    repeated runs."""
     return (
         statistics.median(r[0] for r in runs),
         int(statistics.median(r[1] for r in runs)),
         max(r[2] for r in runs),
         statistics.median(r[3] for r in runs),
+        int(statistics.median(r[4] for r in runs)),
     )
 
 
@@ -255,7 +270,7 @@ def main() -> int:
             theirs_out.mkdir(exist_ok=True)
             script = MSACCUCMP_SCRIPT.format(oracle_dir=str(REPO / "tests" / "compare"))
             theirs_command = [sys.executable, "-c", script, *compare_arguments(case, theirs_out)]
-        runs: dict[str, list[tuple[float, int, int, float]]] = {
+        runs: dict[str, list[tuple]] = {
             "read": [],
             "ours": [],
             "theirs": [],
@@ -273,12 +288,12 @@ def main() -> int:
         ours = median_run(runs["ours"])
         theirs = median_run(runs["theirs"]) if runs["theirs"] else None
 
-        def row(name: str, m: tuple[float, int, int, float] | None) -> None:
+        def row(name: str, m: tuple | None) -> None:
             if m is None:
                 return
             print(
-                f"  {name:<26} {m[0]:9.2f} s   peak RSS {m[1] / 2**20:8.1f} MB   exit {m[2]}"
-                f"   (CPU {m[3]:.2f} s)"
+                f"  {name:<26} {m[0]:9.2f} s   peak RSS {m[1] / 2**20:8.1f} MB   "
+                f"PSS {m[4] / 2**20:8.1f} MB   exit {m[2]}   (CPU {m[3]:.2f} s)"
             )
 
         print("\nwall time and peak memory (process tree; CPU = user + system, all processes):")
@@ -320,7 +335,8 @@ def main() -> int:
             memory = honest(share, 0.5, share <= 0.5)
             print(
                 f"  peak memory <= 0.5x msaccucmp's:  {memory} ({ours_mb:.1f} MB vs "
-                f"{theirs_mb:.1f} MB)"
+                f"{theirs_mb:.1f} MB RSS; PSS {ours[4] / 2**20:.1f} MB = "
+                f"{ours[4] / max(1, theirs[4]):.2f}x)"
             )
             ours_csv = sorted(ours_out.glob("result_*.csv"))
             theirs_csv = sorted(theirs_out.glob("result_*.csv"))
