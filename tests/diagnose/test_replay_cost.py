@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
 
 import numpy as np
 import psutil
@@ -25,11 +27,16 @@ from hypothesis import strategies as st
 
 
 @pytest.fixture(scope="module")
-def outcome(tmp_path_factory):
+def small_case(tmp_path_factory):
     root = tmp_path_factory.mktemp("cost")
-    case = generate_case(root / "case", n_ops=70, faults=["dropped_scale"], graph_text=False)
+    return generate_case(root / "case", n_ops=70, faults=["dropped_scale"], graph_text=False)
+
+
+@pytest.fixture(scope="module")
+def outcome(small_case, tmp_path_factory):
+    case = small_case
     request = CompareRequest(
-        case.on_dump, case.off_dump, case.on_graph, case.off_graph, root / "out"
+        case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path_factory.mktemp("o")
     )
     return run_compare(request)
 
@@ -233,3 +240,30 @@ def test_measuring_chunks_in_workers_gives_what_measuring_them_here_gives(
     assert _json(spread) == _json(here)
     assert spread.noise.samples == here.noise.samples
     assert spread.files_read == here.files_read
+
+
+WRITE_AFTER_PRINT = """
+import sys
+from pathlib import Path
+from fusion_switch.compare.engine import CompareRequest, run_compare
+from fusion_switch.diagnose.summary import write_outputs
+
+paths = [Path(p) for p in sys.argv[1:6]]
+outcome = run_compare(CompareRequest(*paths))
+print("printed once before the replay")  # stdout is a pipe: this stays in the buffer
+write_outputs(outcome, paths[4] / "diagnose")
+"""
+
+
+def test_what_the_caller_printed_before_the_replay_is_printed_once(small_case, tmp_path):
+    case = small_case
+    paths = [case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path]
+    done = subprocess.run(
+        [sys.executable, "-c", WRITE_AFTER_PRINT, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("printed once before the replay") == 1
+    assert (tmp_path / "diagnose" / "summary.json").is_file()
