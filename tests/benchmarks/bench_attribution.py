@@ -253,9 +253,8 @@ def cost(case_dir: Path, old: str, repeat: int) -> int:
         f"{os.cpu_count()} cpus; load average (1 min) during the runs "
         f"{min(loads):.1f}-{max(loads):.1f}; medians of {repeat} interleaved run(s)"
     )
-    print(
-        f"{'':<22} {'measurement':<22} {'wall s':>8} {'CPU s':>8} {'peak RSS':>9}  runs (wall/CPU s)"
-    )
+    header = f"{'':<22} {'measurement':<22} {'wall s':>8} {'CPU s':>8} {'peak RSS':>9}"
+    print(f"{header}  runs (wall/CPU s)")
     med = {}
     for (label, name), runs in figures.items():
         wall = statistics.median(r[0] for r in runs)
