@@ -148,7 +148,10 @@ class _Lanes:
         for char, k in Counter(name).items():
             row = upto.get(char)
             if row is not None:
-                shared += row[k] if k < len(row) else row[-1]
+                try:
+                    shared += row[k]
+                except IndexError:  # more of `char` than any candidate has
+                    shared += row[-1]
         reached = shared & self._top
         found = []
         while reached:
