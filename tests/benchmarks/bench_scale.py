@@ -7,11 +7,11 @@
    bench_compare.py) and runs `compare` on all cores once per size (plus the read floor, reading
    every dump byte once). Prints ops, MB, wall, wall per 1,000 fusion-on ops and peak RSS of
    the process tree: linear means a flat "per 1k ops" column.
-2. Scaling table: ``R`` ranks of ``--rank-ops`` ops each (one generated case per rank, as a
-   multi-rank dump tree holds one rank pair per rank), each rank pair compared in one process
-   (`--workers 1`), on the process pool (all cores) and on a Dask LocalCluster of two workers
-   (`--scheduler local --workers 2`), one rank pair after the other. Prints ranks x ops x MB
-   against wall and peak RSS for each.
+2. Scaling table: a dump tree of ``R`` ranks of ``--rank-ops`` ops each (one generated case,
+   hard-linked as every rank), compared with `compare --rank all`: the ranks in turn in one
+   process (`--workers 1`), side by side (one process per rank, all cores) and on a Dask
+   LocalCluster of two workers (`--scheduler local --workers 2`, one cluster for all ranks).
+   Prints ranks x ops x MB against wall and peak RSS for each.
 
 Each measurement is one separate process tree (psutil, workers included); the machine load is
 printed first, since the machine may be shared.
@@ -70,29 +70,55 @@ def curve(root: Path, sizes: list[int]) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _rank_tree(root: Path, case, ranks: int) -> dict[str, Path]:
+    """A dump tree per side holding ``ranks`` ranks, each a hard-linked copy of ``case``'s dump
+    (one graph pair serves every rank, as for the ranks of one data-parallel job)."""
+    trees = {}
+    for side in ("on", "off"):
+        leaf = Path(getattr(case, f"{side}_dump"))
+        tree = root / f"tree-{side}"
+        for rank in range(ranks):
+            # dump/<time>/<device>/<model>/<model id>/<iteration>
+            target = tree / leaf.parents[3].name / str(rank) / leaf.parents[1].name / "1" / "0"
+            target.mkdir(parents=True)
+            for f in leaf.iterdir():
+                os.link(f, target / f.name)
+        trees[side] = tree
+    return trees
+
+
 def scaling(root: Path, ranks: list[int], rank_ops: int, cluster: bool) -> None:
-    modes = [("one process", ("--workers", "1")), ("process pool", ())]
+    modes = [
+        ("in turn, 1 process", ("--workers", "1")),
+        ("side by side", ()),
+    ]
     if cluster:
         modes.append(("LocalCluster x2", ("--scheduler", "local", "--workers", "2")))
-    print(f"\n2. ranks x ops x MB against wall and peak RSS ({rank_ops} ops per rank):")
+    print(
+        f"\n2. `compare --rank all` on R ranks of {rank_ops} ops: wall and peak RSS of the "
+        "process tree"
+    )
     print(f"  {'ranks':>5} {'ops':>7} {'MB':>7}  " + "  ".join(f"{m:>22}" for m, _ in modes))
-    cases = [
-        _generate(root / f"rank{r}" / "case", rank_ops, seed=100 + r) for r in range(max(ranks))
-    ]
+    case = _generate(root / "rank-case" / "case", rank_ops, seed=100)
     for count in ranks:
-        chosen = cases[:count]
+        folder = root / f"ranks-{count}"
+        trees = _rank_tree(folder, case, count)
         cells = []
         for label, extra in modes:
-            wall, peak = 0.0, 0
-            for number, case in enumerate(chosen):
-                out = root / f"out-{label.replace(' ', '')}-{number}"
-                run = measure(_ours(case, out, *extra), root / "scale.log")
-                wall, peak = wall + run[0], max(peak, run[1])
-                shutil.rmtree(out, ignore_errors=True)
-            cells.append(f"{wall:8.2f} s {peak / 2**20:6.0f} MB")
-        ops = sum(c.n_original_ops for c in chosen)
-        mb = sum(c.dump_bytes for c in chosen) / 1e6
+            out = folder / f"out-{label.replace(' ', '').replace(',', '')}"
+            command = [
+                *(sys.executable, "-m", "fusion_switch", "compare"),
+                *("-m", str(trees["on"]), "-g", str(trees["off"])),
+                *("-f", str(case.on_graph), "-cf", str(case.off_graph)),
+                *("-out", str(out), "--rank", "all", "--no-progress", *extra),
+            ]
+            wall, peak, status, _ = measure(command, folder / "scale.log")
+            note = "" if status in (0, 1) else f" exit {status}"
+            cells.append(f"{wall:8.2f} s {peak / 2**20:6.0f} MB{note}")
+        ops = count * case.n_original_ops
+        mb = count * case.dump_bytes / 1e6
         print(f"  {count:>5} {ops:>7} {mb:>7.0f}  " + "  ".join(f"{c:>22}" for c in cells))
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> int:

@@ -222,8 +222,10 @@ def test_ctrl_c_stops_cleanly_without_a_report(tmp_path):
         text=True,
     )
     assert proc.stderr is not None
-    first = proc.stderr.readline()  # the first progress line: the comparison has started
-    assert first == "compare: reading the graphs and the dump folders...\n", first
+    first = proc.stderr.readline()  # the first progress line, before anything is read
+    assert first == "compare: looking for the dump files...\n", first
+    started = proc.stderr.readline()  # the comparison has started
+    assert started == "compare: reading the graphs and the dump folders...\n", started
     counted = proc.stderr.readline()  # the graphs are read: the op count is known
     assert counted.startswith("compare: 0/"), counted
     os.kill(proc.pid, signal.SIGINT)

@@ -6,8 +6,6 @@ carries the second it was written; the output folder's path is normalised)."""
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
 import subprocess
 import sys
@@ -19,21 +17,7 @@ from fusion_switch.synth.generator import generate_case
 pytest.importorskip("distributed", reason="fusion-switch[dask] is part of the test extras")
 
 
-STAMP = re.compile(rb"result_\d{14}\.csv")  # the CSV's name: the second it was written
-ELAPSED = re.compile(rb'"seconds":\s*[0-9.e+-]+')  # summary.json's replay time: wall clock
-SPENT = re.compile(r"replayed \(([0-9.]+%)\) in [0-9.]+ s")  # the same time on stdout
-
-
-def outputs(out: Path) -> dict[str, bytes]:
-    """The files a run wrote, by kind ("csv" for result_*.csv), with the output folder's own
-    path, the CSV's time stamp and the replay's wall time masked (they differ between runs)."""
-    return {
-        ("csv" if path.name.startswith("result_") else path.name): ELAPSED.sub(
-            b'"seconds": <T>',
-            STAMP.sub(b"result_<STAMP>.csv", path.read_bytes().replace(os.fsencode(out), b"<OUT>")),
-        )
-        for path in out.iterdir()
-    }
+from output_files import SPENT, STAMP, outputs
 
 
 def run(case, out: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -92,16 +76,20 @@ def test_memory_budget_must_be_a_size(tmp_path):
     assert done.returncode == 2 and "'lots' is not a size like 4G or 512M" in done.stderr
 
 
+def two_rank_tree(case) -> dict[str, Path]:
+    """The case's dumps as ranks 0 and 1 of a dump tree; the tree roots by side."""
+    for side in (case.on_dump, case.off_dump):
+        device = Path(side).parents[2]  # dump/<time>/<device>/<model>/<model id>/<iteration>
+        shutil.copytree(device, device.parent / "1")
+    return {side: Path(getattr(case, f"{side}_dump")).parents[4] for side in ("on", "off")}
+
+
 @pytest.mark.slow
 def test_rank_all_on_a_local_cluster_writes_the_same_bytes_per_rank(tmp_path):
     """A two-rank dump tree (`--rank all`): every rank pair on the LocalCluster gives the same
     files as in one process."""
     case = generate_case(tmp_path / "case", n_ops=60, seed=5, graph_text=False)
-    for side in (case.on_dump, case.off_dump):
-        leaf = Path(side)
-        device = leaf.parents[2]  # dump/<time>/<device>/<model>/<model id>/<iteration>
-        shutil.copytree(device, device.parent / "1")
-    tree = {side: Path(getattr(case, f"{side}_dump")).parents[4] for side in ("on", "off")}
+    tree = two_rank_tree(case)
 
     def run_tree(out: Path, *extra: str) -> subprocess.CompletedProcess:
         command = [
@@ -121,3 +109,35 @@ def test_rank_all_on_a_local_cluster_writes_the_same_bytes_per_rank(tmp_path):
         two = outputs(tmp_path / "dask" / "out" / rank)
         assert sorted(one) == ["csv", "report.html", "summary.json"]
         assert one == two, rank
+
+
+@pytest.mark.slow
+def test_rank_all_starts_one_cluster_for_every_rank(tmp_path, monkeypatch, capsys):
+    """`--rank all --scheduler local`: the LocalCluster starts once, not once per rank."""
+    from fusion_switch.cli import main
+    from fusion_switch.compare import runners
+
+    case = generate_case(tmp_path / "case", n_ops=30, seed=6, graph_text=False)
+    tree = two_rank_tree(case)
+    started = []
+    real = runners.dask_client
+
+    def counting(*args, **kwargs):
+        started.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runners, "dask_client", counting)
+    status = main(
+        [
+            *("compare", "-m", str(tree["on"]), "-g", str(tree["off"])),
+            *("-f", str(case.on_graph), "-cf", str(case.off_graph)),
+            *("-out", str(tmp_path / "out"), "--rank", "all", "--no-progress"),
+            *("--scheduler", "local", "--workers", "1"),
+        ]
+    )
+    assert status == 1, capsys.readouterr().err
+    assert [(tmp_path / "out" / f"rank_{r}" / "summary.json").is_file() for r in (0, 1)] == [
+        True,
+        True,
+    ]
+    assert started == [("local", 1, None)]

@@ -42,7 +42,7 @@ def start(case, out: Path) -> subprocess.Popen:
         "-out",
         str(out),
         "--workers",
-        "2",
+        "3",  # this process and two pool workers
         "--progress",
         "jsonl",
     ]

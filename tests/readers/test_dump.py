@@ -235,11 +235,32 @@ def test_shape_larger_than_size_is_refused_before_reading(tmp_path):
 
 
 def test_file_truncated_after_header_was_read(tmp_path):
-    path = write_dump(tmp_path / "d", "op", outputs=[TensorSpec(np.ones(8, np.float32))])
+    from fusion_switch.readers.dump import SMALL_FILE_BYTES
+
+    count = SMALL_FILE_BYTES // 4 + 8  # too big to be read whole with the header
+    path = write_dump(tmp_path / "d", "op", outputs=[TensorSpec(np.ones(count, np.float32))])
     dump = read_dump(path)
     os.truncate(path, path.stat().st_size - 4)
-    with pytest.raises(DumpError, match="ended after 28 of 32 bytes"):
+    with pytest.raises(DumpError, match=f"ended after {4 * count - 4} of {4 * count} bytes"):
         dump.array(dump.outputs[0])
+
+
+def test_a_small_file_is_read_once_with_its_header(tmp_path, monkeypatch):
+    """Small dumps are read whole: their tensors come from that one read (one open, values as
+    they were when the header was read, even if the file is cut or rewritten later)."""
+    values = np.arange(8, dtype=np.float32)
+    path = write_dump(tmp_path / "d", "op", [TensorSpec(values + 1)], [TensorSpec(values)])
+    opens = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda *a, **k: opens.append(a) or real_open(*a, **k))
+    dump = read_dump(path)
+    os.truncate(path, 8)
+    np.testing.assert_array_equal(dump.array(dump.inputs[0]), values + 1)
+    out = dump.array(dump.outputs[0])
+    np.testing.assert_array_equal(out, values)
+    out[0] = 42  # a private copy, writable
+    np.testing.assert_array_equal(dump.array(dump.outputs[0]), values)
+    assert len(opens) == 1
 
 
 def test_forged_size_smaller_than_the_data(tmp_path):
@@ -250,7 +271,10 @@ def test_forged_size_smaller_than_the_data(tmp_path):
 
 
 def test_opened_reads_several_tensors_through_one_handle(tmp_path, monkeypatch):
-    values = [np.full(3, i, np.float32) for i in range(4)]
+    from fusion_switch.readers.dump import SMALL_FILE_BYTES
+
+    # too big to be read whole with the header (a small file needs no handle at all)
+    values = [np.full(SMALL_FILE_BYTES // 16 + 1, i, np.float32) for i in range(4)]
     specs = [TensorSpec(v) for v in values]
     dump = read_dump(write_dump(tmp_path / "d", "op", specs[:2], specs[2:]))
     opens = []
@@ -269,7 +293,10 @@ def test_opened_reads_several_tensors_through_one_handle(tmp_path, monkeypatch):
 
 
 def test_opened_on_a_vanished_file(tmp_path):
-    path = write_dump(tmp_path / "d", "op", outputs=[TensorSpec(np.ones(2, np.float32))])
+    from fusion_switch.readers.dump import SMALL_FILE_BYTES
+
+    big = np.ones(SMALL_FILE_BYTES // 4 + 1, np.float32)  # not read whole with the header
+    path = write_dump(tmp_path / "d", "op", outputs=[TensorSpec(big)])
     dump = read_dump(path)
     path.unlink()
     with pytest.raises(DumpError, match="cannot read"), dump.opened():

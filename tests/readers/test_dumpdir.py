@@ -95,10 +95,31 @@ def test_parse_dump_name(name, fields):
         "readme.txt",
         "conv1.x.1700000000000000.npy",
         "Conv2D.conv1.3.1700000000000001.a",
+        "Conv2D.conv1.3.1700000000000001.",  # an empty trailing field is no number
+        "Conv2D.conv1.3..1700000000000001",
     ],
 )
 def test_not_dump_names(name):
     assert isinstance(parse_dump_name(name), str)
+
+
+def test_dump_names_compare_pickle_and_make_their_path_on_demand(tmp_path):
+    import pickle
+
+    name = "Conv2D.conv1.3.0.1700000000000001"
+    lazy = parse_dump_name(name, str(tmp_path / name))
+    eager = parse_dump_name(name, tmp_path / name)
+    assert lazy == eager and hash(lazy) == hash(eager)
+    assert lazy.path == tmp_path / name and isinstance(lazy.path, Path)
+    again = pickle.loads(pickle.dumps(lazy))
+    assert again == eager and again.path == tmp_path / name
+    assert (again.op_name, again.task_id, again.stream_id, again.timestamp) == (
+        "conv1",
+        3,
+        0,
+        1700000000000001,
+    )
+    assert parse_dump_name(name, str(tmp_path / "other")) != eager
 
 
 @pytest.mark.parametrize(

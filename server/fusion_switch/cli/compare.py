@@ -118,7 +118,8 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="worker processes (default: all cores; 1 = in this process)",
+        help="processes that compare, this one included (default: all cores; 1 = this "
+        "process only)",
     )
     req(
         "--scheduler",
@@ -616,15 +617,18 @@ def run(args: argparse.Namespace) -> int:
         progress: Progress | JsonLinesProgress = JsonLinesProgress(sys.stderr)
     else:
         progress = Progress(sys.stderr, enabled=not args.no_progress)
-    from .compare_tree import plan_runs, run_per_rank, run_statistics
+    from .compare_tree import die_with_rank_parent, plan_runs, run_per_rank, run_statistics
 
+    die_with_rank_parent()  # when this is one rank of a `--rank all` run
+    # at once, before the dump trees are walked and numpy is loaded (issue 16: within 1 s)
+    progress(0, 0, "looking for the dump files")
     plan = plan_runs(args)
     if isinstance(plan, int):
         return plan
     if plan.kind == "stats":
         return run_statistics(args, plan)
     if len(plan.runs) > 1:
-        return run_per_rank(args, plan, lambda a: run_comparison(a, progress, sys.stdout))
+        return run_per_rank(args, plan, lambda a: run_comparison(a, progress, sys.stdout), progress)
     args = plan.runs[0][1]
     status, outputs = run_comparison(args, progress, sys.stdout)
     if outputs is None:

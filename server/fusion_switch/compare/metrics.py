@@ -433,7 +433,7 @@ SCRATCH = _Scratch()
 def _mean32(total: np.float32, n: int) -> np.float32:
     """``ndarray.mean()`` of a float32 array from its float32 sum: numpy divides by an ``intp``
     count, which promotes to float64, and rounds the quotient back to float32."""
-    return total.dtype.type(total / np.intp(n))
+    return total.dtype.type(float(total) / n)  # the same float64 division, less wrapping
 
 
 _add = np.add.reduce  # what ndarray.sum() and .mean() call, without their Python wrappers

@@ -52,6 +52,41 @@ class ResultRow:
     right_path: str | None = None
     messages: list[str] = field(default_factory=list)
 
+    def __reduce__(self):
+        """Rows travel from the workers in bulk (10,000 at 5,000 ops): a flat tuple unpickles
+        about twice as fast as the dataclass's instance dict with two dicts inside."""
+        names = tuple(self.metrics)
+        if tuple(self.metric_text) != names:
+            return (_row_from_fields, (dict(self.__dict__),))
+        return (
+            _row_from_state,
+            (
+                self.index,
+                self.op_type,
+                self.npu_dump,
+                self.ground_truth,
+                self.op_name,
+                self.tensor_index,
+                self.kind,
+                self.position,
+                self.shape,
+                self.left_dtype,
+                self.left_address,
+                self.right_dtype,
+                self.right_address,
+                names,
+                tuple(self.metrics.values()),
+                tuple(self.metric_text.values()),
+                self.std,
+                self.fail_reason,
+                self.right_op,
+                self.right_output_index,
+                self.left_path,
+                self.right_path,
+                self.messages,
+            ),
+        )
+
     @property
     def compared(self) -> bool:
         """True when the metrics were computed on a tensor pair."""
@@ -70,6 +105,20 @@ class ResultRow:
     @property
     def fail_reason_text(self) -> str:
         return ",".join(self.fail_reason)
+
+
+def _row_from_fields(fields: dict) -> ResultRow:
+    return ResultRow(**fields)
+
+
+def _row_from_state(*state) -> ResultRow:
+    names, values, texts = state[13:16]
+    return ResultRow(
+        *state[:13],
+        dict(zip(names, values, strict=True)),
+        dict(zip(names, texts, strict=True)),
+        *state[16:],
+    )
 
 
 @dataclass

@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
@@ -66,13 +67,26 @@ def run_pool(
     start_method: str | None = None,
     cancel=None,
 ) -> Iterator[ChunkResult]:
-    """Chunks on a process pool of ``workers``; results reordered to chunk order."""
+    """Chunks on ``workers`` processes: this one and a pool of ``workers - 1``; results in
+    chunk order.
+
+    This process takes a chunk whenever none of the pool's has come back: one process fewer
+    in the tree (a forked worker starts with a copy of this process's page tables, so each one
+    shows this process's resident memory again) for the same number of busy cores. The pool
+    is fed at most two chunks per process ahead, so that this process always finds work."""
+    if workers <= 1:
+        yield from run_here(ctx, chunks, cancel)
+        return
     mp = _context(start_method)
     stop = mp.Event()
+    queue = deque(enumerate(chunks))
+    in_flight: dict[Future, int] = {}
     pending: dict[int, ChunkResult] = {}
     next_chunk = 0
+    ahead = 2 * (workers - 1)
+    here: GroupComparer | None = None
     executor = ProcessPoolExecutor(
-        max_workers=workers,
+        max_workers=workers - 1,
         mp_context=mp,
         initializer=init_worker,
         initargs=(ctx, stop, os.getpid()),
@@ -81,27 +95,49 @@ def run_pool(
     # GC from touching them in forked children, so their pages stay shared (copy-on-write).
     gc.freeze()
     try:
-        futures: set[Future] = {
-            executor.submit(run_chunk, number, positions) for number, positions in enumerate(chunks)
-        }
-        gc.unfreeze()
-        while futures:
-            finished, futures = wait(futures, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)
-            if cancel is not None and cancel.is_set():
-                stop.set()
-                raise CompareCancelled("comparison cancelled")
+        try:
+            _feed(executor, queue, in_flight, ahead)
+        finally:
+            gc.unfreeze()
+        while queue or in_flight:
+            _check_pool(cancel, stop)
+            finished = [future for future in in_flight if future.done()]
             for future in finished:
-                result = future.result()
-                pending[result.chunk] = result
+                pending[in_flight.pop(future)] = future.result()
+            if not finished:
+                if queue:
+                    number, positions = queue.popleft()
+                    here = here or GroupComparer(ctx)
+                    result = here.compare_groups(positions, number, cancel)
+                    if result.cancelled:
+                        _check_pool(cancel, stop)
+                    pending[number] = result
+                else:
+                    wait(in_flight, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)
+            _feed(executor, queue, in_flight, ahead)
             while next_chunk in pending:
                 yield pending.pop(next_chunk)
                 next_chunk += 1
     except BaseException:
-        gc.unfreeze()
         stop.set()
         executor.shutdown(wait=True, cancel_futures=True)
         raise
     executor.shutdown(wait=True)
+    while next_chunk in pending:
+        yield pending.pop(next_chunk)
+        next_chunk += 1
+
+
+def _feed(executor, queue: deque, in_flight: dict[Future, int], ahead: int) -> None:
+    while queue and len(in_flight) < ahead:
+        number, positions = queue.popleft()
+        in_flight[executor.submit(run_chunk, number, positions)] = number
+
+
+def _check_pool(cancel, stop) -> None:
+    if cancel is not None and cancel.is_set():
+        stop.set()
+        raise CompareCancelled("comparison cancelled")
 
 
 # ----------------------------------------------------------------------------- Dask
@@ -149,6 +185,25 @@ def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
             cluster.close()
 
 
+_SESSION: dict[tuple, object] = {}  # (scheduler, workers, budget) -> the client of a session
+
+
+@contextlib.contextmanager
+def dask_session(scheduler: str, workers: int | None, memory_budget: int | None):
+    """Keep one Dask client (and the LocalCluster of ``--scheduler local``) for every
+    comparison run inside the block: ``--rank all`` starts the cluster once, not per rank."""
+    key = (scheduler, workers, memory_budget)
+    if key in _SESSION:
+        yield _SESSION[key]
+        return
+    with dask_client(scheduler, workers, memory_budget) as client:
+        _SESSION[key] = client
+        try:
+            yield client
+        finally:
+            del _SESSION[key]
+
+
 def run_dask(
     ctx: JobContext,
     chunks: Sequence[list[int]],
@@ -159,7 +214,7 @@ def run_dask(
 ) -> Iterator[ChunkResult]:
     """One Dask task per chunk; results gathered in chunk order. The dump folders must be on
     storage every worker sees under the same paths (see README, "Comparing on a cluster")."""
-    with dask_client(scheduler, workers, memory_budget) as client:
+    with dask_session(scheduler, workers, memory_budget) as client:
         shared = client.scatter(ctx, broadcast=True)
         futures = [
             client.submit(_dask_chunk, shared, number, positions, pure=False)

@@ -143,6 +143,8 @@ class DumpFile:
     npy_dtype: np.dtype | None = None  # set for .npy dumps: the stored numpy dtype
     npy_fortran: bool = False
     _handle: BinaryIO | None = field(default=None, repr=False, compare=False)
+    # the whole file, when it is small enough to be read in one go (see read_dump)
+    _content: bytes | None = field(default=None, repr=False, compare=False)
 
     def tensors(self) -> Iterator[DumpTensor]:
         """All tensors in file order (inputs, outputs, buffers, spaces)."""
@@ -217,8 +219,9 @@ class DumpFile:
 
     @contextmanager
     def opened(self) -> Iterator[DumpFile]:
-        """Keep the file open while reading several tensors (one open instead of one each)."""
-        if self._handle is not None:
+        """Keep the file open while reading several tensors (one open instead of one each).
+        A file read whole by :func:`read_dump` needs no handle."""
+        if self._handle is not None or self._content is not None:
             yield self
             return
         try:
@@ -239,6 +242,9 @@ class DumpFile:
                 f"{tensor.name}: bytes {tensor.data_offset}..{end} "
                 f"lie beyond the end of the file ({self.file_size} bytes)",
             )
+        content = self._content
+        if content is not None and end <= len(content):
+            return np.frombuffer(content, np.uint8, nbytes, tensor.data_offset).copy()
         buffer = np.empty(nbytes, dtype=np.uint8)
         try:
             if self._handle is not None:
@@ -483,6 +489,12 @@ def _make_tensor(
     )
 
 
+# A file up to this size is read whole, in one system call, and its tensors decoded from
+# memory: most dumps of a network are this small, and opening the file again for each tensor
+# cost more than decoding it. (Headers are cached: 256 of them hold at most 32 MB this way.)
+SMALL_FILE_BYTES = 128 * 1024
+
+
 def read_dump(path: str | os.PathLike) -> DumpFile:
     """Read a dump file's header (binary layout, or ``.npy``). Raises :class:`DumpError`."""
     if not isinstance(path, Path):  # the dump index already holds Paths: no re-parse
@@ -498,19 +510,26 @@ def read_dump(path: str | os.PathLike) -> DumpFile:
                     f"file is {file_size} bytes; a dump needs an 8-byte header length "
                     "followed by the header",
                 )
-            header_len = int.from_bytes(handle.read(_LENGTH_BYTES), "little")
+            content = handle.read() if file_size <= SMALL_FILE_BYTES else None
+            head = content[:_LENGTH_BYTES] if content is not None else handle.read(_LENGTH_BYTES)
+            header_len = int.from_bytes(head, "little")
             if header_len > file_size - _LENGTH_BYTES:
                 raise DumpError(
                     path,
                     f"header length {header_len} (first 8 bytes) exceeds the {file_size - 8} "
                     "bytes that follow; not a binary dump file or truncated",
                 )
-            header = handle.read(header_len)
+            if content is not None:
+                header = content[_LENGTH_BYTES : _LENGTH_BYTES + header_len]
+            else:
+                header = handle.read(header_len)
     except OSError as error:
         raise DumpError(path, f"cannot read: {error.strerror or error}") from None
     if len(header) != header_len:
         raise DumpError(path, f"file ended inside the {header_len}-byte header")
-    return _build_dump_file(path, header, header_len, file_size)
+    dump = _build_dump_file(path, header, header_len, file_size)
+    dump._content = content
+    return dump
 
 
 def _build_dump_file(path: Path, header: bytes, header_len: int, file_size: int) -> DumpFile:

@@ -61,24 +61,101 @@ def dump_file_name(
     return ".".join(fields)
 
 
-@dataclass(frozen=True)
 class DumpName:
     """The fields of one dump file name. ``real_name`` differs from the file's name when it
-    came from ``mapping.csv``."""
+    came from ``mapping.csv``. ``path`` may be given as a string: the :class:`~pathlib.Path`
+    is then made on first use (a folder of 10,000 dumps is indexed for the few paths read)."""
 
-    path: Path
-    real_name: str
-    op_name: str
-    timestamp: int
-    op_type: str = ""
-    task_id: int | None = None
-    stream_id: int | None = None
-    task_type: int | None = None
-    context_id: int | None = None
-    thread_id: int | None = None
-    device_id: int | None = None
-    output_index: int | None = None  # .npy dumps only
-    is_npy: bool = False
+    __slots__ = (
+        "_location",
+        "_path",
+        "context_id",
+        "device_id",
+        "is_npy",
+        "op_name",
+        "op_type",
+        "output_index",
+        "real_name",
+        "stream_id",
+        "task_id",
+        "task_type",
+        "thread_id",
+        "timestamp",
+    )
+    _FIELDS = (
+        "path",
+        "real_name",
+        "op_name",
+        "timestamp",
+        "op_type",
+        "task_id",
+        "stream_id",
+        "task_type",
+        "context_id",
+        "thread_id",
+        "device_id",
+        "output_index",
+        "is_npy",
+    )
+
+    def __init__(
+        self,
+        path: Path | str,
+        real_name: str,
+        op_name: str,
+        timestamp: int,
+        op_type: str = "",
+        task_id: int | None = None,
+        stream_id: int | None = None,
+        task_type: int | None = None,
+        context_id: int | None = None,
+        thread_id: int | None = None,
+        device_id: int | None = None,
+        output_index: int | None = None,  # .npy dumps only
+        is_npy: bool = False,
+    ) -> None:
+        self._path = path if isinstance(path, Path) else None
+        self._location = path
+        self.real_name = real_name
+        self.op_name = op_name
+        self.timestamp = timestamp
+        self.op_type = op_type
+        self.task_id = task_id
+        self.stream_id = stream_id
+        self.task_type = task_type
+        self.context_id = context_id
+        self.thread_id = thread_id
+        self.device_id = device_id
+        self.output_index = output_index
+        self.is_npy = is_npy
+
+    @property
+    def path(self) -> Path:
+        path = self._path
+        if path is None:
+            path = self._path = Path(self._location)
+        return path
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not DumpName:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"DumpName({shown})"
+
+    def __getstate__(self) -> tuple:
+        return self._values()
+
+    def __setstate__(self, state: tuple) -> None:
+        self.__init__(*state)
 
     @property
     def sort_key(self) -> tuple[int, int, str]:
@@ -91,15 +168,18 @@ def _is_timestamp(text: str) -> bool:
 
 def _strip_op_name(name: str) -> str:
     """msaccucmp's clean-up of names in dump files: drop an ``sgt_graph_N_`` prefix."""
+    if "_sgt_graph" not in name:
+        return name
     matches = list(_SGT_GRAPH.finditer(name))
     if "_sgt_graph" in name and matches and matches[-1].end() != len(name):
         return name[matches[-1].end() + 1 :]
     return name
 
 
-def parse_dump_name(real_name: str, path: Path | None = None) -> DumpName | str:
-    """Parse a dump file name; returns the reason as a string when it is not one."""
-    path = path or Path(real_name)
+def parse_dump_name(real_name: str, path: Path | str | None = None) -> DumpName | str:
+    """Parse a dump file name; returns the reason as a string when it is not one. ``path``
+    (default: the name itself) may be a string, made a Path on first use."""
+    path = path or real_name
     if is_exception_dump_name(real_name):  # "exception_info" is no op type, 1026 no op name
         return "exception dump (a failing kernel's buffers, no op name): see fusion-switch dumps"
     if real_name.endswith(".npy"):
@@ -119,6 +199,16 @@ def parse_dump_name(real_name: str, path: Path | None = None) -> DumpName | str:
         return "not named {op_type}.{op_name}.{task_id}[.{stream_id}].{timestamp}"
     fields = real_name.split(".")
     numbers = fields[2:]
+    if len(numbers) == 3 and all(map(str.isdigit, numbers)):  # task.stream.timestamp
+        return DumpName(
+            path,
+            real_name,
+            _strip_op_name(match.group(1)),
+            int(numbers[2]),
+            fields[0],
+            int(numbers[0]),
+            int(numbers[1]),
+        )
     if not all(n.isdigit() for n in numbers):
         return "trailing fields after the timestamp are not numbers"
     values = [int(n) for n in numbers]
@@ -204,11 +294,17 @@ class DumpDir:
 
     def latest(self, op_name: str, output_index: int | None = None) -> Path | None:
         """The file msaccucmp would use for the op: the one with the newest timestamp."""
-        files = self.files_for(op_name, output_index)
-        return files[-1] if files else None
+        names = self._files.get(op_name)
+        if names is None:
+            names = self._files.get(sanitize_op_name(op_name), [])
+        if output_index is not None:
+            names = [n for n in names if n.output_index in (None, output_index)]
+        return names[-1].path if names else None
 
     def __contains__(self, op_name: object) -> bool:
-        return isinstance(op_name, str) and bool(self.entries(op_name))
+        if not isinstance(op_name, str):
+            return False
+        return op_name in self._files or bool(self._files.get(sanitize_op_name(op_name)))
 
     def __len__(self) -> int:
         return len(self._files)
@@ -238,7 +334,7 @@ def _index_folder(folder: Path) -> tuple[dict[str, list[DumpName]], list[tuple[s
                 ignored.append((name, f"numeric name not listed in {MAPPING_FILE}"))
                 continue
             real = mapping[name]
-        parsed = parse_dump_name(real, Path(entry.path))
+        parsed = parse_dump_name(real, entry.path)
         if isinstance(parsed, str):
             ignored.append((name, parsed))
             continue

@@ -29,7 +29,6 @@ from typing import Any
 from .dtypes import data_type_name
 from .graph_file import GraphError, read_graph_head
 from .graph_kind import sniff_graph
-from .graph_text import parse_graph_text_file
 
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 PASS_NAME = "pass_name"
@@ -548,6 +547,8 @@ def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
             count = f"{digits.group(1)} digits" if digits else "too many digits"
             raise GraphError(path, f"a number with {count}: too long for a graph value") from None
         return data
+    from .graph_text import parse_graph_text_file  # only text graphs need the parser
+
     return parse_graph_text_file(path, head_checked=True)
 
 

@@ -1,0 +1,203 @@
+"""`compare --rank all`: the ranks compare side by side, each in its own process (issue 16).
+
+A three-rank tree (rank 1 faulty) is compared in turn in this process (`--workers 1`) and
+side by side (`--workers 3`: three ranks at once); every rank's CSV, summary and report are
+the same bytes. While the side-by-side run is slowed down, the ranks' processes are seen
+running together; killing the `--rank all` process ends them all and leaves no temporary
+file. `--memory-budget` limits how many ranks run at once."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from fusion_switch.cli.compare_tree import Plan, rank_bytes, rank_slots
+from fusion_switch.synth.generator import generate_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compare"))
+from output_files import outputs  # the same byte-for-byte masking as test_dask
+
+RANKS = (0, 1, 2)
+
+
+def _copy_leaf(source: Path, target: Path) -> None:
+    target.mkdir(parents=True)
+    for f in source.iterdir():
+        os.link(f, target / f.name)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ranks")
+    clean = generate_case(root / "clean", n_ops=40, seed=3, faults=[], graph_text=False)
+    bad = generate_case(root / "bad", n_ops=40, seed=3, faults=["dropped_scale"], graph_text=False)
+    model_on, model_off = clean.on_dump.parents[1].name, clean.off_dump.parents[1].name
+    for rank in RANKS:
+        source = bad if rank == 1 else clean
+        _copy_leaf(
+            source.on_dump, root / "on" / "20260101120002" / str(rank) / model_on / "1" / "0"
+        )
+        _copy_leaf(
+            source.off_dump, root / "off" / "20260101120001" / str(rank) / model_off / "1" / "0"
+        )
+    return root, clean
+
+
+def command(tree, out: Path, *extra: str) -> list[str]:
+    root, case = tree
+    return [
+        *(sys.executable, "-m", "fusion_switch", "compare"),
+        *("-m", str(root / "on"), "-g", str(root / "off")),
+        *("-f", str(case.on_graph), "-cf", str(case.off_graph)),
+        *("-out", str(out), "--rank", "all", *extra),
+    ]
+
+
+def test_ranks_side_by_side_write_the_same_bytes_as_in_turn(tree, tmp_path):
+    turn = subprocess.run(
+        command(tree, tmp_path / "turn", "--workers", "1", "--no-progress"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    side = subprocess.run(
+        command(tree, tmp_path / "side", "--workers", "3", "--no-progress"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert turn.returncode == side.returncode == 1, turn.stderr + side.stderr
+    for rank in RANKS:
+        one = outputs(tmp_path / "turn" / f"rank_{rank}")
+        other = outputs(tmp_path / "side" / f"rank_{rank}")
+        assert sorted(one) == ["csv", "report.html", "summary.json"]
+        assert one == other, rank
+    combined = [
+        json.loads((tmp_path / d / "ranks_summary.json").read_text()) for d in ("turn", "side")
+    ]
+    for data in combined:
+        for entry in data["ranks"]:
+            entry["out_dir"] = Path(entry["out_dir"]).name
+    assert combined[0] == combined[1]
+    assert [(r["rank"], r["status"]) for r in combined[1]["ranks"]] == [
+        ("0", 0),
+        ("1", 1),
+        ("2", 0),
+    ]
+    assert combined[1]["ranks"][1]["suspects"], "the faulty rank names its rule"
+    assert [
+        line.split(":")[0] for line in side.stdout.splitlines() if line.startswith("rank ")
+    ] == [
+        "rank 0",
+        "rank 1",
+        "rank 2",
+    ]
+
+
+def _rank_children(parent: psutil.Process) -> list[psutil.Process]:
+    return [
+        p for p in parent.children() if "--rank" not in p.cmdline() and "compare" in p.cmdline()
+    ]
+
+
+def test_ranks_run_together_and_die_with_the_rank_all_process(tree, tmp_path):
+    env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="0.5")  # each rank reports slowly
+    process = subprocess.Popen(
+        command(tree, tmp_path / "out", "--workers", "3"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        parent = psutil.Process(process.pid)
+        seen: list[psutil.Process] = []
+        deadline = time.monotonic() + 120
+        while len(seen) < len(RANKS) and time.monotonic() < deadline:
+            seen = _rank_children(parent)
+            time.sleep(0.05)
+        assert len(seen) == len(RANKS), "every rank has its own process, all at once"
+        time.sleep(1.0)  # well inside the comparisons (each waits 0.5 s per progress report)
+        process.kill()  # SIGKILL: the ranks are told by their parent-death signal
+        process.wait(10)
+        _, alive = psutil.wait_procs(seen, timeout=30)
+        for survivor in alive:
+            survivor.kill()
+        assert not alive, f"rank processes outlived `--rank all`: {alive}"
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    leftovers = [
+        p for p in (tmp_path / "out").rglob("*") if p.name.startswith(".") or ".tmp" in p.name
+    ]
+    assert not leftovers, leftovers
+
+
+def _namespace(tmp_path: Path, graph_bytes: int, **extra) -> argparse.Namespace:
+    graph = tmp_path / "graph.json"
+    graph.write_bytes(b" " * graph_bytes)
+    values = {"on_graph": str(graph), "off_graph": str(graph), "workers": None}
+    values.update(memory_budget=None, scheduler=None)
+    values.update(extra)
+    return argparse.Namespace(**values)
+
+
+def test_memory_budget_and_scheduler_decide_how_many_ranks_run_at_once(tmp_path):
+    ns = _namespace(tmp_path, 10 << 20, workers=8)
+    plan = Plan("tensor", [(f"rank {r}", ns) for r in range(6)])
+    assert rank_slots(ns, plan) == 6  # one per rank, within --workers 8
+    assert rank_bytes(ns) == (96 << 20) + 6 * (20 << 20)
+    ns.memory_budget = 2 * rank_bytes(ns) + 1
+    assert rank_slots(ns, plan) == 2
+    ns.memory_budget = 1 << 20  # too small for one: still runs, one at a time
+    assert rank_slots(ns, plan) == 1
+    ns.memory_budget, ns.scheduler = None, "local"  # Dask spreads each rank itself
+    assert rank_slots(ns, plan) == 1
+    ns.scheduler, ns.workers = None, 1
+    assert rank_slots(ns, plan) == 1
+
+
+CHILD = """
+import time
+from fusion_switch.cli.compare_tree import die_with_rank_parent
+die_with_rank_parent()
+time.sleep(60)
+"""
+MIDDLE = """
+import os, subprocess, sys, time
+env = dict(os.environ, FUSION_SWITCH_RANK_PARENT=str(os.getpid()))
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1]], env=env)
+print(child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal: Linux")
+def test_a_silent_rank_process_ends_when_its_parent_is_killed():
+    """The parent-death signal alone ends a rank's process that writes nothing (a closed pipe
+    would only tell it at its next progress line)."""
+    middle = subprocess.Popen(
+        [sys.executable, "-c", MIDDLE, CHILD], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        child = psutil.Process(int(middle.stdout.readline()))
+        time.sleep(1.0)  # the child has armed its signal (or is about to)
+        assert child.is_running()
+        middle.kill()
+        middle.wait(10)
+        _, alive = psutil.wait_procs([child], timeout=10)
+        for survivor in alive:
+            survivor.kill()
+        assert not alive, "the rank process outlived its parent"
+    finally:
+        if middle.poll() is None:
+            middle.kill()
+        middle.stdout.close()
