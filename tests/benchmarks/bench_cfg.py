@@ -35,10 +35,10 @@ from fusion_switch.cfg.model import Context
 from fusion_switch.cfg.sample import sample_catalogue
 from fusion_switch.lsp.capabilities import ClientFeatures
 from fusion_switch.lsp.convert import Converter
+from fusion_switch.lsp.features.diagnostics import MAX_DIAGNOSTICS
 from fusion_switch.lsp.text import LineIndex
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
-from pygls.protocol import default_converter
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "schemas" / "fusion_switch.schema.json"
@@ -68,15 +68,15 @@ def probe(text: str) -> re.Match:
 
 # in process ----------------------------------------------------------------------------
 def bench_in_process(text: str, runs: int, ctx: Context) -> dict:
-    conv_json = default_converter()
     member = probe(text)
     offset = member.start(1) + 2
 
     def publish(context: Context) -> None:
+        """What the server does for publishDiagnostics (features/diagnostics.py `_publish`)."""
         analysis = cfg.analyse(text, context)
         conv = Converter(LineIndex(text), "utf-16", ClientFeatures(related_information=True))
-        diagnostics = [conv.diagnostic(f, "file:///f.cfg") for f in analysis.findings]
-        json.dumps(conv_json.unstructure(diagnostics))
+        shown = analysis.findings[:MAX_DIAGNOSTICS]
+        json.dumps({"params": [conv.diagnostic_json(f, "file:///f.cfg") for f in shown]})
 
     analysis = cfg.analyse(text, ctx)
     empty = '{"Switch": {"GraphFusion": {}}}'
