@@ -131,14 +131,16 @@ async def _check_later(ls: FusionSwitchServer, uri: str, delay: float) -> None:
 
 
 def validate_all(ls: FusionSwitchServer) -> None:
-    """Re-check every open configuration (after a target or catalogue change)."""
+    """Re-check every open configuration at once (after a target, catalogue or results
+    change: not an edit, so not debounced; the new diagnostics go out before the command or
+    notification that caused them is answered)."""
     if not len(ls.state.documents):
         return
     if ls.state.client.pull_diagnostics:
         ls.workspace_diagnostic_refresh(None)
         return
     for doc in ls.state.documents:
-        validate(ls, doc)
+        validate(ls, doc, immediately=True)
 
 
 def clear(ls: FusionSwitchServer, uri: str) -> None:
