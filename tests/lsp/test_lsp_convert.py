@@ -147,3 +147,40 @@ def test_documents_apply_incremental_changes_in_order() -> None:
         "utf-16",
     )
     assert (doc.text, doc.version) == ("abcXef", 2)
+
+
+def _findings_of_every_kind() -> list[tuple[str, Finding]]:
+    """Real findings of a document with every kind of problem, and their text."""
+    from fusion_switch.catalogue import resolve_target
+    from fusion_switch.cfg import Context, analyse
+
+    texts = [
+        '{"Switch": {"GraphFusion": {"ALL": "off", "ConvBatchnormFusionPas": "On",\r\n'
+        '"AABiasaddConvFusion": "off", "X": 1, "X": "on", "TbeEltwiseFusionPass": "on"},\n'
+        '"UBFusion": {"注😀": " off ", "ConvBatchnormFusionPass": "on"}}, "Bad": [], }',
+        "ConvBatchnormFusionPass:off\nALL:on\nBogus:OFF\n",
+        '{"Switch": {"GraphFusion": {"A" "on"',
+        "",
+        '{"Priority": {"GraphFusion": {"Top": {"A": "1000"}, "Late": {}}}} // c',
+    ]
+    ctx = Context(target=resolve_target("Atlas 350"))
+    return [(text, f) for text in texts for f in analyse(text, ctx).findings]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8", "utf-32"])
+@pytest.mark.parametrize("related", [True, False])
+def test_diagnostic_json_is_what_lsprotocol_sends(encoding: str, related: bool) -> None:
+    """The publish path builds JSON directly; it must equal lsprotocol's serialisation."""
+    import json
+
+    from pygls.protocol import default_converter
+
+    serialiser = default_converter()
+    pairs = _findings_of_every_kind()
+    assert {f.code for _, f in pairs} >= {"unknown-rule", "duplicate-key", "json-syntax"}
+    assert any(f.related for _, f in pairs) and any(not f.data for _, f in pairs)
+    for text, finding in pairs:
+        c = Converter(LineIndex(text), encoding, ClientFeatures(related_information=related))
+        expected = serialiser.unstructure(c.diagnostic(finding, "file:///f.cfg"))
+        fast = c.diagnostic_json(finding, "file:///f.cfg")
+        assert json.dumps(fast) == json.dumps(expected)

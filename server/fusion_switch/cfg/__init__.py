@@ -1,37 +1,98 @@
 """The pure editing layer for fusion_switch.cfg: parse, check, complete, hover, fix, format,
 outline. No editor protocol here; offsets are Python str indexes (see model.py)."""
 
-from .analysis import Analysis, analyse
-from .completion import complete
-from .edits import all_off_text, apply_edits, set_switches
-from .fixes import code_actions
-from .formatting import format_document
-from .hover import hover
-from .model import (
-    Completion,
-    Context,
-    Edit,
-    Finding,
-    Fix,
-    Fold,
-    HoverInfo,
-    Related,
-    Span,
-    Symbol,
-)
-from .outline import folds, symbols
-from .sample import sample_catalogue, sample_document
-from .syntax import parse
-from .tree import (
-    ArrayNode,
-    CfgDocument,
-    LineEntry,
-    Member,
-    Node,
-    ObjectNode,
-    ScalarNode,
-    StringNode,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# Submodules are imported on first use of one of their names (PEP 562): the server's first
+# check needs only the parser and the checks, not completion, fixes or formatting.
+_HOME = {
+    "Analysis": "analysis",
+    "analyse": "analysis",
+    "complete": "completion",
+    "all_off_text": "edits",
+    "apply_edits": "edits",
+    "set_switches": "edits",
+    "code_actions": "fixes",
+    "format_document": "formatting",
+    **dict.fromkeys(
+        ["Completion", "Context", "Edit", "Finding", "Fix", "Fold", "HoverInfo", "Related"],
+        "model",
+    ),
+    "Span": "model",
+    "Symbol": "model",
+    "folds": "outline",
+    "symbols": "outline",
+    "sample_catalogue": "sample",
+    "sample_document": "sample",
+    "parse": "syntax",
+    **dict.fromkeys(
+        [
+            "ArrayNode",
+            "CfgDocument",
+            "LineEntry",
+            "Member",
+            "Node",
+            "ObjectNode",
+            "ScalarNode",
+            "StringNode",
+        ],
+        "tree",
+    ),
+}
+
+
+# `hover` is both a submodule and the function it exports: imported here, so that the package
+# attribute is the function whichever is imported first.
+from .hover import hover  # noqa: E402
+
+
+def __getattr__(name: str):
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])
+
+
+if TYPE_CHECKING:
+    from .analysis import Analysis, analyse
+    from .completion import complete
+    from .edits import all_off_text, apply_edits, set_switches
+    from .fixes import code_actions
+    from .formatting import format_document
+    from .model import (
+        Completion,
+        Context,
+        Edit,
+        Finding,
+        Fix,
+        Fold,
+        HoverInfo,
+        Related,
+        Span,
+        Symbol,
+    )
+    from .outline import folds, symbols
+    from .sample import sample_catalogue, sample_document
+    from .syntax import parse
+    from .tree import (
+        ArrayNode,
+        CfgDocument,
+        LineEntry,
+        Member,
+        Node,
+        ObjectNode,
+        ScalarNode,
+        StringNode,
+    )
 
 CODES = {
     "json-syntax": "error",

@@ -5,7 +5,8 @@ python-jsonschema needs about 30 ms for a 5,000-entry section, too slow for ever
 rule key of a section has the same value schema (named rules and `additionalProperties` both say
 `enum: ["on", "off"]`), so the validated instance is *compacted*: all entries of a rule map that
 share a value are represented by one synthetic key. An error on that key is then reported on every
-entry with that value. The instance stays tiny whatever the file size.
+entry with that value. The instance stays tiny whatever the file size. jsonschema is imported
+only for an instance that `conforms.conforms` finds invalid (it is slow to import).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from __future__ import annotations
 import difflib
 import json
 
+from .conforms import conforms
 from .docs import PRIORITY_RANGES
 from .model import Finding, Span
-from .schema import validator
 from .syntax import shorten
 from .tree import ArrayNode, Member, Node, ObjectNode, StringNode, top_level_key
 
@@ -103,6 +104,10 @@ def structure_findings(root: Node) -> list[Finding]:
     if isinstance(root, ObjectNode):
         spaced = [m for m in root.members if top_level_key(m.key) != m.key]
         findings += [_spaced_top_level_key(m) for m in spaced]
+    if conforms(instance):  # the usual case: no need to import jsonschema
+        return findings
+    from .schema import validator
+
     for error in validator().iter_errors(instance):
         path = tuple(error.absolute_path)
         keyword = error.validator

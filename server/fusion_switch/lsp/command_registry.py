@@ -26,6 +26,10 @@ def command(name: str) -> Callable[[Handler], Handler]:
     return add
 
 
+def handler(name: str) -> Handler | None:
+    return _REGISTRY.get(name)
+
+
 def names() -> list[str]:
     return list(_REGISTRY)
 

@@ -41,6 +41,11 @@ class FusionSwitchProtocol(LanguageServerProtocol):
         self.server_capabilities = caps
         return types.InitializeResult(capabilities=caps, server_info=result.server_info)
 
+    def notify_json(self, method: str, params: dict) -> None:
+        """Send a notification whose params are plain JSON values already (see
+        `Converter.diagnostic_json`): pygls's `notify` would pass them through cattrs again."""
+        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
+
 
 class FusionSwitchServer(LanguageServer):
     def __init__(self, protocol_cls: type[FusionSwitchProtocol] = FusionSwitchProtocol) -> None:

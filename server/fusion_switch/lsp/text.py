@@ -60,17 +60,30 @@ class LineIndex:
             return max(end, self.starts[line])
         return len(self.text)
 
-    def position(self, offset: int, encoding: str = UTF16) -> types.Position:
-        """The position of a code-point offset; offsets outside the text are clamped."""
+    def line_character(self, offset: int, encoding: str = UTF16) -> tuple[int, int]:
+        """(line, character) of a code-point offset; offsets outside the text are clamped."""
         offset = min(max(offset, 0), len(self.text))
         line = bisect_right(self.starts, offset) - 1
         start = self.starts[line]
         # An offset inside a CRLF pair belongs to the end of its line.
         offset = min(offset, self.line_end(line))
-        return types.Position(line=line, character=code_units(self.text[start:offset], encoding))
+        return line, code_units(self.text[start:offset], encoding)
+
+    def position(self, offset: int, encoding: str = UTF16) -> types.Position:
+        line, character = self.line_character(offset, encoding)
+        return types.Position(line=line, character=character)
 
     def range(self, start: int, end: int, encoding: str = UTF16) -> types.Range:
         return types.Range(start=self.position(start, encoding), end=self.position(end, encoding))
+
+    def range_json(self, start: int, end: int, encoding: str = UTF16) -> dict:
+        """`range` as the JSON the protocol sends (for messages built without lsprotocol)."""
+        line, character = self.line_character(start, encoding)
+        end_line, end_character = self.line_character(end, encoding)
+        return {
+            "start": {"line": line, "character": character},
+            "end": {"line": end_line, "character": end_character},
+        }
 
     def offset(self, position: types.Position, encoding: str = UTF16) -> int:
         """The code-point offset of a position. A line past the end gives the end of the text,

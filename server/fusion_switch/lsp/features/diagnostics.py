@@ -23,8 +23,7 @@ MAX_DIAGNOSTICS = 2000
 DEBOUNCE = 0.3
 
 
-def _diagnostics(ls: FusionSwitchServer, doc: OpenDocument, findings) -> list[types.Diagnostic]:
-    conv = Converter(doc.index, ls.state.encoding, ls.state.client)
+def _shown(ls: FusionSwitchServer, doc: OpenDocument, findings) -> list:
     if len(findings) > MAX_DIAGNOSTICS:
         log(
             ls,
@@ -32,7 +31,12 @@ def _diagnostics(ls: FusionSwitchServer, doc: OpenDocument, findings) -> list[ty
             f"showing the first {MAX_DIAGNOSTICS}",
         )
         findings = findings[:MAX_DIAGNOSTICS]
-    return [conv.diagnostic(f, doc.uri) for f in findings]
+    return findings
+
+
+def _diagnostics(ls: FusionSwitchServer, doc: OpenDocument, findings) -> list[types.Diagnostic]:
+    conv = Converter(doc.index, ls.state.encoding, ls.state.client)
+    return [conv.diagnostic(f, doc.uri) for f in _shown(ls, doc, findings)]
 
 
 def _with_results(ls: FusionSwitchServer, doc: OpenDocument, analysis) -> list:
@@ -43,11 +47,17 @@ def _with_results(ls: FusionSwitchServer, doc: OpenDocument, analysis) -> list:
 
 
 def _publish(ls: FusionSwitchServer, doc: OpenDocument, findings) -> None:
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(
-            uri=doc.uri, version=doc.version, diagnostics=_diagnostics(ls, doc, findings)
-        )
-    )
+    """publishDiagnostics, serialised without lsprotocol objects (same JSON, a fraction of the
+    time for thousands of diagnostics; see `Converter.diagnostic_json`)."""
+    conv = Converter(doc.index, ls.state.encoding, ls.state.client)
+    shown = _shown(ls, doc, findings)
+    params: dict = {
+        "uri": doc.uri,
+        "diagnostics": [conv.diagnostic_json(f, doc.uri) for f in shown],
+    }
+    if doc.version is not None:
+        params["version"] = doc.version
+    ls.protocol.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
 
 async def _publish_later(ls: FusionSwitchServer, doc: OpenDocument) -> None:
@@ -121,14 +131,16 @@ async def _check_later(ls: FusionSwitchServer, uri: str, delay: float) -> None:
 
 
 def validate_all(ls: FusionSwitchServer) -> None:
-    """Re-check every open configuration (after a target or catalogue change)."""
+    """Re-check every open configuration at once (after a target, catalogue or results
+    change: not an edit, so not debounced; the new diagnostics go out before the command or
+    notification that caused them is answered)."""
     if not len(ls.state.documents):
         return
     if ls.state.client.pull_diagnostics:
         ls.workspace_diagnostic_refresh(None)
         return
     for doc in ls.state.documents:
-        validate(ls, doc)
+        validate(ls, doc, immediately=True)
 
 
 def clear(ls: FusionSwitchServer, uri: str) -> None:

@@ -9,6 +9,7 @@ from lsprotocol import types
 
 from ..recipe import annotations
 from ..safety import guarded, log
+from ..state import WARM_UP_DELAY
 from . import configuration
 
 if TYPE_CHECKING:
@@ -25,11 +26,12 @@ def register(server: FusionSwitchServer) -> None:
     @server.feature(types.INITIALIZED)
     @guarded()
     async def initialized(ls: FusionSwitchServer, params: types.InitializedParams) -> None:
-        await asyncio.to_thread(ls.state.warm_up)
         log(ls, ls.state.describe(), types.MessageType.Info)
         await configuration.pull(ls)
         ls.state.initialized = True
         annotations.send_status(ls)
+        await asyncio.sleep(WARM_UP_DELAY)
+        await asyncio.to_thread(ls.state.warm_up)
 
     @server.feature(types.SHUTDOWN)
     @guarded()
