@@ -273,3 +273,40 @@ def test_what_the_caller_printed_before_the_replay_is_printed_once(small_case, t
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("printed once before the replay") == 1
     assert (tmp_path / "diagnose" / "summary.json").is_file()
+
+
+def test_one_worker_replays_in_this_process_alone(outcome, monkeypatch):
+    """`compare --workers 1` (and each rank of `--rank all`) forks nothing for the replay."""
+    started = []
+    monkeypatch.setattr(
+        replay_background.multiprocessing, "get_context", lambda *a: started.append(a)
+    )
+    monkeypatch.setattr(replay.multiprocessing, "get_context", lambda *a: started.append(a))
+    background = BackgroundReplay(outcome, None, workers=1).start()
+    try:
+        report = background.result([])
+    finally:
+        background.close()
+    assert started == []
+    assert _json(report) == _json(replay_outcome(outcome, None, []))
+
+
+def test_the_command_line_gives_the_replay_its_worker_count(small_case, tmp_path, monkeypatch):
+    from fusion_switch.cli import main
+
+    seen = []
+    real = replay_background.BackgroundReplay.__init__
+
+    def recording(self, outcome, table, workers=None):
+        seen.append(workers)
+        real(self, outcome, table, workers)
+
+    monkeypatch.setattr(replay_background.BackgroundReplay, "__init__", recording)
+    case = small_case
+    arguments = [
+        *("compare", "-m", str(case.on_dump), "-g", str(case.off_dump)),
+        *("-f", str(case.on_graph), "-cf", str(case.off_graph), "--no-progress"),
+    ]
+    assert main([*arguments, "-out", str(tmp_path / "a"), "--workers", "1"]) == 1
+    assert main([*arguments, "-out", str(tmp_path / "b")]) == 1
+    assert seen == [1, None]

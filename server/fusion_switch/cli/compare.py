@@ -431,6 +431,7 @@ def run_comparison(
             fusion_result=args.fusion_result,
             inputs=inputs,
             replay=not getattr(args, "no_replay", False),
+            workers=args.workers,
         )
     except KeyboardInterrupt:
         return 130, None

@@ -24,7 +24,7 @@ from .replay import ReplayReport
 from .replay_job import replay_outcome
 
 
-def _child(outcome: Any, table: Any, connection: Any, parent: int) -> None:
+def _child(outcome: Any, table: Any, connection: Any, parent: int, workers: int | None) -> None:
     from ..compare.workers import die_with_parent
 
     # Ctrl-C and SIGTERM are the parent's to handle: it kills this process (and this process's
@@ -35,7 +35,7 @@ def _child(outcome: Any, table: Any, connection: Any, parent: int) -> None:
     message: tuple = ("failed",)
     try:
         notes: list[str] = []
-        message = ("ok", replay_outcome(outcome, table, notes), notes)
+        message = ("ok", replay_outcome(outcome, table, notes, workers), notes)
     except BaseException:  # re-run by the parent, which then reports it as usual
         message = ("failed",)
     finally:
@@ -47,19 +47,28 @@ def _child(outcome: Any, table: Any, connection: Any, parent: int) -> None:
 class BackgroundReplay:
     """``start`` → (work here) → ``result(notes)`` → ``close`` (always, e.g. in ``finally``)."""
 
-    def __init__(self, outcome: Any, table: Mapping[str, Mapping[str, Any]] | None) -> None:
+    def __init__(
+        self,
+        outcome: Any,
+        table: Mapping[str, Mapping[str, Any]] | None,
+        workers: int | None = None,
+    ) -> None:
         self.outcome = outcome
         self.table = table
+        self.workers = workers  # processes the replay may use (None: every core)
         self._process: Any = None
         self._connection: Any = None
 
     def start(self) -> BackgroundReplay:
-        if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        cores = self.workers or os.cpu_count() or 1
+        if cores < 2 or "fork" not in multiprocessing.get_all_start_methods():
             return self  # nothing to overlap with: the replay runs in result()
         context = multiprocessing.get_context("fork")
         receiver, sender = context.Pipe(duplex=False)
         process = context.Process(
-            target=_child, args=(self.outcome, self.table, sender, os.getpid()), daemon=False
+            target=_child,
+            args=(self.outcome, self.table, sender, os.getpid(), self.workers),
+            daemon=False,
         )
         try:
             process.start()
@@ -81,7 +90,7 @@ class BackgroundReplay:
         if message is not None and message[0] == "ok":
             notes.extend(message[2])
             return message[1]
-        return replay_outcome(self.outcome, self.table, notes)
+        return replay_outcome(self.outcome, self.table, notes, self.workers)
 
     def close(self) -> None:
         if self._connection is not None:

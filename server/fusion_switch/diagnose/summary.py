@@ -304,6 +304,7 @@ def write_outputs(
     fusion_result: str | os.PathLike | None = None,
     inputs: Mapping[str, Any] | None = None,
     replay: bool = True,
+    workers: int | None = None,
 ) -> Outputs:
     """Attribute an engine outcome (``CompareOutcome``: rows, csv_path, notes, on_graph, counts)
     and write ``summary.json`` and ``report.html`` into ``out_dir`` atomically.
@@ -315,7 +316,7 @@ def write_outputs(
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _write_outputs(outcome, out_dir, thresholds, fusion_result, inputs, replay)
+        return _write_outputs(outcome, out_dir, thresholds, fusion_result, inputs, replay, workers)
     finally:
         if enabled:
             gc.enable()
@@ -328,6 +329,7 @@ def _write_outputs(
     fusion_result: str | os.PathLike | None,
     inputs: Mapping[str, Any] | None,
     replay: bool = True,
+    workers: int | None = None,
 ) -> Outputs:
     from .replay_background import BackgroundReplay
     from .report import render_report
@@ -355,7 +357,7 @@ def _write_outputs(
         except (OSError, ValueError) as exc:
             notes.append(f"fusion_result.json ignored: {exc}")
             result_path = None
-    background = BackgroundReplay(outcome, table).start() if replay else None
+    background = BackgroundReplay(outcome, table, workers).start() if replay else None
     try:  # the rows are judged while the replay runs
         attribution = attribute(
             list(getattr(outcome, "rows", []) or []),
