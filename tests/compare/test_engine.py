@@ -369,6 +369,21 @@ def test_cancel_stops_and_leaves_no_csv(generated, tmp_path, workers):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cancel_during_the_last_report_leaves_no_csv(generated, tmp_path, workers):
+    """Ctrl-C while the last chunk is being reported (every result is in): the job is still
+    cancelled, not committed (a CSV without its summary was left behind under load)."""
+    cancel = threading.Event()
+
+    def progress(done, total, _message):
+        if total and done == total:
+            cancel.set()
+
+    with pytest.raises(CompareCancelled):
+        run_compare(request_for(generated, tmp_path, workers), progress=progress, cancel=cancel)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_first_progress_report_comes_before_the_graphs_are_read(tmp_path):
     """Issue 16: first progress at once on any case size: before the (slow) graph reading."""
     request = make_case(tmp_path)

@@ -138,7 +138,7 @@ def run_compare(
         if progress:
             groups = len(plan.groups)
             progress(0, plan.total_ops, f"comparing {plan.total_ops} ops in {groups} groups")
-        return write(plan, measure(plan, cancel), progress)
+        return write(plan, measure(plan, cancel), progress, cancel)
 
 
 @contextlib.contextmanager
@@ -280,10 +280,11 @@ def measure(plan: Plan, cancel=None) -> Iterator[ChunkResult]:
 
 
 def write(
-    plan: Plan, results: Iterable[ChunkResult], progress: Progress | None = None
+    plan: Plan, results: Iterable[ChunkResult], progress: Progress | None = None, cancel=None
 ) -> CompareOutcome:
     """Stage ``write``: stream the chunk results (in order) into ``result_*.csv``; the file
-    appears under its final name only when every chunk arrived."""
+    appears under its final name only when every chunk arrived and ``cancel`` is not set
+    (a cancel that comes while the last results are reported still leaves no CSV)."""
     inputs = plan.inputs
     on_dir, off_dir = inputs.on_dir, inputs.off_dir
     try:
@@ -306,6 +307,8 @@ def write(
             done += plan.chunk_ops(result.chunk)
             if progress:
                 progress(done, plan.total_ops, _last_op(result))
+            _check(cancel)
+        _check(cancel)
         csv_path = writer.commit()
     except BaseException:
         writer.abort()
