@@ -27,7 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_compare import READ_SCRIPT, SPATIAL, ReusedCase, compare_arguments, measure
+from bench_compare import (
+    READ_SCRIPT,
+    SPATIAL,
+    ReusedCase,
+    byte_compile,
+    compare_arguments,
+    measure,
+)
 
 
 def _sizes(text: str) -> list[int]:
@@ -134,6 +141,7 @@ def main() -> int:
         "--keep", default=None, help="work in DIR and keep it (cases found there are reused)"
     )
     args = parser.parse_args()
+    byte_compile()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-scale-"))
     root.mkdir(parents=True, exist_ok=True)
     print(
