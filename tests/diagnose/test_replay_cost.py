@@ -15,6 +15,7 @@ import sys
 import numpy as np
 import psutil
 import pytest
+from fusion_switch.compare import forked
 from fusion_switch.compare.engine import CompareRequest, run_compare
 from fusion_switch.diagnose import evidence, noise, replay, replay_background
 from fusion_switch.diagnose.evidence import EvidenceStore
@@ -251,6 +252,7 @@ def test_measuring_chunks_in_workers_gives_what_measuring_them_here_gives(
 WRITE_AFTER_PRINT = """
 import sys
 from pathlib import Path
+from fusion_switch.compare import forked
 from fusion_switch.compare.engine import CompareRequest, run_compare
 from fusion_switch.diagnose.summary import write_outputs
 
@@ -278,9 +280,7 @@ def test_what_the_caller_printed_before_the_replay_is_printed_once(small_case, t
 def test_one_worker_replays_in_this_process_alone(outcome, monkeypatch):
     """`compare --workers 1` (and each rank of `--rank all`) forks nothing for the replay."""
     started = []
-    monkeypatch.setattr(
-        replay_background.multiprocessing, "get_context", lambda *a: started.append(a)
-    )
+    monkeypatch.setattr(forked.multiprocessing, "get_context", lambda *a: started.append(a))
     monkeypatch.setattr(replay.multiprocessing, "get_context", lambda *a: started.append(a))
     background = BackgroundReplay(outcome, None, workers=1).start()
     try:

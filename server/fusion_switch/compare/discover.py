@@ -11,9 +11,7 @@ which dump belongs to which graph (users often pass them the other way round) an
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
-import pickle
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +25,7 @@ from ..readers.dumpdir import (
     scan_dump_dir,
 )
 from ..readers.graph import Graph, GraphError, deferred_graph, load_graph
+from .forked import ForkedCall
 from .metrics import AlgorithmSelectionError, parse_algorithms
 from .pairing import FusionRule, fusion_rule
 
@@ -221,18 +220,14 @@ def _digest(graph: Graph, rule: FusionRule | None = None) -> _GraphDigest:
     )
 
 
-def _digest_in_child(path: str | os.PathLike, connection) -> None:
-    """Helper-process body: send ("ok", digest), ("graph", GraphError fields) or ("bug", text)."""
+def _digest_in_child(path: str | os.PathLike) -> tuple:
+    """Helper-process body: ("ok", digest), ("graph", GraphError fields) or ("bug", text)."""
     try:
-        try:
-            message = ("ok", _digest(load_graph(path)))
-        except GraphError as error:
-            message = ("graph", (error.path, error.message, error.line, error.column))
-        except Exception:  # reported by the parent, which then reads the graph itself
-            message = ("bug", traceback.format_exc())
-        connection.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
-    finally:
-        connection.close()
+        return ("ok", _digest(load_graph(path)))
+    except GraphError as error:
+        return ("graph", (error.path, error.message, error.line, error.column))
+    except Exception:  # reported by the parent, which then reads the graph itself
+        return ("bug", traceback.format_exc())
 
 
 class _DigestReader:
@@ -242,39 +237,23 @@ class _DigestReader:
     def __init__(self, path: str | os.PathLike, role: str, start_method: str | None) -> None:
         self.path = path
         self.role = role
-        self._process = None
-        self._connection = None
-        forking = (start_method or "fork") == "fork"
-        if not forking or "fork" not in multiprocessing.get_all_start_methods():
+        self._call = ForkedCall(_digest_in_child, (path,))
+        if (start_method or "fork") != "fork":
             return
         try:
             if os.path.getsize(path) < _HELPER_GRAPH_BYTES:
                 return
         except OSError:
             return  # read here, to report the error as usual
-        mp = multiprocessing.get_context("fork")
-        receiver, sender = mp.Pipe(duplex=False)
-        process = mp.Process(target=_digest_in_child, args=(path, sender), daemon=True)
-        try:
-            process.start()
-        except (OSError, AssertionError, ValueError):  # e.g. started from a daemon process
-            receiver.close()
-            return
-        finally:
-            sender.close()
-        self._process, self._connection = process, receiver
+        self._call.start()
 
     @property
     def busy(self) -> bool:
         """A helper process is reading the graph (this process would otherwise wait)."""
-        return self._connection is not None
+        return self._call.busy
 
     def digest(self) -> _GraphDigest:
-        message = None
-        if self._connection is not None:
-            with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError):
-                message = pickle.loads(self._connection.recv_bytes())
-        self.close()
+        message = self._call.answer()
         if message is not None and message[0] == "ok":
             return message[1]
         if message is not None and message[0] == "graph":
@@ -282,14 +261,7 @@ class _DigestReader:
         return _digest(_load_graph(self.path, self.role))
 
     def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-        if self._process is not None:
-            if self._process.is_alive():
-                self._process.kill()
-            self._process.join()
-            self._process = None
+        self._call.close()
 
 
 def _prepare(request: CompareRequest, notes: list[str]):
