@@ -20,7 +20,7 @@ from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from ..readers.layout import LayoutError, to_host
 
-_CACHE_FILES = 512  # headers + decoded arrays of a few hundred ops
+_CACHE_FILES = 96  # dumps (headers + float64 arrays) kept: a sub-graph needs a dozen at most
 
 
 class MissingEvidence(Exception):
