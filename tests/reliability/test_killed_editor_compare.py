@@ -16,14 +16,23 @@ import pytest
 import pytest_lsp
 from e2e_support import SERVER
 from fusion_switch.synth.generator import generate_case
-from pytest_lsp import LanguageClient
+from pytest_lsp import ClientServerConfig, LanguageClient
 from workflow_support import compare, open_path, start_workflow, write_cfg
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 GRACE = 5.0
 
 
-@pytest_lsp.fixture(config=SERVER, scope="module")
+# Each progress report of the compare child waits 0.2 s: the comparison is still running when
+# it is killed (600 ops compare in about a second now, so an undelayed child could finish
+# before the kill and the test would find no process to kill).
+SLOWED = ClientServerConfig(
+    server_command=SERVER.server_command,
+    server_env={**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "0.2"},
+)
+
+
+@pytest_lsp.fixture(config=SLOWED, scope="module")
 async def lsp(lsp_client: LanguageClient):
     lsp_client.session = await start_workflow(lsp_client, "visual-studio-code")
     yield
