@@ -9,6 +9,7 @@ it had started to be gone.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -32,6 +33,8 @@ def start_compare(case, out) -> subprocess.Popen:
          "-g", str(case.off_dump), "-f", str(case.on_graph), "-cf", str(case.off_graph),
          "-out", str(out), "--progress", "jsonl", "--workers", "2"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        # each progress report waits 0.2 s: the run is surely still going when it is killed
+        env={**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "0.2"},
     )  # fmt: skip
 
 
