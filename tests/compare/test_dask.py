@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from compare_cli import compare_command
 from fusion_switch.synth.generator import generate_case
 
 pytest.importorskip("distributed", reason="fusion-switch[dask] is part of the test extras")
@@ -21,24 +22,7 @@ from output_files import SPENT, STAMP, outputs
 
 
 def run(case, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    command = [
-        sys.executable,
-        "-m",
-        "fusion_switch",
-        "compare",
-        "-m",
-        str(case.on_dump),
-        "-g",
-        str(case.off_dump),
-        "-f",
-        str(case.on_graph),
-        "-cf",
-        str(case.off_graph),
-        "-out",
-        str(out),
-        "--no-progress",
-        *extra,
-    ]
+    command = compare_command(case, out, "--no-progress", *extra)
     return subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
 
 

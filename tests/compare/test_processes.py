@@ -9,11 +9,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import psutil
 import pytest
+from compare_cli import compare_command
 from fusion_switch.synth.generator import generate_case
 
 GRACE = 5.0  # seconds the workers may take to exit (issue 12)
@@ -26,26 +26,8 @@ def case(tmp_path_factory):
 
 def start(case, out: Path) -> subprocess.Popen:
     env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="0.4")
-    command = [
-        sys.executable,
-        "-m",
-        "fusion_switch",
-        "compare",
-        "-m",
-        str(case.on_dump),
-        "-g",
-        str(case.off_dump),
-        "-f",
-        str(case.on_graph),
-        "-cf",
-        str(case.off_graph),
-        "-out",
-        str(out),
-        "--workers",
-        "3",  # this process and two pool workers
-        "--progress",
-        "jsonl",
-    ]
+    # --workers 3: this process and two pool workers
+    command = compare_command(case, out, "--workers", "3", "--progress", "jsonl")
     return subprocess.Popen(
         command,
         stdout=subprocess.DEVNULL,

@@ -11,33 +11,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from compare_cli import compare_command
 from fusion_switch.synth.generator import generate_case
 
 
 def compare(case, out: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "fusion_switch",
-            "compare",
-            "-m",
-            str(case.on_dump),
-            "-g",
-            str(case.off_dump),
-            "-f",
-            str(case.on_graph),
-            "-cf",
-            str(case.off_graph),
-            "-out",
-            str(out),
-            "--no-progress",
-            *extra,
-        ],
+        compare_command(case, out, "--no-progress", *extra),
         capture_output=True,
         text=True,
         timeout=300,

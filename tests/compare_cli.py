@@ -1,0 +1,17 @@
+"""The `fusion-switch compare` command line on a generated case, for tests that run it as a
+subprocess (one place for msaccucmp's flags: -m/-g dumps, -f/-cf graphs, -out)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def compare_command(case, out: Path, *extra: str) -> list[str]:
+    """``python -m fusion_switch compare`` on ``case``'s dump leaves and JSON graphs."""
+    return [
+        *(sys.executable, "-m", "fusion_switch", "compare"),
+        *("-m", str(case.on_dump), "-g", str(case.off_dump)),
+        *("-f", str(case.on_graph), "-cf", str(case.off_graph)),
+        *("-out", str(out), *extra),
+    ]
