@@ -149,21 +149,14 @@ def _one_cluster(args: argparse.Namespace):
     """With ``--scheduler``: one Dask client for all ranks (a LocalCluster starts once). A
     scheduler that cannot be reached is left for the first rank's comparison to report."""
     scheduler = getattr(args, "scheduler", None)
-    if not scheduler:
-        yield
-        return
-    from ..compare.runners import SchedulerError, dask_session
+    with contextlib.ExitStack() as stack:
+        if scheduler:
+            from ..compare.runners import SchedulerError, dask_session
 
-    session = dask_session(scheduler, args.workers, getattr(args, "memory_budget", None))
-    try:
-        session.__enter__()
-    except SchedulerError:
+            with contextlib.suppress(SchedulerError):
+                budget = getattr(args, "memory_budget", None)
+                stack.enter_context(dask_session(scheduler, args.workers, budget))
         yield
-        return
-    try:
-        yield
-    finally:
-        session.__exit__(None, None, None)
 
 
 def _rank_result(label: str, ns: argparse.Namespace, status: int, summary: dict) -> dict:

@@ -123,9 +123,6 @@ def run_pool(
         executor.shutdown(wait=True, cancel_futures=True)
         raise
     executor.shutdown(wait=True)
-    while next_chunk in pending:
-        yield pending.pop(next_chunk)
-        next_chunk += 1
 
 
 def _feed(executor, queue: deque, in_flight: dict[Future, int], ahead: int) -> None:

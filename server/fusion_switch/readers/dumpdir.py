@@ -281,12 +281,16 @@ class DumpDir:
 
     def entries(self, op_name: str, output_index: int | None = None) -> list[DumpName]:
         """Parsed names of an op's files, oldest first. ``op_name`` may be the graph name."""
+        return list(self._names(op_name, output_index))
+
+    def _names(self, op_name: str, output_index: int | None) -> list[DumpName]:
+        """The index's own list (not a copy) unless ``output_index`` filters it."""
         names = self._files.get(op_name)
         if names is None:
             names = self._files.get(sanitize_op_name(op_name), [])
         if output_index is not None:
             names = [n for n in names if n.output_index in (None, output_index)]
-        return list(names)
+        return names
 
     def files_for(self, op_name: str, output_index: int | None = None) -> list[Path]:
         """Paths of an op's dump files, oldest → newest."""
@@ -294,17 +298,11 @@ class DumpDir:
 
     def latest(self, op_name: str, output_index: int | None = None) -> Path | None:
         """The file msaccucmp would use for the op: the one with the newest timestamp."""
-        names = self._files.get(op_name)
-        if names is None:
-            names = self._files.get(sanitize_op_name(op_name), [])
-        if output_index is not None:
-            names = [n for n in names if n.output_index in (None, output_index)]
+        names = self._names(op_name, output_index)
         return names[-1].path if names else None
 
     def __contains__(self, op_name: object) -> bool:
-        if not isinstance(op_name, str):
-            return False
-        return op_name in self._files or bool(self._files.get(sanitize_op_name(op_name)))
+        return isinstance(op_name, str) and bool(self._names(op_name, None))
 
     def __len__(self) -> int:
         return len(self._files)
