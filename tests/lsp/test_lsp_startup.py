@@ -6,6 +6,9 @@ when it exits; a pygls client drives it over stdio. The first check of a valid f
 import jsonschema, numpy or the recipe's command modules; a file with a schema error, or a
 recipe command, imports them when needed, and the diagnostics are the ones the pure layer
 gives in process.
+
+A file with many unknown names is published twice: first every finding, without the "did
+you mean" of those names, then (the search done) exactly what the pure layer gives.
 """
 
 from __future__ import annotations
@@ -44,12 +47,17 @@ class _Client(LanguageClient):
     def __init__(self) -> None:
         super().__init__("startup-test", "0")
         self.published: dict[str, asyncio.Future] = {}
+        self.every: dict[str, list[types.PublishDiagnosticsParams]] = {}  # all, in order
+        self.second: dict[str, asyncio.Future] = {}
 
         @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def on_publish(params: types.PublishDiagnosticsParams) -> None:
+            self.every.setdefault(params.uri, []).append(params)
             future = self.published.get(params.uri)
             if future is not None and not future.done():
                 future.set_result(params)
+            elif (later := self.second.get(params.uri)) is not None and not later.done():
+                later.set_result(params)
 
         @self.feature(types.WINDOW_LOG_MESSAGE)
         def on_log(params: types.LogMessageParams) -> None:
@@ -157,3 +165,75 @@ print(json.dumps([changed, commands.names()]))
 
     assert changed == [n for n, m in commands.RECIPE.items() if m == module]
     assert names == ["fusionSwitch.reloadCatalogue", *commands.RECIPE]
+
+
+async def _hover(client: _Client, uri: str) -> None:
+    await asyncio.wait_for(
+        client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(0, 30))
+        ),
+        30,
+    )
+
+
+def _typo_document(count: int) -> str:
+    """`count` GraphFusion names with one letter dropped (each has a close real name), plus
+    names with no close one."""
+    from fusion_switch.catalogue import builtin_catalogue
+
+    names = builtin_catalogue().names("GraphFusion")[:count]
+    entries = [f'"{n[:-3] + n[-2:]}": "on"' for n in names]
+    entries += [f'"NoSuchName{i:03d}Anywhere": "off"' for i in range(count)]
+    return '{"Switch": {"GraphFusion": {' + ", ".join(entries) + "}}}\n"
+
+
+def test_many_unknown_names_publish_findings_first_then_suggestions(tmp_path):
+    from fusion_switch.cfg.analysis import DEFER_ABOVE
+
+    text = _typo_document(3 * DEFER_ABOVE)
+    uri = "file:///startup/typos/fusion_switch.cfg"
+    received = {}
+
+    async def steps(client):
+        client.second[uri] = asyncio.get_running_loop().create_future()
+        received["first"] = await _open(client, "typos", text)
+        try:
+            received["final"] = (await asyncio.wait_for(client.second[uri], 30)).diagnostics
+        except TimeoutError:  # shut the server down normally; the asserts say what is missing
+            received["final"] = []
+        # a request answered after both: no third publish was pending
+        await _hover(client, uri)
+        received["count"] = len(client.every[uri])
+        received["versions"] = {p.version for p in client.every[uri]}
+
+    asyncio.run(_session(tmp_path / "modules.json", steps))
+    expected = _expected(text)
+    first, final = _as_json(received["first"]), _as_json(received["final"])
+    assert received["count"] == 2 and received["versions"] == {1}
+    assert final == expected
+    # the first publish: the same findings at the same places, hints missing
+    assert [(d["code"], d["range"]) for d in first] == [(d["code"], d["range"]) for d in final]
+    hinted = [i for i, d in enumerate(final) if "Did you mean" in d["message"]]
+    assert len(hinted) >= 3 * DEFER_ABOVE
+    assert not any("Did you mean" in first[i]["message"] for i in hinted)
+    assert all(first[i]["data"]["suggestions"] == [] for i in hinted)
+    same = [i for i in range(len(final)) if i not in set(hinted)]
+    assert same and all(first[i] == final[i] for i in same)
+
+
+def test_a_few_unknown_names_are_published_once_with_their_suggestions(tmp_path):
+    from fusion_switch.cfg.analysis import DEFER_ABOVE
+
+    text = _typo_document(DEFER_ABOVE // 2)
+    uri = "file:///startup/few/fusion_switch.cfg"
+    received = {}
+
+    async def steps(client):
+        received["first"] = await _open(client, "few", text)
+        await _hover(client, uri)
+        received["count"] = len(client.every[uri])
+
+    asyncio.run(_session(tmp_path / "modules.json", steps))
+    assert received["count"] == 1
+    assert _as_json(received["first"]) == _expected(text)
+    assert sum("Did you mean" in d.message for d in received["first"]) >= DEFER_ABOVE // 2

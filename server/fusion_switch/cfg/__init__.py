@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 _HOME = {
     "Analysis": "analysis",
     "analyse": "analysis",
+    "fill_suggestions": "analysis",
     "complete": "completion",
     "all_off_text": "edits",
     "apply_edits": "edits",
@@ -63,7 +64,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from .analysis import Analysis, analyse
+    from .analysis import Analysis, analyse, fill_suggestions
     from .completion import complete
     from .edits import all_off_text, apply_edits, set_switches
     from .fixes import code_actions
@@ -140,6 +141,7 @@ __all__ = [
     "apply_edits",
     "code_actions",
     "complete",
+    "fill_suggestions",
     "folds",
     "format_document",
     "hover",

@@ -20,13 +20,20 @@ from .tree import CfgDocument, LineEntry, Member, ObjectNode, StringNode, top_le
 LISTED = 5  # names quoted in a message before "and N more"
 MAX_PER_CODE = 10_000  # findings of one code reported per document
 SUGGEST_LIMIT = 1000  # unknown names per document that get "did you mean" (bounded work)
+# With `defer_suggestions`, up to this many new unknown names still get their suggestions at
+# once (a few typos cost well under a millisecond each); more are left for `fill_suggestions`.
+DEFER_ABOVE = 20
 
 
 class _Budget:
-    """How many more unknown names get suggestions; deterministic for a given text."""
+    """How many more unknown names get suggestions; deterministic for a given text.
 
-    def __init__(self, limit: int = SUGGEST_LIMIT) -> None:
+    `deferred` (defer mode only) collects the unknown-rule findings whose suggestions are not
+    computed yet, with the cache key of their final message."""
+
+    def __init__(self, limit: int = SUGGEST_LIMIT, defer: bool = False) -> None:
         self.left = limit
+        self.deferred: list[tuple[Finding, tuple]] | None = [] if defer else None
 
     def take(self) -> bool:
         self.left -= 1
@@ -37,35 +44,60 @@ class _Budget:
 class Analysis:
     document: CfgDocument
     findings: list[Finding] = field(default_factory=list)
+    # unknown-rule findings still without their "did you mean" (see `fill_suggestions`)
+    deferred: list[tuple[Finding, tuple]] = field(default_factory=list)
+    catalogue: object = None  # the catalogue the deferred suggestions are searched in
 
 
-def analyse(text: str, ctx: Context | None = None) -> Analysis:
-    """Parse and check; never raises on any text."""
+def analyse(text: str, ctx: Context | None = None, *, defer_suggestions: bool = False) -> Analysis:
+    """Parse and check; never raises on any text.
+
+    `defer_suggestions`: when more than `DEFER_ABOVE` unknown names need a "did you mean"
+    search not done before (in this catalogue), their findings come without it and are listed
+    in `Analysis.deferred`; `fill_suggestions` then completes them in place, after which the
+    findings are exactly those of a plain `analyse` (the server publishes the findings first,
+    the suggestions a moment later)."""
     with gc_paused():
-        return _analyse(text, ctx if ctx is not None else Context())
+        return _analyse(text, ctx if ctx is not None else Context(), defer_suggestions)
 
 
-def _analyse(text: str, ctx: Context) -> Analysis:
+def fill_suggestions(analysis: Analysis) -> None:
+    """Complete the deferred unknown-rule findings of `analysis` in place (idempotent)."""
+    if not analysis.deferred:
+        return
+    with gc_paused():
+        index = name_index(analysis.catalogue)  # type: ignore[arg-type]
+        for finding, key in analysis.deferred:
+            message, data = _unknown_rule_message(index, *key)
+            finding.message, finding.data = message, dict(data)
+        analysis.deferred = []
+
+
+def _analyse(text: str, ctx: Context, defer: bool = False) -> Analysis:
     doc = parse(text)
     findings = list(doc.syntax_findings)
+    budget = _Budget(defer=defer)
     try:
-        findings += _checks(doc, ctx)
+        findings += _checks(doc, ctx, budget)
     except Exception as exc:  # a checker bug must not take the editor down
         findings.append(internal_error(exc, len(doc.text)))
     findings.sort(key=lambda f: (f.span.start, f.span.end))
-    return Analysis(doc, _capped(findings))
+    analysis = Analysis(doc, _capped(findings), budget.deferred or [], ctx.catalogue)
+    if len(analysis.deferred) <= DEFER_ABOVE:
+        fill_suggestions(analysis)
+    return analysis
 
 
-def _checks(doc: CfgDocument, ctx: Context) -> list[Finding]:
+def _checks(doc: CfgDocument, ctx: Context, budget: _Budget) -> list[Finding]:
     findings: list[Finding] = []
     index = name_index(ctx.catalogue)
     if doc.format == "json" and doc.root is not None:
         findings += structure_findings(doc.root)
         findings += _duplicates(doc)
         if isinstance(doc.root, ObjectNode):
-            findings += _json_semantics(doc.root, ctx, index, _Budget())
+            findings += _json_semantics(doc.root, ctx, index, budget)
     elif doc.format == "lines":
-        findings += _line_semantics(doc, ctx, index, _Budget())
+        findings += _line_semantics(doc, ctx, index, budget)
     return findings
 
 
@@ -196,7 +228,7 @@ def _section(
                     )
                 )
             else:
-                append(_unknown_rule(m, name, section, index, budget.take()))
+                append(_unknown_rule(m, name, section, budget, index))
             continue
         if value == "off" and rule.cannot_switch_off:
             append(
@@ -217,31 +249,54 @@ def _unknown_rule(
     m: Member | LineEntry,
     name: str,
     section: str | None,
+    budget: _Budget,
     index: NameIndex,
-    suggest: bool = True,
     priority: bool = False,
 ) -> Finding:
     """The finding for an unknown name; its text-independent part is cached per catalogue."""
     span = m.key_span if isinstance(m, Member) else m.name_span
+    key = (name, section, priority, budget.take())
+    cached = index.messages.get(key)
+    if cached is None:
+        if budget.deferred is not None and key[3] and name:
+            message, data = _unknown_rule_parts(name, section, index, priority, key[3], False)
+            finding = Finding("unknown-rule", "warning", span, message, data)
+            budget.deferred.append((finding, key))
+            return finding
+        cached = _unknown_rule_message(index, *key)
+    message, data = cached
+    return Finding("unknown-rule", "warning", span, message, dict(data))
+
+
+def _unknown_rule_message(
+    index: NameIndex, name: str, section: str | None, priority: bool, suggest: bool
+) -> tuple[str, dict]:
+    """The (cached) message and data of an unknown-rule finding."""
     key = (name, section, priority, suggest)
     cached = index.messages.get(key)
     if cached is None:
         if len(index.messages) > 50_000:
             index.messages.clear()
         cached = index.messages[key] = _unknown_rule_parts(name, section, index, priority, suggest)
-    message, data = cached
-    return Finding("unknown-rule", "warning", span, message, dict(data))
+    return cached
 
 
 def _unknown_rule_parts(
-    name: str, section: str | None, index: NameIndex, priority: bool, suggest: bool
+    name: str,
+    section: str | None,
+    index: NameIndex,
+    priority: bool,
+    suggest: bool,
+    search: bool = True,
 ) -> tuple[str, dict]:
+    """`search=False`: the message as if no close name were found (a deferred finding's
+    first text; the search runs later, see `fill_suggestions`)."""
     own: list[str] = []
     other: list[str] = []
     if not name:
         data = {"name": "", "section": section, "suggestions": [], "other_section_suggestions": []}
         return EMPTY_NAME_MESSAGE, data
-    if suggest:
+    if suggest and search:
         own = index.suggest(name, section)
         if section is not None:
             other = [s for s in index.suggest(name, OTHER_SECTION[section]) if s not in own]
@@ -400,7 +455,7 @@ def _priority_section(
             else:
                 seen.setdefault(m.key, (m, stage))
             if m.key not in index.all_names:
-                findings.append(_unknown_rule(m, m.key, None, index, budget.take(), True))
+                findings.append(_unknown_rule(m, m.key, None, budget, index, True))
 
 
 # ---- line format ---------------------------------------------------------------------------
@@ -454,7 +509,7 @@ def _line_semantics(
             continue
         sections = ctx.catalogue.section_of(e.name)
         if not sections:
-            findings.append(_unknown_rule(e, e.name, None, index, budget.take()))
+            findings.append(_unknown_rule(e, e.name, None, budget, index))
             continue
         if e.value == "off" and any(
             ctx.catalogue.rules[s][e.name].cannot_switch_off for s in sections

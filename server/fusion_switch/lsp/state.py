@@ -111,7 +111,9 @@ class ServerState:
         """Identifies the diagnostics of one document version under one catalogue/target."""
         return f"{doc.version}:{self.generation}"
 
-    def _cached(self, doc: OpenDocument) -> Analysis | None:
+    def _cached(self, doc: OpenDocument, *, complete: bool = True) -> Analysis | None:
+        """The cached analysis of this version; `complete`: with its deferred suggestions
+        filled in first (see `analysis`)."""
         hit = self._cache.get(doc.uri)
         if (
             hit is not None
@@ -119,19 +121,27 @@ class ServerState:
             and hit.generation == self.generation
             and hit.text_len == len(doc.text)
         ):
+            if complete and hit.analysis.deferred:
+                from .. import cfg
+
+                cfg.fill_suggestions(hit.analysis)
             return hit.analysis
         return None
 
     def _store(self, doc: OpenDocument, generation: int, analysis: Analysis, text: str) -> None:
         self._cache[doc.uri] = _Cached(doc.version, generation, len(text), analysis)
 
-    def analysis(self, doc: OpenDocument) -> Analysis:
-        """The analysis of the document's current text, computed now if not cached."""
+    def analysis(self, doc: OpenDocument, *, defer_suggestions: bool = False) -> Analysis:
+        """The analysis of the document's current text, computed now if not cached.
+
+        `defer_suggestions` (the first publish of a check): the "did you mean" of many new
+        unknown names may be missing (`Analysis.deferred`); every other caller gets them
+        filled in, so only that publish ever sees an incomplete analysis."""
         from .. import cfg
 
-        cached = self._cached(doc)
+        cached = self._cached(doc, complete=not defer_suggestions)
         if cached is None:
-            cached = cfg.analyse(doc.text, self.context())
+            cached = cfg.analyse(doc.text, self.context(), defer_suggestions=defer_suggestions)
             self._store(doc, self.generation, cached, doc.text)
         return cached
 

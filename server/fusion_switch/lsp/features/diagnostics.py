@@ -23,15 +23,14 @@ MAX_DIAGNOSTICS = 2000
 DEBOUNCE = 0.3
 
 
-def _shown(ls: FusionSwitchServer, doc: OpenDocument, findings) -> list:
-    if len(findings) > MAX_DIAGNOSTICS:
+def _shown(ls: FusionSwitchServer, doc: OpenDocument, findings, quiet: bool = False) -> list:
+    if len(findings) > MAX_DIAGNOSTICS and not quiet:
         log(
             ls,
             f"fusion-switch: {doc.uri} has {len(findings)} problems; "
             f"showing the first {MAX_DIAGNOSTICS}",
         )
-        findings = findings[:MAX_DIAGNOSTICS]
-    return findings
+    return findings[:MAX_DIAGNOSTICS]
 
 
 def _diagnostics(ls: FusionSwitchServer, doc: OpenDocument, findings) -> list[types.Diagnostic]:
@@ -46,11 +45,12 @@ def _with_results(ls: FusionSwitchServer, doc: OpenDocument, analysis) -> list:
     return list(analysis.findings) + annotations.findings(ls, doc, analysis.document)
 
 
-def _publish(ls: FusionSwitchServer, doc: OpenDocument, findings) -> None:
+def _publish(ls: FusionSwitchServer, doc: OpenDocument, findings, quiet: bool = False) -> None:
     """publishDiagnostics, serialised without lsprotocol objects (same JSON, a fraction of the
-    time for thousands of diagnostics; see `Converter.diagnostic_json`)."""
+    time for thousands of diagnostics; see `Converter.diagnostic_json`). `quiet`: the log
+    line about too many problems was written already for this version."""
     conv = Converter(doc.index, ls.state.encoding, ls.state.client)
-    shown = _shown(ls, doc, findings)
+    shown = _shown(ls, doc, findings, quiet)
     params: dict = {
         "uri": doc.uri,
         "diagnostics": [conv.diagnostic_json(f, doc.uri) for f in shown],
@@ -102,7 +102,10 @@ def validate(ls: FusionSwitchServer, doc: OpenDocument, *, immediately: bool = F
     due = state.last_checked.get(uri, -DEBOUNCE) + DEBOUNCE
     if (immediately or now >= due) and len(doc.text) < LARGE_DOCUMENT:
         state.last_checked[uri] = now
-        _publish(ls, doc, _with_results(ls, doc, state.analysis(doc)))
+        analysis = state.analysis(doc, defer_suggestions=True)
+        _publish(ls, doc, _with_results(ls, doc, analysis))
+        if analysis.deferred:
+            _publish_suggestions_next(ls, doc)
         return
     delay = 0.0 if immediately else max(0.0, due - now)
     task = asyncio.ensure_future(guarded()(_check_later)(ls, uri, delay))
@@ -110,6 +113,35 @@ def validate(ls: FusionSwitchServer, doc: OpenDocument, *, immediately: bool = F
     task.add_done_callback(
         lambda t: state.validations.pop(uri) if state.validations.get(uri) is t else None
     )
+
+
+def _publish_suggestions_next(ls: FusionSwitchServer, doc: OpenDocument) -> None:
+    """Publish again once the deferred "did you mean" of the analysis just published are in.
+
+    The first publish of a file with many new unknown names carries every finding; searching
+    close names for them (tens of ms for a thousand) runs after it, on the next turn of the
+    event loop, and a newer edit cancels it like any pending check of the document."""
+    state = ls.state
+    uri = doc.uri
+    task = asyncio.ensure_future(
+        guarded()(_publish_complete)(ls, doc, doc.version, state.generation)
+    )
+    state.validations[uri] = task
+    task.add_done_callback(
+        lambda t: state.validations.pop(uri) if state.validations.get(uri) is t else None
+    )
+
+
+async def _publish_complete(
+    ls: FusionSwitchServer, doc: OpenDocument, version: int | None, generation: int
+) -> None:
+    await asyncio.sleep(0)
+    state = ls.state
+    if state.documents.get(doc.uri) is doc and (doc.version, state.generation) == (
+        version,
+        generation,
+    ):
+        _publish(ls, doc, _with_results(ls, doc, state.analysis(doc)), quiet=True)
 
 
 async def _check_later(ls: FusionSwitchServer, uri: str, delay: float) -> None:
