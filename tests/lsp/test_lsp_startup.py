@@ -117,6 +117,11 @@ def test_the_first_check_of_a_valid_file_imports_nothing_heavy(tmp_path):
     modules = asyncio.run(_session(tmp_path / "modules.json", steps))
     assert "fusion_switch.cfg.analysis" in modules  # the check ran in this process
     assert [m for m in LAZY if m in modules] == []
+    # the command line registered `serve` only: no other sub-command's module or imports
+    cli = sorted(m for m in modules if m.startswith("fusion_switch.cli."))
+    assert cli == ["fusion_switch.cli.serve"]
+    assert "fusion_switch.synth.faults" not in modules  # cli/demo.py's
+    assert "fusion_switch.workflow.wiring" not in modules  # cli/wire.py's
     assert _as_json(received["valid"]) == _expected(VALID)
     assert {d.code for d in received["valid"]} == {"unknown-rule", "all-overridden"}
     unknown = [d for d in received["valid"] if d.code == "unknown-rule"]

@@ -29,20 +29,24 @@ SUBCOMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every sub-command, or with `only` that one (`main` when the command
+    line names one: help and errors read the same, and the other modules are not imported,
+    so `fusion-switch serve` starts without them)."""
     parser = argparse.ArgumentParser(
         prog="fusion-switch",
         description="Editor and command-line companion for CANN fusion anomaly detection.",
     )
     parser.add_argument("--version", action="version", version=f"fusion-switch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    for name in SUBCOMMANDS if only is None else (only,):
         importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words and words[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -1,0 +1,61 @@
+"""The command line registers only the sub-command it is asked for (issue 16: `serve` must
+not import and build the twelve others); help and errors read exactly as with all of them."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+from fusion_switch.cli import SUBCOMMANDS, build_parser, main
+
+
+def _run(run, argv: list[str]) -> tuple[int | str | None, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code: int | str | None = None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = run(argv)
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def _full(argv: list[str]):
+    """What the parser with every sub-command registered says (it only parses)."""
+    return build_parser().parse_args(argv)
+
+
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_help_of_each_sub_command_is_that_of_the_full_parser(name):
+    ours = _run(main, [name, "--help"])
+    assert ours == _run(_full, [name, "--help"])
+    assert ours[0] == 0 and ours[1].startswith(f"usage: fusion-switch {name}")
+
+
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_an_unknown_option_is_reported_as_by_the_full_parser(name):
+    ours = _run(main, [name, "--no-such-option-here"])
+    assert ours == _run(_full, [name, "--no-such-option-here"])
+    assert ours[0] == 2 and "error:" in ours[2]
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["no-such-command"], ["--version"]])
+def test_without_a_sub_command_every_one_is_listed(argv):
+    ours = _run(main, argv)
+    assert ours == _run(_full, argv)
+
+
+def test_the_top_level_help_names_every_sub_command():
+    code, out, _ = _run(main, ["--help"])
+    assert code == 0
+    assert all(name in out for name in SUBCOMMANDS)
+
+
+def test_only_the_named_sub_command_is_registered():
+    parser = build_parser(only="serve")
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert list(sub.choices) == ["serve"]
+    assert set(next(a for a in build_parser()._actions if a.dest == "command").choices) == set(
+        SUBCOMMANDS
+    )
