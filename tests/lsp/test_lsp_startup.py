@@ -35,10 +35,13 @@ LAZY = (
     "fusion_switch.lsp.recipe.bisecting",
     "fusion_switch.lsp.recipe.editing",
 )
-# `fusion-switch serve`, writing sorted(sys.modules) as JSON to argv[1] at exit
+# `fusion-switch serve`, writing sorted(sys.modules) as JSON to argv[1] at exit, and the
+# collector's state (enabled, objects frozen by the start-up) to argv[1] + ".gc"
 LAUNCH = (
-    "import atexit, json, sys; out = sys.argv[1]; "
+    "import atexit, gc, json, sys; out = sys.argv[1]; "
     "atexit.register(lambda: open(out, 'w').write(json.dumps(sorted(sys.modules)))); "
+    "atexit.register(lambda: open(out + '.gc', 'w').write("
+    "json.dumps([gc.isenabled(), gc.get_freeze_count()]))); "
     "from fusion_switch.cli import main; sys.exit(main(['serve']))"
 )
 
@@ -242,3 +245,20 @@ def test_a_few_unknown_names_are_published_once_with_their_suggestions(tmp_path)
     assert received["count"] == 1
     assert _as_json(received["first"]) == _expected(text)
     assert sum("Did you mean" in d.message for d in received["first"]) >= DEFER_ABOVE // 2
+
+
+def test_the_collector_is_back_on_after_start_up_with_start_up_objects_frozen(tmp_path):
+    """Start-up runs without the cyclic garbage collector (its full collections rescanned
+    lsprotocol's thousands of classes, tens of ms, for nothing to free); afterwards it is on
+    again, and what start-up built is frozen so later full collections skip it too."""
+    received = {}
+
+    async def steps(client):
+        received["valid"] = await _open(client, "valid", VALID)
+
+    modules = asyncio.run(_session(tmp_path / "modules.json", steps))
+    enabled, frozen = json.loads((tmp_path / "modules.json.gc").read_text(encoding="utf-8"))
+    assert enabled is True
+    assert frozen > 10_000  # lsprotocol's classes and our modules, at least
+    assert "lsprotocol.types" in modules
+    assert _as_json(received["valid"]) == _expected(VALID)
