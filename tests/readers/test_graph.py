@@ -509,3 +509,34 @@ def test_any_json_gives_a_graph_or_a_graph_error(data):
             assert isinstance(desc.origin_format, str)
             assert desc.origin_shape is None or isinstance(desc.origin_shape, tuple)
             assert desc.origin_output_index is None or isinstance(desc.origin_output_index, int)
+
+
+def test_the_collector_is_paused_while_a_graph_is_built_and_restored_after(tmp_path, monkeypatch):
+    import gc
+
+    from fusion_switch.readers import graph as graph_module
+
+    seen = []
+    real = graph_module.graph_from_dict
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(graph_module, "graph_from_dict", spy)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"name": "m", "graph": [{"name": "g", "op": [{"name": "a"}]}]}))
+    assert gc.isenabled()
+    graph_module.load_graph(path)
+    path.write_text("{ not json")
+    with pytest.raises(graph_module.GraphError):
+        graph_module.load_graph(path)  # an error leaves the collector as it was too
+    assert seen == [False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        path.write_text('{"name": "m", "graph": [{"name": "g", "op": []}]}')
+        graph_module.load_graph(path)
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
