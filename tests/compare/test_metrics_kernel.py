@@ -137,6 +137,23 @@ def test_the_environment_variable_or_a_missing_build_switches_the_kernel_off():
     assert answers[0][1] == answers[1][1] == answers[2][1]
 
 
+def test_a_vector_the_kernel_refuses_is_measured_by_numpy(monkeypatch):
+    x = np.arange(1, 50, dtype=np.float32)
+    y = x[::-1].copy()
+    expected = repr(metrics.compute_metrics(x, y))
+
+    class Refusing:
+        def __getattr__(self, name):
+            return getattr(metrics._kernel, name)
+
+        def pass1(self, x, y):
+            raise BufferError("cannot read this buffer")
+
+    monkeypatch.setattr(metrics, "_kernel", Refusing())
+    assert metrics.kernel_in_use()
+    assert repr(metrics.compute_metrics(x, y)) == expected
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

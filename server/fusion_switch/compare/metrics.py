@@ -287,7 +287,10 @@ def compute_metrics(
         for name in names:
             results[name] = _one(name, left, right, is_bool, scalar, left_path, right_path)
     elif kernel_in_use():
-        results = _kernel_metrics(names, left, right, scalar, left_path, right_path)
+        try:
+            results = _kernel_metrics(names, left, right, scalar, left_path, right_path)
+        except (TypeError, ValueError, BufferError):  # a vector the kernel cannot read
+            results = _fused_metrics(names, left, right, scalar, left_path, right_path)
     else:
         results = _fused_metrics(names, left, right, scalar, left_path, right_path)
     return [results[name] for name in names]
