@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .collector import collector_paused
 from .dtypes import data_type_name
 from .graph_file import GraphError, read_graph_head
 from .graph_kind import sniff_graph
@@ -554,7 +555,8 @@ def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
 
 def load_graph(path: str | os.PathLike) -> Graph:
     """Read a graph file (atc JSON or ``ge_proto_*.txt``) into a :class:`Graph`."""
-    return graph_from_dict(load_graph_dict(path), path)
+    with collector_paused():
+        return graph_from_dict(load_graph_dict(path), path)
 
 
 class _DeferredGraph(Graph):
