@@ -394,8 +394,8 @@ marks = {}
 from fusion_switch.cli import build_parser
 build_parser("serve")
 marks["command line (`serve` registered only)"] = time.perf_counter()
-from fusion_switch.lsp import _starting
-with _starting():  # the collector paused, as `serve` does
+from fusion_switch.readers.collector import collector_paused
+with collector_paused():  # as `serve` does
     import lsprotocol.types, pygls.lsp.server
     marks["import pygls + lsprotocol (collector paused; bare: on)"] = time.perf_counter()
     from fusion_switch.lsp.server import create_server
