@@ -426,3 +426,17 @@ def test_a_comparison_that_fails_after_discover_ends_the_early_replay(
     assert started == [1]
     assert _children() <= before
     assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def test_the_inputs_discover_found_replay_as_the_finished_outcome(small_case, outcome, tmp_path):
+    from fusion_switch.compare.engine import discover
+    from fusion_switch.diagnose.replay_background import ReplaySource
+
+    case = small_case
+    found = discover(
+        CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path)
+    )
+    source = ReplaySource.of(found)
+    assert (source.on_dump_dir, source.off_dump_dir) == (outcome.on_dump_dir, outcome.off_dump_dir)
+    early = replay_outcome(source, None, [], workers=2, processes=1)
+    assert _json(early) == _json(replay_outcome(outcome, None, [], workers=2))
