@@ -16,3 +16,8 @@ if [ "${1:-}" = "--test" ]; then
 else
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e .
 fi
+if ! .venv/bin/python -c "import fusion_switch.compare._kernel" 2>/dev/null; then
+  echo "note: the compiled metrics kernel was not built (it needs a C compiler and Python's headers," >&2
+  echo "      e.g. apt install gcc python3-dev, then rerun this script); comparisons use numpy:" >&2
+  echo "      the same results, about twice as slow per tensor pair." >&2
+fi

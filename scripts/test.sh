@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(neovim emacs-nox elpa-eglot chromium)
+apt_packages=(neovim emacs-nox elpa-eglot chromium gcc libc6-dev)  # gcc: the metrics kernel
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -75,7 +75,9 @@ def _children_cpu() -> float:
 _PSS_EVERY = 10  # PSS every 10th sample (100 ms): reading smaps costs the job CPU time
 
 
-def measure(command: list[str], log: Path) -> tuple[float, int, int, float, int]:
+def measure(
+    command: list[str], log: Path, extra_env: dict[str, str] | None = None
+) -> tuple[float, int, int, float, int]:
     """(wall seconds, peak RSS bytes of the process tree, exit status, CPU seconds of the
     process tree: user + system, workers included, peak PSS bytes of the tree).
 
@@ -85,6 +87,7 @@ def measure(command: list[str], log: Path) -> tuple[float, int, int, float, int]
     beside it."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "server"), env.get("PYTHONPATH", "")])
+    env.update(extra_env or {})
     cpu = _children_cpu()
     with open(log, "wb") as out:
         start = time.perf_counter()
@@ -220,6 +223,16 @@ def csv_agreement(ours: Path, theirs: Path) -> str:
     return f"identical rows ({len(rows1)}), worst relative metric difference {worst:.2e}"
 
 
+def compiled_parts() -> str:
+    """Which C extensions this install has: without them the same outputs come slower."""
+    from fusion_switch.compare import metrics
+    from fusion_switch.readers import protowire
+
+    kernel = "in use" if metrics.kernel_in_use() else "NOT in use (numpy path)"
+    wire = "built" if protowire._wire is not None else "NOT built (Python loop)"
+    return f"metrics kernel {kernel}; dump header scan {wire}"
+
+
 def compare_arguments(case, out: Path) -> list[str]:
     """`compare` with msaccucmp's flags: both tools take the same command line."""
     return [
@@ -269,6 +282,7 @@ def main() -> int:
             f"machine: {os.cpu_count()} cpus, Python {sys.version.split()[0]}, "
             f"load average {os.getloadavg()[0]:.1f}; medians of {repeat} run(s) each"
         )
+        print(f"compiled parts: {compiled_parts()}")
         dumps = [str(case.root / "fusion_on" / "dump"), str(case.root / "fusion_off" / "dump")]
         read_command = [sys.executable, "-c", READ_SCRIPT, *dumps]
         ours_out, theirs_out = root / "ours", root / "msaccucmp"
@@ -284,6 +298,9 @@ def main() -> int:
             "--no-progress",
             "--no-replay",
         ]
+        numpy_out = root / "numpy"
+        numpy_command = [*plain_command[:-3], str(numpy_out), *plain_command[-2:]]
+        assert plain_command[-3] == str(plain_out)
         theirs_command = None
         if not args.skip_msaccucmp:
             theirs_out.mkdir(exist_ok=True)
@@ -292,15 +309,19 @@ def main() -> int:
         runs: dict[str, list[tuple]] = {
             "read": [],
             "plain": [],
+            "numpy": [],
             "ours": [],
             "theirs": [],
         }
+        numpy_only = {"FUSION_SWITCH_METRICS": "numpy"}  # the same run without the kernel
         # the floor is reading from the page cache (issue 16): one untimed read fills it
         subprocess.run(read_command, stdout=subprocess.DEVNULL, check=False)
         for _ in range(repeat):  # interleaved, so a busy spell on the machine hits all three
             runs["read"].append(measure(read_command, root / "read.log"))
             shutil.rmtree(plain_out, ignore_errors=True)
             runs["plain"].append(measure(plain_command, root / "plain.log"))
+            shutil.rmtree(numpy_out, ignore_errors=True)
+            runs["numpy"].append(measure(numpy_command, root / "numpy.log", numpy_only))
             if ours_out.exists():
                 shutil.rmtree(ours_out)
             runs["ours"].append(measure(ours_command, root / "ours.log"))
@@ -310,6 +331,7 @@ def main() -> int:
                 runs["theirs"].append(measure(theirs_command, root / "msaccucmp.log"))
         read = median_run(runs["read"])
         plain = median_run(runs["plain"])
+        numpy_plain = median_run(runs["numpy"])
         ours = median_run(runs["ours"])
         theirs = median_run(runs["theirs"]) if runs["theirs"] else None
 
@@ -324,6 +346,7 @@ def main() -> int:
         print("\nwall time and peak memory (process tree; CPU = user + system, all processes):")
         row("read dump bytes once", read)
         row("compare --no-replay", plain)
+        row("  the same, numpy metrics", numpy_plain)
         row("compare (with the replay)", ours)
         row("msaccucmp 26.2", theirs)
         if repeat > 1:
@@ -342,6 +365,11 @@ def main() -> int:
             top = json.loads(verdict)["suspects"][:1]
             truth = case.truth["faults"][0]
             print(f"\nverdict: {top[0]['rule'] if top else 'none'} (injected: {truth['rule']})")
+        kernel_csv = sorted(plain_out.glob("result_*.csv"))
+        numpy_csv = sorted(numpy_out.glob("result_*.csv"))
+        if kernel_csv and numpy_csv:
+            same = kernel_csv[-1].read_bytes() == numpy_csv[-1].read_bytes()
+            print(f"CSV with the kernel vs numpy metrics: {'identical' if same else 'DIFFERENT'}")
         print("\nbudgets (issue 16; the compare itself is measured --no-replay):")
         slowdown = plain[0] / read[0]
         print(f"  within 3x of reading the bytes:   {honest(slowdown, 3, slowdown <= 3)}")

@@ -54,6 +54,12 @@ def fresh_venv(path: Path, with_pip: bool) -> Path:
     return python
 
 
+def test_our_wheel_in_the_wheelhouse_is_pure_python(offline):
+    # one wheel for x86_64 and aarch64 hosts: the C speed-ups are left out (they are optional)
+    ours = sorted((offline / "wheelhouse").glob("fusion_switch-*.whl"))
+    assert [wheel.name.endswith("-py3-none-any.whl") for wheel in ours] == [True]
+
+
 def test_wheelhouse_installs_with_no_index(offline, tmp_path):
     python = fresh_venv(tmp_path / "venv", with_pip=True)
     subprocess.run(

@@ -12,12 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from e2e_support import SERVER
 from fusion_switch.workflow.history import History
 from lsprotocol import types
-from pytest_lsp import LanguageClient
-from workflow_support import execute, open_path, start_workflow, write_cfg
+from workflow_support import execute, open_path, workflow_fixtures, write_cfg
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 FAKE_JOB = Path(__file__).resolve().parents[1] / "cli" / "fake_job.py"
@@ -43,16 +41,7 @@ def gone(pid: int, wait: float = 10.0) -> bool:
     return False
 
 
-@pytest_lsp.fixture(config=SERVER, params=["visual-studio-code", "neovim@v0.7.0"], scope="module")
-async def wf(request, lsp_client: LanguageClient):
-    lsp_client.session = await start_workflow(lsp_client, request.param)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def session(wf):
-    return wf.session
+workflow_client, session = workflow_fixtures(SERVER, ("visual-studio-code", "neovim@v0.7.0"))
 
 
 async def test_bisect_finds_the_guilty_rules_and_updates_the_editor(session, tmp_path):

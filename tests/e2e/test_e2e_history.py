@@ -9,11 +9,15 @@ import subprocess
 import sys
 
 import pytest
-import pytest_lsp
 from e2e_support import SERVER
 from fusion_switch.workflow.history import History
-from pytest_lsp import LanguageClient
-from workflow_support import USER_CFG, execute, open_path, start_workflow, write_cfg
+from workflow_support import (
+    USER_CFG,
+    execute,
+    open_path,
+    workflow_fixtures,
+    write_cfg,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 # the user's own layout: CRLF, odd spacing, that all-off and restore must not normalise
@@ -21,16 +25,7 @@ ORIGINAL = USER_CFG.replace('"on"', '"on"  ').replace("\n", "\r\n")
 RULE = "AAMatMulNzToNdFusionPass"
 
 
-@pytest_lsp.fixture(config=SERVER, params=["visual-studio-code", "neovim@v0.7.0"], scope="module")
-async def wf(request, lsp_client: LanguageClient):
-    lsp_client.session = await start_workflow(lsp_client, request.param)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def session(wf):
-    return wf.session
+workflow_client, session = workflow_fixtures(SERVER, ("visual-studio-code", "neovim@v0.7.0"))
 
 
 def fs(*args) -> subprocess.CompletedProcess:

@@ -11,20 +11,18 @@ both), and the GLU gate of an earlier block is inverted inside a custom op no ke
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
 from e2e_support import SERVER
 from fusion_switch import cfg
 from fusion_switch.synth.generator import generate_case
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 from workflow_support import (
     USER_CFG,
     by_code,
     compare,
     execute,
     open_path,
-    start_workflow,
     text_at,
+    workflow_fixtures,
     write_cfg,
 )
 
@@ -34,16 +32,7 @@ INNOCENT = "ConvBatchnormFusionPass"
 UNVERIFIED = ("UBFusion", "TbeEltwiseFusionPass")
 
 
-@pytest_lsp.fixture(config=SERVER, scope="module")
-async def replay_client(lsp_client: LanguageClient):
-    lsp_client.session = await start_workflow(lsp_client, "visual-studio-code")
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def session(replay_client):
-    return replay_client.session
+workflow_client, session = workflow_fixtures(SERVER)
 
 
 @pytest.fixture(scope="module")

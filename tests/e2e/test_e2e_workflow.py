@@ -5,13 +5,11 @@ compare with progress, suspect diagnostics, quick fix, hover evidence, lenses, a
 from __future__ import annotations
 
 import pytest
-import pytest_lsp
 from e2e_support import SERVER, apply_text_edits, edits_of
 from fusion_switch import cfg
 from fusion_switch.workflow.history import History
 from fusion_switch.workflow.results import load_results
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 from workflow_support import (
     BARE,
     INJECTED,
@@ -20,8 +18,8 @@ from workflow_support import (
     compare,
     execute,
     open_path,
-    start_workflow,
     text_at,
+    workflow_fixtures,
     write_cfg,
 )
 
@@ -29,16 +27,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 CLIENTS = ["visual-studio-code", "neovim@v0.7.0", "neovim@v0.11.0", "emacs", BARE]
 
 
-@pytest_lsp.fixture(config=SERVER, params=CLIENTS, scope="module")
-async def wf(request, lsp_client: LanguageClient):
-    lsp_client.session = await start_workflow(lsp_client, request.param, record=True)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def session(wf):
-    return wf.session
+workflow_client, session = workflow_fixtures(SERVER, CLIENTS, record=True)
 
 
 def progress_since(client, known: set) -> list:

@@ -10,11 +10,10 @@ import os
 import sys
 
 import pytest
-import pytest_lsp
 from e2e_support import TIMEOUT, start
 from fusion_switch.workflow.results import load_results
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import ClientServerConfig
 from workflow_support import (
     BARE,
     INJECTED,
@@ -25,7 +24,7 @@ from workflow_support import (
     compare,
     execute,
     open_path,
-    start_workflow,
+    workflow_fixtures,
     write_cfg,
 )
 
@@ -36,16 +35,7 @@ SLOW = ClientServerConfig(
 )
 
 
-@pytest_lsp.fixture(config=SLOW, params=["visual-studio-code", BARE], scope="module")
-async def slow(request, lsp_client: LanguageClient):
-    lsp_client.session = await start_workflow(lsp_client, request.param)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def session(slow):
-    return slow.session
+workflow_client, session = workflow_fixtures(SLOW, ("visual-studio-code", BARE))
 
 
 async def started(session, count: int) -> None:

@@ -9,9 +9,11 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
+import pytest_lsp
 from e2e_support import TIMEOUT, Session, apply_text_edits, edits_of, start
 from lsprotocol import types
-from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 BARE = (
     "bare"  # Neovim 0.7's capabilities minus work-done progress (and it has no lens/showDocument)
@@ -147,6 +149,29 @@ async def start_workflow(client: LanguageClient, name: str, *, record: bool = Fa
         session.recorder = Recorder(client)
     session.editor = Editor(session)
     return session
+
+
+def workflow_fixtures(
+    config: ClientServerConfig,
+    clients: tuple[str, ...] = ("visual-studio-code",),
+    *,
+    record: bool = False,
+):
+    """A recipe test module's fixtures: ``workflow_client`` (a server started with ``config``
+    and a session per client name in ``clients``, shut down after the module) and ``session``.
+    Use as ``workflow_client, session = workflow_fixtures(SERVER)`` at module level."""
+
+    @pytest_lsp.fixture(config=config, params=list(clients), scope="module")
+    async def workflow_client(request, lsp_client: LanguageClient):
+        lsp_client.session = await start_workflow(lsp_client, request.param, record=record)
+        yield
+        await lsp_client.shutdown_session()
+
+    @pytest.fixture(scope="module")
+    def session(workflow_client):
+        return workflow_client.session
+
+    return workflow_client, session
 
 
 async def execute(session: Session, command: str, **arguments) -> Any:

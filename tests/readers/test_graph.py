@@ -509,3 +509,39 @@ def test_any_json_gives_a_graph_or_a_graph_error(data):
             assert isinstance(desc.origin_format, str)
             assert desc.origin_shape is None or isinstance(desc.origin_shape, tuple)
             assert desc.origin_output_index is None or isinstance(desc.origin_output_index, int)
+
+
+def test_the_collector_is_paused_while_a_graph_is_built_then_it_is_frozen(tmp_path, monkeypatch):
+    import gc
+
+    from fusion_switch.readers import graph as graph_module
+
+    seen = []
+    real = graph_module.graph_from_dict
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(graph_module, "graph_from_dict", spy)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"name": "m", "graph": [{"name": "g", "op": [{"name": "a"}]}]}))
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    graph_module.load_graph(path)
+    assert gc.get_freeze_count() > frozen  # the graph is out of the collector's walks
+    gc.unfreeze()
+    path.write_text("{ not json")
+    with pytest.raises(graph_module.GraphError):
+        graph_module.load_graph(path)  # an error leaves the collector as it was too
+    assert seen == [False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        path.write_text('{"name": "m", "graph": [{"name": "g", "op": []}]}')
+        frozen = gc.get_freeze_count()
+        graph_module.load_graph(path)
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.enable()

@@ -178,3 +178,88 @@ def test_random_bytes_never_escape_wire_error(data):
             assert 0 <= field.start <= field.end <= len(data)
     except pw.WireError as error:
         assert 0 <= error.offset <= len(data)
+
+
+# ----------------------------------------------------------------------------- compiled scanner
+# readers/_wire.c answers scan() and unpack_varints() when it is built; for malformed bytes it
+# returns None and the Python loop raises. Both must agree on every input.
+
+
+def test_the_compiled_scanner_is_built():
+    assert pw._wire is not None  # CI builds it; a failed build would only be slower
+
+
+def python_scan(data, start, end, max_fields):
+    try:
+        return pw._scan(data, start, end, max_fields)
+    except pw.WireError as error:
+        return ("error", error.message, error.offset)
+
+
+def compiled_scan(data, start, end, max_fields):
+    fields = pw._wire.scan(data, start, end, -1 if max_fields is None else max_fields)
+    return fields if fields is not None else python_scan(data, start, end, max_fields)
+
+
+def message_bytes(items) -> bytes:
+    writer = pw.MessageWriter()
+    for kind, number, value in items:
+        if kind == "v":
+            writer.varint(number, value, always=True)
+        elif kind == "b":
+            writer.raw_bytes(number, value, always=True)
+        elif kind == "q":
+            writer.fixed64(number, value, always=True)
+        else:
+            writer.fixed32(number, value, always=True)
+    return writer.getvalue()
+
+
+FIELD = st.one_of(
+    st.tuples(st.just("v"), st.integers(1, 2**29 - 1), st.integers(0, 2**64 - 1)),
+    st.tuples(st.just("b"), st.integers(1, 2**29 - 1), st.binary(max_size=40)),
+    st.tuples(st.just("q"), st.integers(1, 2**29 - 1), st.integers(0, 2**64 - 1)),
+    st.tuples(st.just("d"), st.integers(1, 2**29 - 1), st.integers(0, 2**32 - 1)),
+)
+
+
+@given(st.lists(FIELD, max_size=12), st.data())
+def test_compiled_scan_equals_python_scan_on_messages_and_their_mutations(items, data):
+    message = bytearray(message_bytes(items))
+    if message and data.draw(st.booleans()):  # corrupt a byte, or cut the message short
+        at = data.draw(st.integers(0, len(message) - 1))
+        if data.draw(st.booleans()):
+            message[at] = data.draw(st.integers(0, 255))
+        else:
+            del message[at:]
+    start = data.draw(st.integers(0, len(message)))
+    end = data.draw(st.integers(start, len(message)))
+    max_fields = data.draw(st.none() | st.integers(0, 14))
+    for buffer in (bytes(message), message, memoryview(bytes(message))):
+        assert compiled_scan(buffer, start, end, max_fields) == python_scan(
+            buffer, start, end, max_fields
+        )
+
+
+@given(st.binary(max_size=120), st.integers(-3, 130), st.integers(-3, 130))
+def test_compiled_scan_equals_python_scan_on_any_bytes_and_span(data, start, end):
+    assert compiled_scan(data, start, end, None) == python_scan(data, start, end, None)
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=20), st.data())
+def test_compiled_unpack_varints_equals_python(values, data):
+    packed = bytearray(b"".join(pw.encode_varint(value) for value in values))
+    cut = bool(packed) and data.draw(st.booleans())
+    if cut:
+        del packed[data.draw(st.integers(0, len(packed) - 1)) :]
+    compiled = pw._wire.unpack_varints(bytes(packed), 0, len(packed))
+    saved, pw._wire = pw._wire, None
+    try:
+        expected = pw.unpack_varints(bytes(packed), 0, len(packed))
+    except pw.WireError:
+        expected = None
+    finally:
+        pw._wire = saved
+    assert compiled == expected
+    if not cut:
+        assert compiled == values

@@ -13,11 +13,10 @@ import time
 
 import psutil
 import pytest
-import pytest_lsp
 from e2e_support import SERVER
 from fusion_switch.synth.generator import generate_case
-from pytest_lsp import ClientServerConfig, LanguageClient
-from workflow_support import compare, open_path, start_workflow, write_cfg
+from pytest_lsp import ClientServerConfig
+from workflow_support import compare, open_path, workflow_fixtures, write_cfg
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 GRACE = 5.0
@@ -32,16 +31,7 @@ SLOWED = ClientServerConfig(
 )
 
 
-@pytest_lsp.fixture(config=SLOWED, scope="module")
-async def lsp(lsp_client: LanguageClient):
-    lsp_client.session = await start_workflow(lsp_client, "visual-studio-code")
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def session(lsp):
-    return lsp.session
+workflow_client, session = workflow_fixtures(SLOWED)
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,16 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from fusion_switch.synth.generator import generate_case
 from fusion_switch.workflow.results import save_results
-from pytest_lsp import ClientServerConfig, LanguageClient
-from workflow_support import compare, execute, open_path, start_workflow, write_cfg
+from pytest_lsp import ClientServerConfig
+from workflow_support import (
+    compare,
+    execute,
+    open_path,
+    workflow_fixtures,
+    write_cfg,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -28,16 +33,7 @@ SERVER = ClientServerConfig(
 )
 
 
-@pytest_lsp.fixture(config=SERVER, scope="module")
-async def lsp(lsp_client: LanguageClient):
-    lsp_client.session = await start_workflow(lsp_client, "visual-studio-code")
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest.fixture(scope="module")
-def session(lsp):
-    return lsp.session
+workflow_client, session = workflow_fixtures(SERVER)
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,11 @@ _U64 = (1 << 64) - 1
 
 Buffer = bytes | bytearray | memoryview
 
+try:
+    from . import _wire  # scan() and unpack_varints() in C, built by pip install; optional
+except ImportError:  # pragma: no cover - exercised on machines without a C compiler
+    _wire = None
+
 
 class WireError(ValueError):
     """Malformed protobuf bytes; ``offset`` is the absolute byte position of the problem."""
@@ -86,7 +91,20 @@ def scan(
     start and end. Same checks and errors as :func:`iter_fields`, without per-field objects.
     ``max_fields``: a message with more fields is refused (what a header declares must not
     decide how much we build).
+
+    The compiled ``_wire.scan`` answers when it is built; it returns None for malformed bytes,
+    and this function's Python loop then raises the precise error.
     """
+    if _wire is not None:
+        fields = _wire.scan(buf, start, end, -1 if max_fields is None else max_fields)
+        if fields is not None:
+            return fields
+    return _scan(buf, start, end, max_fields)
+
+
+def _scan(
+    buf: Buffer, start: int, end: int, max_fields: int | None
+) -> list[tuple[int, int, int, int]]:
     if not 0 <= start <= end <= len(buf):
         raise WireError(f"message span {start}..{end} outside a buffer of {len(buf)} bytes", start)
     out: list[tuple[int, int, int, int]] = []
@@ -142,6 +160,10 @@ def scan(
 
 def unpack_varints(buf: Buffer, start: int, end: int) -> list[int]:
     """The varints packed in ``buf[start:end]`` (a packed repeated field's payload)."""
+    if _wire is not None:
+        values = _wire.unpack_varints(buf, start, end)
+        if values is not None:
+            return values
     chunk = bytes(buf[start:end])
     if not chunk or max(chunk) < 0x80:  # every value below 128: one byte each
         return list(chunk)

@@ -1,0 +1,544 @@
+/*
+ * The per-tensor-pair sums and extremes behind msaccucmp's ten metrics, in one sweep.
+ *
+ * msaccucmp evaluates each metric with numpy: float32 element-wise operations, then
+ * np.add.reduce, np.maximum.reduce and np.minimum.reduce. Our CSV must carry the same digits, so
+ * this kernel reproduces those numpy results bit for bit rather than approximating them:
+ *
+ *   - element-wise steps are the same IEEE float32 (or float64) operations in the same order;
+ *     nothing is contracted into fused multiply-adds (built with -ffp-contract=off);
+ *   - sums follow numpy's pairwise summation: blocks of at most 128 elements summed in eight
+ *     interleaved partial sums, larger ranges split in halves rounded down to a multiple of 8,
+ *     the total added to the reduction's identity 0;
+ *   - a float32 array summed into float64 is summed as numpy's buffered cast does it: chunk by
+ *     chunk of the ufunc buffer size, each chunk pairwise, the chunks added in turn;
+ *   - any NaN makes a maximum or minimum NaN, as np.maximum.reduce does.
+ *
+ * The logarithm of the Kullback-Leibler divergence is left to numpy (its SIMD log need not agree
+ * with the C library's). fusion_switch.compare.metrics checks this kernel against its numpy path
+ * when it first loads it and falls back to numpy if the two ever differ.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#define BLOCK 128 /* numpy's PW_BLOCKSIZE */
+
+/* Hot loops get an AVX2 copy chosen at load time where the CPU has it (x86-64 Linux). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
+/* ------------------------------------------------------------------ numpy's pairwise sum */
+
+/*
+ * Eight lanes as one vector (GCC/Clang vector extensions): SSE, AVX or NEON as the target has.
+ * The eight lanes are exactly numpy's eight interleaved partial sums.
+ */
+typedef float f32x8 __attribute__((vector_size(32)));
+typedef double f64x8 __attribute__((vector_size(64)));
+typedef int i32x8 __attribute__((vector_size(32)));
+
+static inline f32x8 load_f32x8(const float *a)
+{
+    f32x8 v;
+    memcpy(&v, a, sizeof v);
+    return v;
+}
+
+static inline f64x8 load_f64x8(const double *a)
+{
+    f64x8 v;
+    memcpy(&v, a, sizeof v);
+    return v;
+}
+
+/*
+ * One leaf of numpy's pairwise summation (at most BLOCK elements): fewer than 8 are added in
+ * turn; otherwise eight interleaved partial sums, combined as a balanced tree, then the rest.
+ */
+static inline float leaf_sum_f32(const float *a, Py_ssize_t n)
+{
+    float res = -0.0f;
+    if (n < 8) {
+        for (Py_ssize_t i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    f32x8 r = load_f32x8(a);
+    Py_ssize_t i;
+    for (i = 8; i < n - (n % 8); i += 8) r += load_f32x8(a + i);
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i++) res += a[i];
+    return res;
+}
+
+static inline double leaf_sum_f64(const double *a, Py_ssize_t n)
+{
+    double res = -0.0;
+    if (n < 8) {
+        for (Py_ssize_t i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    f64x8 r = load_f64x8(a);
+    Py_ssize_t i;
+    for (i = 8; i < n - (n % 8); i += 8) r += load_f64x8(a + i);
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i++) res += a[i];
+    return res;
+}
+
+/*
+ * A leaf computes its elements start .. start+n-1 (n <= BLOCK) of K quantities and stores each
+ * quantity's leaf sum in out[k]; pairwise() splits ranges as numpy does and adds the halves.
+ */
+typedef void (*LeafF32)(void *job, Py_ssize_t start, Py_ssize_t n, float *out);
+typedef void (*LeafF64)(void *job, Py_ssize_t start, Py_ssize_t n, double *out);
+
+#define MAX_K 5
+
+static void pairwise_f32(void *job, LeafF32 leaf, int k_count, Py_ssize_t start, Py_ssize_t n,
+                         float *out)
+{
+    if (n <= BLOCK) {
+        leaf(job, start, n, out);
+        return;
+    }
+    Py_ssize_t half = n / 2;
+    float left[MAX_K], right[MAX_K];
+    half -= half % 8;
+    pairwise_f32(job, leaf, k_count, start, half, left);
+    pairwise_f32(job, leaf, k_count, start + half, n - half, right);
+    for (int k = 0; k < k_count; k++) out[k] = left[k] + right[k];
+}
+
+static void pairwise_f64(void *job, LeafF64 leaf, Py_ssize_t start, Py_ssize_t n, double *out)
+{
+    if (n <= BLOCK) {
+        leaf(job, start, n, out);
+        return;
+    }
+    Py_ssize_t half = n / 2;
+    double left, right;
+    half -= half % 8;
+    pairwise_f64(job, leaf, start, half, &left);
+    pairwise_f64(job, leaf, start + half, n - half, &right);
+    *out = left + right;
+}
+
+/* ------------------------------------------------------------------ extremes */
+
+/*
+ * Largest and smallest value and whether a NaN was seen, kept in 8 lanes so that the loop
+ * vectorises; np.maximum.reduce's answer is NaN when any value is NaN, else the maximum.
+ */
+typedef struct {
+    f32x8 high, low;
+    i32x8 nan;
+} Extremes;
+
+static void extremes_start(Extremes *e)
+{
+    for (int j = 0; j < 8; j++) {
+        e->high[j] = -INFINITY;
+        e->low[j] = INFINITY;
+        e->nan[j] = 0;
+    }
+}
+
+static inline f32x8 pick(i32x8 mask, f32x8 yes, f32x8 no)
+{
+    return (f32x8)(((i32x8)yes & mask) | ((i32x8)no & ~mask));
+}
+
+static inline void extremes_add(Extremes *e, const float *a, Py_ssize_t n)
+{
+    f32x8 high = e->high, low = e->low;
+    i32x8 nan = e->nan;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        f32x8 v = load_f32x8(a + i);
+        high = pick(v > high, v, high);
+        low = pick(v < low, v, low);
+        nan |= v != v;
+    }
+    for (; i < n; i++) {
+        float v = a[i];
+        high[0] = v > high[0] ? v : high[0];
+        low[0] = v < low[0] ? v : low[0];
+        nan[0] |= v != v;
+    }
+    e->high = high;
+    e->low = low;
+    e->nan = nan;
+}
+
+static float extremes_high(const Extremes *e)
+{
+    float best = -INFINITY;
+    for (int j = 0; j < 8; j++) {
+        if (e->nan[j]) return NAN;
+        best = e->high[j] > best ? e->high[j] : best;
+    }
+    return best;
+}
+
+static float extremes_low(const Extremes *e)
+{
+    float best = INFINITY;
+    for (int j = 0; j < 8; j++) {
+        if (e->nan[j]) return NAN;
+        best = e->low[j] < best ? e->low[j] : best;
+    }
+    return best;
+}
+
+/* ------------------------------------------------------------------ pass 1 */
+
+typedef struct {
+    const float *x, *y;
+    Extremes abs_error, relative, x_range, y_range;
+} Pass1;
+
+/*
+ * 0 |x - y|              MeanAbsoluteError, MaxAbsoluteError
+ * 1 |x - y| * |x - y|    RootMeanSquareError, RelativeEuclideanDistance
+ * 2 y * y                RelativeEuclideanDistance, |y| of the cosine
+ * 3 x * x                |x| of the cosine
+ * 4 |x / y - 1| where |y| > float64 eps (2^-52, exact in float32), else 0: relative errors
+ */
+VECTOR_CLONES
+static void pass1_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
+{
+    Pass1 *p = job;
+    const float *x = p->x + start, *y = p->y + start;
+    float e[5][BLOCK];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float diff = fabsf(x[i] - y[i]);
+        float rel = fabsf(x[i] / y[i] - 1.0f);
+        e[0][i] = diff;
+        e[1][i] = diff * diff;
+        e[2][i] = y[i] * y[i];
+        e[3][i] = x[i] * x[i];
+        e[4][i] = fabsf(y[i]) > 0x1p-52f ? rel : 0.0f;
+    }
+    for (int k = 0; k < 5; k++) out[k] = leaf_sum_f32(e[k], n);
+    extremes_add(&p->abs_error, e[0], n);
+    extremes_add(&p->relative, e[4], n);
+    extremes_add(&p->x_range, x, n);
+    extremes_add(&p->y_range, y, n);
+}
+
+/* ------------------------------------------------------------------ cosine */
+
+typedef struct {
+    const float *x, *y;
+    float x_norm, y_norm;
+} Cosine;
+
+VECTOR_CLONES
+static void cosine_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
+{
+    Cosine *c = job;
+    const float *x = c->x + start, *y = c->y + start;
+    float e[BLOCK];
+    for (Py_ssize_t i = 0; i < n; i++) e[i] = (x[i] / c->x_norm) * (y[i] / c->y_norm);
+    out[0] = leaf_sum_f32(e, n);
+}
+
+/* ------------------------------------------------------------------ Kullback-Leibler */
+
+/* msaccucmp's floor: (v - min) / (max - min) (v itself when max == min), at least float32 eps */
+static inline float kl_floor(float value, float low, float span)
+{
+    float scaled = span != 0.0f ? (value - low) / span : value;
+    return (scaled >= FLT_EPSILON || scaled != scaled) ? scaled : FLT_EPSILON;
+}
+
+typedef struct {
+    const float *x, *y;
+    float x_low, x_span, y_low, y_span, p_total, q_total;
+    const float *log_ratio;
+} Divergence;
+
+VECTOR_CLONES
+static void kl_mass_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
+{
+    Divergence *d = job;
+    const float *x = d->x + start, *y = d->y + start;
+    float e[2][BLOCK];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        e[0][i] = kl_floor(x[i], d->x_low, d->x_span);
+        e[1][i] = kl_floor(y[i], d->y_low, d->y_span);
+    }
+    out[0] = leaf_sum_f32(e[0], n);
+    out[1] = leaf_sum_f32(e[1], n);
+}
+
+VECTOR_CLONES
+static void kl_ratio_fill(const Divergence *d, Py_ssize_t n, float *out)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float p = kl_floor(d->x[i], d->x_low, d->x_span) / d->p_total;
+        float q = kl_floor(d->y[i], d->y_low, d->y_span) / d->q_total;
+        out[i] = p / q;
+    }
+}
+
+VECTOR_CLONES
+static void kl_terms_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
+{
+    Divergence *d = job;
+    const float *x = d->x + start, *log_ratio = d->log_ratio + start;
+    float e[BLOCK];
+    for (Py_ssize_t i = 0; i < n; i++)
+        e[i] = (kl_floor(x[i], d->x_low, d->x_span) / d->p_total) * log_ratio[i];
+    out[0] = leaf_sum_f32(e, n);
+}
+
+/* ------------------------------------------------------------------ float64 mean and std */
+
+typedef struct {
+    const float *v;
+    double mean;
+} Spread;
+
+VECTOR_CLONES
+static void wide_leaf(void *job, Py_ssize_t start, Py_ssize_t n, double *out)
+{
+    const float *v = ((Spread *)job)->v + start;
+    double e[BLOCK];
+    for (Py_ssize_t i = 0; i < n; i++) e[i] = (double)v[i];
+    *out = leaf_sum_f64(e, n);
+}
+
+VECTOR_CLONES
+static void square_deviation_leaf(void *job, Py_ssize_t start, Py_ssize_t n, double *out)
+{
+    Spread *s = job;
+    const float *v = s->v + start;
+    double e[BLOCK];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double deviation = (double)v[i] - s->mean;
+        e[i] = deviation * deviation;
+    }
+    *out = leaf_sum_f64(e, n);
+}
+
+/* ------------------------------------------------------------------ Python glue */
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Vector;
+
+/* A C-contiguous float32 buffer (numpy array) of `n` elements (any length when n < 0). */
+static int get_vector(PyObject *obj, Vector *vec, Py_ssize_t n, int writable)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &vec->view, flags) < 0) return -1;
+    vec->held = 1;
+    const char *format = vec->view.format;
+    if (format[0] == '<' || format[0] == '=' || format[0] == '@') format++;
+    if (vec->view.itemsize != 4 || format[0] != 'f' || format[1] != '\0') {
+        PyErr_SetString(PyExc_TypeError, "expected a C-contiguous float32 vector");
+        return -1;
+    }
+    if (n >= 0 && vec->view.len / 4 != n) {
+        PyErr_SetString(PyExc_ValueError, "the vectors differ in length");
+        return -1;
+    }
+    return 0;
+}
+
+static void release(Vector *vec, int count)
+{
+    for (int k = 0; k < count; k++)
+        if (vec[k].held) PyBuffer_Release(&vec[k].view);
+}
+
+static int get_floats(PyObject *const *args, float *out, int count)
+{
+    for (int k = 0; k < count; k++) {
+        double value = PyFloat_AsDouble(args[k]);
+        if (value == -1.0 && PyErr_Occurred()) return -1;
+        out[k] = (float)value;
+    }
+    return 0;
+}
+
+static int check_count(Py_ssize_t nargs, Py_ssize_t want, const char *name)
+{
+    if (nargs == want) return 0;
+    PyErr_Format(PyExc_TypeError, "%s takes %zd arguments (%zd given)", name, want, nargs);
+    return -1;
+}
+
+PyDoc_STRVAR(pass1_doc,
+             "pass1(x, y) -> (sum|x-y|, sum(x-y)^2, sum y^2, sum x^2, sum relative, max|x-y|, "
+             "max relative, max x, min x, max y, min y), float32 values as floats.");
+
+static PyObject *pass1(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[2] = {{.held = 0}, {.held = 0}};
+    PyObject *result = NULL;
+    if (check_count(nargs, 2, "pass1") < 0) return NULL;
+    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
+    Py_ssize_t n = vec[0].view.len / 4;
+    if (n == 0) {
+        PyErr_SetString(PyExc_ValueError, "empty vectors");
+        goto done;
+    }
+    if (get_vector(args[1], &vec[1], n, 0) < 0) goto done;
+    Pass1 p = {vec[0].view.buf, vec[1].view.buf};
+    extremes_start(&p.abs_error);
+    extremes_start(&p.relative);
+    extremes_start(&p.x_range);
+    extremes_start(&p.y_range);
+    float sums[5];
+    Py_BEGIN_ALLOW_THREADS
+    pairwise_f32(&p, pass1_leaf, 5, 0, n, sums);
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue(
+        "(ddddddddddd)", (double)(0.0f + sums[0]), (double)(0.0f + sums[1]),
+        (double)(0.0f + sums[2]), (double)(0.0f + sums[3]), (double)(0.0f + sums[4]),
+        (double)extremes_high(&p.abs_error), (double)extremes_high(&p.relative),
+        (double)extremes_high(&p.x_range), (double)extremes_low(&p.x_range),
+        (double)extremes_high(&p.y_range), (double)extremes_low(&p.y_range));
+done:
+    release(vec, 2);
+    return result;
+}
+
+PyDoc_STRVAR(cosine_doc, "cosine(x, y, x_norm, y_norm) -> sum((x / x_norm) * (y / y_norm))");
+
+static PyObject *cosine(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[2] = {{.held = 0}, {.held = 0}};
+    PyObject *result = NULL;
+    float norms[2], sum;
+    if (check_count(nargs, 4, "cosine") < 0) return NULL;
+    if (get_floats(args + 2, norms, 2) < 0) return NULL;
+    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
+    if (get_vector(args[1], &vec[1], vec[0].view.len / 4, 0) < 0) goto done;
+    Cosine c = {vec[0].view.buf, vec[1].view.buf, norms[0], norms[1]};
+    Py_BEGIN_ALLOW_THREADS
+    pairwise_f32(&c, cosine_leaf, 1, 0, vec[0].view.len / 4, &sum);
+    Py_END_ALLOW_THREADS
+    result = PyFloat_FromDouble((double)(0.0f + sum));
+done:
+    release(vec, 2);
+    return result;
+}
+
+PyDoc_STRVAR(kl_ratio_doc,
+             "kl_ratio(x, y, x_low, x_high, y_low, y_high, out) -> (sum p, sum q); writes "
+             "out = (p / sum p) / (q / sum q) for the floored distributions p of x, q of y.");
+
+static PyObject *kl_ratio(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[3] = {{.held = 0}, {.held = 0}, {.held = 0}};
+    PyObject *result = NULL;
+    float bounds[4], mass[2];
+    if (check_count(nargs, 7, "kl_ratio") < 0) return NULL;
+    if (get_floats(args + 2, bounds, 4) < 0) return NULL;
+    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
+    Py_ssize_t n = vec[0].view.len / 4;
+    if (get_vector(args[1], &vec[1], n, 0) < 0) goto done;
+    if (get_vector(args[6], &vec[2], n, 1) < 0) goto done;
+    Divergence d = {vec[0].view.buf, vec[1].view.buf};
+    d.x_low = bounds[0];
+    d.x_span = bounds[1] - bounds[0];
+    d.y_low = bounds[2];
+    d.y_span = bounds[3] - bounds[2];
+    float *out = vec[2].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    pairwise_f32(&d, kl_mass_leaf, 2, 0, n, mass);
+    d.p_total = mass[0] = 0.0f + mass[0];
+    d.q_total = mass[1] = 0.0f + mass[1];
+    kl_ratio_fill(&d, n, out);
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(dd)", (double)mass[0], (double)mass[1]);
+done:
+    release(vec, 3);
+    return result;
+}
+
+PyDoc_STRVAR(kl_total_doc,
+             "kl_total(x, x_low, x_high, p_total, log_ratio) -> sum((p / p_total) * log_ratio)");
+
+static PyObject *kl_total(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[2] = {{.held = 0}, {.held = 0}};
+    PyObject *result = NULL;
+    float values[3], sum;
+    if (check_count(nargs, 5, "kl_total") < 0) return NULL;
+    if (get_floats(args + 1, values, 3) < 0) return NULL;
+    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
+    if (get_vector(args[4], &vec[1], vec[0].view.len / 4, 0) < 0) goto done;
+    Divergence d = {vec[0].view.buf, NULL};
+    d.x_low = values[0];
+    d.x_span = values[1] - values[0];
+    d.p_total = values[2];
+    d.log_ratio = vec[1].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    pairwise_f32(&d, kl_terms_leaf, 1, 0, vec[0].view.len / 4, &sum);
+    Py_END_ALLOW_THREADS
+    result = PyFloat_FromDouble((double)(0.0f + sum));
+done:
+    release(vec, 2);
+    return result;
+}
+
+PyDoc_STRVAR(mean_std_doc,
+             "mean_std(v, buffer_size) -> (mean, std) accumulated in float64, as "
+             "np.mean(v, dtype=float64) and np.std(v, dtype=float64) compute them.");
+
+static PyObject *mean_std(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[1] = {{.held = 0}};
+    PyObject *result = NULL;
+    if (check_count(nargs, 2, "mean_std") < 0) return NULL;
+    Py_ssize_t chunk = PyLong_AsSsize_t(args[1]);
+    if (chunk == -1 && PyErr_Occurred()) return NULL;
+    if (chunk < 1) {
+        PyErr_SetString(PyExc_ValueError, "buffer_size must be positive");
+        return NULL;
+    }
+    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
+    Py_ssize_t n = vec[0].view.len / 4;
+    Spread s = {vec[0].view.buf, 0.0};
+    double total = 0.0, part, squares;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t start = 0; start < n; start += chunk) {
+        pairwise_f64(&s, wide_leaf, start, n - start < chunk ? n - start : chunk, &part);
+        total += part;
+    }
+    s.mean = total / (double)n;
+    pairwise_f64(&s, square_deviation_leaf, 0, n, &squares);
+    squares = 0.0 + squares;
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(dd)", s.mean, sqrt(squares / (double)n));
+done:
+    release(vec, 1);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"pass1", (PyCFunction)(void (*)(void))pass1, METH_FASTCALL, pass1_doc},
+    {"cosine", (PyCFunction)(void (*)(void))cosine, METH_FASTCALL, cosine_doc},
+    {"kl_ratio", (PyCFunction)(void (*)(void))kl_ratio, METH_FASTCALL, kl_ratio_doc},
+    {"kl_total", (PyCFunction)(void (*)(void))kl_total, METH_FASTCALL, kl_total_doc},
+    {"mean_std", (PyCFunction)(void (*)(void))mean_std, METH_FASTCALL, mean_std_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_kernel",
+    "numpy-exact sums behind msaccucmp's metrics (see _kernel.c)", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }

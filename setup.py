@@ -1,0 +1,29 @@
+"""The two optional C extensions; everything else about the package is in pyproject.toml.
+
+Both only make things faster, never different: without a C compiler the install still succeeds
+and the same results come from Python and numpy. ``FUSION_SWITCH_PURE_PYTHON=1`` builds without
+them, for a wheel that installs on any platform (scripts/build_wheelhouse.sh).
+"""
+
+import os
+
+from setuptools import Extension, setup
+
+# -ffp-contract=off: a fused multiply-add rounds differently from numpy's multiply, then add.
+# -fno-trapping-math: lets the compiler vectorise conditional selects; no value changes.
+EXTENSIONS = [
+    Extension(
+        "fusion_switch.compare._kernel",
+        sources=["server/fusion_switch/compare/_kernel.c"],
+        extra_compile_args=["-O3", "-ffp-contract=off", "-fno-trapping-math"],
+        optional=True,
+    ),
+    Extension(
+        "fusion_switch.readers._wire",
+        sources=["server/fusion_switch/readers/_wire.c"],
+        extra_compile_args=["-O2"],
+        optional=True,
+    ),
+]
+
+setup(ext_modules=[] if os.environ.get("FUSION_SWITCH_PURE_PYTHON") else EXTENSIONS)
