@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -187,3 +188,47 @@ def test_the_command_line_writes_the_same_files_with_and_without_the_kernel(case
         written.append(outputs(out))
     assert written[0] == written[1]
     assert written[0]["csv"].count(b"\n") > 100  # a real comparison, not two empty folders
+
+
+@pytest.fixture(scope="module")
+def portable_kernel(tmp_path_factory):
+    """The kernel compiled again without its AVX2 copy: the code every other CPU runs (aarch64,
+    x86-64 without AVX2) must give the same bits as the copy this machine runs."""
+    import importlib.machinery
+    import importlib.util
+    import shutil
+    import sysconfig
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.fail("no C compiler: CI installs gcc (scripts/test.sh)")
+    source = Path(metrics.__file__).with_name("_kernel.c")
+    target = tmp_path_factory.mktemp("portable") / (
+        "_kernel" + sysconfig.get_config_var("EXT_SUFFIX")
+    )
+    subprocess.run(
+        [
+            compiler,
+            *("-O3", "-ffp-contract=off", "-fno-trapping-math", "-DKERNEL_NO_CLONES"),
+            *("-shared", "-fPIC", f"-I{sysconfig.get_paths()['include']}"),
+            *(str(source), "-o", str(target)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    loader = importlib.machinery.ExtensionFileLoader("_kernel", str(target))
+    spec = importlib.util.spec_from_file_location("_kernel", target, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 129, 1000, 4099, 20011])
+def test_the_portable_build_gives_the_same_bits(portable_kernel, monkeypatch, n):
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)).astype(np.float32)
+    y = (x + rng.standard_normal(n).astype(np.float32)).astype(np.float32)
+    y[:: max(1, n // 5)] = 0
+    native = repr(metrics._kernel_metrics(NAMES, x, y, False, "L", "R"))
+    monkeypatch.setattr(metrics, "_kernel", portable_kernel)
+    assert repr(metrics._kernel_metrics(NAMES, x, y, False, "L", "R")) == native

@@ -251,8 +251,9 @@ def test_a_small_file_is_read_once_with_its_header(tmp_path, monkeypatch):
     values = np.arange(8, dtype=np.float32)
     path = write_dump(tmp_path / "d", "op", [TensorSpec(values + 1)], [TensorSpec(values)])
     opens = []
-    real_open = open
+    real_open, real_os_open = open, os.open
     monkeypatch.setattr("builtins.open", lambda *a, **k: opens.append(a) or real_open(*a, **k))
+    monkeypatch.setattr(os, "open", lambda *a, **k: opens.append(a) or real_os_open(*a, **k))
     dump = read_dump(path)
     os.truncate(path, 8)
     np.testing.assert_array_equal(dump.array(dump.inputs[0]), values + 1)
@@ -261,6 +262,16 @@ def test_a_small_file_is_read_once_with_its_header(tmp_path, monkeypatch):
     out[0] = 42  # a private copy, writable
     np.testing.assert_array_equal(dump.array(dump.outputs[0]), values)
     assert len(opens) == 1
+
+
+def test_short_reads_are_completed(tmp_path, monkeypatch):
+    """A network file system may return fewer bytes than asked: the reader asks again."""
+    values = np.arange(3000, dtype=np.float32)
+    path = write_dump(tmp_path / "d", "op", [TensorSpec(values)], [TensorSpec(values * 2)])
+    real_read = os.read
+    monkeypatch.setattr(os, "read", lambda fd, count: real_read(fd, min(count, 1000)))
+    dump = read_dump(path)
+    np.testing.assert_array_equal(dump.array(dump.outputs[0]), values * 2)
 
 
 def test_forged_size_smaller_than_the_data(tmp_path):

@@ -26,8 +26,9 @@
 
 #define BLOCK 128 /* numpy's PW_BLOCKSIZE */
 
-/* Hot loops get an AVX2 copy chosen at load time where the CPU has it (x86-64 Linux). */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+/* Hot loops get an AVX2 copy chosen at load time where the CPU has it (x86-64 Linux); the
+ * tests build it once more with -DKERNEL_NO_CLONES to hold the portable copy to the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(KERNEL_NO_CLONES)
 #define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define VECTOR_CLONES

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
+from operator import attrgetter
 from typing import Any
 
 from ..readers.graph import Graph, Op
@@ -63,6 +64,12 @@ class OriginDesc:
     origin_shape: tuple[int, ...] = ()
     dtype: str = ""
 
+    def __reduce__(self):
+        return (OriginDesc, _ORIGIN_DESC_FIELDS(self))  # see RuleOp.__reduce__
+
+
+_ORIGIN_DESC_FIELDS = attrgetter(*(item.name for item in fields(OriginDesc)))
+
 
 @dataclass
 class RuleOp:
@@ -79,6 +86,11 @@ class RuleOp:
     group: int = 0  # msaccucmp's op_id: the Index column
     quant_filter: bool = False
 
+    def __reduce__(self):
+        # pickled field by field: the fusion-off rule comes back from a helper process, and
+        # the default (a __dict__ per op) is half again as large and twice as slow to load
+        return (RuleOp, _RULE_OP_FIELDS(self))
+
     @property
     def is_inner_node(self) -> bool:
         """A multi-op member none of whose outputs stands for an original output."""
@@ -93,6 +105,9 @@ class RuleOp:
     def skips_outputs(self) -> bool:
         """msaccucmp compares no outputs of AscendQuant ops."""
         return self.type == "AscendQuant"
+
+
+_RULE_OP_FIELDS = attrgetter(*(item.name for item in fields(RuleOp)))
 
 
 @dataclass

@@ -18,16 +18,15 @@ fail are still converted when the graph is read, so a malformed file fails there
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .collector import collector_paused
 from .dtypes import data_type_name
 from .graph_file import GraphError, read_graph_head
 from .graph_kind import sniff_graph
@@ -558,28 +557,6 @@ def load_graph(path: str | os.PathLike) -> Graph:
     """Read a graph file (atc JSON or ``ge_proto_*.txt``) into a :class:`Graph`."""
     with collector_paused():
         return graph_from_dict(load_graph_dict(path), path)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while a graph is built; then the objects alive are
-    moved out of its reach (:func:`gc.freeze`) and it is turned back on.
-
-    A 5,000-op graph is about a million new containers. With the collector on, it walks them
-    again and again while they are made (every few hundred allocations, the older ones ever
-    more often); merely paused, it walks them all once right after. Frozen, they are still freed
-    by reference counting when dropped (a graph holds no reference cycles); only the collector
-    no longer walks them. Reading that graph and allocating 300,000 objects afterwards, in a
-    fresh process: 0.70-0.78 s of CPU with the collector on, 0.47-0.69 s paused, 0.37-0.45 s
-    paused then frozen. A caller that had the collector off keeps it off and nothing frozen."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.freeze()
-            gc.enable()
 
 
 class _DeferredGraph(Graph):
