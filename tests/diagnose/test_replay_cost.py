@@ -297,9 +297,9 @@ def test_the_command_line_gives_the_replay_its_worker_count(small_case, tmp_path
     seen = []
     real = replay_background.BackgroundReplay.__init__
 
-    def recording(self, outcome, table, workers=None):
+    def recording(self, outcome, table, workers=None, processes=None):
         seen.append(workers)
-        real(self, outcome, table, workers)
+        real(self, outcome, table, workers, processes)
 
     monkeypatch.setattr(replay_background.BackgroundReplay, "__init__", recording)
     case = small_case
@@ -310,3 +310,133 @@ def test_the_command_line_gives_the_replay_its_worker_count(small_case, tmp_path
     assert main([*arguments, "-out", str(tmp_path / "a"), "--workers", "1"]) == 1
     assert main([*arguments, "-out", str(tmp_path / "b")]) == 1
     assert seen == [1, None]
+
+
+# ----------------------------------------------------------------------------- beside the compare
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_fewer_processes_than_chunks_give_the_same_report(larger, workers):
+    """The chunks decide what is found (the noise floor is sampled per chunk), not how many
+    processes measure them: the replay that runs beside the comparison uses fewer."""
+    spread = replay_outcome(larger, None, [], workers=workers)
+    for processes in (1, 2):
+        fewer = replay_outcome(larger, None, [], workers=workers, processes=processes)
+        assert _json(fewer) == _json(spread)
+        assert fewer.noise.samples == spread.noise.samples
+        assert (fewer.files_read, fewer.unreadable) == (spread.files_read, spread.unreadable)
+
+
+def test_one_process_measures_every_chunk_without_forking(larger, monkeypatch):
+    started = []
+    monkeypatch.setattr(replay.multiprocessing, "get_context", lambda *a: started.append(a))
+    report = replay_outcome(larger, None, [], workers=2, processes=1)
+    assert started == []
+    assert report is not None and report.files_read > 0
+
+
+def _compare_arguments(case, out) -> list[str]:
+    return [
+        *("compare", "-m", str(case.on_dump), "-g", str(case.off_dump)),
+        *("-f", str(case.on_graph), "-cf", str(case.off_graph), "--no-progress"),
+        *("-out", str(out)),
+    ]
+
+
+def test_the_command_line_starts_the_replay_before_the_tensors_are_compared(
+    small_case, tmp_path, monkeypatch
+):
+    from fusion_switch.cli import main
+    from fusion_switch.compare import engine
+
+    events: list[str] = []
+    real_start, real_measure = BackgroundReplay.start, engine.measure
+
+    def start(self):
+        events.append(f"replay started, {self.processes} process(es)")
+        return real_start(self)
+
+    def measure(*args, **kwargs):
+        events.append("tensors compared")
+        yield from real_measure(*args, **kwargs)
+
+    monkeypatch.setattr(BackgroundReplay, "start", start)
+    monkeypatch.setattr(engine, "measure", measure)
+    before = _children()
+    assert main([*_compare_arguments(small_case, tmp_path / "o"), "--workers", "2"]) == 1
+    assert events == ["replay started, 1 process(es)", "tensors compared"]
+    assert _children() <= before  # the replay child is gone
+
+
+def test_the_replay_started_beside_the_compare_writes_what_the_late_one_writes(
+    small_case, tmp_path
+):
+    """summary.json and report.html of `compare` (replay started after `discover`) are those
+    of the comparison's outcome given to write_outputs afterwards, timings aside."""
+    from fusion_switch.cli import main
+    from fusion_switch.diagnose.summary import write_outputs
+
+    case = small_case
+    assert main([*_compare_arguments(case, tmp_path / "early"), "--workers", "2"]) == 1
+    request = CompareRequest(
+        case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path / "late", workers=2
+    )
+    outcome = run_compare(request)
+    inputs = {
+        "on_dump": os.fspath(outcome.on_dump_dir),
+        "off_dump": os.fspath(outcome.off_dump_dir),
+        "on_graph": os.fspath(outcome.on_graph.path),
+        "off_graph": os.fspath(outcome.off_graph.path),
+        "dumps_swapped": False,
+    }
+    write_outputs(outcome, tmp_path / "late", inputs=inputs, workers=2)
+    for name in ("summary.json", "report.html"):
+        early = _masked((tmp_path / "early" / name).read_text(), tmp_path / "early")
+        late = _masked((tmp_path / "late" / name).read_text(), tmp_path / "late")
+        assert early == late, name
+    assert '"replayed":' in (tmp_path / "early" / "summary.json").read_text()
+
+
+def _masked(text: str, folder) -> str:
+    import re
+
+    text = text.replace(str(folder), "OUT")
+    text = re.sub(r"\d{14}", "STAMP", text)
+    return re.sub(r'"(seconds|elapsed\w*)": ?[^,}\n]+', "T", text)
+
+
+def test_a_comparison_that_fails_after_discover_ends_the_early_replay(
+    small_case, tmp_path, monkeypatch
+):
+    from fusion_switch.cli import main
+    from fusion_switch.compare import engine
+
+    def broken(*_args, **_kwargs):
+        raise engine.CompareInputError("the measure stage failed")
+        yield  # a generator, as the real one
+
+    monkeypatch.setattr(engine, "measure", broken)
+    started = []
+    real_start = BackgroundReplay.start
+    monkeypatch.setattr(
+        BackgroundReplay, "start", lambda self: started.append(1) or real_start(self)
+    )
+    before = _children()
+    assert main([*_compare_arguments(small_case, tmp_path / "o"), "--workers", "2"]) == 2
+    assert started == [1]
+    assert _children() <= before
+    assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def test_the_inputs_discover_found_replay_as_the_finished_outcome(small_case, outcome, tmp_path):
+    from fusion_switch.compare.engine import discover
+    from fusion_switch.diagnose.replay_background import ReplaySource
+
+    case = small_case
+    found = discover(
+        CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path)
+    )
+    source = ReplaySource.of(found)
+    assert (source.on_dump_dir, source.off_dump_dir) == (outcome.on_dump_dir, outcome.off_dump_dir)
+    early = replay_outcome(source, None, [], workers=2, processes=1)
+    assert _json(early) == _json(replay_outcome(outcome, None, [], workers=2))

@@ -351,9 +351,10 @@ def run_comparison(
     args: argparse.Namespace, progress: Progress, stream: TextIO
 ) -> tuple[int, Any | None]:
     """Run engine + attribution + outputs. Returns (exit status, Outputs or None)."""
-    from ..compare.engine import CompareCancelled, CompareInputError, CompareRequest, run_compare
+    from ..compare.engine import CompareRequest, run_compare
     from ..diagnose.attribution import parse_thresholds
-    from ..diagnose.summary import NOTHING_COMPARED, write_outputs
+    from ..diagnose.replay_background import ReplaySource
+    from ..diagnose.summary import start_replay
 
     try:
         thresholds = parse_thresholds(args.threshold)
@@ -381,25 +382,96 @@ def run_comparison(
         memory_budget=getattr(args, "memory_budget", None),
     )
     cancel = threading.Event()
-    finished = threading.Event()
+    finished = threading.Event()  # set by the comparison thread when it ends
+    wake = threading.Event()  # set when there is something for this thread to do
     box: dict[str, Any] = {}
+    replay = not getattr(args, "no_replay", False)
+
+    def discovered(found: Any) -> None:
+        box["found"] = found  # the graphs and dump folders: the replay can start (below)
+        wake.set()
 
     def work() -> None:
         try:
-            box["outcome"] = run_compare(request, progress=progress, cancel=cancel)
+            box["outcome"] = run_compare(
+                request, progress=progress, cancel=cancel, discovered=discovered if replay else None
+            )
         except BaseException as exc:  # handed to the main thread
             box["error"] = exc
         finally:
             finished.set()
+            wake.set()
+
+    def start_early_replay() -> None:
+        """The replay needs the graphs and dump folders only: it starts as soon as they are
+        known, in a child forked from this thread, and runs while the tensors are compared
+        (issue 16). Forked here, not in the comparison thread: Linux's parent-death signal,
+        which ends the child with its parent, fires when the forking *thread* ends."""
+        found = box.pop("found", None)
+        if found is None or finished.is_set() or cancel.is_set():
+            return
+        source = ReplaySource.of(found)
+        given = _given_inputs(
+            args,
+            source.on_dump_dir,
+            source.off_dump_dir,
+            source.on_graph,
+            source.off_graph,
+            found.swapped_dumps,
+        )
+        box["replay"] = start_replay(source, given, args.fusion_result, args.workers)
 
     # The job runs in a thread so that Ctrl-C (delivered to the main thread) can ask it to stop
     # and wait for it to clean up. Wait on an Event, not Thread.join: a join interrupted by
     # KeyboardInterrupt leaves the thread looking finished on Python 3.11.
     threading.Thread(target=work, name="fusion-switch-compare", daemon=True).start()
     try:
+        return _finish(args, thresholds, box, progress, cancel, finished, wake, start_early_replay)
+    finally:
+        started = box.get("replay")
+        if started is not None:  # write_outputs closed it already, or the comparison failed
+            started.close()
+
+
+def _given_inputs(
+    args: argparse.Namespace,
+    on_dump_dir: Any,
+    off_dump_dir: Any,
+    on_graph: Any,
+    off_graph: Any,
+    swapped: bool,
+) -> dict[str, Any]:
+    """The paths the comparison used, for summary.json's ``inputs``."""
+    return {
+        "on_dump": os.fspath(on_dump_dir or args.on_dump),
+        "off_dump": os.fspath(off_dump_dir or args.off_dump),
+        "on_graph": os.fspath(getattr(on_graph, "path", None) or args.on_graph),
+        "off_graph": os.fspath(getattr(off_graph, "path", None) or args.off_graph),
+        "dumps_swapped": bool(swapped),
+    }
+
+
+def _finish(
+    args: argparse.Namespace,
+    thresholds: Any,
+    box: dict[str, Any],
+    progress: Progress,
+    cancel: threading.Event,
+    finished: threading.Event,
+    wake: threading.Event,
+    on_wake: Any,
+) -> tuple[int, Any | None]:
+    """Wait for the comparison thread (calling ``on_wake`` when it asks), then attribute and
+    write the outputs."""
+    from ..compare.engine import CompareCancelled, CompareInputError
+    from ..diagnose.summary import NOTHING_COMPARED, write_outputs
+
+    try:
         with _terminate_as_interrupt():
-            while not finished.wait(0.1):
-                pass
+            while not finished.is_set():
+                wake.wait(0.1)
+                wake.clear()
+                on_wake()
     except KeyboardInterrupt as stop:
         cancel.set()
         progress.clear()
@@ -416,13 +488,14 @@ def run_comparison(
             raise error
         return _error(f"internal error: {type(error).__name__}: {error}"), None
     outcome = box["outcome"]
-    inputs = {
-        "on_dump": os.fspath(outcome.on_dump_dir or args.on_dump),
-        "off_dump": os.fspath(outcome.off_dump_dir or args.off_dump),
-        "on_graph": os.fspath(getattr(outcome.on_graph, "path", None) or args.on_graph),
-        "off_graph": os.fspath(getattr(outcome.off_graph, "path", None) or args.off_graph),
-        "dumps_swapped": bool(getattr(outcome, "swapped_dumps", False)),
-    }
+    inputs = _given_inputs(
+        args,
+        outcome.on_dump_dir,
+        outcome.off_dump_dir,
+        outcome.on_graph,
+        outcome.off_graph,
+        getattr(outcome, "swapped_dumps", False),
+    )
     try:
         outputs = write_outputs(
             outcome,
@@ -432,6 +505,7 @@ def run_comparison(
             inputs=inputs,
             replay=not getattr(args, "no_replay", False),
             workers=args.workers,
+            started=box.pop("replay", None),
         )
     except KeyboardInterrupt:
         return 130, None

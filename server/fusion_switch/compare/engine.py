@@ -119,6 +119,7 @@ def run_compare(
     request: CompareRequest,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    discovered: Callable[[Inputs], None] | None = None,
 ) -> CompareOutcome:
     """Compare fusion on with fusion off: ``discover -> pair -> load/measure -> write``.
 
@@ -127,12 +128,18 @@ def run_compare(
     ``cancel`` (a threading or multiprocessing Event) stops the job: :class:`CompareCancelled`
     is raised and no CSV is left. Unusable inputs raise :class:`CompareInputError`; a bad dump
     file only affects its rows and is listed in ``errors``.
+
+    ``discovered(inputs)`` is called once the graphs and dump folders are known, before the
+    tensors are compared: the caller may start work that needs only those (the replay, which
+    then overlaps with the comparison) without this package knowing what it is.
     """
     with _gc_paused():
         if progress:  # at once: reading a large model's graphs takes a while (issue 16)
             progress(0, 0, STARTING)
         inputs = discover(request)
         _check(cancel)
+        if discovered is not None:
+            discovered(inputs)
         plan = pair(inputs)
         _check(cancel)
         if progress:

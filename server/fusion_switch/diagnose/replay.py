@@ -419,12 +419,16 @@ def replay_run(
     localise: Callable[..., dict | None] | None = None,
     workers: int = 1,
     store_factory: Callable[[], EvidenceStore] | None = None,
+    processes: int | None = None,
 ) -> ReplayReport:
     """Replay every fused op of ``on_graph``; see the module docstring.
 
-    Measuring (reading dumps, evaluating, scoring, the noise floor) is split over ``workers``
-    forked processes when ``store_factory`` gives each its own evidence store; the verdicts
-    (which need the whole noise floor) and the localisation of flagged ops run here."""
+    Measuring (reading dumps, evaluating, scoring, the noise floor) is split into ``workers``
+    chunks, each with its own evidence store when ``store_factory`` gives one; ``processes``
+    (None: one per chunk) forked processes measure them. The chunks, not the processes, decide
+    what is found (the noise floor is sampled per chunk), so any ``processes`` gives the same
+    report. The verdicts (which need the whole noise floor) and the localisation of flagged ops
+    run here."""
     started = time.perf_counter()
     on, off = GraphIndex.of(on_graph), GraphIndex.of(off_graph)
     kernels = Kernels(lookup)
@@ -436,7 +440,7 @@ def replay_run(
         except NotReconstructible as error:
             subs.append((order, op, error.reason))
     replayable = [sub for _, _, sub in subs if not isinstance(sub, str)]
-    parts = _measure_parts(replayer, replayable, workers, store_factory)
+    parts = _measure_parts(replayer, replayable, workers, store_factory, processes)
     noise = NoiseFloor()
     measured: dict[str, tuple] = {}
     files_read, unreadable = 0, {}
@@ -485,6 +489,7 @@ def _measure_parts(
     subs: list[Subgraph],
     workers: int,
     store_factory: Callable[[], EvidenceStore] | None,
+    processes: int | None = None,
 ) -> list[dict]:
     global _JOB
     chunks = _chunks(subs, max(1, workers))
@@ -496,12 +501,18 @@ def _measure_parts(
     ):
         return [{**_measure(replayer, subs), "files_read": 0, "unreadable": {}}]  # counted here
     _JOB = (chunks, replayer.off, replayer.kernels.lookup, store_factory)
+    pool_size = min(len(chunks), processes or len(chunks)) - 1
+    if pool_size < 1:
+        try:  # one chunk after the other, each with its own store, as the workers would
+            return [_measure_chunk(index) for index in range(len(chunks))]
+        finally:
+            _JOB = None
     try:
         context = multiprocessing.get_context("fork")
         # this process measures the first chunk itself (one process fewer to start) with a
         # store of its own, as a worker would: the counts of files read stay per chunk
         with ProcessPoolExecutor(
-            len(chunks) - 1, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
+            pool_size, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
         ) as pool:
             others = pool.map(_measure_chunk, range(1, len(chunks)))
             first = _measure_chunk(0)

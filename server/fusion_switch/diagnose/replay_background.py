@@ -1,10 +1,14 @@
-"""Run the replay in a forked child while this process judges the comparison's rows.
+"""Run the replay in a forked child while this process does other work.
 
-The replay starts with a serial stretch (reading the fusion-off graph in full, 0.7 s at 5,000
-ops) and the row attribution is serial too; neither needs the other, so on two or more cores
-they overlap. The child runs :func:`replay_outcome` exactly as this process would (the same
-function on the same inputs, forked), measures the first chunk itself and forks the other
-measuring workers, then sends the finished :class:`ReplayReport` and its notes back.
+Two moments to start it. After the comparison (``write_outputs`` alone): the replay overlaps
+with the serial row attribution here; the child measures the first chunk itself and forks the
+other measuring workers. Before the comparison (the command line, as soon as the graphs and
+dump folders are known, :func:`.summary.start_replay`): the replay needs no row, so it runs
+while the tensors are compared; the comparison's workers have the cores then, so the child
+measures with half of them (on two cores: alone, one chunk after the other), which also keeps
+the process tree one copy smaller. Either way the child runs :func:`replay_outcome` exactly as
+this process would (the same function on the same inputs and chunks, forked) and sends the
+finished :class:`ReplayReport` and its notes back.
 
 Whatever goes wrong in the child (fork refused, crash, kill, an exception), the replay is run
 again here, so a failure looks exactly as it would have without the child.
@@ -15,6 +19,8 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..compare.forked import ForkedCall
@@ -22,7 +28,28 @@ from .replay import ReplayReport
 from .replay_job import replay_outcome
 
 
-def _child(outcome: Any, table: Any, parent: int, workers: int | None) -> tuple:
+@dataclass
+class ReplaySource:
+    """What the replay reads (graphs and dump folders), known as soon as the comparison's
+    ``discover`` stage is done: the same fields as a ``CompareOutcome`` has for them."""
+
+    on_graph: Any
+    off_graph: Any
+    on_dump_dir: Path
+    off_dump_dir: Path
+    on_dumps: Any = None
+    off_dumps: Any = None
+
+    @classmethod
+    def of(cls, inputs: Any) -> ReplaySource:
+        """From the engine's ``Inputs`` (the folders after any swap, as the outcome has them)."""
+        on_dir, off_dir = inputs.on_dir, inputs.off_dir
+        return cls(inputs.on_graph, inputs.off_graph, on_dir.path, off_dir.path, on_dir, off_dir)
+
+
+def _child(
+    outcome: Any, table: Any, parent: int, workers: int | None, processes: int | None
+) -> tuple:
     from ..compare.workers import die_with_parent
 
     # Ctrl-C and SIGTERM are the parent's to handle: it kills this process (and this process's
@@ -31,7 +58,12 @@ def _child(outcome: Any, table: Any, parent: int, workers: int | None) -> tuple:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     die_with_parent(parent)
     notes: list[str] = []
-    return ("ok", replay_outcome(outcome, table, notes, workers), notes)
+    return ("ok", replay_outcome(outcome, table, notes, workers, processes), notes)
+
+
+def overlapping_processes(workers: int | None) -> int:
+    """Processes for a replay that runs beside the comparison: half of the cores it may use."""
+    return max(1, (workers or os.cpu_count() or 1) // 2)
 
 
 class BackgroundReplay:
@@ -42,12 +74,15 @@ class BackgroundReplay:
         outcome: Any,
         table: Mapping[str, Mapping[str, Any]] | None,
         workers: int | None = None,
+        processes: int | None = None,
     ) -> None:
         self.outcome = outcome
         self.table = table
         self.workers = workers  # processes the replay may use (None: every core)
+        self.processes = processes  # of those, how many the child uses (None: all)
         # not daemonic: the child forks the replay's measuring workers
-        self._call = ForkedCall(_child, (outcome, table, os.getpid(), workers), daemon=False)
+        args = (outcome, table, os.getpid(), workers, processes)
+        self._call = ForkedCall(_child, args, daemon=False)
 
     def start(self) -> BackgroundReplay:
         if (self.workers or os.cpu_count() or 1) >= 2:

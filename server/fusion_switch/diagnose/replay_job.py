@@ -23,8 +23,11 @@ def replay_outcome(
     fusion_result: Mapping[str, Mapping[str, Any]] | None,
     notes: list[str],
     workers: int | None = None,
+    processes: int | None = None,
 ) -> ReplayReport | None:
-    """The replay of every fused op of ``outcome``; None (with a note) when it cannot run."""
+    """The replay of every fused op of ``outcome``; None (with a note) when it cannot run.
+    ``workers``: chunks of the measuring (None: one per core); ``processes``: how many
+    processes measure them (None: one per chunk); see :func:`.replay.replay_run`."""
     on_graph, off_graph = getattr(outcome, "on_graph", None), getattr(outcome, "off_graph", None)
     on_path = getattr(outcome, "on_dump_dir", None)
     off_path = getattr(outcome, "off_dump_dir", None)
@@ -50,6 +53,7 @@ def replay_outcome(
         localise=localise,
         workers=workers if workers is not None else (os.cpu_count() or 1),
         store_factory=lambda: EvidenceStore(on_dir, off_dir),
+        processes=processes,
     )
     if not report.kernels_available:
         notes.append(

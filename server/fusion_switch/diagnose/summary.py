@@ -287,6 +287,67 @@ def load_summary(path: str | os.PathLike) -> dict:
 
 
 @dataclass
+class RuleTable:
+    """The ``fusion_result.json`` the rule sections come from (None: none found or usable),
+    its records, and the notes that say so."""
+
+    path: Path | None
+    table: Mapping[str, Mapping[str, Any]] | None
+    notes: list[str]
+
+
+def rule_table(
+    on_graph: Any, given: Mapping[str, Any], fusion_result: str | os.PathLike | None
+) -> RuleTable:
+    """``fusion_result`` if given, else the one next to the fusion-on graph or dump."""
+    notes: list[str] = []
+    result_path = Path(fusion_result) if fusion_result else None
+    if result_path is None:
+        result_path = find_fusion_result(
+            getattr(on_graph, "path", None), given.get("on_graph"), given.get("on_dump")
+        )
+        if result_path is not None:
+            result_path = Path(os.path.abspath(result_path))
+            notes.append(f"rule sections taken from {result_path}")
+    table = None
+    if result_path is not None:
+        try:
+            table = load_fusion_result(result_path)
+        except (OSError, ValueError) as exc:
+            notes.append(f"fusion_result.json ignored: {exc}")
+            result_path = None
+    return RuleTable(result_path, table, notes)
+
+
+@dataclass
+class StartedReplay:
+    """A replay started while the comparison runs (:func:`start_replay`)."""
+
+    rules: RuleTable
+    background: Any  # a started BackgroundReplay
+
+    def close(self) -> None:
+        self.background.close()
+
+
+def start_replay(
+    source: Any,
+    given: Mapping[str, Any],
+    fusion_result: str | os.PathLike | None = None,
+    workers: int | None = None,
+) -> StartedReplay:
+    """Start the replay of ``source`` (graphs and dump folders, e.g. a ``CompareOutcome`` or
+    :meth:`ReplaySource.of`) in a forked child now: it needs no row of the comparison, so it
+    runs while the tensors are compared. Pass the result to :func:`write_outputs`, or
+    ``close()`` it when the comparison fails."""
+    from .replay_background import BackgroundReplay, overlapping_processes
+
+    rules = rule_table(getattr(source, "on_graph", None), given, fusion_result)
+    processes = overlapping_processes(workers)
+    return StartedReplay(rules, BackgroundReplay(source, rules.table, workers, processes).start())
+
+
+@dataclass
 class Outputs:
     """What :func:`write_outputs` produced."""
 
@@ -305,19 +366,25 @@ def write_outputs(
     inputs: Mapping[str, Any] | None = None,
     replay: bool = True,
     workers: int | None = None,
+    started: StartedReplay | None = None,
 ) -> Outputs:
     """Attribute an engine outcome (``CompareOutcome``: rows, csv_path, notes, on_graph, counts)
     and write ``summary.json`` and ``report.html`` into ``out_dir`` atomically.
 
     ``fusion_result``: a ``fusion_result.json`` to take rule sections from; when None, one next
-    to the fusion-on graph or dump is used if present."""
+    to the fusion-on graph or dump is used if present. ``started``: the replay begun during the
+    comparison (:func:`start_replay`); its rule table and answer are used, and it is closed."""
     # Attribution and the report build many small acyclic objects next to the comparison's
     # large heap (graphs, rows): a cyclic collection would walk all of it, repeatedly.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _write_outputs(outcome, out_dir, thresholds, fusion_result, inputs, replay, workers)
+        return _write_outputs(
+            outcome, out_dir, thresholds, fusion_result, inputs, replay, workers, started
+        )
     finally:
+        if started is not None:
+            started.close()
         if enabled:
             gc.enable()
 
@@ -330,6 +397,7 @@ def _write_outputs(
     inputs: Mapping[str, Any] | None,
     replay: bool = True,
     workers: int | None = None,
+    started: StartedReplay | None = None,
 ) -> Outputs:
     from .replay_background import BackgroundReplay
     from .report import render_report
@@ -342,22 +410,13 @@ def _write_outputs(
         f"{BAD_FILE_NOTE} (dump it again to compare its op): {e}"
         for e in getattr(outcome, "errors", []) or []
     ]
-    result_path = Path(fusion_result) if fusion_result else None
-    if result_path is None:
-        result_path = find_fusion_result(
-            getattr(on_graph, "path", None), given.get("on_graph"), given.get("on_dump")
-        )
-        if result_path is not None:
-            result_path = Path(os.path.abspath(result_path))
-            notes.append(f"rule sections taken from {result_path}")
-    table = None
-    if result_path is not None:
-        try:
-            table = load_fusion_result(result_path)
-        except (OSError, ValueError) as exc:
-            notes.append(f"fusion_result.json ignored: {exc}")
-            result_path = None
-    background = BackgroundReplay(outcome, table, workers).start() if replay else None
+    rules = started.rules if started is not None else rule_table(on_graph, given, fusion_result)
+    notes += rules.notes
+    result_path, table = rules.path, rules.table
+    if started is not None:
+        background = started.background
+    else:
+        background = BackgroundReplay(outcome, table, workers).start() if replay else None
     try:  # the rows are judged while the replay runs
         attribution = attribute(
             list(getattr(outcome, "rows", []) or []),
