@@ -610,16 +610,15 @@ def kernel_in_use() -> bool:
 
 def kernel_probe_vectors() -> list[tuple[np.ndarray, np.ndarray]]:
     """Pairs on which summation order shows: every leaf and split size of numpy's pairwise sum,
-    more than one float64 cast chunk, magnitudes from 1e-30 to 1e30, zeros, infinities, NaN."""
-    rng = np.random.default_rng(20261203)
+    more than one float64 cast chunk, magnitudes from 1e-30 to 1e30, zeros, infinities, NaN.
+    Scrambled values, not numpy.random: importing it would add some 4 MB to every process."""
     pairs = []
-    for n in (1, 5, 8, 9, 16, 127, 128, 129, 300, 1000, 2 * _BUFFER_SIZE + 37):
+    for n in (1, 5, 8, 9, 16, 127, 128, 129, 300, 1000, _BUFFER_SIZE + 37):
         for decades in (4, 30):  # finite squares and sums; overflowing ones
-            scale = 10.0 ** rng.integers(-decades, decades, n)
-            x = (rng.standard_normal(n) * scale).astype(np.float32)
-            y = (x * (1 + rng.standard_normal(n) * 1e-3)).astype(np.float32)
+            x = _scrambled(n, decades, seed=n).astype(np.float32)
+            y = (x * (1 + _scrambled(n, 0, seed=n + 1) * 1e-3)).astype(np.float32)
             pairs.append((x, y))
-    x = rng.standard_normal(200).astype(np.float32)
+    x = _scrambled(200, 1, seed=7).astype(np.float32)
     y = x.copy()
     y[::7] = 0
     y[3] = np.inf
@@ -629,6 +628,15 @@ def kernel_probe_vectors() -> list[tuple[np.ndarray, np.ndarray]]:
     pairs.append((x, y))
     pairs.append((np.zeros(40, np.float32), np.full(40, 3, np.float32)))
     return pairs
+
+
+def _scrambled(n: int, decades: int, seed: int) -> np.ndarray:
+    """``n`` float64 values in (-1, 1) times 10**k, k spread over -decades..decades: the
+    fractional part of a large multiple of sin, a classic hash, varies in every digit."""
+    index = np.arange(n, dtype=np.float64) + seed
+    mantissa = np.modf(np.sin(index * 12.9898) * 43758.5453)[0]
+    exponent = (np.arange(n) * 7919 + seed) % (2 * decades + 1) - decades
+    return mantissa * 10.0**exponent
 
 
 def _kernel_agrees_with_numpy() -> bool:
