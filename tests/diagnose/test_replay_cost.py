@@ -11,6 +11,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import psutil
@@ -353,6 +354,7 @@ def test_the_command_line_starts_the_replay_before_the_tensors_are_compared(
     real_start, real_measure = BackgroundReplay.start, engine.measure
 
     def start(self):
+        time.sleep(0.3)  # a slow fork: the comparison must wait for it, not race ahead
         events.append(f"replay started, {self.processes} process(es)")
         return real_start(self)
 

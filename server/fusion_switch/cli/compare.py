@@ -387,9 +387,15 @@ def run_comparison(
     box: dict[str, Any] = {}
     replay = not getattr(args, "no_replay", False)
 
+    replay_forked = threading.Event()  # this thread has forked the replay (or will not)
+
     def discovered(found: Any) -> None:
         box["found"] = found  # the graphs and dump folders: the replay can start (below)
         wake.set()
+        # Wait while this thread forks: a fork copies every lock other threads hold, so the
+        # comparison thread must not be inside the pool's or anyone's critical section then.
+        while not replay_forked.wait(0.05) and not cancel.is_set():
+            pass
 
     def work() -> None:
         try:
@@ -408,18 +414,22 @@ def run_comparison(
         (issue 16). Forked here, not in the comparison thread: Linux's parent-death signal,
         which ends the child with its parent, fires when the forking *thread* ends."""
         found = box.pop("found", None)
-        if found is None or finished.is_set() or cancel.is_set():
-            return
-        source = ReplaySource.of(found)
-        given = _given_inputs(
-            args,
-            source.on_dump_dir,
-            source.off_dump_dir,
-            source.on_graph,
-            source.off_graph,
-            found.swapped_dumps,
-        )
-        box["replay"] = start_replay(source, given, args.fusion_result, args.workers)
+        try:
+            if found is None or finished.is_set() or cancel.is_set():
+                return
+            source = ReplaySource.of(found)
+            given = _given_inputs(
+                args,
+                source.on_dump_dir,
+                source.off_dump_dir,
+                source.on_graph,
+                source.off_graph,
+                found.swapped_dumps,
+            )
+            box["replay"] = start_replay(source, given, args.fusion_result, args.workers)
+        finally:
+            if found is not None:
+                replay_forked.set()
 
     # The job runs in a thread so that Ctrl-C (delivered to the main thread) can ask it to stop
     # and wait for it to clean up. Wait on an Event, not Thread.join: a join interrupted by
