@@ -142,18 +142,7 @@ def test_varint_round_trip(value):
     assert pw.read_varint(data, 0, len(data)) == (value, len(data))
 
 
-@given(
-    st.lists(
-        st.one_of(
-            st.tuples(st.just("v"), st.integers(1, 2**29 - 1), st.integers(0, 2**64 - 1)),
-            st.tuples(st.just("b"), st.integers(1, 2**29 - 1), st.binary(max_size=40)),
-            st.tuples(st.just("q"), st.integers(1, 2**29 - 1), st.integers(0, 2**64 - 1)),
-            st.tuples(st.just("d"), st.integers(1, 2**29 - 1), st.integers(0, 2**32 - 1)),
-        ),
-        max_size=12,
-    )
-)
-def test_message_round_trip(items):
+def message_bytes(items) -> bytes:
     writer = pw.MessageWriter()
     for kind, number, value in items:
         if kind == "v":
@@ -164,9 +153,22 @@ def test_message_round_trip(items):
             writer.fixed64(number, value, always=True)
         else:
             writer.fixed32(number, value, always=True)
+    return writer.getvalue()
+
+
+FIELD = st.one_of(
+    st.tuples(st.just("v"), st.integers(1, 2**29 - 1), st.integers(0, 2**64 - 1)),
+    st.tuples(st.just("b"), st.integers(1, 2**29 - 1), st.binary(max_size=40)),
+    st.tuples(st.just("q"), st.integers(1, 2**29 - 1), st.integers(0, 2**64 - 1)),
+    st.tuples(st.just("d"), st.integers(1, 2**29 - 1), st.integers(0, 2**32 - 1)),
+)
+
+
+@given(st.lists(FIELD, max_size=12))
+def test_message_round_trip(items):
     decoded = [
         (f.number, bytes(f.value) if f.wire_type == pw.LEN else f.value)
-        for f in pw.iter_fields(writer.getvalue())
+        for f in pw.iter_fields(message_bytes(items))
     ]
     assert decoded == [(number, value) for _, number, value in items]
 
@@ -199,28 +201,6 @@ def python_scan(data, start, end, max_fields):
 def compiled_scan(data, start, end, max_fields):
     fields = pw._wire.scan(data, start, end, -1 if max_fields is None else max_fields)
     return fields if fields is not None else python_scan(data, start, end, max_fields)
-
-
-def message_bytes(items) -> bytes:
-    writer = pw.MessageWriter()
-    for kind, number, value in items:
-        if kind == "v":
-            writer.varint(number, value, always=True)
-        elif kind == "b":
-            writer.raw_bytes(number, value, always=True)
-        elif kind == "q":
-            writer.fixed64(number, value, always=True)
-        else:
-            writer.fixed32(number, value, always=True)
-    return writer.getvalue()
-
-
-FIELD = st.one_of(
-    st.tuples(st.just("v"), st.integers(1, 2**29 - 1), st.integers(0, 2**64 - 1)),
-    st.tuples(st.just("b"), st.integers(1, 2**29 - 1), st.binary(max_size=40)),
-    st.tuples(st.just("q"), st.integers(1, 2**29 - 1), st.integers(0, 2**64 - 1)),
-    st.tuples(st.just("d"), st.integers(1, 2**29 - 1), st.integers(0, 2**32 - 1)),
-)
 
 
 @given(st.lists(FIELD, max_size=12), st.data())

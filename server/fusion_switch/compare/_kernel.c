@@ -61,36 +61,26 @@ static inline f64x8 load_f64x8(const double *a)
 /*
  * One leaf of numpy's pairwise summation (at most BLOCK elements): fewer than 8 are added in
  * turn; otherwise eight interleaved partial sums, combined as a balanced tree, then the rest.
+ * Defined for float (float32 sums) and double (float64 sums).
  */
-static inline float leaf_sum_f32(const float *a, Py_ssize_t n)
-{
-    float res = -0.0f;
-    if (n < 8) {
-        for (Py_ssize_t i = 0; i < n; i++) res += a[i];
-        return res;
+#define LEAF_SUM(name, T, VT, load)                                                          \
+    static inline T name(const T *a, Py_ssize_t n)                                         \
+    {                                                                                      \
+        T res = (T)-0.0;                                                                   \
+        if (n < 8) {                                                                       \
+            for (Py_ssize_t i = 0; i < n; i++) res += a[i];                                \
+            return res;                                                                    \
+        }                                                                                  \
+        VT r = load(a);                                                                    \
+        Py_ssize_t i;                                                                      \
+        for (i = 8; i < n - (n % 8); i += 8) r += load(a + i);                             \
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));          \
+        for (; i < n; i++) res += a[i];                                                    \
+        return res;                                                                        \
     }
-    f32x8 r = load_f32x8(a);
-    Py_ssize_t i;
-    for (i = 8; i < n - (n % 8); i += 8) r += load_f32x8(a + i);
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; i++) res += a[i];
-    return res;
-}
 
-static inline double leaf_sum_f64(const double *a, Py_ssize_t n)
-{
-    double res = -0.0;
-    if (n < 8) {
-        for (Py_ssize_t i = 0; i < n; i++) res += a[i];
-        return res;
-    }
-    f64x8 r = load_f64x8(a);
-    Py_ssize_t i;
-    for (i = 8; i < n - (n % 8); i += 8) r += load_f64x8(a + i);
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; i++) res += a[i];
-    return res;
-}
+LEAF_SUM(leaf_sum_f32, float, f32x8, load_f32x8)
+LEAF_SUM(leaf_sum_f64, double, f64x8, load_f64x8)
 
 /*
  * A leaf computes its elements start .. start+n-1 (n <= BLOCK) of K quantities and stores each

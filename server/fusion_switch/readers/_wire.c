@@ -46,6 +46,20 @@ static uint64_t little_endian(const uint8_t *at, int count)
     return value;
 }
 
+/* (buf, start, end, ...) arguments: the buffer and a span; 0 with an exception set if not. */
+static int get_span(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *name,
+                    Py_buffer *view, Py_ssize_t *start, Py_ssize_t *end)
+{
+    if (nargs != want) {
+        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments", name, want);
+        return 0;
+    }
+    *start = PyLong_AsSsize_t(args[1]);
+    *end = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred()) return 0;
+    return PyObject_GetBuffer(args[0], view, PyBUF_SIMPLE) == 0;
+}
+
 PyDoc_STRVAR(scan_doc,
              "scan(buf, start, end, max_fields) -> list of (number, wire_type, a, b), or None "
              "when the bytes are malformed (max_fields < 0: no limit but the span's length).");
@@ -54,15 +68,12 @@ static PyObject *scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
     PyObject *out = NULL;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "scan takes 4 arguments");
-        return NULL;
+    Py_ssize_t start, end, max_fields = -1;
+    if (nargs == 4) {
+        max_fields = PyLong_AsSsize_t(args[3]);
+        if (max_fields == -1 && PyErr_Occurred()) return NULL;
     }
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t max_fields = PyLong_AsSsize_t(args[3]);
-    if (PyErr_Occurred()) return NULL;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (!get_span(args, nargs, 4, "scan", &view, &start, &end)) return NULL;
     const uint8_t *buf = view.buf;
     if (!(0 <= start && start <= end && end <= view.len)) goto malformed;
     out = PyList_New(0);
@@ -118,14 +129,8 @@ static PyObject *unpack_varints(PyObject *self, PyObject *const *args, Py_ssize_
 {
     Py_buffer view;
     PyObject *out = NULL;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "unpack_varints takes 3 arguments");
-        return NULL;
-    }
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
-    if (PyErr_Occurred()) return NULL;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t start, end;
+    if (!get_span(args, nargs, 3, "unpack_varints", &view, &start, &end)) return NULL;
     const uint8_t *buf = view.buf;
     if (!(0 <= start && start <= end && end <= view.len)) {
         out = Py_NewRef(Py_None);
