@@ -47,3 +47,18 @@ def test_kernel_fails_only_with_kernel_error(op_type, data):
         return
     assert isinstance(outs, list)
     assert all(isinstance(o, np.ndarray) and o.dtype == np.float64 for o in outs)
+
+
+@pytest.mark.parametrize("op_type", ["PadD", "PadV3D"])
+@pytest.mark.parametrize("constant", ["NCHW", {"name": "f", "attr": {}}])
+def test_pad_with_a_constant_that_is_no_number_is_a_kernel_error(op_type, constant):
+    # found by the property test above: float() raised ValueError/TypeError instead
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(KernelError, match="constant_values"):
+        lookup(op_type).fn([x], paddings=[[0, 1], [1, 0]], constant_values=constant)
+
+
+def test_pad_of_a_scalar_with_no_paddings_is_the_scalar():
+    # found by the property test above: np.pad refused the empty pad width with a TypeError
+    (out,) = lookup("PadV3D").fn([np.float64(-2.0)], paddings=[])
+    assert out.shape == () and out == -2.0

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import as_bool, as_int, int_list, need, norm_axis, optional
+from .common import as_bool, as_float, as_int, int_list, need, norm_axis, optional
 from .registry import KernelError, kernel
 
 
@@ -283,6 +283,8 @@ def _pairs(flat: list[int], ndim: int, contiguous: bool, name: str) -> list[tupl
 def _pad(x, pairs, mode, value) -> np.ndarray:
     if any(b < 0 or e < 0 for b, e in pairs):
         raise KernelError(f"paddings {pairs} are negative (cropping is not replayed)")
+    if not pairs:  # a scalar: nothing to pad (np.pad refuses an empty pad width)
+        return x.copy()
     m = str(mode).lower()
     if m == "constant":
         return np.pad(x, pairs, mode="constant", constant_values=value)
@@ -305,7 +307,7 @@ def pad_d(inputs, *, paddings=None, mode="constant", constant_values=0, paddings
         as_bool(paddings_contiguous, "paddings_contiguous"),
         "attribute paddings",
     )
-    return [_pad(x, pairs, mode, float(constant_values))]
+    return [_pad(x, pairs, mode, as_float(constant_values, "constant_values"))]
 
 
 @kernel("Pad", "PadV3", attrs=("mode", "paddings_contiguous"))
