@@ -48,29 +48,3 @@ def test_close_ends_a_child_still_working():
     call.close()
     assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
     assert call.answer() is None  # closed: nothing to wait for
-
-
-def _many_objects() -> list[dict]:
-    return [{"op": str(number), "outputs": [number]} for number in range(20000)]
-
-
-def test_the_answer_is_unpickled_with_the_collector_paused_then_frozen(monkeypatch):
-    import gc
-    import pickle
-
-    states = []
-    real_loads = pickle.loads
-
-    def spy(payload):
-        states.append(gc.isenabled())
-        return real_loads(payload)
-
-    monkeypatch.setattr(pickle, "loads", spy)
-    frozen = gc.get_freeze_count()
-    try:
-        answer = ForkedCall(_many_objects).start().answer()
-        assert answer == _many_objects()
-        assert states == [False] and gc.isenabled()
-        assert gc.get_freeze_count() >= frozen + 20000  # out of the collector's walks
-    finally:
-        gc.unfreeze()

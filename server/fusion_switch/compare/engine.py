@@ -26,7 +26,6 @@ stays usable without the verdict (oracle tests, benchmarks) and the package rule
 from __future__ import annotations
 
 import contextlib
-import gc
 import math
 import os
 import threading
@@ -34,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..readers.collector import collector_paused
 from ..readers.dumpdir import DumpDir
 from ..readers.graph import Graph
 from .discover import (
@@ -133,7 +133,9 @@ def run_compare(
     tensors are compared: the caller may start work that needs only those (the replay, which
     then overlaps with the comparison) without this package knowing what it is.
     """
-    with _gc_paused():
+    # The job builds many small acyclic objects (graphs, rows); Python's cyclic collector would
+    # walk the growing heap again and again (3x slower graph reading on a 5,000-op model).
+    with collector_paused(freeze=False):
         if progress:  # at once: reading a large model's graphs takes a while (issue 16)
             progress(0, 0, STARTING)
         inputs = discover(request)
@@ -146,19 +148,6 @@ def run_compare(
             groups = len(plan.groups)
             progress(0, plan.total_ops, f"comparing {plan.total_ops} ops in {groups} groups")
         return write(plan, measure(plan, cancel), progress, cancel)
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """The job builds many small acyclic objects (graphs, rows); Python's cyclic GC would scan
-    the growing heap again and again (3x slower graph reading on a 5,000-op model)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _check(cancel) -> None:

@@ -15,8 +15,6 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
-from ..readers.collector import collector_paused
-
 
 def _run(target: Callable[..., Any], args: tuple, connection: Any) -> None:
     try:
@@ -68,9 +66,7 @@ class ForkedCall:
         answer = None
         if self._connection is not None:
             with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError):
-                payload = self._connection.recv_bytes()
-                with collector_paused():  # an answer is many objects kept to the job's end
-                    answer = pickle.loads(payload)
+                answer = pickle.loads(self._connection.recv_bytes())
         self.close()
         return answer
 

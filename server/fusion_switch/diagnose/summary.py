@@ -20,7 +20,6 @@ half-written summary or report behind.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import math
 import os
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..readers.collector import collector_paused
 from .attribution import (
     Attribution,
     OpFinding,
@@ -376,17 +376,14 @@ def write_outputs(
     comparison (:func:`start_replay`); its rule table and answer are used, and it is closed."""
     # Attribution and the report build many small acyclic objects next to the comparison's
     # large heap (graphs, rows): a cyclic collection would walk all of it, repeatedly.
-    enabled = gc.isenabled()
-    gc.disable()
     try:
-        return _write_outputs(
-            outcome, out_dir, thresholds, fusion_result, inputs, replay, workers, started
-        )
+        with collector_paused(freeze=False):
+            return _write_outputs(
+                outcome, out_dir, thresholds, fusion_result, inputs, replay, workers, started
+            )
     finally:
         if started is not None:
             started.close()
-        if enabled:
-            gc.enable()
 
 
 def _write_outputs(

@@ -16,9 +16,11 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
-    """The collector off inside the block; then the objects alive are frozen and it is turned
-    back on. A caller that had the collector off keeps it off, and nothing is frozen.
+def collector_paused(freeze: bool = True) -> Iterator[None]:
+    """The collector off inside the block; then the objects alive are frozen (unless ``freeze``
+    is False: a job whose objects die with it) and it is turned back on. A caller that had the
+    collector off keeps it off, and nothing is frozen: inside the comparison job, which runs
+    paused as a whole, this is a no-op.
 
     Reading the 5,000-op graph and allocating 300,000 objects afterwards, in a fresh process:
     0.70-0.78 s of CPU with the collector on, 0.47-0.69 s paused, 0.37-0.45 s paused then
@@ -29,5 +31,6 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            gc.freeze()
+            if freeze:
+                gc.freeze()
             gc.enable()

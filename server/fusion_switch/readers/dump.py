@@ -514,7 +514,10 @@ def read_dump(path: str | os.PathLike) -> DumpFile:
                     "followed by the header",
                 )
             content = _read_up_to(fd, file_size) if file_size <= SMALL_FILE_BYTES else None
-            head = content[:_LENGTH_BYTES] if content is not None else _read_up_to(fd, 8)
+            if content is not None:
+                head = content[:_LENGTH_BYTES]
+            else:
+                head = _read_up_to(fd, _LENGTH_BYTES)
             header_len = int.from_bytes(head, "little")
             if header_len > file_size - _LENGTH_BYTES:
                 raise DumpError(
