@@ -319,16 +319,19 @@ def _cosine_zero_message(path: str) -> str:
     return f"Cannot compare by Cosine Similarity. All the data is zero in {path}."
 
 
-def _cosine_from_norms(nx, ny, scalar: bool, lpath: str, rpath: str) -> MetricResult | None:
-    """The early exits of CosineSimilarity, or None when the dot product must be computed."""
+def _cosine_from_norms(
+    nx, ny, scalar: bool, lpath: str, rpath: str, root=lambda norm: norm**0.5
+) -> MetricResult | None:
+    """The early exits of CosineSimilarity, or None when the dot product must be computed.
+    ``root``: msaccucmp's ``norm ** 0.5`` for the norms' type (numpy arrays by default)."""
     name = "CosineSimilarity"
     if scalar:
         return MetricResult(name, 1.0, format_value(1), "This tensor is scalar.")
     if nx <= _EPS and ny < _EPS:
         return MetricResult(name, 1.0, "1.0")
-    if nx**0.5 <= _EPS:
+    if root(nx) <= _EPS:
         return MetricResult(name, None, NAN_TEXT, _cosine_zero_message(lpath))
-    if ny**0.5 <= _EPS:
+    if root(ny) <= _EPS:
         return MetricResult(name, None, NAN_TEXT, _cosine_zero_message(rpath))
     return None
 
@@ -711,17 +714,11 @@ def _kernel_cosine(
     """:func:`_cosine_from_norms` and the rest on Python floats: a float32 square root is the
     float64 one rounded to float32 (no double-rounding error for sqrt), and the norms' ``** 0.5``
     on numpy arrays is that same square root."""
-    if scalar:
-        return _cosine_from_norms(None, None, True, lpath, rpath)  # type: ignore[return-value]
     nx = _sqrt32(x_square)
     ny = _sqrt32(y_square)
-    name = "CosineSimilarity"
-    if nx <= _EPS and ny < _EPS:
-        return MetricResult(name, 1.0, "1.0")
-    if _sqrt32(nx) <= _EPS:
-        return MetricResult(name, None, NAN_TEXT, _cosine_zero_message(lpath))
-    if _sqrt32(ny) <= _EPS:
-        return MetricResult(name, None, NAN_TEXT, _cosine_zero_message(rpath))
+    early = _cosine_from_norms(nx, ny, scalar, lpath, rpath, root=_sqrt32)
+    if early is not None:
+        return early
     assert _kernel is not None
     return _finish_cosine(_kernel.cosine(x, y, nx, ny))
 
