@@ -17,14 +17,12 @@ from fusion_switch.readers.graph import (
     Op,
     TensorDesc,
     attr_value,
-    check_graph_dict,
     graph_from_dict,
-    graph_json_text,
     load_graph,
     load_graph_dict,
-    write_graph_json,
 )
 from fusion_switch.readers.graph_text import parse_graph_text, write_graph_text
+from fusion_switch.readers.graph_write import check_graph_dict, graph_json_text, write_graph_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

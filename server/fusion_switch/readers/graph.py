@@ -419,6 +419,133 @@ class Op(_LazyAttrs):
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+# ----------------------------------------------------------------------------- fast reading
+#
+# :func:`_op_fast` builds the same :class:`Op` as ``Op.from_dict`` for the values a well-formed
+# file holds (exact ``str``/``int``/``list``/``dict`` types, every attr entry with "key" and
+# "value"), with no keyword calls, no isinstance chains and no intermediate dicts. On anything
+# else it raises, and the caller runs ``Op.from_dict`` on that op: that reading stays the one
+# definition, and the only one that words errors. tests/readers/test_graph_fast.py checks both
+# give the same Graph on real and generated graphs.
+
+
+def _raw_attrs_fast(entries: Any) -> tuple[dict[str, Any], bool]:
+    """(raw attr map, whether :func:`_converts_safely` holds for it), in one pass (a second
+    one, over the values kept, when a key repeats)."""
+    if not entries:
+        return {}, True
+    if type(entries) is not list:
+        raise TypeError("attr is not a list")
+    raw = {}
+    safe = True
+    for entry in entries:
+        value = entry["value"]  # KeyError, TypeError: the general reading decides
+        raw[entry["key"]] = value
+        if safe and value is not None:
+            if type(value) is not dict:
+                safe = False
+            elif value.keys() <= _PLAIN_MEMBERS:
+                continue
+            elif "list" in value:
+                safe = _converts_safely({"": value})
+            else:
+                safe = _RISKY_MEMBERS.isdisjoint(value)
+    if len(raw) != len(entries):
+        safe = _converts_safely(raw)
+    return raw, safe
+
+
+_PLAIN_MEMBERS = frozenset(("s", "i", "f", "b", "bt", "dt"))
+
+
+def _desc_fast(desc: dict) -> TensorDesc:
+    if type(desc) is not dict:
+        raise TypeError("desc is not an object")
+    get = desc.get
+    dtype = get("dtype")
+    if type(dtype) is not str:
+        if dtype is not None:
+            raise TypeError("dtype is not a name")
+        dtype = ""
+    layout = get("layout", "")
+    if type(layout) is not str:
+        layout = str(layout or "")
+    name = get("name", "")
+    if type(name) is not str:
+        name = str(name or "")
+    shape = get("shape")
+    if type(shape) is dict:
+        dims = shape.get("dim", [])
+        if not dims:
+            shape = ()
+        elif type(dims) is list:
+            for dim in dims:
+                if type(dim) is not int:
+                    raise TypeError("dim is not an int")
+            shape = tuple(dims)
+        else:
+            raise TypeError("dim is not a list")
+    elif shape is None:
+        shape = ()
+    else:
+        raise TypeError("shape is not an object")
+    raw, safe = _raw_attrs_fast(get("attr"))
+    made = _new_desc(TensorDesc)
+    made.dtype = dtype
+    made.layout = layout
+    made.shape = shape
+    made.has_attr = "attr" in desc
+    made.name = name
+    made.raw_attrs = raw
+    made._attrs = None if safe else {k: attr_value(v) for k, v in raw.items()}
+    return made
+
+
+def _descs_fast(descs: Any) -> list[TensorDesc]:
+    if not descs:
+        return []
+    if type(descs) is not list:
+        raise TypeError("descs are not a list")
+    return [_desc_fast(desc) for desc in descs]
+
+
+def _int_fast(value: Any) -> int:
+    if not value:
+        return 0
+    if type(value) is not int:
+        raise TypeError("not an int")
+    return value
+
+
+def _op_fast(op: dict) -> Op:
+    """The :class:`Op` that ``Op.from_dict(op)`` makes, or an exception (see above)."""
+    get = op.get
+    name = get("name", "")
+    if type(name) is not str:
+        name = str(name or "")
+    kind = get("type", "")
+    if type(kind) is not str:
+        kind = str(kind or "")
+    made = _new_op(Op)
+    made.name = name
+    made.type = kind
+    made.id = _int_fast(get("id", 0))
+    made.has_id = "id" in op
+    made.inputs = _string_list(get("input"))
+    raw, safe = _raw_attrs_fast(get("attr"))
+    made.input_descs = _descs_fast(get("input_desc"))
+    made.output_descs = _descs_fast(get("output_desc"))
+    made.stream_id = _int_fast(get("stream_id", 0))
+    made.subgraph_names = _string_list(get("subgraph_name"))
+    made.raw_attrs = raw
+    made._attrs = None if safe else {k: attr_value(v) for k, v in raw.items()}
+    return made
+
+
+_new_desc = TensorDesc.__new__
+_new_op = Op.__new__
+
+
 @dataclass
 class Graph:
     """A ``GraphDef`` plus the model attributes around it. ``others`` are the model's further
@@ -500,7 +627,13 @@ def _graph(graph: Any, index: int, model: Mapping[str, Any], model_attrs: dict, 
         raise GraphError(path, f"graph[{index}].op is not a list")
     ops = []
     for op_index, op in enumerate(ops_raw):
-        if not isinstance(op, Mapping):
+        if type(op) is dict:
+            try:
+                ops.append(_op_fast(op))
+                continue
+            except Exception:  # anything unusual: the general reading decides (and words errors)
+                pass
+        elif not isinstance(op, Mapping):
             raise GraphError(path, f"graph[{index}].op[{op_index}] is not an object")
         try:
             ops.append(Op.from_dict(op))
@@ -585,91 +718,3 @@ def deferred_graph(path: str | os.PathLike, name: str) -> Graph:
     is used: for a graph the caller has already read once and probably will not need again.
     Reading it then raises :class:`GraphError` like :func:`load_graph`."""
     return _DeferredGraph(path, name)
-
-
-# ----------------------------------------------------------------------------- writing
-
-
-def _atc_floats(value: Any) -> Any:
-    """atc writes AttrDef ``f`` values as strings ("0.01"); do the same for dicts we write."""
-    if isinstance(value, dict):
-        out = {}
-        for key, item in value.items():
-            if key == "f" and isinstance(item, float):
-                out[key] = repr(item)
-            elif isinstance(item, (dict, list)):
-                out[key] = _atc_floats(item)
-            else:
-                out[key] = item
-        return out
-    if isinstance(value, list):
-        return [_atc_floats(item) if isinstance(item, (dict, list)) else item for item in value]
-    return value
-
-
-def check_graph_dict(model: Mapping[str, Any]) -> list[str]:
-    """Problems that would make msaccucmp's FusionRuleParser reject or misread a graph dict:
-    op ``id`` not an integer, op/attr entries without string ``name``/``type``/``key``, list
-    attrs of the original-name keys without ``list``. Empty when the dict is acceptable."""
-    problems: list[str] = []
-    graphs = model.get("graph")
-    if not isinstance(graphs, list):
-        return ["'graph' must be a list"]
-    for g_index, graph in enumerate(graphs):
-        ops = graph.get("op") if isinstance(graph, Mapping) else None
-        if not isinstance(ops, list):
-            problems.append(f"graph[{g_index}]: 'op' must be a list")
-            continue
-        for op in ops:
-            name = op.get("name")
-            if not isinstance(name, str) or not isinstance(op.get("type"), str):
-                problems.append(f"op {name!r}: 'name' and 'type' must be strings")
-            if "id" in op and (not isinstance(op["id"], int) or isinstance(op["id"], bool)):
-                problems.append(f"op {name!r}: 'id' must be a JSON integer")
-            if "input" in op and not isinstance(op["input"], list):
-                problems.append(f"op {name!r}: 'input' must be a list")
-            entries = list(op.get("attr") or [])
-            for index, desc in enumerate(op.get("output_desc") or []):
-                if "attr" not in desc:
-                    problems.append(
-                        f"op {name!r}: output_desc[{index}] has no 'attr' key "
-                        "(msaccucmp skips such descs, shifting the ones after it)"
-                    )
-                entries += list(desc.get("attr") or [])
-            for entry in entries:
-                key = entry.get("key")
-                if not isinstance(key, str):
-                    problems.append(f"op {name!r}: attr entry without a string 'key'")
-                    continue
-                value = entry.get("value")
-                if key in (ORIGINAL_OP_NAMES, "origin_shape") and not (
-                    isinstance(value, Mapping) and "list" in value
-                ):
-                    problems.append(f"op {name!r}: attr {key!r} must hold a 'list'")
-                if key in (
-                    "_datadump_origin_name",
-                    "_datadump_origin_format",
-                    "origin_format",
-                    "_L1_fusion_sub_graph_no",
-                ) and not (isinstance(value, Mapping) and isinstance(value.get("s"), str)):
-                    problems.append(f"op {name!r}: attr {key!r} must hold a string 's'")
-                if key == "_datadump_origin_output_index" and not (
-                    isinstance(value, Mapping) and isinstance(value.get("i"), int)
-                ):
-                    problems.append(f"op {name!r}: attr {key!r} must hold an integer 'i'")
-                if key == "_datadump_is_multiop" and not (
-                    isinstance(value, Mapping) and isinstance(value.get("b"), bool)
-                ):
-                    problems.append(f"op {name!r}: attr {key!r} must hold a bool 'b'")
-    return problems
-
-
-def graph_json_text(model: Mapping[str, Any], indent: int | None = 2) -> str:
-    """JSON text of a ModelDef dict in atc's conventions: sorted keys, float attrs as strings."""
-    return json.dumps(_atc_floats(model), indent=indent, sort_keys=True, ensure_ascii=False)
-
-
-def write_graph_json(model: Mapping[str, Any], path: str | os.PathLike, indent: int | None = 2):
-    """Write a ModelDef dict as an atc-style graph JSON file (see :func:`graph_json_text`)."""
-    Path(path).write_text(graph_json_text(model, indent) + "\n", encoding="utf-8")
-    return Path(path)
