@@ -24,7 +24,7 @@ from ..readers.dumpdir import (
     sanitize_op_name,
     scan_dump_dir,
 )
-from ..readers.graph import Graph, GraphError, deferred_graph, load_graph
+from ..readers.graph import Graph, GraphError, deferred_graph, drop_handed, load_graph
 from .forked import ForkedCall
 from .metrics import AlgorithmSelectionError, parse_algorithms
 from .pairing import FusionRule, fusion_rule
@@ -284,6 +284,9 @@ def _prepare(request: CompareRequest, notes: list[str]):
             early = scan_dump_dir(os.path.realpath(request.on_dump), on_graph.name or None)
         if helper.busy:
             _scan_leaf(request.off_dump, leaves)
+            # a graph picked from a folder and handed on is the helper's: freed here while
+            # the helper works (freeing 5,000 ops takes a while), not kept for the whole job
+            drop_handed(request.off_graph)
         off = helper.digest()
     finally:
         helper.close()

@@ -687,9 +687,62 @@ def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def load_graph(path: str | os.PathLike) -> Graph:
-    """Read a graph file (atc JSON or ``ge_proto_*.txt``) into a :class:`Graph`."""
+    """Read a graph file (atc JSON or ``ge_proto_*.txt``) into a :class:`Graph` (or take the
+    one :func:`hand_on` kept for it)."""
+    handed = _take_handed(path)
+    if handed is not None:
+        return handed
     with collector_paused():
         return graph_from_dict(load_graph_dict(path), path)
+
+
+# A graph picked from a folder (``-f DIR``) is read to score it, then read again by the job:
+# the picker hands it on instead. Kept for one use, at most two (-f and -cf), and only while
+# the file is unchanged (same size, modification time and inode).
+_HANDED: dict[Path, tuple[tuple, Graph]] = {}
+_HANDED_MAX = 2
+
+
+def _file_stamp(path: str | os.PathLike) -> tuple | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_dev)
+
+
+def hand_on(graph: Graph) -> None:
+    """Keep ``graph`` (read by :func:`load_graph` from ``graph.path``) for the next
+    :func:`load_graph` of that same path in this process, which then returns it unread."""
+    if graph.path is None or isinstance(graph, _DeferredGraph):
+        return
+    stamp = _file_stamp(graph.path)
+    if stamp is None:
+        return
+    _HANDED.pop(graph.path, None)
+    _HANDED[graph.path] = (stamp, graph)
+    while len(_HANDED) > _HANDED_MAX:
+        _HANDED.pop(next(iter(_HANDED)))
+
+
+def drop_handed(path: str | os.PathLike) -> None:
+    """Forget a graph kept by :func:`hand_on` (a process that will not read it frees it)."""
+    _HANDED.pop(Path(path), None)
+
+
+def handed_graph(path: str | os.PathLike) -> Graph | None:
+    """The graph kept for ``path`` by :func:`hand_on` if its file is unchanged, still kept."""
+    kept = _HANDED.get(Path(path)) if _HANDED else None
+    if kept is None or kept[0] != _file_stamp(path):
+        return None
+    return kept[1]
+
+
+def _take_handed(path: str | os.PathLike) -> Graph | None:
+    graph = handed_graph(path)
+    if _HANDED:
+        _HANDED.pop(Path(path), None)
+    return graph
 
 
 class _DeferredGraph(Graph):

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from .dumpdir import sanitize_op_name
-from .graph import GraphError, load_graph
+from .graph import Graph, GraphError, hand_on, handed_graph, load_graph
 
 
 def graph_candidates(folder: str | os.PathLike) -> list[Path]:
@@ -28,7 +28,8 @@ def pick_graph(
     folder: str | os.PathLike, dumped_ops: list[str], flag: str = "-f"
 ) -> tuple[Path, str]:
     """(graph file, why) for the graph naming the most of ``dumped_ops``; GraphError when the
-    folder holds no readable graph or none names a dumped op."""
+    folder holds no readable graph or none names a dumped op. The picked graph is handed on
+    (:func:`.graph.hand_on`): the job's ``load_graph`` of that file does not read it again."""
     candidates = graph_candidates(folder)
     if not candidates:
         raise GraphError(
@@ -39,15 +40,20 @@ def pick_graph(
     wanted = set(dumped_ops)
     scores: list[tuple[int, Path]] = []
     problems: list[str] = []
+    best_graph: tuple[int, str, Graph] | None = None  # the one picked below, kept alone
     for path in candidates:
         try:
-            graph = load_graph(path)
+            graph = handed_graph(path) or load_graph(path)  # -f and -cf: the same folder
         except GraphError as exc:
             problems.append(str(exc))
             continue
         names = {sanitize_op_name(op.name) for g in graph.all_graphs for op in g.ops}
         names |= {op.name for g in graph.all_graphs for op in g.ops}
-        scores.append((len(wanted & names), path))
+        score = len(wanted & names)
+        scores.append((score, path))
+        if best_graph is None or (-score, path.name) < (-best_graph[0], best_graph[1]):
+            best_graph = (score, path.name, graph)
+        del graph
     if not scores or max(scores)[0] == 0:
         why = f"; {len(problems)} could not be read ({problems[0]})" if problems else ""
         raise GraphError(
@@ -57,6 +63,8 @@ def pick_graph(
         )
     scores.sort(key=lambda s: (-s[0], s[1].name))
     best, path = scores[0]
+    if best_graph is not None and best_graph[2].path == path:
+        hand_on(best_graph[2])
     tie = [p.name for n, p in scores[1:] if n == best]
     why = (
         f"{flag}: picked {path.name} in {folder}: it names {best} of the {len(wanted)} dumped "
