@@ -115,7 +115,7 @@ def _load_graph(path: str | os.PathLike, role: str) -> Graph:
 
 def _fusion_marks(graph: Graph) -> int:
     """How many ops carry fusion attributes (pass names or original-op lists)."""
-    return sum(1 for op in graph.ops if op.pass_names or op.has_original_names)
+    return sum(1 for op in graph.ops if op.has_original_names or op.has_pass_names)
 
 
 def _scan(

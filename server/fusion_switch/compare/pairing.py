@@ -198,19 +198,57 @@ def _output_descs(op: Op) -> list[OriginDesc]:
     for position, desc in enumerate(op.output_descs):
         if not desc.has_attr:
             continue
-        attrs = desc.raw_attrs
-        index = _int_attr(attrs, "_datadump_origin_output_index")
-        fmt = _string_attr(attrs, "_datadump_origin_format") or _string_attr(attrs, "origin_format")
-        descs.append(
-            OriginDesc(
-                origin_name=_string_attr(attrs, "_datadump_origin_name"),
-                origin_output_index=position if index is None else index,
-                origin_format=fmt,
-                origin_shape=_origin_shape(attrs),
-                dtype=desc.dtype,
-            )
-        )
+        try:
+            descs.append(_origin_desc_fast(desc.raw_attrs, position, desc.dtype))
+        except Exception:  # a value atc does not write: the general reading below decides
+            descs.append(_origin_desc(desc.raw_attrs, position, desc.dtype))
     return descs
+
+
+def _origin_desc(attrs: dict[str, Any], position: int, dtype: str) -> OriginDesc:
+    """msaccucmp's reading of one counted output desc (its raw attrs)."""
+    index = _int_attr(attrs, "_datadump_origin_output_index")
+    fmt = _string_attr(attrs, "_datadump_origin_format") or _string_attr(attrs, "origin_format")
+    return OriginDesc(
+        origin_name=_string_attr(attrs, "_datadump_origin_name"),
+        origin_output_index=position if index is None else index,
+        origin_format=fmt,
+        origin_shape=_origin_shape(attrs),
+        dtype=dtype,
+    )
+
+
+def _origin_desc_fast(attrs: dict[str, Any], position: int, dtype: str) -> OriginDesc:
+    """:func:`_origin_desc` for the values atc writes (each attr absent, or ``{"s": str}``,
+    ``{"i": int}``, ``{"list": {"i": [int, ...]}}``, ``{"list": {}}``); raises on anything
+    else (issue 16: this runs for every output of both graphs). test_pairing_fast.py compares
+    both readings."""
+    get = attrs.get
+    value = get("_datadump_origin_output_index")
+    index = position if value is None else _exact(value["i"], int)
+    value = get("_datadump_origin_format")
+    fmt = "" if value is None else _exact(value["s"], str)
+    if not fmt:
+        value = get("origin_format")
+        fmt = "" if value is None else _exact(value["s"], str)
+    value = get("_datadump_origin_name")
+    name = "" if value is None else _exact(value["s"], str)
+    value = get("origin_shape")
+    if value is None:
+        shape: tuple[int, ...] = ()
+    else:
+        dims = _exact(value["list"], dict).get("i")  # no "i": an empty list (a scalar)
+        shape = () if dims is None else tuple(_exact(dims, list))
+        for dim in shape:
+            if type(dim) is not int:
+                raise TypeError("not an int")
+    return OriginDesc(name, index, fmt, shape, dtype)
+
+
+def _exact(value: Any, kind: type) -> Any:
+    if type(value) is not kind:
+        raise TypeError(f"not a {kind.__name__}")
+    return value
 
 
 def _fill_origin_names(descs: list[OriginDesc], name: str) -> None:
@@ -246,13 +284,19 @@ def fusion_rule(graph: Graph) -> FusionRule:
     return rule
 
 
+_L1_NO = "_L1_fusion_sub_graph_no"
+_MULTI_OP = "_datadump_is_multiop"
+
+
 def _add_op(rule: FusionRule, op: Op) -> None:
     name = _strip_lxslice(op.name)
     originals, present = _original_names(op)
     outputs = _output_descs(op)
     if not present:
         _fill_origin_names(outputs, name)
-    l1_no = _string_attr(op.raw_attrs, "_L1_fusion_sub_graph_no")
+    raw_attrs = op.raw_attrs
+    # absent (most ops): "" and False, what the readers give for an absent key
+    l1_no = _string_attr(raw_attrs, _L1_NO) if _L1_NO in raw_attrs else ""
     key = group_key(name, l1_no, originals)
     rule.group_of[name] = key
     item = RuleOp(
@@ -262,7 +306,7 @@ def _add_op(rule: FusionRule, op: Op) -> None:
         inputs=_data_inputs(op),
         original_names=originals,
         l1_fusion_no=l1_no,
-        is_multi_op=_bool_attr(op.raw_attrs, "_datadump_is_multiop"),
+        is_multi_op=_bool_attr(raw_attrs, _MULTI_OP) if _MULTI_OP in raw_attrs else False,
         outputs=outputs,
     )
     members = rule.groups.get(key)

@@ -35,6 +35,7 @@ ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 PASS_NAME = "pass_name"
 PASS_NAME_UB = "pass_name_ub"
 SINGLE_OP_UB_PASS_NAME = "_single_op_ub_pass_name"
+_PASS_KEYS = frozenset((PASS_NAME, PASS_NAME_UB, SINGLE_OP_UB_PASS_NAME))
 _LIST_MEMBERS = ("s", "i", "f", "b", "bt", "td", "t", "g", "na", "dt")
 
 
@@ -404,6 +405,13 @@ class Op(_LazyAttrs):
         list, then UB passes not already in it."""
         names = _string_list(self.attr(PASS_NAME)) + self.ub_pass_names
         return list(dict.fromkeys(n for n in names if n))
+
+    @property
+    def has_pass_names(self) -> bool:
+        """``bool(pass_names)``, found without converting anything for the ops (most) that
+        carry none of the pass-name attributes."""
+        keys = self.raw_attrs if self._attrs is None else self._attrs  # what attr() reads
+        return not _PASS_KEYS.isdisjoint(keys) and bool(self.pass_names)
 
     @property
     def is_fused(self) -> bool:
