@@ -2,6 +2,7 @@
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -362,3 +363,43 @@ def test_any_text_gives_a_model_or_a_located_graph_error(pieces):
         assert error.path == "g.txt"
     else:
         assert isinstance(graph.ops, list)
+
+
+# ----------------------------------------------------------------------------- fast unescaping
+
+_ESCAPE_PIECES = st.one_of(
+    st.sampled_from(["\\", "\\\\", "\\0", "\\000", "\\377", "\\400", "\\777", "\\12", "\\1"]),
+    st.sampled_from(["\\n", '\\"', "\\'", "\\?", "\\x4", "\\x41", "\\u00e9", "\\U0001F600"]),
+    st.sampled_from(["\\q", "\\8", "\\x", "\\u12", "a", "7", " ", "é", "\udcff", '"']),
+    st.text(max_size=3),
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(pieces=st.lists(_ESCAPE_PIECES, max_size=12))
+def test_unescape_fast_paths_match_the_general_reading(pieces):
+    """The C-speed paths of unescape (plain, one-character escapes, Python's escape decoder)
+    give the bytes the escape-by-escape reading gives, or the same error."""
+    from fusion_switch.readers.graph_text import _unescape_general, unescape
+
+    body = "".join(pieces)
+    outcomes = []
+    for read in (lambda: unescape(f'"{body}"'), lambda: _unescape_general(body)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # Python's decoder warns on \777: not taken then
+                outcomes.append(read())
+        except ValueError as error:
+            outcomes.append(f"ValueError: {error}")
+    assert outcomes[0] == outcomes[1]
+
+
+def test_unescape_of_octal_constants_takes_the_python_decoder(monkeypatch):
+    from fusion_switch.readers import graph_text
+
+    def refused(body):
+        raise AssertionError("the general reading was used")
+
+    monkeypatch.setattr(graph_text, "_unescape_general", refused)
+    body = '\\177ELF\\002\\\\ \\005\\000x\\"\\n' * 3
+    assert graph_text.unescape(f'"{body}"') == b'\x7fELF\x02\\ \x05\x00x"\n' * 3

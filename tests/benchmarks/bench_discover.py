@@ -1,0 +1,165 @@
+"""Benchmark: the ``discover`` and ``pair`` stages (reading both graphs, the fusion rules, the
+fusion-off digest sent back by the helper process, merging) of this tree against a reference
+revision, side by side in one run.
+
+    .venv/bin/python tests/benchmarks/bench_discover.py [--ref REV] [--case DIR/case] [--repeat N]
+
+The reference revision's ``server/`` is extracted with ``git archive`` and both are imported in
+this process under their own module trees; every step runs --repeat times, the two trees
+interleaved, with the cyclic collector off as in the comparison job. Printed per step: the
+minimum and median wall time of each tree and the ratio of the minimums (the machine may be
+shared: the minimum is the least disturbed run). Steps: ``load_graph`` of each side (JSON parse
+and objects), ``fusion_rule`` of the fusion-on graph, the fusion-off digest (rule, names,
+fusion marks) and its pickle both ways, ``merge_rules``, ``discover`` as the job runs it (the
+fusion-off graph in a forked helper), and ``pick_graph`` + ``discover`` with both graphs given
+as folders. The case defaults to /tmp/bench5k/case (bench_compare.py --ops 5000 --keep makes
+one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import os
+import pickle
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MODULES = {
+    "graph": "fusion_switch.readers.graph",
+    "folder": "fusion_switch.readers.graph_folder",
+    "dumpdir": "fusion_switch.readers.dumpdir",
+    "pairing": "fusion_switch.compare.pairing",
+    "discover": "fusion_switch.compare.discover",
+}
+
+
+def import_tree(server: Path) -> types.SimpleNamespace:
+    """Import fusion_switch from ``server`` as its own module tree (kept in the namespace)."""
+    for name in [n for n in sys.modules if n == "fusion_switch" or n.startswith("fusion_switch.")]:
+        del sys.modules[name]
+    sys.path.insert(0, str(server))
+    try:
+        tree = types.SimpleNamespace(
+            **{key: importlib.import_module(name) for key, name in MODULES.items()}
+        )
+    finally:
+        sys.path.remove(str(server))
+    tree.modules = {n: m for n, m in sys.modules.items() if n.startswith("fusion_switch")}
+    return tree
+
+
+def activate(tree) -> None:
+    """Make ``tree`` the fusion_switch that pickle and late imports find."""
+    sys.modules.update(tree.modules)
+
+
+def case_files(case: Path) -> dict:
+    on_graph = sorted((case / "fusion_on").glob("ge_proto_*.json"))[0]
+    off_graph = sorted((case / "fusion_off").glob("ge_proto_*.json"))[0]
+    return {
+        "on_graph": on_graph,
+        "off_graph": off_graph,
+        "on_dump": case / "fusion_on" / "dump",
+        "off_dump": case / "fusion_off" / "dump",
+    }
+
+
+def steps(tree, files: dict, out: Path):
+    """(name, callable) per measured step, for one tree."""
+    graph, pairing, discover = tree.graph, tree.pairing, tree.discover
+    on, off = files["on_graph"], files["off_graph"]
+    state: dict = {}
+
+    def load(side: str, path: Path):
+        def run():
+            state[side] = graph.graph_from_dict(graph.load_graph_dict(path), path)
+
+        return run
+
+    def request():
+        return discover.CompareRequest(files["on_dump"], files["off_dump"], on, off, out, workers=1)
+
+    def folder_discover():
+        leaf_on = tree.dumpdir.scan_dump_dir(files["on_dump"])
+        leaf_off = tree.dumpdir.scan_dump_dir(files["off_dump"])
+        picked_on, _ = tree.folder.pick_graph(on.parent, leaf_on.op_names, "-f")
+        picked_off, _ = tree.folder.pick_graph(off.parent, leaf_off.op_names, "-cf")
+        asked = request()
+        asked.on_graph, asked.off_graph = str(picked_on), str(picked_off)
+        discover.discover(asked)
+
+    return [
+        ("load_graph fusion-on", load("on", on)),
+        ("load_graph fusion-off", load("off", off)),
+        ("fusion_rule fusion-on", lambda: state.update(on_rule=pairing.fusion_rule(state["on"]))),
+        ("digest fusion-off", lambda: state.update(digest=discover._digest(state["off"]))),
+        ("pickle digest", lambda: state.update(bytes=pickle.dumps(state["digest"], 5))),
+        ("unpickle digest", lambda: pickle.loads(state["bytes"])),
+        (
+            "merge_rules",
+            lambda: pairing.merge_rules(pairing.fusion_rule(state["on"]), state["digest"].rule),
+        ),
+        ("discover (files)", lambda: discover.discover(request())),
+        ("pick + discover (folders)", folder_discover),
+    ], state
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ref", default="main", help="reference revision (default main)")
+    parser.add_argument("--case", type=Path, default=Path("/tmp/bench5k/case"))
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    if not (args.case / "fusion_on").is_dir():
+        print(f"no case at {args.case}: run bench_compare.py --ops 5000 --keep DIR first")
+        return 2
+    files = case_files(args.case)
+    with tempfile.TemporaryDirectory() as tmp:
+        ref_root = Path(tmp) / "ref"
+        ref_root.mkdir()
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", args.ref, "server"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(ref_root)], input=archive, check=True)
+        trees = {"ref": import_tree(ref_root / "server"), "this": import_tree(REPO / "server")}
+        times: dict[tuple[str, str], list[float]] = {}
+        sizes = {}
+        gc.disable()
+        for _ in range(args.repeat):
+            for label, tree in trees.items():
+                activate(tree)
+                planned, state = steps(tree, files, Path(tmp) / f"out_{label}")
+                for name, run in planned:
+                    start = time.perf_counter()
+                    run()
+                    times.setdefault((name, label), []).append(time.perf_counter() - start)
+                sizes[label] = len(state["bytes"])
+                state.clear()
+        gc.enable()
+    print(f"case {args.case} (ref {args.ref}; {args.repeat} runs each, interleaved)")
+    print(f"machine load (1, 5, 15 min): {os.getloadavg()}")
+    print(
+        f"{'step':28} {'ref min':>8} {'this min':>9} {'ref med':>8} {'this med':>9} {'this/ref':>9}"
+    )
+    for name in dict.fromkeys(n for n, _ in times):
+        ref, this = times[(name, "ref")], times[(name, "this")]
+        print(
+            f"{name:28} {min(ref):8.3f} {min(this):9.3f} {statistics.median(ref):8.3f} "
+            f"{statistics.median(this):9.3f} {min(this) / min(ref):9.2f}"
+        )
+    print(f"digest pickle: ref {sizes['ref']:,} bytes, this {sizes['this']:,} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
