@@ -113,6 +113,13 @@ def test_the_same_folder_for_both_sides_hands_on_both_graphs(folder, reads):
     assert (reads["b.json"], reads["c.json"]) == (1, 2)
 
 
+def test_a_pick_for_several_runs_keeps_nothing(folder, reads):
+    picked, _ = pick_graph(folder, ["x_y", "z", "w"], keep=False)
+    assert not graph_module._HANDED
+    load_graph(picked)
+    assert reads["b.json"] == 2
+
+
 def test_a_graph_changed_after_the_pick_is_read_again(folder, reads):
     picked, _ = pick_graph(folder, ["x_y", "z", "w"])
     picked.write_text(json.dumps(_model("x_y", "z", "w", "new")))

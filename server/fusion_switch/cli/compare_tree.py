@@ -97,7 +97,9 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             if folder and Path(folder).is_dir() and graph_candidates(folder):
                 try:
                     ops = scan_dump_dir(leaf.path).op_names
-                    picked, why = pick_graph(folder, ops, flag)
+                    # one run: its job, here, takes the picked graph without reading it
+                    # again; several (ranks) run as other processes or one after the other
+                    picked, why = pick_graph(folder, ops, flag, keep=not several)
                 except (GraphError, DumpDirError) as exc:
                     return _error(str(exc))
                 _note(why)

@@ -25,11 +25,12 @@ def graph_candidates(folder: str | os.PathLike) -> list[Path]:
 
 
 def pick_graph(
-    folder: str | os.PathLike, dumped_ops: list[str], flag: str = "-f"
+    folder: str | os.PathLike, dumped_ops: list[str], flag: str = "-f", keep: bool = True
 ) -> tuple[Path, str]:
     """(graph file, why) for the graph naming the most of ``dumped_ops``; GraphError when the
-    folder holds no readable graph or none names a dumped op. The picked graph is handed on
-    (:func:`.graph.hand_on`): the job's ``load_graph`` of that file does not read it again."""
+    folder holds no readable graph or none names a dumped op. With ``keep`` the picked graph
+    is handed on (:func:`.graph.hand_on`): the job's ``load_graph`` of that file in this
+    process (or one forked from it) does not read it again."""
     candidates = graph_candidates(folder)
     if not candidates:
         raise GraphError(
@@ -63,7 +64,7 @@ def pick_graph(
         )
     scores.sort(key=lambda s: (-s[0], s[1].name))
     best, path = scores[0]
-    if best_graph is not None and best_graph[2].path == path:
+    if keep and best_graph is not None and best_graph[2].path == path:
         hand_on(best_graph[2])
     tie = [p.name for n, p in scores[1:] if n == best]
     why = (
