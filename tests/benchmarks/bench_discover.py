@@ -8,7 +8,9 @@ The reference revision's ``server/`` is extracted with ``git archive`` and both 
 this process under their own module trees; every step runs --repeat times, the two trees
 interleaved, with the cyclic collector off as in the comparison job. Printed per step: the
 minimum and median wall time of each tree and the ratio of the minimums (the machine may be
-shared: the minimum is the least disturbed run). Steps: ``load_graph`` of each side (JSON parse
+shared: the minimum is the least disturbed run), and the minimum CPU time (this process and
+the helper processes it waited for: the steadier figure when other work shares the cores).
+Steps: ``load_graph`` of each side (JSON parse
 and objects), ``fusion_rule`` of the fusion-on graph, the fusion-off digest (rule, names,
 fusion marks) and its pickle both ways, ``merge_rules``, ``discover`` as the job runs it (the
 fusion-off graph in a forked helper), and ``pick_graph`` + ``discover`` with both graphs given
@@ -59,6 +61,12 @@ def import_tree(server: Path) -> types.SimpleNamespace:
 def activate(tree) -> None:
     """Make ``tree`` the fusion_switch that pickle and late imports find."""
     sys.modules.update(tree.modules)
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its children waited for (the forked helper)."""
+    used = os.times()
+    return used.user + used.system + used.children_user + used.children_system
 
 
 def case_files(case: Path) -> dict:
@@ -133,6 +141,7 @@ def main() -> int:
         subprocess.run(["tar", "-x", "-C", str(ref_root)], input=archive, check=True)
         trees = {"ref": import_tree(ref_root / "server"), "this": import_tree(REPO / "server")}
         times: dict[tuple[str, str], list[float]] = {}
+        cpus: dict[tuple[str, str], list[float]] = {}
         sizes = {}
         gc.disable()
         for _ in range(args.repeat):
@@ -140,22 +149,23 @@ def main() -> int:
                 activate(tree)
                 planned, state = steps(tree, files, Path(tmp) / f"out_{label}")
                 for name, run in planned:
-                    start = time.perf_counter()
+                    start, cpu = time.perf_counter(), _cpu()
                     run()
                     times.setdefault((name, label), []).append(time.perf_counter() - start)
+                    cpus.setdefault((name, label), []).append(_cpu() - cpu)
                 sizes[label] = len(state["bytes"])
                 state.clear()
         gc.enable()
     print(f"case {args.case} (ref {args.ref}; {args.repeat} runs each, interleaved)")
     print(f"machine load (1, 5, 15 min): {os.getloadavg()}")
-    print(
-        f"{'step':28} {'ref min':>8} {'this min':>9} {'ref med':>8} {'this med':>9} {'this/ref':>9}"
-    )
+    heads = ("ref min", "this min", "ref med", "this med", "this/ref", "CPU ref", "CPU this")
+    print(f"{'step (wall s; CPU s: min)':28} " + " ".join(f"{h:>9}" for h in heads))
     for name in dict.fromkeys(n for n, _ in times):
         ref, this = times[(name, "ref")], times[(name, "this")]
         print(
-            f"{name:28} {min(ref):8.3f} {min(this):9.3f} {statistics.median(ref):8.3f} "
-            f"{statistics.median(this):9.3f} {min(this) / min(ref):9.2f}"
+            f"{name:28} {min(ref):9.3f} {min(this):9.3f} {statistics.median(ref):9.3f} "
+            f"{statistics.median(this):9.3f} {min(this) / min(ref):9.2f} "
+            f"{min(cpus[(name, 'ref')]):9.3f} {min(cpus[(name, 'this')]):9.3f}"
         )
     print(f"digest pickle: ref {sizes['ref']:,} bytes, this {sizes['this']:,} bytes")
     return 0
