@@ -116,10 +116,10 @@ def _outcome(path, patch):
     reads = []
     original = DumpFile._read_bytes
 
-    def guarded(self, tensor, nbytes):
+    def guarded(self, tensor, nbytes, *rest):
         assert tensor.data_offset >= 0 and tensor.data_offset + nbytes <= size
         reads.append(nbytes)
-        return original(self, tensor, nbytes)
+        return original(self, tensor, nbytes, *rest)
 
     patch.setattr(DumpFile, "_read_bytes", guarded)
     try:

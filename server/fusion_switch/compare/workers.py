@@ -29,7 +29,7 @@ import numpy as np
 from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from .align import Aligned, AlignError, TensorView, align
-from .metrics import NAN_TEXT, SCRATCH, SizeMismatchError, compute_metrics
+from .metrics import NAN_TEXT, SCRATCH, SizeMismatchError, metric_cells
 from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
 from .result import NAN, ResultRow
 
@@ -94,7 +94,7 @@ def _values(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
     array, a tensor without dimensions is its first element."""
     if 0 in tensor.shape:
         return np.empty(tensor.shape, dtype=np.float64)
-    values = dump.array(tensor)
+    values = dump.array(tensor, copy=False)  # only read: aligned, cast, measured
     if not tensor.shape and tensor.data_type != 0:
         return values.reshape(-1)[:1]
     return values
@@ -403,7 +403,7 @@ class GroupComparer:
     ) -> None:
         """Stage ``measure``: the selected metrics of an aligned pair, into the row's cells."""
         try:
-            results = compute_metrics(
+            cells = metric_cells(
                 aligned.left,
                 aligned.right,
                 self.ctx.algorithms,
@@ -417,18 +417,15 @@ class GroupComparer:
         row.shape = aligned.shape
         row.left_dtype = _dtype_name(aligned.left.dtype)
         row.right_dtype = _dtype_name(aligned.right.dtype)
-        row.metrics = {r.name: r.value for r in results}
-        row.metric_text = {r.name: r.text for r in results}
-        row.fail_reason = [r.message for r in results if r.message]
-        for r in results:
-            if r.std is not None:
-                row.std = r.std
+        row.metrics, row.metric_text, row.fail_reason, std = cells
+        if std is not None:
+            row.std = std
 
 
 def _failed(row: ResultRow, algorithms: list[str], csv_reason: str, reason: str) -> None:
     """Make ``row`` a row without metrics, saying why."""
-    row.metrics = {name: None for name in algorithms}
-    row.metric_text = {name: NAN_TEXT for name in algorithms}
+    row.metrics = dict.fromkeys(algorithms)
+    row.metric_text = dict.fromkeys(algorithms, NAN_TEXT)
     row.fail_reason = [csv_reason]
     row.messages.append(reason)
     row.left_dtype = row.right_dtype = NAN

@@ -196,6 +196,10 @@ def _fp8_decoder(code: int, value_of: Callable[[int], float]):
 # ----------------------------------------------------------------------------- the table
 
 
+_BYTE = np.dtype(np.uint8)
+_LITTLE_ENDIAN: dict[np.dtype, np.dtype] = {}  # dtype -> its little-endian form (made once)
+
+
 @dataclass(frozen=True)
 class DtypeInfo:
     """How one CANN data type is stored and decoded.
@@ -230,14 +234,18 @@ class DtypeInfo:
         if not self.supported:
             raise ValueError(f"{self.name}: {self.reason}")
         data = np.frombuffer(raw, dtype=np.uint8) if not isinstance(raw, np.ndarray) else raw
-        data = data.reshape(-1).view(np.uint8)
+        if data.ndim != 1 or data.dtype != _BYTE:  # what DumpFile reads already is
+            data = data.reshape(-1).view(np.uint8)
         needed = self.nbytes(count)
         if needed > data.size:
             raise ValueError(f"{self.name}: {count} elements need {needed} bytes, got {data.size}")
         if self._decode is not None:
             return self._decode(data, count)
         assert self.numpy is not None
-        return data[:needed].view(self.numpy.newbyteorder("<"))
+        little = _LITTLE_ENDIAN.get(self.numpy)
+        if little is None:
+            little = _LITTLE_ENDIAN[self.numpy] = self.numpy.newbyteorder("<")
+        return data[:needed].view(little)
 
     def to_float32(self, array: np.ndarray) -> np.ndarray:
         """The float32 values metrics compare (complex: real part, bool: 0/1)."""

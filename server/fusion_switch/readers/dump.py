@@ -179,9 +179,12 @@ class DumpFile:
             return () if tensor.size >= needed else (0,)
         return tensor.shape
 
-    def array(self, tensor: DumpTensor) -> np.ndarray:
+    def array(self, tensor: DumpTensor, *, copy: bool = True) -> np.ndarray:
         """Decode one tensor, shaped. Reads exactly the bytes it needs and never more than
-        ``tensor.size``; trailing bytes beyond ``prod(shape)`` elements are ignored."""
+        ``tensor.size``; trailing bytes beyond ``prod(shape)`` elements are ignored.
+
+        ``copy=False``: the array may be a read-only view of the file's bytes held in memory (no
+        copy; it keeps those bytes alive), for a caller that only reads it."""
         info = tensor.dtype
         if self.npy_dtype is None and not info.supported:
             raise UnsupportedDtypeError(self.path, f"{tensor.name}: {info.reason}")
@@ -211,7 +214,7 @@ class DumpFile:
                 f"{tensor.name}: shape {list(shape)} of {info.name} needs {needed} bytes "
                 f"but the header gives it only {tensor.size}",
             )
-        raw = self._read_bytes(tensor, needed)
+        raw = self._read_bytes(tensor, needed, copy)
         if self.npy_dtype is not None:
             values = raw.view(self.npy_dtype)
             order = "F" if self.npy_fortran else "C"
@@ -239,7 +242,7 @@ class DumpFile:
             handle, self._handle = self._handle, None
             handle.close()
 
-    def _read_bytes(self, tensor: DumpTensor, nbytes: int) -> np.ndarray:
+    def _read_bytes(self, tensor: DumpTensor, nbytes: int, copy: bool = True) -> np.ndarray:
         end = tensor.data_offset + nbytes
         if end > self.file_size:
             raise DumpError(
@@ -249,7 +252,8 @@ class DumpFile:
             )
         content = self._content
         if content is not None and end <= len(content):
-            return np.frombuffer(content, np.uint8, nbytes, tensor.data_offset).copy()
+            view = np.frombuffer(content, np.uint8, nbytes, tensor.data_offset)
+            return view.copy() if copy else view
         buffer = np.empty(nbytes, dtype=np.uint8)
         try:
             if self._handle is not None:
@@ -504,7 +508,7 @@ def read_dump(path: str | os.PathLike) -> DumpFile:
     """Read a dump file's header (binary layout, or ``.npy``). Raises :class:`DumpError`."""
     if not isinstance(path, Path):  # the dump index already holds Paths: no re-parse
         path = Path(path)
-    if path.suffix == ".npy":
+    if os.fspath(path).endswith(".npy") and path.suffix == ".npy":  # suffix: a slow property
         return read_npy_dump(path)
     try:
         # os.open/os.read, not open(): no buffered file object for one or two reads (about a
