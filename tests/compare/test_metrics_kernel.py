@@ -233,3 +233,17 @@ def test_the_portable_build_gives_the_same_bits(portable_kernel, monkeypatch, n)
     native = repr(metrics._kernel_metrics(NAMES, x, y, False, "L", "R"))
     monkeypatch.setattr(metrics, "_kernel", portable_kernel)
     assert repr(metrics._kernel_metrics(NAMES, x, y, False, "L", "R")) == native
+
+
+def test_float16_is_widened_exactly_as_numpy_casts_it():
+    every_half = np.arange(2**16, dtype=np.uint16).view(np.float16)  # NaN payloads included
+    out = np.empty(every_half.size, np.float32)
+    metrics._kernel.widen_half(every_half, out)
+    assert np.array_equal(out.view(np.uint32), every_half.astype(np.float32).view(np.uint32))
+
+
+def test_widen_half_refuses_what_it_cannot_read():
+    with pytest.raises(TypeError, match="float16"):
+        metrics._kernel.widen_half(np.ones(4, np.float32), np.empty(4, np.float32))
+    with pytest.raises(ValueError, match="differ in length"):
+        metrics._kernel.widen_half(np.ones(4, np.float16), np.empty(5, np.float32))
