@@ -133,8 +133,14 @@ def _outcome(path, patch):
             array = dump.array(tensor)
         except DumpError as error:
             assert str(path) in str(error) and tensor.name in error.message
+            with pytest.raises(DumpError) as again:  # the no-copy view fails the same way
+                dump.array(tensor, copy=False)
+            assert again.value.message == error.message
             continue
         assert isinstance(array, np.ndarray)
+        view = dump.array(tensor, copy=False)
+        assert view.dtype == array.dtype and view.shape == array.shape
+        assert view.tobytes() == array.tobytes()
     assert all(n <= size for n in reads)
     return dump
 

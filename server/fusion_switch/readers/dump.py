@@ -214,6 +214,11 @@ class DumpFile:
                 f"{tensor.name}: shape {list(shape)} of {info.name} needs {needed} bytes "
                 f"but the header gives it only {tensor.size}",
             )
+        content = self._content
+        if not copy and content is not None and self.npy_dtype is None and info.plain:
+            end = tensor.data_offset + needed
+            if end <= len(content):  # the bytes read with the header: one view, no decoding
+                return np.frombuffer(content, info.little, count, tensor.data_offset).reshape(shape)
         raw = self._read_bytes(tensor, needed, copy)
         if self.npy_dtype is not None:
             values = raw.view(self.npy_dtype)
