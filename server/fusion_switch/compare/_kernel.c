@@ -352,16 +352,6 @@ static void release(Vector *vec, int count)
         if (vec[k].held) PyBuffer_Release(&vec[k].view);
 }
 
-static int get_floats(PyObject *const *args, float *out, int count)
-{
-    for (int k = 0; k < count; k++) {
-        double value = PyFloat_AsDouble(args[k]);
-        if (value == -1.0 && PyErr_Occurred()) return -1;
-        out[k] = (float)value;
-    }
-    return 0;
-}
-
 static int check_count(Py_ssize_t nargs, Py_ssize_t want, const char *name)
 {
     if (nargs == want) return 0;
@@ -400,86 +390,6 @@ static PyObject *pass1(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         (double)extremes_high(&p.abs_error), (double)extremes_high(&p.relative),
         (double)extremes_high(&p.x_range), (double)extremes_low(&p.x_range),
         (double)extremes_high(&p.y_range), (double)extremes_low(&p.y_range));
-done:
-    release(vec, 2);
-    return result;
-}
-
-PyDoc_STRVAR(cosine_doc, "cosine(x, y, x_norm, y_norm) -> sum((x / x_norm) * (y / y_norm))");
-
-static PyObject *cosine(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    Vector vec[2] = {{.held = 0}, {.held = 0}};
-    PyObject *result = NULL;
-    float norms[2], sum;
-    if (check_count(nargs, 4, "cosine") < 0) return NULL;
-    if (get_floats(args + 2, norms, 2) < 0) return NULL;
-    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
-    if (get_vector(args[1], &vec[1], vec[0].view.len / 4, 0) < 0) goto done;
-    Cosine c = {vec[0].view.buf, vec[1].view.buf, norms[0], norms[1]};
-    Py_BEGIN_ALLOW_THREADS
-    pairwise_f32(&c, cosine_leaf, 1, 0, vec[0].view.len / 4, &sum);
-    Py_END_ALLOW_THREADS
-    result = PyFloat_FromDouble((double)(0.0f + sum));
-done:
-    release(vec, 2);
-    return result;
-}
-
-PyDoc_STRVAR(kl_ratio_doc,
-             "kl_ratio(x, y, x_low, x_high, y_low, y_high, out) -> (sum p, sum q); writes "
-             "out = (p / sum p) / (q / sum q) for the floored distributions p of x, q of y.");
-
-static PyObject *kl_ratio(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    Vector vec[3] = {{.held = 0}, {.held = 0}, {.held = 0}};
-    PyObject *result = NULL;
-    float bounds[4], mass[2];
-    if (check_count(nargs, 7, "kl_ratio") < 0) return NULL;
-    if (get_floats(args + 2, bounds, 4) < 0) return NULL;
-    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
-    Py_ssize_t n = vec[0].view.len / 4;
-    if (get_vector(args[1], &vec[1], n, 0) < 0) goto done;
-    if (get_vector(args[6], &vec[2], n, 1) < 0) goto done;
-    Divergence d = {vec[0].view.buf, vec[1].view.buf};
-    d.x_low = bounds[0];
-    d.x_span = bounds[1] - bounds[0];
-    d.y_low = bounds[2];
-    d.y_span = bounds[3] - bounds[2];
-    float *out = vec[2].view.buf;
-    Py_BEGIN_ALLOW_THREADS
-    pairwise_f32(&d, kl_mass_leaf, 2, 0, n, mass);
-    d.p_total = mass[0] = 0.0f + mass[0];
-    d.q_total = mass[1] = 0.0f + mass[1];
-    kl_ratio_fill(&d, n, out);
-    Py_END_ALLOW_THREADS
-    result = Py_BuildValue("(dd)", (double)mass[0], (double)mass[1]);
-done:
-    release(vec, 3);
-    return result;
-}
-
-PyDoc_STRVAR(kl_total_doc,
-             "kl_total(x, x_low, x_high, p_total, log_ratio) -> sum((p / p_total) * log_ratio)");
-
-static PyObject *kl_total(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    Vector vec[2] = {{.held = 0}, {.held = 0}};
-    PyObject *result = NULL;
-    float values[3], sum;
-    if (check_count(nargs, 5, "kl_total") < 0) return NULL;
-    if (get_floats(args + 1, values, 3) < 0) return NULL;
-    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
-    if (get_vector(args[4], &vec[1], vec[0].view.len / 4, 0) < 0) goto done;
-    Divergence d = {vec[0].view.buf, NULL};
-    d.x_low = values[0];
-    d.x_span = values[1] - values[0];
-    d.p_total = values[2];
-    d.log_ratio = vec[1].view.buf;
-    Py_BEGIN_ALLOW_THREADS
-    pairwise_f32(&d, kl_terms_leaf, 1, 0, vec[0].view.len / 4, &sum);
-    Py_END_ALLOW_THREADS
-    result = PyFloat_FromDouble((double)(0.0f + sum));
 done:
     release(vec, 2);
     return result;
@@ -766,9 +676,6 @@ done:
 
 static PyMethodDef methods[] = {
     {"pass1", (PyCFunction)(void (*)(void))pass1, METH_FASTCALL, pass1_doc},
-    {"cosine", (PyCFunction)(void (*)(void))cosine, METH_FASTCALL, cosine_doc},
-    {"kl_ratio", (PyCFunction)(void (*)(void))kl_ratio, METH_FASTCALL, kl_ratio_doc},
-    {"kl_total", (PyCFunction)(void (*)(void))kl_total, METH_FASTCALL, kl_total_doc},
     {"mean_std", (PyCFunction)(void (*)(void))mean_std, METH_FASTCALL, mean_std_doc},
     {"metrics", (PyCFunction)(void (*)(void))metrics, METH_FASTCALL, metrics_doc},
     {"widen_half", (PyCFunction)(void (*)(void))widen_half, METH_FASTCALL, widen_half_doc},

@@ -9,10 +9,12 @@ bit-identical to msaccucmp's when numpy is the same. Two code paths compute them
 * :func:`_fused_metrics` evaluates all selected metrics in one sweep for the common case (non-empty
   float data), sharing intermediate arrays and scratch buffers. It performs the same numpy
   operations on the same float32 values, so the results are the same bits, only faster.
-* :func:`_kernel_metrics` takes the sums and extremes from the compiled kernel (``_kernel.c``),
-  which reproduces numpy's summation order, in about five calls instead of about forty-five. It
-  is used only when the extension was built and, on first use, gave the numpy path's exact
-  results on a set of awkward vectors (:func:`kernel_in_use`).
+* :func:`_kernel_cells` gets every value and CSV cell from one call of the compiled kernel
+  (``_kernel.c``), which reproduces numpy's summation order and float32 scalar arithmetic and
+  formats the cells as ``'{:.6f}'`` does (numpy still takes KL's log). It is used only when the
+  extension was built and, on first use, gave the numpy path's exact results on a set of
+  awkward vectors (:func:`kernel_in_use`). :func:`metric_cells` hands its results to the
+  workers as a row stores them; :func:`_kernel_metrics` as :class:`MetricResult` objects.
 
 A metric that cannot be computed yields ``MetricResult(value=None, text="NaN")``; a computed NaN
 prints as ``nan``, exactly as msaccucmp's ``'{:.6f}'.format`` does.
@@ -305,11 +307,20 @@ def metric_cells(
     native = kernel_in_use()
     # float16 is widened by the kernel (numpy's exact cast, faster) into the scratch buffers
     # _kernel_cells does not use; only for the kernel: the numpy path works in all three
-    widen = SCRATCH.get(3, max(left.size, right.size))[1:] if native else None
-    x, y, is_bool = _flat_pair(left, right, left_path, right_path, max_cmp_size, widen)
+    scratch = SCRATCH.get(3, max(left.size, right.size)) if native else None
+    x, y, is_bool = _flat_pair(
+        left, right, left_path, right_path, max_cmp_size, scratch[1:] if scratch else None
+    )
     if not is_bool and x.size and native:
         try:
-            values, texts, messages, std = _kernel_cells(x, y, scalar, left_path, right_path)
+            values, texts, messages, std = _kernel_cells(
+                x,
+                y,
+                scalar,
+                left_path,
+                right_path,
+                scratch[0][: x.size],  # type: ignore[index]
+            )
         except (TypeError, ValueError, BufferError):  # a vector the kernel cannot read
             x, y, is_bool = _flat_pair(left, right, left_path, right_path, max_cmp_size)
         else:
@@ -752,7 +763,12 @@ _POSITION = {name: index for index, name in enumerate(ALGORITHMS)}
 
 
 def _kernel_cells(
-    x: np.ndarray, y: np.ndarray, scalar: bool, lpath: str, rpath: str
+    x: np.ndarray,
+    y: np.ndarray,
+    scalar: bool,
+    lpath: str,
+    rpath: str,
+    scratch: np.ndarray | None = None,
 ) -> tuple[tuple, tuple, dict[str, str], tuple]:
     """Every metric from one kernel call: values and cells in :data:`ALGORITHMS` order, the
     messages by metric name, and the StandardDeviation pair.
@@ -761,7 +777,8 @@ def _kernel_cells(
     (means, square roots, ``float32 ** 0.5`` as numpy computes it, the cosine's early exits, the
     KL floor) and formats the cells as ``'{:.6f}'`` does; the log of KL's ratio is numpy's."""
     assert _kernel is not None
-    (scratch,) = SCRATCH.get(1, x.size)
+    if scratch is None:  # a float32 vector as long as x, for KL's ratio
+        (scratch,) = SCRATCH.get(1, x.size)
     with np.errstate(all="ignore"):
         values, texts, cosine_note, kl_inf, std = _kernel.metrics(
             x, y, scratch, scalar, _BUFFER_SIZE, np.log
