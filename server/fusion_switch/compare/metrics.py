@@ -313,13 +313,9 @@ def metric_cells(
     )
     if not is_bool and x.size and native:
         try:
+            scratch_x = scratch[0][: x.size]  # type: ignore[index]
             values, texts, messages, std = _kernel_cells(
-                x,
-                y,
-                scalar,
-                left_path,
-                right_path,
-                scratch[0][: x.size],  # type: ignore[index]
+                x, y, scalar, left_path, right_path, scratch_x
             )
         except (TypeError, ValueError, BufferError):  # a vector the kernel cannot read
             x, y, is_bool = _flat_pair(left, right, left_path, right_path, max_cmp_size)
@@ -331,12 +327,8 @@ def metric_cells(
                 chosen_values = {name: values[_POSITION[name]] for name in names}
                 chosen_texts = {name: texts[_POSITION[name]] for name in names}
             notes = [messages[name] for name in names if name in messages] if messages else []
-            return MetricCells(
-                chosen_values,
-                chosen_texts,
-                notes,
-                std if "StandardDeviation" in chosen_values else None,
-            )
+            std = std if "StandardDeviation" in chosen_values else None
+            return MetricCells(chosen_values, chosen_texts, notes, std)
     results = compute_metrics(
         x, y, names, scalar=scalar, left_path=left_path, right_path=right_path
     )
@@ -423,19 +415,16 @@ def _cosine_zero_message(path: str) -> str:
     return f"Cannot compare by Cosine Similarity. All the data is zero in {path}."
 
 
-def _cosine_from_norms(
-    nx, ny, scalar: bool, lpath: str, rpath: str, root=lambda norm: norm**0.5
-) -> MetricResult | None:
-    """The early exits of CosineSimilarity, or None when the dot product must be computed.
-    ``root``: msaccucmp's ``norm ** 0.5`` for the norms' type (numpy arrays by default)."""
+def _cosine_from_norms(nx, ny, scalar: bool, lpath: str, rpath: str) -> MetricResult | None:
+    """The early exits of CosineSimilarity, or None when the dot product must be computed."""
     name = "CosineSimilarity"
     if scalar:
         return MetricResult(name, 1.0, format_value(1), "This tensor is scalar.")
     if nx <= _EPS and ny < _EPS:
         return MetricResult(name, 1.0, "1.0")
-    if root(nx) <= _EPS:
+    if nx**0.5 <= _EPS:  # msaccucmp's norm ** 0.5
         return MetricResult(name, None, NAN_TEXT, _cosine_zero_message(lpath))
-    if root(ny) <= _EPS:
+    if ny**0.5 <= _EPS:
         return MetricResult(name, None, NAN_TEXT, _cosine_zero_message(rpath))
     return None
 
