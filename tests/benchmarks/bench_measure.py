@@ -144,17 +144,15 @@ def main() -> None:
             f"measure stage, {rows['new']} rows, {args.repeat} interleaved runs each, one core, "
             f"CPU seconds (load average now {os.getloadavg()[0]:.1f}):"
         )
-        print(f"  {'':28}{'min':>8}{'median':>8}")
+        print(f"  {'':46}{'min':>8}{'median':>8}")
         summary = {}
         parts = (("measure", "read+align+metrics+rows"), ("rows_out", "pickle+CSV cells"))
         for key, title in parts:
             for label in ("old", "new"):
                 values = [run[key] for run in runs[label]]
                 summary[(key, label)] = min(values)
-                print(
-                    f"  {label} ({args.old if label == 'old' else 'this tree'}) {title:<16}"
-                    f"{min(values):8.3f}{statistics.median(values):8.3f}"
-                )
+                who = f"{label} ({args.old if label == 'old' else 'this tree'})"
+                print(f"  {who:<21} {title:<24}{min(values):8.3f}{statistics.median(values):8.3f}")
         totals = {
             label: summary[("measure", label)] + summary[("rows_out", label)]
             for label in ("old", "new")
