@@ -40,8 +40,8 @@ def _children() -> set[int]:
     return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
-def _shared(outcome, monkeypatch, measured: list) -> object:
-    """The replay in a child (two chunks, one after the other) that is asked for help at once."""
+def _shared(outcome, monkeypatch, measured: list, workers: int = 2) -> object:
+    """The replay in a child (chunks one after the other) that is asked for help at once."""
     monkeypatch.setattr(replay, "MIN_HANDED", 1)
     real = replay_background.measure_handed
 
@@ -50,20 +50,23 @@ def _shared(outcome, monkeypatch, measured: list) -> object:
         return real(subs, off_ops, store)
 
     monkeypatch.setattr(replay_background, "measure_handed", counting)
-    background = BackgroundReplay(outcome, None, workers=2, processes=1, share=True).start()
+    background = BackgroundReplay(outcome, None, workers=workers, processes=1, share=True).start()
     try:
         return background.result([])
     finally:
         background.close()
 
 
-def test_the_report_is_the_same_when_the_parent_measures_the_end(damaged, monkeypatch):
+@pytest.mark.parametrize("workers", [2, 3])
+def test_the_report_is_the_same_when_the_parent_measures_the_end(damaged, monkeypatch, workers):
+    """Asked at the first sub-graph: with three chunks the end of the last one is handed over
+    while the child is still in the first."""
     before = _children()
-    alone = replay_outcome(damaged, None, [], workers=2)
+    alone = replay_outcome(damaged, None, [], workers=workers)
     measured: list[str] = []
-    shared = _shared(damaged, monkeypatch, measured)
-    assert len(shared.results) >= replay._MIN_PARALLEL_OPS  # two chunks, measured serially
-    assert len(measured) >= len(shared.results) // 4  # the parent did measure a part
+    shared = _shared(damaged, monkeypatch, measured, workers)
+    assert len(shared.results) >= replay._MIN_PARALLEL_OPS  # chunks, measured one by one
+    assert len(measured) >= len(shared.results) // (2 * workers)  # the parent measured a part
     assert _json(shared) == _json(alone)
     assert shared.files_read == alone.files_read
     assert list(shared.unreadable.items()) == list(alone.unreadable.items())
