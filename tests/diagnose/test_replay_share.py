@@ -123,3 +123,22 @@ def test_nothing_is_handed_over_when_the_rest_is_too_small(damaged, monkeypatch)
         background.close()
     assert measured == []
     assert _json(report) == _json(replay_outcome(damaged, None, [], workers=2))
+
+
+def test_an_interrupt_while_the_parent_measures_leaves_no_process(damaged, monkeypatch):
+    """Ctrl-C arrives while this process measures what the child handed over: it propagates,
+    and closing the replay ends the child, which was waiting for the scores."""
+
+    def interrupted(subs, off_ops, store):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(replay, "MIN_HANDED", 1)
+    monkeypatch.setattr(replay_background, "measure_handed", interrupted)
+    before = _children()
+    background = BackgroundReplay(damaged, None, workers=2, processes=1, share=True).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            background.result([])
+    finally:
+        background.close()
+    assert _children() <= before
