@@ -21,12 +21,14 @@ EXTENSIONS = [
     Extension(
         "fusion_switch.readers._wire",
         sources=["server/fusion_switch/readers/_wire.c"],
+        depends=["server/fusion_switch/readers/_varint.h"],
         extra_compile_args=["-O2"],
         optional=True,
     ),
     Extension(
         "fusion_switch.readers._header",
         sources=["server/fusion_switch/readers/_header.c"],
+        depends=["server/fusion_switch/readers/_varint.h"],
         extra_compile_args=["-O2"],
         optional=True,
     ),

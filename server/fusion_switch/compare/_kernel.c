@@ -395,6 +395,22 @@ done:
     return result;
 }
 
+/* mean_std()'s two numbers for v (NaN for n == 0, as the numpy path) */
+static void spread(const float *v, Py_ssize_t n, Py_ssize_t chunk, double *mean, double *std)
+{
+    Spread s = {v, 0.0};
+    double total = 0.0, part, squares;
+    for (Py_ssize_t start = 0; start < n; start += chunk) {
+        pairwise_f64(&s, wide_leaf, start, n - start < chunk ? n - start : chunk, &part);
+        total += part;
+    }
+    s.mean = total / (double)n;
+    pairwise_f64(&s, square_deviation_leaf, 0, n, &squares);
+    squares = 0.0 + squares;
+    *mean = s.mean;
+    *std = sqrt(squares / (double)n);
+}
+
 PyDoc_STRVAR(mean_std_doc,
              "mean_std(v, buffer_size) -> (mean, std) accumulated in float64, as "
              "np.mean(v, dtype=float64) and np.std(v, dtype=float64) compute them.");
@@ -412,18 +428,11 @@ static PyObject *mean_std(PyObject *self, PyObject *const *args, Py_ssize_t narg
     }
     if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
     Py_ssize_t n = vec[0].view.len / 4;
-    Spread s = {vec[0].view.buf, 0.0};
-    double total = 0.0, part, squares;
+    double mean, std;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t start = 0; start < n; start += chunk) {
-        pairwise_f64(&s, wide_leaf, start, n - start < chunk ? n - start : chunk, &part);
-        total += part;
-    }
-    s.mean = total / (double)n;
-    pairwise_f64(&s, square_deviation_leaf, 0, n, &squares);
-    squares = 0.0 + squares;
+    spread(vec[0].view.buf, n, chunk, &mean, &std);
     Py_END_ALLOW_THREADS
-    result = Py_BuildValue("(dd)", s.mean, sqrt(squares / (double)n));
+    result = Py_BuildValue("(dd)", mean, std);
 done:
     release(vec, 1);
     return result;
@@ -504,21 +513,6 @@ static double sqrt32(double value) { return value >= 0 ? (double)(float)sqrt(val
 
 static double std_floor(double value) { return fabs(value) < 0.001 ? 0.0 : value; }
 
-/* mean_std()'s two numbers for v (n > 0) */
-static void spread(const float *v, Py_ssize_t n, Py_ssize_t chunk, double *mean, double *std)
-{
-    Spread s = {v, 0.0};
-    double total = 0.0, part, squares;
-    for (Py_ssize_t start = 0; start < n; start += chunk) {
-        pairwise_f64(&s, wide_leaf, start, n - start < chunk ? n - start : chunk, &part);
-        total += part;
-    }
-    s.mean = total / (double)n;
-    pairwise_f64(&s, square_deviation_leaf, 0, n, &squares);
-    squares = 0.0 + squares;
-    *mean = s.mean;
-    *std = sqrt(squares / (double)n);
-}
 
 PyDoc_STRVAR(metrics_doc,
              "metrics(x, y, scratch, scalar, buffer_size, log) -> (values, cells, cosine_note, "

@@ -17,6 +17,8 @@
 #include <Python.h>
 #include <stdint.h>
 
+#include "_varint.h"
+
 enum { VARINT = 0, I64 = 1, LEN = 2, I32 = 5 };
 enum { MAX_HEADER_FIELDS = 100000, LENGTH_BYTES = 8 };
 
@@ -57,22 +59,6 @@ static const int *const KIND_FIELDS[K_COUNT] = {INPUT_FIELDS, OUTPUT_FIELDS, BUF
 static PyObject *field_names[F_COUNT], *kind_names[K_COUNT];
 static PyObject *s_kind, *s_index, *s_data_offset, *s_raw_format, *s_addr_offset, *s_type_code,
     *s_recorded, *s_dict, *empty_tuple, *recorded_cache;
-
-/* A varint at *pos (at most 10 bytes, the value kept to 64 bits); 0 when truncated or too long. */
-static inline int read_varint(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t end, uint64_t *out)
-{
-    uint64_t result = 0;
-    Py_ssize_t start = *pos, at = *pos;
-    for (int shift = 0;; shift += 7) {
-        if (at >= end || at - start >= 10) return 0;
-        uint8_t byte = buf[at++];
-        if (shift < 64) result |= (uint64_t)(byte & 0x7F) << shift;
-        if (byte < 0x80) break;
-    }
-    *pos = at;
-    *out = result;
-    return 1;
-}
 
 /* One field as protowire.scan() reports it: VARINT value in *a; LEN payload in [*a, *b);
  * I64/I32 value in *a. 0 when malformed (scan() would raise). */

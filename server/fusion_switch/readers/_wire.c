@@ -10,23 +10,9 @@
 #include <Python.h>
 #include <stdint.h>
 
-enum { VARINT = 0, I64 = 1, LEN = 2, I32 = 5 };
+#include "_varint.h"
 
-/* A varint at *pos (at most 10 bytes, the value kept to 64 bits); 0 when truncated or too long. */
-static inline int read_varint(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t end, uint64_t *out)
-{
-    uint64_t result = 0;
-    Py_ssize_t start = *pos, at = *pos;
-    for (int shift = 0;; shift += 7) {
-        if (at >= end || at - start >= 10) return 0;
-        uint8_t byte = buf[at++];
-        if (shift < 64) result |= (uint64_t)(byte & 0x7F) << shift;
-        if (byte < 0x80) break;
-    }
-    *pos = at;
-    *out = result;
-    return 1;
-}
+enum { VARINT = 0, I64 = 1, LEN = 2, I32 = 5 };
 
 static PyObject *append_field(PyObject *list, uint64_t number, int wire_type, uint64_t a,
                               Py_ssize_t b)
