@@ -95,6 +95,16 @@ class ServerState:
 
         return Context(catalogue=self.catalogue, target=self.target)
 
+    def preload(self) -> None:
+        """Load what the first check needs (the catalogue and its name index, the parser and
+        the checks) while the client reads our `initialize` answer and sends `initialized` and
+        `didOpen`: time the server would otherwise spend waiting."""
+        from ..cfg.analysis import analyse
+        from ..cfg.suggest import name_index
+
+        name_index(self.catalogue)
+        del analyse
+
     def warm_up(self) -> None:
         """Import and exercise the pure layer once (run on a worker thread after start-up):
         the check, completion, hover and quick fixes of a small file."""
@@ -212,10 +222,11 @@ class ServerState:
         outcome = SettingsOutcome()
         old = self.settings
         self.settings = settings
-        from ..catalogue import known_target_names, resolve_target
-        from ..catalogue.cann import load_catalogue_with_cann
-
+        # the catalogue package is imported only when something changed: the default settings
+        # of `initialize` must not delay its answer (see `preload`)
         if force_reload or settings.extra_files != old.extra_files:
+            from ..catalogue.cann import load_catalogue_with_cann
+
             self._catalogue, self.catalogue_errors, cann = load_catalogue_with_cann(
                 list(settings.extra_files)
             )
@@ -230,6 +241,8 @@ class ServerState:
                     )
             outcome.revalidate = True
         if force_reload or settings.target != old.target:
+            from ..catalogue import known_target_names, resolve_target
+
             self.detected_target = None
             target = resolve_target(settings.target) if settings.target else None
             if settings.target and target is None:
