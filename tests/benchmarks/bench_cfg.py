@@ -76,7 +76,7 @@ def bench_in_process(text: str, runs: int, ctx: Context) -> dict:
         analysis = cfg.analyse(text, context, defer_suggestions=defer)
         conv = Converter(LineIndex(text), "utf-16", ClientFeatures(related_information=True))
         shown = analysis.findings[:MAX_DIAGNOSTICS]
-        json.dumps({"params": [conv.diagnostic_json(f, "file:///f.cfg") for f in shown]})
+        conv.diagnostics_text(shown, "file:///f.cfg").encode()
 
     analysis = cfg.analyse(text, ctx)
     empty = '{"Switch": {"GraphFusion": {}}}'
