@@ -123,6 +123,7 @@ def test_the_first_check_of_a_valid_file_imports_nothing_heavy(tmp_path):
     # the command line registered `serve` only: no other sub-command's module or imports
     cli = sorted(m for m in modules if m.startswith("fusion_switch.cli."))
     assert cli == ["fusion_switch.cli.serve"]
+    assert "argparse" not in modules  # what editors run needs no option parsing
     assert "fusion_switch.synth.faults" not in modules  # cli/demo.py's
     assert "fusion_switch.workflow.wiring" not in modules  # cli/wire.py's
     assert _as_json(received["valid"]) == _expected(VALID)
@@ -274,6 +275,7 @@ def test_the_checks_and_the_catalogue_load_right_after_initialize(tmp_path):
 
     modules = asyncio.run(_session(tmp_path / "modules.json", steps))
     assert {"fusion_switch.cfg.analysis", "fusion_switch.cfg.suggest"} <= set(modules)
+    assert "fusion_switch.workflow.results" in modules  # where a comparison's results are read
     assert "fusion_switch.cfg.completion" not in modules  # the warm-up's, not run yet
     assert [m for m in LAZY if m in modules] == []
 

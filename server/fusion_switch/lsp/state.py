@@ -101,9 +101,10 @@ class ServerState:
         `didOpen`: time the server would otherwise spend waiting."""
         from ..cfg.analysis import analyse
         from ..cfg.suggest import name_index
+        from ..workflow.results import load_results  # a comparison's results, if any
 
         name_index(self.catalogue)
-        del analyse
+        del analyse, load_results
 
     def warm_up(self) -> None:
         """Import and exercise the pure layer once (run on a worker thread after start-up):

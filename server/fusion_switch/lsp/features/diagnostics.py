@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ...readers.collector import collector_paused
 from ..convert import Converter
 from ..documents import OpenDocument
 from ..safety import guarded, log
@@ -100,8 +101,11 @@ def validate(ls: FusionSwitchServer, doc: OpenDocument, *, immediately: bool = F
     due = state.last_checked.get(uri, -DEBOUNCE) + DEBOUNCE
     if (immediately or now >= due) and len(doc.text) < LARGE_DOCUMENT:
         state.last_checked[uri] = now
-        analysis = state.analysis(doc, defer_suggestions=True)
-        _publish(ls, doc, _with_results(ls, doc, analysis))
+        # the collection the check's new objects are due is run after the publish, not
+        # before it (the check runs with the collector paused; see `cfg.analyse`)
+        with collector_paused(freeze=False):
+            analysis = state.analysis(doc, defer_suggestions=True)
+            _publish(ls, doc, _with_results(ls, doc, analysis))
         if analysis.deferred:
             _publish_suggestions_next(ls, doc)
         return
