@@ -5,11 +5,12 @@ Handlers read and change state only through this object; it never talks to the c
 `generation` moves whenever the catalogue or target changes, so a settings change makes every
 cached analysis stale at once.
 
-The pure layer (`fusion_switch.cfg`, the 674-rule catalogue) is imported on first use rather
-than at start-up: the server answers `initialize` first, and the first check imports only the
-parser and the checks. What completion, hover and quick fixes need is loaded by `warm_up` on a
-worker thread a little later (`WARM_UP_DELAY` after `initialized`), so it neither delays the
-first diagnostics nor the first completion.
+The pure layer (`fusion_switch.cfg`, the 674-rule catalogue) is not imported at start-up: the
+server answers `initialize` first, then `preload` loads the catalogue, the parser and the
+checks while the client reads that answer (time the server would spend waiting for `didOpen`).
+What completion, hover and quick fixes need is loaded by `warm_up` on a worker thread a little
+later (`WARM_UP_DELAY` after `initialized`), so it neither delays the first diagnostics nor the
+first completion.
 """
 
 from __future__ import annotations
