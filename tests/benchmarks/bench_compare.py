@@ -233,11 +233,16 @@ def compiled_parts() -> str:
     return f"metrics kernel {kernel}; dump header scan {wire}"
 
 
-def compare_arguments(case, out: Path) -> list[str]:
-    """`compare` with msaccucmp's flags: both tools take the same command line."""
+def compare_arguments(case, out: Path, graph_folders: bool = False) -> list[str]:
+    """`compare` with msaccucmp's flags: both tools take the same command line. With
+    ``graph_folders`` -f/-cf name the folders holding the graphs (our extension: the graph that
+    names the dumped ops is picked)."""
+    on, off = case.on_graph, case.off_graph
+    if graph_folders:
+        on, off = on.parent, off.parent
     return [
         *("compare", "-m", str(case.on_dump), "-g", str(case.off_dump)),
-        *("-f", str(case.on_graph), "-cf", str(case.off_graph), "-out", str(out)),
+        *("-f", str(on), "-cf", str(off), "-out", str(out)),
     ]
 
 
@@ -298,6 +303,13 @@ def main() -> int:
             "--no-progress",
             "--no-replay",
         ]
+        folders_out = root / "folders"
+        folders_command = [  # -f/-cf as the graph folders users get from DUMP_GE_GRAPH
+            *(sys.executable, "-m", "fusion_switch"),
+            *compare_arguments(case, folders_out, graph_folders=True),
+            "--no-progress",
+            "--no-replay",
+        ]
         numpy_out = root / "numpy"
         numpy_command = [*plain_command[:-3], str(numpy_out), *plain_command[-2:]]
         assert plain_command[-3] == str(plain_out)
@@ -310,6 +322,7 @@ def main() -> int:
             "read": [],
             "plain": [],
             "numpy": [],
+            "folders": [],
             "ours": [],
             "theirs": [],
         }
@@ -322,6 +335,8 @@ def main() -> int:
             runs["plain"].append(measure(plain_command, root / "plain.log"))
             shutil.rmtree(numpy_out, ignore_errors=True)
             runs["numpy"].append(measure(numpy_command, root / "numpy.log", numpy_only))
+            shutil.rmtree(folders_out, ignore_errors=True)
+            runs["folders"].append(measure(folders_command, root / "folders.log"))
             if ours_out.exists():
                 shutil.rmtree(ours_out)
             runs["ours"].append(measure(ours_command, root / "ours.log"))
@@ -332,6 +347,7 @@ def main() -> int:
         read = median_run(runs["read"])
         plain = median_run(runs["plain"])
         numpy_plain = median_run(runs["numpy"])
+        folders = median_run(runs["folders"])
         ours = median_run(runs["ours"])
         theirs = median_run(runs["theirs"]) if runs["theirs"] else None
 
@@ -347,6 +363,7 @@ def main() -> int:
         row("read dump bytes once", read)
         row("compare --no-replay", plain)
         row("  the same, numpy metrics", numpy_plain)
+        row("  the same, -f/-cf folders", folders)
         row("compare (with the replay)", ours)
         row("msaccucmp 26.2", theirs)
         if repeat > 1:
@@ -370,6 +387,10 @@ def main() -> int:
         if kernel_csv and numpy_csv:
             same = kernel_csv[-1].read_bytes() == numpy_csv[-1].read_bytes()
             print(f"CSV with the kernel vs numpy metrics: {'identical' if same else 'DIFFERENT'}")
+        folders_csv = sorted(folders_out.glob("result_*.csv"))
+        if kernel_csv and folders_csv:
+            same = kernel_csv[-1].read_bytes() == folders_csv[-1].read_bytes()
+            print(f"CSV with graph folders vs files: {'identical' if same else 'DIFFERENT'}")
         print("\nbudgets (issue 16; the compare itself is measured --no-replay):")
         slowdown = plain[0] / read[0]
         print(f"  within 3x of reading the bytes:   {honest(slowdown, 3, slowdown <= 3)}")

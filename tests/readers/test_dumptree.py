@@ -3,6 +3,8 @@ MindSpore statistics trees) and on multi-rank, multi-iteration trees built from 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from fusion_switch.readers import protowire as pw
 from fusion_switch.readers.dump import read_dump
@@ -273,3 +275,40 @@ def test_several_models_are_matched_to_the_graph_name(cases, tmp_path):
         select_pairs(on, off, graph_names=(lambda: "gpt", lambda: None))
     single = select_pairs(off, off, graph_names=(name, name))  # one leaf: the name is not read
     assert len(single.pairs) == 1 and asked == [1]
+
+
+class _CountingEntry:
+    """A DirEntry that counts its stat() calls (one syscall each on network file systems)."""
+
+    calls = 0
+
+    def __init__(self, entry):
+        self._entry = entry
+        self.name, self.path = entry.name, entry.path
+
+    def is_file(self):
+        return self._entry.is_file()
+
+    def is_dir(self):
+        return self._entry.is_dir()
+
+    def stat(self):
+        _CountingEntry.calls += 1
+        return self._entry.stat()
+
+
+def test_scanning_a_tree_stats_no_dump_file_until_its_size_is_asked(cases, monkeypatch):
+    """The comparison never uses a leaf's byte count; a stat per file costs a syscall per dump
+    (thousands, each a round trip on NFS) before the first progress line."""
+    _, clean, _ = cases
+    real_scandir = os.scandir
+    monkeypatch.setattr(
+        "fusion_switch.readers.dumptree.os.scandir",
+        lambda path: [_CountingEntry(e) for e in real_scandir(path)],
+    )
+    _CountingEntry.calls = 0
+    (leaf,) = scan_dump_tree(clean.on_dump).leaves
+    assert _CountingEntry.calls == 0
+    assert leaf.n_files == len(list(clean.on_dump.iterdir()))
+    assert leaf.n_bytes == sum(f.stat().st_size for f in clean.on_dump.iterdir())
+    assert _CountingEntry.calls == leaf.n_files

@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from .dumpdir import MAPPING_FILE, parse_dump_name
@@ -44,8 +45,14 @@ class DumpLeaf:
     iteration: str | None
     path: Path
     n_files: int
-    n_bytes: int
     kind: str  # "tensor" | "stats" | "exception"
+
+    @cached_property
+    def n_bytes(self) -> int:
+        """Bytes in the leaf's files of its kind, counted on first use: only ``dumps`` shows
+        it, and a stat per file is a syscall per dump (a round trip each on NFS)."""
+        found = _leaf_of(self.path, kind=self.kind)
+        return found[2] if found is not None else 0
 
     @property
     def label(self) -> str:
@@ -99,8 +106,9 @@ def classify_file(name: str) -> str | None:
     return None
 
 
-def _leaf_of(folder: Path) -> tuple[str, int, int] | None:
-    """(kind, files, bytes) when ``folder`` holds dump files of its own."""
+def _leaf_of(folder: Path, kind: str | None = None) -> tuple[str, int, int] | None:
+    """(kind, files, bytes) when ``folder`` holds dump files of its own. Bytes are counted only
+    for the files of ``kind`` when it is given (0 otherwise: no stat per file)."""
     counts = dict.fromkeys(KINDS, 0)
     sizes = dict.fromkeys(KINDS, 0)
     try:
@@ -111,13 +119,14 @@ def _leaf_of(folder: Path) -> tuple[str, int, int] | None:
         try:
             if not entry.is_file():
                 continue
-            kind = classify_file(entry.name)
-            if kind == "stats?":
-                kind = "stats" if looks_like_stats_csv(entry.path) else None
-            if kind is None:
+            found = classify_file(entry.name)
+            if found == "stats?":
+                found = "stats" if looks_like_stats_csv(entry.path) else None
+            if found is None:
                 continue
-            counts[kind] += 1
-            sizes[kind] += entry.stat().st_size
+            counts[found] += 1
+            if found == kind:
+                sizes[found] += entry.stat().st_size
         except OSError:
             continue
     best = max(KINDS, key=lambda k: counts[k])
@@ -175,11 +184,9 @@ def scan_dump_tree(path: str | os.PathLike) -> DumpTree:
         folder, depth = stack.pop()
         found = _leaf_of(folder)
         if found is not None:
-            kind, n_files, n_bytes = found
+            kind, n_files, _ = found
             tree.leaves.append(
-                DumpLeaf(
-                    path=folder, n_files=n_files, n_bytes=n_bytes, kind=kind, **_place(root, folder)
-                )
+                DumpLeaf(path=folder, n_files=n_files, kind=kind, **_place(root, folder))
             )
         if depth < MAX_DEPTH:
             try:
