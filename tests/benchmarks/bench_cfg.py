@@ -12,6 +12,9 @@ against a catalogue that knows all its names (`sample_catalogue`; in the server 
     `json.loads`; with the ratios ours / reference.
 All figures are medians. Run from the repository root:
     .venv/bin/python tests/benchmarks/bench_cfg.py [--runs 30] [--entries 5000]
+`--first-only`: only server start -> first diagnostics against a bare pygls server;
+`--instructions`: the instructions each server runs until it writes its first publish
+(valgrind's callgrind, a few minutes), a figure the load of a shared machine does not move.
 The node reference needs `npm ci` (or `npm install`) in tests/benchmarks/node once.
 """
 
@@ -349,6 +352,117 @@ def with_first_publish_cpu(script: str) -> list[str]:
     return [sys.executable, "-c", _FIRST_PUBLISH_HOOK + script]
 
 
+# Instead: exit right after writing the first publishDiagnostics (for `--instructions`).
+_EXIT_AT_FIRST_PUBLISH_HOOK = """
+import os, sys
+class _Stdout:
+    def __init__(self, text):
+        self._raw, self.buffer = text.buffer, self
+    def write(self, data):
+        written = self._raw.write(data)
+        if b"textDocument/publishDiagnostics" in data:
+            self._raw.flush()
+            os._exit(0)
+        return written
+    def flush(self):
+        return self._raw.flush()
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+sys.stdout = _Stdout(sys.stdout)
+"""
+
+
+def _frame(message: dict) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _read_message(stream) -> dict | None:
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+        if line in (b"\r\n", b"\n") and length is not None:
+            return json.loads(stream.read(length))
+
+
+def instructions_to_first_publish(script: str, text: str) -> int | None:
+    """Instructions (valgrind callgrind's Ir) a server runs from its start to writing the first
+    publishDiagnostics of a file opened right after `initialized`: a count that does not
+    depend on the machine's load (wall and CPU time on a shared machine do)."""
+    with tempfile.TemporaryDirectory() as folder:
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={folder}/callgrind.out",
+            sys.executable,
+            "-c",
+            _EXIT_AT_FIRST_PUBLISH_HOOK + script,
+        ]
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONHASHSEED": "0"},  # same dict and set layouts every run
+        )
+        initialize = {"processId": None, "capabilities": {}}
+        proc.stdin.write(
+            _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize})
+        )
+        proc.stdin.flush()
+        while (message := _read_message(proc.stdout)) is not None and message.get("id") != 1:
+            pass
+        item = {"uri": "file:///bench/fusion_switch.cfg", "languageId": "json", "version": 1}
+        proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        opened = {"textDocument": {**item, "text": text}}
+        proc.stdin.write(
+            _frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": opened})
+        )
+        proc.stdin.flush()
+        while _read_message(proc.stdout) is not None:
+            pass
+        stderr = proc.stderr.read().decode(errors="replace")
+        proc.wait()
+    found = re.search(r"Collected : (\d+)", stderr)
+    return int(found.group(1)) if found else None
+
+
+def report_instructions(entries: int) -> int:
+    """`--instructions`: ours and the bare server, the small and the 5,000-entry file."""
+    if shutil.which("valgrind") is None:
+        print("valgrind not on PATH (apt-get install valgrind)")
+        return 1
+    byte_compile()
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+        handle.write(BARE_SERVER)
+    servers = {
+        "fusion-switch": "import runpy; sys.argv = ['fusion-switch', 'serve']; "
+        "runpy.run_module('fusion_switch', run_name='__main__', alter_sys=True)",
+        "bare pygls": f"import runpy; runpy.run_path({handle.name!r}, run_name='__main__')",
+    }
+    texts = {"small cfg": '{"Switch": {"GraphFusion": {"ALL": "on"}}}\n'}
+    texts[f"{entries} entries"] = cfg.sample_document(entries)
+    print("instructions from start to the first publishDiagnostics (callgrind, one run each)")
+    try:
+        for name, text in texts.items():
+            counts = {who: instructions_to_first_publish(s, text) for who, s in servers.items()}
+            ours, bare = counts["fusion-switch"], counts["bare pygls"]
+            if ours is None or bare is None:
+                print(f"  {name}: valgrind gave no count")
+                continue
+            print(
+                f"  {name:<14} fusion-switch {ours / 1e6:8,.0f} M   bare pygls {bare / 1e6:8,.0f} M"
+                f"   {ours / bare:5.3f}x"
+            )
+    finally:
+        Path(handle.name).unlink()
+    return 0
+
+
 def _children_cpu_ms() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (usage.ru_utime + usage.ru_stime) * 1000
@@ -489,11 +603,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=5, help="server starts to time")
     parser.add_argument("--first-only", action="store_true", help="only start -> first diagnostics")
     parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="only the instructions each server runs until its first publish (valgrind; slow)",
+    )
+    parser.add_argument(
         "--from-source",
         action="store_true",
         help="do not byte-compile fusion_switch before timing server starts",
     )
     args = parser.parse_args(argv)
+    if args.instructions:
+        return report_instructions(args.entries)
     if args.first_only:
         return report_first(args.entries, args.starts, args.from_source)
 
