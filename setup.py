@@ -1,4 +1,4 @@
-"""The two optional C extensions; everything else about the package is in pyproject.toml.
+"""The optional C extensions; everything else about the package is in pyproject.toml.
 
 Both only make things faster, never different: without a C compiler the install still succeeds
 and the same results come from Python and numpy. ``FUSION_SWITCH_PURE_PYTHON=1`` builds without
@@ -21,6 +21,12 @@ EXTENSIONS = [
     Extension(
         "fusion_switch.readers._wire",
         sources=["server/fusion_switch/readers/_wire.c"],
+        extra_compile_args=["-O2"],
+        optional=True,
+    ),
+    Extension(
+        "fusion_switch.readers._header",
+        sources=["server/fusion_switch/readers/_header.c"],
         extra_compile_args=["-O2"],
         optional=True,
     ),

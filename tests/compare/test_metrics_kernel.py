@@ -32,7 +32,7 @@ def both_paths(x: np.ndarray, y: np.ndarray, scalar: bool = False) -> tuple[str,
     """The kernel's and numpy's results for one pair, as repr (NaN equal, -0.0 distinct)."""
     native = metrics._kernel_metrics(NAMES, x, y, scalar, "L", "R")
     numpy_path = metrics._fused_metrics(NAMES, x, y, scalar, "L", "R")
-    return repr(native), repr(numpy_path)
+    return repr([native[n] for n in NAMES]), repr([numpy_path[n] for n in NAMES])
 
 
 def test_the_kernel_is_built_and_in_use():
@@ -104,15 +104,16 @@ def test_early_exits(x, y):
 
 def test_a_kernel_that_disagrees_with_numpy_is_not_used(monkeypatch):
     class OffByOneUlp:
-        """The real kernel, except that one sum is one float32 step too large."""
+        """The real kernel, except that one maximum is one float32 step too large."""
 
         def __getattr__(self, name):
             return getattr(metrics._kernel, name)
 
-        def pass1(self, x, y):
-            sums = list(metrics._kernel.pass1(x, y))
-            sums[0] = float(np.nextafter(np.float32(sums[0]), np.float32(np.inf)))
-            return tuple(sums)
+        def metrics(self, *args):
+            values, *rest = metrics._kernel.metrics(*args)
+            values = list(values)
+            values[1] = float(np.nextafter(np.float32(values[1]), np.float32(np.inf)))
+            return (tuple(values), *rest)
 
     monkeypatch.setattr(metrics, "_kernel", OffByOneUlp())
     monkeypatch.setattr(metrics, "_KERNEL_STATE", [])
@@ -147,7 +148,7 @@ def test_a_vector_the_kernel_refuses_is_measured_by_numpy(monkeypatch):
         def __getattr__(self, name):
             return getattr(metrics._kernel, name)
 
-        def pass1(self, x, y):
+        def metrics(self, *args):
             raise BufferError("cannot read this buffer")
 
     monkeypatch.setattr(metrics, "_kernel", Refusing())
@@ -232,3 +233,17 @@ def test_the_portable_build_gives_the_same_bits(portable_kernel, monkeypatch, n)
     native = repr(metrics._kernel_metrics(NAMES, x, y, False, "L", "R"))
     monkeypatch.setattr(metrics, "_kernel", portable_kernel)
     assert repr(metrics._kernel_metrics(NAMES, x, y, False, "L", "R")) == native
+
+
+def test_float16_is_widened_exactly_as_numpy_casts_it():
+    every_half = np.arange(2**16, dtype=np.uint16).view(np.float16)  # NaN payloads included
+    out = np.empty(every_half.size, np.float32)
+    metrics._kernel.widen_half(every_half, out)
+    assert np.array_equal(out.view(np.uint32), every_half.astype(np.float32).view(np.uint32))
+
+
+def test_widen_half_refuses_what_it_cannot_read():
+    with pytest.raises(TypeError, match="float16"):
+        metrics._kernel.widen_half(np.ones(4, np.float32), np.empty(4, np.float32))
+    with pytest.raises(ValueError, match="differ in length"):
+        metrics._kernel.widen_half(np.ones(4, np.float16), np.empty(5, np.float32))

@@ -264,6 +264,24 @@ def test_a_small_file_is_read_once_with_its_header(tmp_path, monkeypatch):
     assert len(opens) == 1
 
 
+def test_an_array_without_copy_is_the_same_values_read_only(tmp_path):
+    """``copy=False`` (the comparison's hot path) gives the same values and dtype as the default
+    copy, as a read-only view of the bytes read with the header; a large file, not held in
+    memory, still gives its own array."""
+    values = np.arange(12, dtype=np.float16).reshape(3, 4)
+    small = read_dump(write_dump(tmp_path / "s", "op", [], [TensorSpec(values)]))
+    view = small.array(small.outputs[0], copy=False)
+    copied = small.array(small.outputs[0])
+    np.testing.assert_array_equal(view, copied)
+    assert view.dtype == copied.dtype and view.shape == copied.shape == (3, 4)
+    assert not view.flags.writeable and copied.flags.writeable
+    from fusion_switch.readers.dump import SMALL_FILE_BYTES
+
+    big_values = np.arange(SMALL_FILE_BYTES // 4 + 10, dtype=np.float32)
+    big = read_dump(write_dump(tmp_path / "b", "op", [], [TensorSpec(big_values)]))
+    np.testing.assert_array_equal(big.array(big.outputs[0], copy=False), big_values)
+
+
 def test_short_reads_are_completed(tmp_path, monkeypatch):
     """A network file system may return fewer bytes than asked: the reader asks again."""
     values = np.arange(3000, dtype=np.float32)

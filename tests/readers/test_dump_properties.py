@@ -116,10 +116,10 @@ def _outcome(path, patch):
     reads = []
     original = DumpFile._read_bytes
 
-    def guarded(self, tensor, nbytes):
+    def guarded(self, tensor, nbytes, *rest):
         assert tensor.data_offset >= 0 and tensor.data_offset + nbytes <= size
         reads.append(nbytes)
-        return original(self, tensor, nbytes)
+        return original(self, tensor, nbytes, *rest)
 
     patch.setattr(DumpFile, "_read_bytes", guarded)
     try:
@@ -133,8 +133,14 @@ def _outcome(path, patch):
             array = dump.array(tensor)
         except DumpError as error:
             assert str(path) in str(error) and tensor.name in error.message
+            with pytest.raises(DumpError) as again:  # the no-copy view fails the same way
+                dump.array(tensor, copy=False)
+            assert again.value.message == error.message
             continue
         assert isinstance(array, np.ndarray)
+        view = dump.array(tensor, copy=False)
+        assert view.dtype == array.dtype and view.shape == array.shape
+        assert view.tobytes() == array.tobytes()
     assert all(n <= size for n in reads)
     return dump
 

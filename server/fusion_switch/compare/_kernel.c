@@ -22,6 +22,7 @@
 #include <Python.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define BLOCK 128 /* numpy's PW_BLOCKSIZE */
@@ -351,16 +352,6 @@ static void release(Vector *vec, int count)
         if (vec[k].held) PyBuffer_Release(&vec[k].view);
 }
 
-static int get_floats(PyObject *const *args, float *out, int count)
-{
-    for (int k = 0; k < count; k++) {
-        double value = PyFloat_AsDouble(args[k]);
-        if (value == -1.0 && PyErr_Occurred()) return -1;
-        out[k] = (float)value;
-    }
-    return 0;
-}
-
 static int check_count(Py_ssize_t nargs, Py_ssize_t want, const char *name)
 {
     if (nargs == want) return 0;
@@ -404,86 +395,6 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cosine_doc, "cosine(x, y, x_norm, y_norm) -> sum((x / x_norm) * (y / y_norm))");
-
-static PyObject *cosine(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    Vector vec[2] = {{.held = 0}, {.held = 0}};
-    PyObject *result = NULL;
-    float norms[2], sum;
-    if (check_count(nargs, 4, "cosine") < 0) return NULL;
-    if (get_floats(args + 2, norms, 2) < 0) return NULL;
-    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
-    if (get_vector(args[1], &vec[1], vec[0].view.len / 4, 0) < 0) goto done;
-    Cosine c = {vec[0].view.buf, vec[1].view.buf, norms[0], norms[1]};
-    Py_BEGIN_ALLOW_THREADS
-    pairwise_f32(&c, cosine_leaf, 1, 0, vec[0].view.len / 4, &sum);
-    Py_END_ALLOW_THREADS
-    result = PyFloat_FromDouble((double)(0.0f + sum));
-done:
-    release(vec, 2);
-    return result;
-}
-
-PyDoc_STRVAR(kl_ratio_doc,
-             "kl_ratio(x, y, x_low, x_high, y_low, y_high, out) -> (sum p, sum q); writes "
-             "out = (p / sum p) / (q / sum q) for the floored distributions p of x, q of y.");
-
-static PyObject *kl_ratio(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    Vector vec[3] = {{.held = 0}, {.held = 0}, {.held = 0}};
-    PyObject *result = NULL;
-    float bounds[4], mass[2];
-    if (check_count(nargs, 7, "kl_ratio") < 0) return NULL;
-    if (get_floats(args + 2, bounds, 4) < 0) return NULL;
-    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
-    Py_ssize_t n = vec[0].view.len / 4;
-    if (get_vector(args[1], &vec[1], n, 0) < 0) goto done;
-    if (get_vector(args[6], &vec[2], n, 1) < 0) goto done;
-    Divergence d = {vec[0].view.buf, vec[1].view.buf};
-    d.x_low = bounds[0];
-    d.x_span = bounds[1] - bounds[0];
-    d.y_low = bounds[2];
-    d.y_span = bounds[3] - bounds[2];
-    float *out = vec[2].view.buf;
-    Py_BEGIN_ALLOW_THREADS
-    pairwise_f32(&d, kl_mass_leaf, 2, 0, n, mass);
-    d.p_total = mass[0] = 0.0f + mass[0];
-    d.q_total = mass[1] = 0.0f + mass[1];
-    kl_ratio_fill(&d, n, out);
-    Py_END_ALLOW_THREADS
-    result = Py_BuildValue("(dd)", (double)mass[0], (double)mass[1]);
-done:
-    release(vec, 3);
-    return result;
-}
-
-PyDoc_STRVAR(kl_total_doc,
-             "kl_total(x, x_low, x_high, p_total, log_ratio) -> sum((p / p_total) * log_ratio)");
-
-static PyObject *kl_total(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    Vector vec[2] = {{.held = 0}, {.held = 0}};
-    PyObject *result = NULL;
-    float values[3], sum;
-    if (check_count(nargs, 5, "kl_total") < 0) return NULL;
-    if (get_floats(args + 1, values, 3) < 0) return NULL;
-    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
-    if (get_vector(args[4], &vec[1], vec[0].view.len / 4, 0) < 0) goto done;
-    Divergence d = {vec[0].view.buf, NULL};
-    d.x_low = values[0];
-    d.x_span = values[1] - values[0];
-    d.p_total = values[2];
-    d.log_ratio = vec[1].view.buf;
-    Py_BEGIN_ALLOW_THREADS
-    pairwise_f32(&d, kl_terms_leaf, 1, 0, vec[0].view.len / 4, &sum);
-    Py_END_ALLOW_THREADS
-    result = PyFloat_FromDouble((double)(0.0f + sum));
-done:
-    release(vec, 2);
-    return result;
-}
-
 PyDoc_STRVAR(mean_std_doc,
              "mean_std(v, buffer_size) -> (mean, std) accumulated in float64, as "
              "np.mean(v, dtype=float64) and np.std(v, dtype=float64) compute them.");
@@ -518,12 +429,256 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ float16 to float32 */
+
+/*
+ * numpy's float16 -> float32 cast (npy_halfbits_to_floatbits) gives every value exactly, NaN
+ * payloads kept as they are (not quieted). Here branch-free so that it vectorises: the low 15
+ * bits moved into float32 position and scaled by 2^112 give every finite value, zeros and
+ * subnormals included (a power-of-two scaling is exact); infinities and NaNs get the all-ones
+ * exponent with the mantissa copied; the sign is put back last.
+ */
+VECTOR_CLONES
+static void widen_half_loop(const uint16_t *half, float *out, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t h = half[i], magnitude = (h & 0x7fffu) << 13, bits;
+        float scaled;
+        memcpy(&scaled, &magnitude, sizeof scaled);
+        scaled *= 0x1p112f;
+        memcpy(&bits, &scaled, sizeof bits);
+        if ((h & 0x7c00u) == 0x7c00u) bits = 0x7f800000u | ((h & 0x03ffu) << 13);
+        bits |= (h & 0x8000u) << 16;
+        memcpy(&out[i], &bits, sizeof bits);
+    }
+}
+
+PyDoc_STRVAR(widen_half_doc,
+             "widen_half(half, out): out[:] = half as float32, as numpy casts it (half: a "
+             "C-contiguous float16 vector, out: a float32 vector of the same length).");
+
+static PyObject *widen_half(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer half;
+    Vector vec[1] = {{.held = 0}};
+    PyObject *result = NULL;
+    if (check_count(nargs, 2, "widen_half") < 0) return NULL;
+    if (PyObject_GetBuffer(args[0], &half, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    const char *format = half.format;
+    if (format[0] == '<' || format[0] == '=' || format[0] == '@') format++;
+    if (half.itemsize != 2 || format[0] != 'e' || format[1] != '\0') {
+        PyErr_SetString(PyExc_TypeError, "expected a C-contiguous float16 vector");
+        goto done;
+    }
+    if (get_vector(args[1], &vec[0], half.len / 2, 1) < 0) goto done;
+    widen_half_loop(half.buf, vec[0].view.buf, half.len / 2);
+    result = Py_NewRef(Py_None);
+done:
+    release(vec, 1);
+    PyBuffer_Release(&half);
+    return result;
+}
+
+/* ------------------------------------------------------------------ every cell in one call */
+
+/*
+ * metrics() is metrics._kernel_metrics' arithmetic after the sums: the float32 means, square
+ * roots and powers numpy's scalars compute (a float32 ** 0.5 is powf, not sqrtf), the early exits
+ * of the cosine, the KL floor and the six-decimal cells, formatted by the function Python's
+ * '{:.6f}' uses. One call per tensor pair instead of some sixty Python operations.
+ */
+
+enum { COS_NONE, COS_SCALAR, COS_ZERO_LEFT, COS_ZERO_RIGHT };
+
+static PyObject *cell(double value, int decimals)
+{
+    char *text = PyOS_double_to_string(value, 'f', decimals, 0, NULL);
+    if (text == NULL) return NULL;
+    PyObject *out = PyUnicode_FromString(text);
+    PyMem_Free(text);
+    return out;
+}
+
+/* numpy's float32 square root of a float32 value held in a double (NaN below zero) */
+static double sqrt32(double value) { return value >= 0 ? (double)(float)sqrt(value) : NAN; }
+
+static double std_floor(double value) { return fabs(value) < 0.001 ? 0.0 : value; }
+
+/* mean_std()'s two numbers for v (n > 0) */
+static void spread(const float *v, Py_ssize_t n, Py_ssize_t chunk, double *mean, double *std)
+{
+    Spread s = {v, 0.0};
+    double total = 0.0, part, squares;
+    for (Py_ssize_t start = 0; start < n; start += chunk) {
+        pairwise_f64(&s, wide_leaf, start, n - start < chunk ? n - start : chunk, &part);
+        total += part;
+    }
+    s.mean = total / (double)n;
+    pairwise_f64(&s, square_deviation_leaf, 0, n, &squares);
+    squares = 0.0 + squares;
+    *mean = s.mean;
+    *std = sqrt(squares / (double)n);
+}
+
+PyDoc_STRVAR(metrics_doc,
+             "metrics(x, y, scratch, scalar, buffer_size, log) -> (values, cells, cosine_note, "
+             "kl_inf, std): the ten metrics in msaccucmp's index order (None where not "
+             "computed), their CSV cells, why the cosine exited early (0 none, 1 scalar, 2 left "
+             "all zero, 3 right all zero), whether KL is +inf, and ((mean, std) of x, of y). "
+             "scratch: a float32 vector as long as x; log: numpy.log, called as log(scratch, "
+             "scratch).");
+
+static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[3] = {{.held = 0}, {.held = 0}, {.held = 0}};
+    PyObject *result = NULL, *values = NULL, *cells = NULL;
+    if (check_count(nargs, 6, "metrics") < 0) return NULL;
+    int scalar = PyObject_IsTrue(args[3]);
+    Py_ssize_t chunk = PyLong_AsSsize_t(args[4]);
+    if (scalar < 0 || (chunk == -1 && PyErr_Occurred())) return NULL;
+    if (chunk < 1) {
+        PyErr_SetString(PyExc_ValueError, "buffer_size must be positive");
+        return NULL;
+    }
+    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
+    Py_ssize_t n = vec[0].view.len / 4;
+    if (n == 0) {
+        PyErr_SetString(PyExc_ValueError, "empty vectors");
+        goto done;
+    }
+    if (get_vector(args[1], &vec[1], n, 0) < 0) goto done;
+    if (get_vector(args[2], &vec[2], n, 1) < 0) goto done;
+    const float *x = vec[0].view.buf, *y = vec[1].view.buf;
+
+    Pass1 p = {x, y};
+    extremes_start(&p.abs_error);
+    extremes_start(&p.relative);
+    extremes_start(&p.x_range);
+    extremes_start(&p.y_range);
+    float sums[5];
+    pairwise_f32(&p, pass1_leaf, 5, 0, n, sums);
+    double abs_sum = 0.0f + sums[0], square_sum = 0.0f + sums[1], y_square = 0.0f + sums[2];
+    double x_square = 0.0f + sums[3], relative_sum = 0.0f + sums[4];
+    float x_high = extremes_high(&p.x_range), x_low = extremes_low(&p.x_range);
+    float y_high = extremes_high(&p.y_range), y_low = extremes_low(&p.y_range);
+
+    /* KL: floored, normalised ratio into scratch; numpy takes its log; then the terms' sum */
+    Divergence d = {x, y};
+    float mass[2], kl_sum;
+    d.x_low = x_low;
+    d.x_span = x_high - x_low;
+    d.y_low = y_low;
+    d.y_span = y_high - y_low;
+    pairwise_f32(&d, kl_mass_leaf, 2, 0, n, mass);
+    d.p_total = 0.0f + mass[0];
+    d.q_total = 0.0f + mass[1];
+    kl_ratio_fill(&d, n, vec[2].view.buf);
+    PyObject *logged = PyObject_CallFunctionObjArgs(args[5], args[2], args[2], NULL);
+    if (logged == NULL) goto done;
+    Py_DECREF(logged);
+    d.log_ratio = vec[2].view.buf;
+    pairwise_f32(&d, kl_terms_leaf, 1, 0, n, &kl_sum);
+    double kl = 0.0f + kl_sum;
+    if (fabs(kl) < DBL_EPSILON) kl = 0.0;
+
+    /* the cosine and its early exits (metrics._cosine_from_norms) */
+    double cosine = NAN;
+    int cosine_note = COS_NONE, cosine_computed = 1;
+    const char *cosine_text = NULL;
+    double x_norm = sqrt32(x_square), y_norm = sqrt32(y_square);
+    if (scalar) {
+        cosine = 1.0;
+        cosine_note = COS_SCALAR;
+    }
+    else if (x_norm <= DBL_EPSILON && y_norm < DBL_EPSILON) {
+        cosine = 1.0;
+        cosine_text = "1.0";
+    }
+    else if (sqrt32(x_norm) <= DBL_EPSILON) {
+        cosine_computed = 0;
+        cosine_note = COS_ZERO_LEFT;
+    }
+    else if (sqrt32(y_norm) <= DBL_EPSILON) {
+        cosine_computed = 0;
+        cosine_note = COS_ZERO_RIGHT;
+    }
+    else {
+        Cosine c = {x, y, (float)x_norm, (float)y_norm};
+        float total;
+        pairwise_f32(&c, cosine_leaf, 1, 0, n, &total);
+        cosine = 0.0f + total;
+        if (1.0 < cosine) cosine = 1.0; /* Python's min(total, 1.0): NaN stays NaN */
+    }
+
+    /* RelativeEuclideanDistance: float32 ratio, float32 ** 0.5 (powf) */
+    float y_sq = (float)y_square;
+    double red = 0.0;
+    if (!((double)powf(y_sq, 0.5f) <= DBL_EPSILON)) red = powf((float)square_sum / y_sq, 0.5f);
+
+    double left_mean, left_std, right_mean, right_std;
+    spread(x, n, chunk, &left_mean, &left_std);
+    spread(y, n, chunk, &right_mean, &right_std);
+
+    double numbers[10] = {
+        cosine,
+        (double)extremes_high(&p.abs_error),
+        relative_sum,
+        red,
+        kl,
+        NAN, /* StandardDeviation has no single number */
+        (double)(float)(abs_sum / (double)n),
+        (double)sqrtf((float)(square_sum / (double)n)),
+        (double)extremes_high(&p.relative),
+        (double)(float)(relative_sum / (double)n),
+    };
+    values = PyTuple_New(10);
+    cells = PyTuple_New(10);
+    if (values == NULL || cells == NULL) goto done;
+    for (int k = 0; k < 10; k++) {
+        PyObject *value, *text;
+        if ((k == 0 && !cosine_computed) || k == 5) {
+            value = Py_NewRef(Py_None);
+            if (k == 0) text = PyUnicode_FromString("NaN");
+            else {
+                double four[4] = {left_mean, left_std, right_mean, right_std};
+                PyObject *parts[4] = {NULL, NULL, NULL, NULL};
+                text = NULL;
+                int j = 0;
+                while (j < 4 && (parts[j] = cell(std_floor(four[j]), 3)) != NULL) j++;
+                if (j == 4)
+                    text = PyUnicode_FromFormat("(%U;%U),(%U;%U)", parts[0], parts[1], parts[2],
+                                                parts[3]);
+                for (j = 0; j < 4; j++) Py_XDECREF(parts[j]);
+            }
+        }
+        else {
+            value = PyFloat_FromDouble(numbers[k]);
+            text = (k == 0 && cosine_text) ? PyUnicode_FromString(cosine_text)
+                                           : cell(numbers[k], 6);
+        }
+        if (value == NULL || text == NULL) {
+            Py_XDECREF(value);
+            Py_XDECREF(text);
+            goto done;
+        }
+        PyTuple_SET_ITEM(values, k, value);
+        PyTuple_SET_ITEM(cells, k, text);
+    }
+    result = Py_BuildValue("(OOiN((dd)(dd)))", values, cells, cosine_note,
+                           PyBool_FromLong(kl == INFINITY), left_mean, left_std, right_mean,
+                           right_std);
+done:
+    Py_XDECREF(values);
+    Py_XDECREF(cells);
+    release(vec, 3);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"pass1", (PyCFunction)(void (*)(void))pass1, METH_FASTCALL, pass1_doc},
-    {"cosine", (PyCFunction)(void (*)(void))cosine, METH_FASTCALL, cosine_doc},
-    {"kl_ratio", (PyCFunction)(void (*)(void))kl_ratio, METH_FASTCALL, kl_ratio_doc},
-    {"kl_total", (PyCFunction)(void (*)(void))kl_total, METH_FASTCALL, kl_total_doc},
     {"mean_std", (PyCFunction)(void (*)(void))mean_std, METH_FASTCALL, mean_std_doc},
+    {"metrics", (PyCFunction)(void (*)(void))metrics, METH_FASTCALL, metrics_doc},
+    {"widen_half", (PyCFunction)(void (*)(void))widen_half, METH_FASTCALL, widen_half_doc},
     {NULL, NULL, 0, NULL},
 };
 

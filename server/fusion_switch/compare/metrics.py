@@ -9,10 +9,12 @@ bit-identical to msaccucmp's when numpy is the same. Two code paths compute them
 * :func:`_fused_metrics` evaluates all selected metrics in one sweep for the common case (non-empty
   float data), sharing intermediate arrays and scratch buffers. It performs the same numpy
   operations on the same float32 values, so the results are the same bits, only faster.
-* :func:`_kernel_metrics` takes the sums and extremes from the compiled kernel (``_kernel.c``),
-  which reproduces numpy's summation order, in about five calls instead of about forty-five. It
-  is used only when the extension was built and, on first use, gave the numpy path's exact
-  results on a set of awkward vectors (:func:`kernel_in_use`).
+* :func:`_kernel_cells` gets every value and CSV cell from one call of the compiled kernel
+  (``_kernel.c``), which reproduces numpy's summation order and float32 scalar arithmetic and
+  formats the cells as ``'{:.6f}'`` does (numpy still takes KL's log). It is used only when the
+  extension was built and, on first use, gave the numpy path's exact results on a set of
+  awkward vectors (:func:`kernel_in_use`). :func:`metric_cells` hands its results to the
+  workers as a row stores them; :func:`_kernel_metrics` as :class:`MetricResult` objects.
 
 A metric that cannot be computed yields ``MetricResult(value=None, text="NaN")``; a computed NaN
 prints as ``nan``, exactly as msaccucmp's ``'{:.6f}'.format`` does.
@@ -21,7 +23,6 @@ prints as ``nan``, exactly as msaccucmp's ``'{:.6f}'.format`` does.
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -265,23 +266,7 @@ def compute_metrics(
     :class:`SizeMismatchError` when the lengths differ.
     """
     names = list(algorithms)
-    left = np.asarray(left)
-    right = np.asarray(right)
-    if left.size != right.size:
-        raise SizeMismatchError(
-            f"The my output dump data size ({left.size}) in {left_path!r} does not match the "
-            f"ground truth dump data size ({right.size}) in {right_path!r}."
-        )
-    is_bool = left.dtype == np.bool_ and right.dtype == np.bool_
-    if max_cmp_size:
-        left = left.reshape(-1)[:max_cmp_size]
-        right = right.reshape(-1)[:max_cmp_size]
-    if is_bool:
-        left = left.reshape(-1)
-        right = right.reshape(-1)
-    else:  # flatten (C order) and cast in one pass; float32 C-contiguous input is used as is
-        left = np.asarray(left, dtype=np.float32, order="C").reshape(-1)
-        right = np.asarray(right, dtype=np.float32, order="C").reshape(-1)
+    left, right, is_bool = _flat_pair(left, right, left_path, right_path, max_cmp_size)
     results: dict[str, MetricResult] = {}
     if is_bool or left.size == 0:
         for name in names:
@@ -294,6 +279,117 @@ def compute_metrics(
     else:
         results = _fused_metrics(names, left, right, scalar, left_path, right_path)
     return [results[name] for name in names]
+
+
+class MetricCells(NamedTuple):
+    """A tensor pair's metrics as a result row holds them: ``values`` and ``texts`` by name
+    (selection order), the CompareFailReason ``messages``, and StandardDeviation's pair."""
+
+    values: dict[str, float | None]
+    texts: dict[str, str]
+    messages: list[str]
+    std: tuple[tuple[float, float], tuple[float, float]] | None
+
+
+def metric_cells(
+    left: np.ndarray,
+    right: np.ndarray,
+    algorithms: Sequence[str] = ALGORITHMS,
+    *,
+    scalar: bool = False,
+    left_path: str = "",
+    right_path: str = "",
+    max_cmp_size: int = 0,
+) -> MetricCells:
+    """:func:`compute_metrics`' results in the form a result row stores them, without a
+    :class:`MetricResult` per metric when the kernel answers (the measure stage's hot path)."""
+    names = algorithms if isinstance(algorithms, list) else list(algorithms)
+    native = kernel_in_use()
+    # float16 is widened by the kernel (numpy's exact cast, faster) into the scratch buffers
+    # _kernel_cells does not use; only for the kernel: the numpy path works in all three
+    scratch = SCRATCH.get(3, max(left.size, right.size)) if native else None
+    x, y, is_bool = _flat_pair(
+        left, right, left_path, right_path, max_cmp_size, scratch[1:] if scratch else None
+    )
+    if not is_bool and x.size and native:
+        try:
+            scratch_x = scratch[0][: x.size]  # type: ignore[index]
+            values, texts, messages, std = _kernel_cells(
+                x, y, scalar, left_path, right_path, scratch_x
+            )
+        except (TypeError, ValueError, BufferError):  # a vector the kernel cannot read
+            x, y, is_bool = _flat_pair(left, right, left_path, right_path, max_cmp_size)
+        else:
+            if names == _ALL:
+                chosen_values = dict(zip(ALGORITHMS, values, strict=True))
+                chosen_texts = dict(zip(ALGORITHMS, texts, strict=True))
+            else:
+                chosen_values = {name: values[_POSITION[name]] for name in names}
+                chosen_texts = {name: texts[_POSITION[name]] for name in names}
+            notes = [messages[name] for name in names if name in messages] if messages else []
+            std = std if "StandardDeviation" in chosen_values else None
+            return MetricCells(chosen_values, chosen_texts, notes, std)
+    results = compute_metrics(
+        x, y, names, scalar=scalar, left_path=left_path, right_path=right_path
+    )
+    std = None
+    for result in results:
+        if result.std is not None:
+            std = result.std
+    return MetricCells(
+        {r.name: r.value for r in results},
+        {r.name: r.text for r in results},
+        [r.message for r in results if r.message],
+        std,
+    )
+
+
+_ALL = list(ALGORITHMS)
+
+
+def _flat_pair(
+    left: np.ndarray,
+    right: np.ndarray,
+    left_path: str,
+    right_path: str,
+    max_cmp_size: int,
+    widen: list[np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Both tensors flattened (C order) and, unless both are bool, as float32; the first
+    ``max_cmp_size`` elements when that is > 0. Raises :class:`SizeMismatchError`.
+    ``widen``: two float32 buffers the kernel may cast contiguous float16 data into."""
+    left = np.asarray(left)
+    right = np.asarray(right)
+    if left.size != right.size:
+        raise SizeMismatchError(
+            f"The my output dump data size ({left.size}) in {left_path!r} does not match the "
+            f"ground truth dump data size ({right.size}) in {right_path!r}."
+        )
+    is_bool = left.dtype == np.bool_ and right.dtype == np.bool_
+    if max_cmp_size:
+        left = left.reshape(-1)[:max_cmp_size]
+        right = right.reshape(-1)[:max_cmp_size]
+    if is_bool:
+        return left.reshape(-1), right.reshape(-1), True
+    if widen is not None:
+        return _float32(left, widen[0]), _float32(right, widen[1]), False
+    # flatten (C order) and cast in one pass; float32 C-contiguous input is used as is
+    left = np.asarray(left, dtype=np.float32, order="C").reshape(-1)
+    right = np.asarray(right, dtype=np.float32, order="C").reshape(-1)
+    return left, right, False
+
+
+_HALF = np.dtype(np.float16)
+
+
+def _float32(values: np.ndarray, buffer: np.ndarray) -> np.ndarray:
+    """``values`` flattened as float32; contiguous float16 is widened by the kernel into
+    ``buffer`` (the same bits as numpy's cast, several times faster)."""
+    if values.dtype == _HALF and values.flags.c_contiguous and _kernel is not None:
+        out = buffer[: values.size]
+        _kernel.widen_half(values.reshape(-1), out)
+        return out
+    return np.asarray(values, dtype=np.float32, order="C").reshape(-1)
 
 
 def _one(
@@ -319,19 +415,16 @@ def _cosine_zero_message(path: str) -> str:
     return f"Cannot compare by Cosine Similarity. All the data is zero in {path}."
 
 
-def _cosine_from_norms(
-    nx, ny, scalar: bool, lpath: str, rpath: str, root=lambda norm: norm**0.5
-) -> MetricResult | None:
-    """The early exits of CosineSimilarity, or None when the dot product must be computed.
-    ``root``: msaccucmp's ``norm ** 0.5`` for the norms' type (numpy arrays by default)."""
+def _cosine_from_norms(nx, ny, scalar: bool, lpath: str, rpath: str) -> MetricResult | None:
+    """The early exits of CosineSimilarity, or None when the dot product must be computed."""
     name = "CosineSimilarity"
     if scalar:
         return MetricResult(name, 1.0, format_value(1), "This tensor is scalar.")
     if nx <= _EPS and ny < _EPS:
         return MetricResult(name, 1.0, "1.0")
-    if root(nx) <= _EPS:
+    if nx**0.5 <= _EPS:  # msaccucmp's norm ** 0.5
         return MetricResult(name, None, NAN_TEXT, _cosine_zero_message(lpath))
-    if root(ny) <= _EPS:
+    if ny**0.5 <= _EPS:
         return MetricResult(name, None, NAN_TEXT, _cosine_zero_message(rpath))
     return None
 
@@ -649,91 +742,58 @@ def _kernel_agrees_with_numpy() -> bool:
         except Exception:
             return False
         numpy_path = _fused_metrics(list(ALGORITHMS), x, y, False, "L", "R")
-        if repr(native) != repr(numpy_path):  # repr: NaN equals NaN, -0.0 differs from 0.0
+        # repr: NaN equals NaN, -0.0 differs from 0.0
+        if any(repr(native[name]) != repr(numpy_path[name]) for name in ALGORITHMS):
             return False
     return True
+
+
+_POSITION = {name: index for index, name in enumerate(ALGORITHMS)}
+
+
+def _kernel_cells(
+    x: np.ndarray,
+    y: np.ndarray,
+    scalar: bool,
+    lpath: str,
+    rpath: str,
+    scratch: np.ndarray | None = None,
+) -> tuple[tuple, tuple, dict[str, str], tuple]:
+    """Every metric from one kernel call: values and cells in :data:`ALGORITHMS` order, the
+    messages by metric name, and the StandardDeviation pair.
+
+    The kernel reproduces :func:`_fused_metrics`' float32 scalar arithmetic after the sums
+    (means, square roots, ``float32 ** 0.5`` as numpy computes it, the cosine's early exits, the
+    KL floor) and formats the cells as ``'{:.6f}'`` does; the log of KL's ratio is numpy's."""
+    assert _kernel is not None
+    if scratch is None:  # a float32 vector as long as x, for KL's ratio
+        (scratch,) = SCRATCH.get(1, x.size)
+    with np.errstate(all="ignore"):
+        values, texts, cosine_note, kl_inf, std = _kernel.metrics(
+            x, y, scratch, scalar, _BUFFER_SIZE, np.log
+        )
+    messages = {}
+    if cosine_note:
+        messages["CosineSimilarity"] = (
+            "This tensor is scalar."
+            if cosine_note == 1
+            else _cosine_zero_message(lpath if cosine_note == 2 else rpath)
+        )
+    if kl_inf:
+        messages["KullbackLeiblerDivergence"] = (
+            f"Cannot compare by KL Divergence. The data contains 0 in {rpath!r}."
+        )
+    return values, texts, messages, std
 
 
 def _kernel_metrics(
     names: list[str], x: np.ndarray, y: np.ndarray, scalar: bool, lpath: str, rpath: str
 ) -> dict[str, MetricResult]:
-    """:func:`_fused_metrics`' results, from the compiled kernel's sums and extremes.
-
-    The kernel returns float32 sums and extremes as Python floats; everything that follows is
-    the numpy path's own float32 scalar arithmetic, so the cells cannot drift from it."""
-    assert _kernel is not None
-    f32 = np.float32
-    wanted = set(names)
-    n = x.size
-    (abs_sum, square_sum, y_square, x_square, relative_sum, abs_max, relative_max, *extremes) = (
-        _kernel.pass1(x, y)
-    )
-    out: dict[str, MetricResult] = {}
-    with np.errstate(all="ignore"):
-        if "MaxAbsoluteError" in wanted:
-            out["MaxAbsoluteError"] = _plain("MaxAbsoluteError", abs_max)
-        if "MeanAbsoluteError" in wanted:
-            out["MeanAbsoluteError"] = _plain("MeanAbsoluteError", f32(abs_sum / n))
-        if "RootMeanSquareError" in wanted:
-            out["RootMeanSquareError"] = _plain("RootMeanSquareError", np.sqrt(f32(square_sum / n)))
-        if "RelativeEuclideanDistance" in wanted:
-            y_sq = f32(y_square)
-            ratio = 0.0 if y_sq**0.5 <= _EPS else f32(square_sum) / y_sq
-            out["RelativeEuclideanDistance"] = _plain("RelativeEuclideanDistance", ratio**0.5)
-        if "CosineSimilarity" in wanted:
-            out["CosineSimilarity"] = _kernel_cosine(x, y, x_square, y_square, scalar, lpath, rpath)
-        if "AccumulatedRelativeError" in wanted:
-            out["AccumulatedRelativeError"] = _plain("AccumulatedRelativeError", relative_sum)
-        if "MeanRelativeError" in wanted:
-            out["MeanRelativeError"] = _plain("MeanRelativeError", f32(relative_sum / n))
-        if "MaxRelativeError" in wanted:
-            out["MaxRelativeError"] = _plain("MaxRelativeError", relative_max)
-        if "KullbackLeiblerDivergence" in wanted:
-            out["KullbackLeiblerDivergence"] = _kernel_kl(x, y, extremes, rpath)
-        if "StandardDeviation" in wanted:
-            (left_mean, left_std) = _kernel.mean_std(x, _BUFFER_SIZE)
-            (right_mean, right_std) = _kernel.mean_std(y, _BUFFER_SIZE)
-            out["StandardDeviation"] = MetricResult(
-                "StandardDeviation",
-                None,
-                _std_cell(left_mean, left_std, right_mean, right_std),
-                std=((left_mean, left_std), (right_mean, right_std)),
-            )
+    """:func:`_fused_metrics`' results, from the compiled kernel (:func:`_kernel_cells`)."""
+    values, texts, messages, std = _kernel_cells(x, y, scalar, lpath, rpath)
+    out = {}
+    for name in names:
+        at = _POSITION[name]
+        pair = std if name == "StandardDeviation" else None
+        out[name] = MetricResult(name, values[at], texts[at], messages.get(name, ""), pair)
     return out
-
-
-def _kernel_cosine(
-    x: np.ndarray,
-    y: np.ndarray,
-    x_square: float,
-    y_square: float,
-    scalar: bool,
-    lpath: str,
-    rpath: str,
-) -> MetricResult:
-    """:func:`_cosine_from_norms` and the rest on Python floats: a float32 square root is the
-    float64 one rounded to float32 (no double-rounding error for sqrt), and the norms' ``** 0.5``
-    on numpy arrays is that same square root."""
-    nx = _sqrt32(x_square)
-    ny = _sqrt32(y_square)
-    early = _cosine_from_norms(nx, ny, scalar, lpath, rpath, root=_sqrt32)
-    if early is not None:
-        return early
-    assert _kernel is not None
-    return _finish_cosine(_kernel.cosine(x, y, nx, ny))
-
-
-def _sqrt32(value: float) -> float:
-    """numpy's float32 square root of a float32 value (NaN for negatives)."""
-    return float(np.float32(math.sqrt(value))) if value >= 0 else math.nan
-
-
-def _kernel_kl(x: np.ndarray, y: np.ndarray, extremes: list[float], rpath: str) -> MetricResult:
-    """KL divergence: the kernel floors and normalises; numpy takes the log (its SIMD log need
-    not agree with the C library's), the kernel sums the terms."""
-    assert _kernel is not None
-    (ratio,) = SCRATCH.get(1, x.size)
-    x_high, x_low, y_high, y_low = extremes
-    p_total, _ = _kernel.kl_ratio(x, y, x_low, x_high, y_low, y_high, ratio)
-    np.log(ratio, out=ratio)
-    return _finish_kl(_kernel.kl_total(x, x_low, x_high, p_total, ratio), rpath)

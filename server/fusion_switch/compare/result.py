@@ -58,6 +58,8 @@ class ResultRow:
         names = tuple(self.metrics)
         if tuple(self.metric_text) != names:
             return (_row_from_fields, (dict(self.__dict__),))
+        # one tuple object for every row's names: pickle then writes a reference to it
+        names = _SHARED_NAMES.setdefault(names, names)
         return (
             _row_from_state,
             (
@@ -105,6 +107,9 @@ class ResultRow:
     @property
     def fail_reason_text(self) -> str:
         return ",".join(self.fail_reason)
+
+
+_SHARED_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 def _row_from_fields(fields: dict) -> ResultRow:

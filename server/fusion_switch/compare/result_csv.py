@@ -121,7 +121,12 @@ def cells(
     out += [row.tensor_index if row.tensor_index is not None else NAN_TEXT, row.shape_text]
     out += [row.metric_text.get(name, NAN_TEXT) for name in algorithms]
     out.append(row.fail_reason_text)
-    return [neutralised(cell) for cell in out]
+    # neutralised()'s own first test inline: most cells pass it (23 cells a row, 10,000 rows)
+    leads = _FORMULA_LEADS
+    return [
+        cell if not cell or (cell[0] not in leads and ";" not in cell) else neutralised(cell)
+        for cell in out
+    ]
 
 
 class ResultCsvWriter:

@@ -29,7 +29,7 @@ import numpy as np
 from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from .align import Aligned, AlignError, TensorView, align
-from .metrics import NAN_TEXT, SCRATCH, SizeMismatchError, compute_metrics
+from .metrics import NAN_TEXT, SCRATCH, SizeMismatchError, metric_cells
 from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
 from .result import NAN, ResultRow
 
@@ -94,7 +94,7 @@ def _values(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
     array, a tensor without dimensions is its first element."""
     if 0 in tensor.shape:
         return np.empty(tensor.shape, dtype=np.float64)
-    values = dump.array(tensor)
+    values = dump.array(tensor, copy=False)  # only read: aligned, cast, measured
     if not tensor.shape and tensor.data_type != 0:
         return values.reshape(-1)[:1]
     return values
@@ -280,11 +280,14 @@ class GroupComparer:
     def compare_op(self, op: RuleOp, labels: tuple[str, str]) -> list[ResultRow]:
         """Rows for every dumped input and output of one fusion-on op."""
         dump = self._left(op)
+        left_path = str(dump.path)
         rows = []
         if not op.is_dequant:
-            rows += [self.compare_tensor(op, labels, dump, t, True) for t in dump.inputs]
+            rows += [self.compare_tensor(op, labels, dump, t, True, left_path) for t in dump.inputs]
         if not op.skips_outputs:
-            rows += [self.compare_tensor(op, labels, dump, t, False) for t in dump.outputs]
+            rows += [
+                self.compare_tensor(op, labels, dump, t, False, left_path) for t in dump.outputs
+            ]
         return rows
 
     def compare_tensor(
@@ -294,24 +297,29 @@ class GroupComparer:
         dump: DumpFile,
         tensor: DumpTensor,
         is_input: bool,
+        left_path: str | None = None,
     ) -> ResultRow:
         kind = "input" if is_input else "output"
         tensor_id = f"{op.name}:{kind}:{tensor.index}"
+        if left_path is None:
+            left_path = str(dump.path)
+        shape = _msaccucmp_shape(tensor)
         row = ResultRow(
-            index=op.group,
-            op_type=op.type,
-            npu_dump=labels[0],
-            ground_truth=labels[1],
-            op_name=op.name,
-            tensor_index=tensor_id,
-            kind=kind,
-            position=tensor.index,
-            shape=_msaccucmp_shape(tensor),
+            op.group,
+            op.type,
+            labels[0],
+            labels[1],
+            op.name,
+            tensor_id,
+            kind,
+            tensor.index,
+            shape,
             left_address=_address(tensor),
-            left_path=str(dump.path),
+            left_path=left_path,
         )
         try:
-            self._fill(row, op, dump, tensor, is_input, tensor_id)
+            aligned, right_path = self.load_pair(row, op, dump, tensor, is_input, tensor_id, shape)
+            self.measure_pair(row, aligned, left_path, right_path)
         except _RowFailure as failure:
             _failed(row, self.ctx.algorithms, failure.csv_reason, failure.reason)
         except Exception as error:  # a bug or an unforeseen file: this tensor only (issue 12)
@@ -319,20 +327,6 @@ class GroupComparer:
             self.errors.append(reason)
             _failed(row, self.ctx.algorithms, reason, reason)
         return row
-
-    def _fill(
-        self,
-        row: ResultRow,
-        op: RuleOp,
-        dump: DumpFile,
-        tensor: DumpTensor,
-        is_input: bool,
-        tensor_id: str,
-    ) -> None:
-        """Stage ``load`` then stage ``measure`` for one tensor pair (fused: one pair at a time
-        is in memory)."""
-        aligned, right_path = self.load_pair(row, op, dump, tensor, is_input, tensor_id)
-        self.measure_pair(row, aligned, str(dump.path), str(right_path))
 
     def load_pair(
         self,
@@ -342,9 +336,11 @@ class GroupComparer:
         tensor: DumpTensor,
         is_input: bool,
         tensor_id: str,
-    ) -> tuple[Aligned, Path]:
+        shape: tuple[int, ...] | None = None,
+    ) -> tuple[Aligned, str]:
         """Stage ``load``: find the fusion-off tensor paired with ``tensor``, decode both and
-        bring them to one layout. Fills the row's pairing cells; raises :class:`_RowFailure`."""
+        bring them to one layout. Fills the row's pairing cells; raises :class:`_RowFailure`.
+        Returns the aligned pair and the fusion-off file's path."""
         ref = self.ctx.merged.resolve(op, tensor.index, is_input)
         if isinstance(ref, Unpaired):
             if ref.no_dump:
@@ -364,7 +360,7 @@ class GroupComparer:
                 no_right_dump_reason(op.name, tensor_id),
                 f"no fusion-off dump file for {ref.op_name} (paired with {tensor_id})",
             )
-        row.right_path = str(right_path)
+        right_text = row.right_path = str(right_path)
         try:
             right_dump = self._header(right_path)
         except DumpError as error:
@@ -386,9 +382,9 @@ class GroupComparer:
             aligned = align(
                 TensorView(
                     tensor.format,
-                    _msaccucmp_shape(tensor),
+                    _msaccucmp_shape(tensor) if shape is None else shape,
                     left_values,
-                    tuple(tensor.original_shape),
+                    tensor.original_shape,
                     tensor.sub_format,
                 ),
                 TensorView(right_tensor.format, _msaccucmp_shape(right_tensor), right_values),
@@ -396,14 +392,14 @@ class GroupComparer:
             )
         except AlignError as error:
             raise _RowFailure(error.csv_reason, error.reason) from None
-        return aligned, right_path
+        return aligned, right_text
 
     def measure_pair(
         self, row: ResultRow, aligned: Aligned, left_path: str, right_path: str
     ) -> None:
         """Stage ``measure``: the selected metrics of an aligned pair, into the row's cells."""
         try:
-            results = compute_metrics(
+            cells = metric_cells(
                 aligned.left,
                 aligned.right,
                 self.ctx.algorithms,
@@ -417,18 +413,15 @@ class GroupComparer:
         row.shape = aligned.shape
         row.left_dtype = _dtype_name(aligned.left.dtype)
         row.right_dtype = _dtype_name(aligned.right.dtype)
-        row.metrics = {r.name: r.value for r in results}
-        row.metric_text = {r.name: r.text for r in results}
-        row.fail_reason = [r.message for r in results if r.message]
-        for r in results:
-            if r.std is not None:
-                row.std = r.std
+        row.metrics, row.metric_text, row.fail_reason, std = cells
+        if std is not None:
+            row.std = std
 
 
 def _failed(row: ResultRow, algorithms: list[str], csv_reason: str, reason: str) -> None:
     """Make ``row`` a row without metrics, saying why."""
-    row.metrics = {name: None for name in algorithms}
-    row.metric_text = {name: NAN_TEXT for name in algorithms}
+    row.metrics = dict.fromkeys(algorithms)
+    row.metric_text = dict.fromkeys(algorithms, NAN_TEXT)
     row.fail_reason = [csv_reason]
     row.messages.append(reason)
     row.left_dtype = row.right_dtype = NAN

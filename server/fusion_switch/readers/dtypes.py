@@ -196,6 +196,10 @@ def _fp8_decoder(code: int, value_of: Callable[[int], float]):
 # ----------------------------------------------------------------------------- the table
 
 
+_BYTE = np.dtype(np.uint8)
+_LITTLE_ENDIAN: dict[np.dtype, np.dtype] = {}  # dtype -> its little-endian form (made once)
+
+
 @dataclass(frozen=True)
 class DtypeInfo:
     """How one CANN data type is stored and decoded.
@@ -225,19 +229,33 @@ class DtypeInfo:
         """How many whole elements fit into ``nbytes`` bytes."""
         return (nbytes * 8) // self.bits if self.bits else 0
 
+    @property
+    def plain(self) -> bool:
+        """Stored as the numpy dtype's own bytes (little-endian): decoding is a view."""
+        return self.supported and self._decode is None and self.numpy is not None
+
+    @property
+    def little(self) -> np.dtype:
+        """The little-endian form of :attr:`numpy`, the layout of the stored bytes."""
+        assert self.numpy is not None
+        little = _LITTLE_ENDIAN.get(self.numpy)
+        if little is None:
+            little = _LITTLE_ENDIAN[self.numpy] = self.numpy.newbyteorder("<")
+        return little
+
     def decode(self, raw: np.ndarray | bytes, count: int) -> np.ndarray:
         """Decode the first ``count`` elements of little-endian ``raw`` bytes (1-D result)."""
         if not self.supported:
             raise ValueError(f"{self.name}: {self.reason}")
         data = np.frombuffer(raw, dtype=np.uint8) if not isinstance(raw, np.ndarray) else raw
-        data = data.reshape(-1).view(np.uint8)
+        if data.ndim != 1 or data.dtype != _BYTE:  # what DumpFile reads already is
+            data = data.reshape(-1).view(np.uint8)
         needed = self.nbytes(count)
         if needed > data.size:
             raise ValueError(f"{self.name}: {count} elements need {needed} bytes, got {data.size}")
         if self._decode is not None:
             return self._decode(data, count)
-        assert self.numpy is not None
-        return data[:needed].view(self.numpy.newbyteorder("<"))
+        return data[:needed].view(self.little)
 
     def to_float32(self, array: np.ndarray) -> np.ndarray:
         """The float32 values metrics compare (complex: real part, bool: 0/1)."""

@@ -33,6 +33,11 @@ from . import protowire as pw
 from .dtypes import DtypeInfo, code_for_numpy, data_type_name, decode_dtype
 from .formats import format_name, primary_format
 
+try:
+    from . import _header  # the whole header decoded in C (_header.c); optional
+except ImportError:  # pragma: no cover - exercised on machines without a C compiler
+    _header = None
+
 TensorKind = Literal["input", "output", "buffer", "space"]
 KINDS: tuple[TensorKind, ...] = ("input", "output", "buffer", "space")
 _LENGTH_BYTES = 8
@@ -174,9 +179,12 @@ class DumpFile:
             return () if tensor.size >= needed else (0,)
         return tensor.shape
 
-    def array(self, tensor: DumpTensor) -> np.ndarray:
+    def array(self, tensor: DumpTensor, *, copy: bool = True) -> np.ndarray:
         """Decode one tensor, shaped. Reads exactly the bytes it needs and never more than
-        ``tensor.size``; trailing bytes beyond ``prod(shape)`` elements are ignored."""
+        ``tensor.size``; trailing bytes beyond ``prod(shape)`` elements are ignored.
+
+        ``copy=False``: the array may be a read-only view of the file's bytes held in memory (no
+        copy; it keeps those bytes alive), for a caller that only reads it."""
         info = tensor.dtype
         if self.npy_dtype is None and not info.supported:
             raise UnsupportedDtypeError(self.path, f"{tensor.name}: {info.reason}")
@@ -206,7 +214,12 @@ class DumpFile:
                 f"{tensor.name}: shape {list(shape)} of {info.name} needs {needed} bytes "
                 f"but the header gives it only {tensor.size}",
             )
-        raw = self._read_bytes(tensor, needed)
+        content = self._content
+        if not copy and content is not None and self.npy_dtype is None and info.plain:
+            end = tensor.data_offset + needed
+            if end <= len(content):  # the bytes read with the header: one view, no decoding
+                return np.frombuffer(content, info.little, count, tensor.data_offset).reshape(shape)
+        raw = self._read_bytes(tensor, needed, copy)
         if self.npy_dtype is not None:
             values = raw.view(self.npy_dtype)
             order = "F" if self.npy_fortran else "C"
@@ -234,7 +247,7 @@ class DumpFile:
             handle, self._handle = self._handle, None
             handle.close()
 
-    def _read_bytes(self, tensor: DumpTensor, nbytes: int) -> np.ndarray:
+    def _read_bytes(self, tensor: DumpTensor, nbytes: int, copy: bool = True) -> np.ndarray:
         end = tensor.data_offset + nbytes
         if end > self.file_size:
             raise DumpError(
@@ -244,7 +257,8 @@ class DumpFile:
             )
         content = self._content
         if content is not None and end <= len(content):
-            return np.frombuffer(content, np.uint8, nbytes, tensor.data_offset).copy()
+            view = np.frombuffer(content, np.uint8, nbytes, tensor.data_offset)
+            return view.copy() if copy else view
         buffer = np.empty(nbytes, dtype=np.uint8)
         try:
             if self._handle is not None:
@@ -316,7 +330,7 @@ def _original_op(buf: bytes, start: int, end: int) -> OriginalOp:
     values: dict[str, object] = {}
     for number, wire_type, a, b in pw.scan(buf, start, end):
         if number == 1:
-            _need(wire_type, pw.LEN, "original_op.name", number, a)
+            _need(wire_type, pw.LEN, "original_op.name", number, b)
             values["name"] = _text(buf, a, b)
         elif 2 <= number <= 4:
             _need(wire_type, pw.VARINT, "original_op field", number, b)
@@ -385,7 +399,7 @@ def _decode_entry(buf: bytes, start: int, end: int, kind: TensorKind, what: str)
             values[name] = a
             continue
         if wire_type != pw.LEN:
-            _need(wire_type, pw.LEN, f"{what}.{name}", number, a)
+            _need(wire_type, pw.LEN, f"{what}.{name}", number, b)
         if name == "shape" or name == "original_shape":
             values[name] = _shape(buf, a, b)
         elif name == "original_op":
@@ -431,7 +445,7 @@ def _decode_header(header: bytes) -> _Header:
     counts = dict.fromkeys(KINDS, 0)
     for number, wire_type, a, b in pw.scan(header, 0, len(header), MAX_HEADER_FIELDS):
         if number in _STRING_FIELDS:
-            _need(wire_type, pw.LEN, _STRING_FIELDS[number], number, a)
+            _need(wire_type, pw.LEN, _STRING_FIELDS[number], number, b)
             setattr(out, _STRING_FIELDS[number], _text(header, a, b))
         elif number == 2:
             _need(wire_type, pw.VARINT, "dump_time", number, b)
@@ -439,12 +453,12 @@ def _decode_header(header: bytes) -> _Header:
         elif number in _ENTRY_KINDS or number == 7:
             kind = _ENTRY_KINDS.get(number, "space")
             if number == 7:
-                _need(wire_type, pw.LEN, "attr", number, a)
+                _need(wire_type, pw.LEN, "attr", number, b)
                 if not _is_workspace(header, a, b):
                     name = value = ""
                     for sub_number, sub_type, c, d in pw.scan(header, a, b):
                         if sub_number in (1, 2):
-                            _need(sub_type, pw.LEN, "attr field", sub_number, c)
+                            _need(sub_type, pw.LEN, "attr field", sub_number, d)
                             if sub_number == 1:
                                 name = _text(header, c, d)
                             else:
@@ -454,7 +468,7 @@ def _decode_header(header: bytes) -> _Header:
             label = f"{kind}[{counts[kind]}]"
             counts[kind] += 1
             if wire_type != pw.LEN:
-                _need(wire_type, pw.LEN, label, number, a)
+                _need(wire_type, pw.LEN, label, number, b)
             out.entries[kind].append(_decode_entry(header, a, b, kind, label))
     return out
 
@@ -499,7 +513,7 @@ def read_dump(path: str | os.PathLike) -> DumpFile:
     """Read a dump file's header (binary layout, or ``.npy``). Raises :class:`DumpError`."""
     if not isinstance(path, Path):  # the dump index already holds Paths: no re-parse
         path = Path(path)
-    if path.suffix == ".npy":
+    if os.fspath(path).endswith(".npy") and path.suffix == ".npy":  # suffix: a slow property
         return read_npy_dump(path)
     try:
         # os.open/os.read, not open(): no buffered file object for one or two reads (about a
@@ -558,6 +572,22 @@ def _read_up_to(fd: int, count: int) -> bytes:
 
 
 def _build_dump_file(path: Path, header: bytes, header_len: int, file_size: int) -> DumpFile:
+    if _header is not None:
+        decoded = _header.decode(header, file_size, DumpTensor, OriginalOp)
+        if decoded is not None:
+            version, dump_time, op_name, dfx_message, attrs, inputs, outputs, buffers, spaces = (
+                decoded
+            )
+            return DumpFile(
+                path, op_name, version, dump_time, inputs, outputs, buffers, spaces, attrs,
+                dfx_message, file_size, header_len,
+            )  # fmt: skip
+    return _build_dump_file_python(path, header, header_len, file_size)
+
+
+def _build_dump_file_python(path: Path, header: bytes, header_len: int, file_size: int) -> DumpFile:
+    """:func:`_build_dump_file` in Python: the definition ``_header.c`` reproduces, and the
+    path that raises the precise error for a header the compiled decoder turned down."""
     try:
         decoded = _decode_header(header)
     except pw.WireError as error:

@@ -270,6 +270,8 @@ class DumpDir:
     notes: list[str] = field(default_factory=list)
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (file name, reason)
     _files: dict[str, list[DumpName]] = field(default_factory=dict, repr=False)
+    # graph op name -> its file-name form, for names that differ (sanitised once per name)
+    _aliases: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def op_names(self) -> list[str]:
@@ -287,7 +289,10 @@ class DumpDir:
         """The index's own list (not a copy) unless ``output_index`` filters it."""
         names = self._files.get(op_name)
         if names is None:
-            names = self._files.get(sanitize_op_name(op_name), [])
+            alias = self._aliases.get(op_name)
+            if alias is None:
+                alias = self._aliases[op_name] = sanitize_op_name(op_name)
+            names = self._files.get(alias, [])
         if output_index is not None:
             names = [n for n in names if n.output_index in (None, output_index)]
         return names
