@@ -214,6 +214,24 @@ def _run(source: Path, args: list[str]) -> tuple[float, float, int, str]:
     return wall, _tree_cpu() - used, peak, out
 
 
+def _share_compiled_parts(tree: Path, old_tree: Path) -> list[str]:
+    """A fresh worktree has no built extension: it would run the Python fallbacks and look
+    slower for it. Copy this tree's build of each extension whose C source is the same in both
+    (else say that the old tree runs without it)."""
+    notes = []
+    for built in sorted((tree / "server").rglob("*.so")):
+        relative = built.relative_to(tree)
+        source = tree / relative.parent / (built.name.split(".")[0] + ".c")
+        old_source = old_tree / source.relative_to(tree)
+        same = source.is_file() and old_source.is_file()
+        if same and source.read_bytes() == old_source.read_bytes():
+            shutil.copy2(built, old_tree / relative)
+            notes.append(f"old tree: {relative.name} copied from this tree (same C source)")
+            continue
+        notes.append(f"old tree: {relative.name} NOT built (its C source differs or is absent)")
+    return notes
+
+
 def cost(case_dir: Path, old: str, repeat: int) -> int:
     """Replay and diagnose stage, this tree against ``old``; see the module docstring."""
     sys.path.insert(0, str(REPO / "tests" / "benchmarks"))
@@ -223,6 +241,8 @@ def cost(case_dir: Path, old: str, repeat: int) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-replay-cost-"))
     old_tree = work / "old-tree"
     subprocess.run(["git", "worktree", "add", "--detach", "-q", str(old_tree), old], cwd=REPO)
+    for note in _share_compiled_parts(REPO, old_tree):
+        print(note)
     trees = {f"old {old}": old_tree, "this tree": REPO}
     figures: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
     loads = [os.getloadavg()[0]]

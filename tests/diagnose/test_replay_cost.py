@@ -298,9 +298,9 @@ def test_the_command_line_gives_the_replay_its_worker_count(small_case, tmp_path
     seen = []
     real = replay_background.BackgroundReplay.__init__
 
-    def recording(self, outcome, table, workers=None, processes=None):
+    def recording(self, outcome, table, workers=None, processes=None, **more):
         seen.append(workers)
-        real(self, outcome, table, workers, processes)
+        real(self, outcome, table, workers, processes, **more)
 
     monkeypatch.setattr(replay_background.BackgroundReplay, "__init__", recording)
     case = small_case

@@ -69,11 +69,14 @@ def _normal_range(values: np.ndarray, smallest: float, largest: float) -> bool:
     """Every value is 0 or has a magnitude in [smallest, largest] (a NaN is not)."""
     if values.size == 0:
         return False
-    magnitude = np.abs(values)
-    if not magnitude.max() <= largest:  # also False for a NaN
+    high, low = values.max(), values.min()  # the largest magnitude is at one of the ends
+    if not (high <= largest and -low <= largest):  # also False for a NaN
         return False
-    tiny = np.count_nonzero(magnitude < smallest)
-    return tiny == 0 or tiny == np.count_nonzero(magnitude == 0.0)
+    if low >= smallest or high <= -smallest:  # one sign, no value near 0: nothing tiny
+        return True
+    magnitude = np.abs(values)
+    tiny = magnitude < smallest
+    return not tiny.any() or not magnitude[tiny].any()  # what is tiny is 0
 
 
 _EXPONENT = np.uint64(0x7FF0_0000_0000_0000)
@@ -116,10 +119,12 @@ def score(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:
     if real.size == 0:
         return 0.0
     with np.errstate(invalid="ignore", over="ignore"):
-        diff = float(np.max(np.abs(real - replay)))
-    if math.isfinite(diff):  # then every value of both sides is finite: no mask to apply
-        ref = float(np.max(np.abs(replay)))
-        return diff / (ref if ref > 0 else 1.0) / floor_of(dtype)
+        diff = real - replay
+        high, low = float(diff.max()), float(diff.min())
+    if math.isfinite(high) and math.isfinite(low):  # then every value of both sides is finite
+        # the largest magnitude is at one end: two reductions instead of two |x| temporaries
+        ref = max(abs(float(replay.max())), abs(float(replay.min())))
+        return max(abs(high), abs(low)) / (ref if ref > 0 else 1.0) / floor_of(dtype)
     return _score_masked(real, replay, dtype)
 
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from .evidence import EvidenceStore, MissingEvidence
 from .noise import NoiseFloor, coarser, floor_of, round_to, score
+from .replay_share import MIN_HANDED, ChildShare
 from .subgraph import (
     CONSTANT_TYPES,
     NO_TASK_TYPES,
@@ -420,6 +421,7 @@ def replay_run(
     workers: int = 1,
     store_factory: Callable[[], EvidenceStore] | None = None,
     processes: int | None = None,
+    share: ChildShare | None = None,
 ) -> ReplayReport:
     """Replay every fused op of ``on_graph``; see the module docstring.
 
@@ -428,7 +430,8 @@ def replay_run(
     (None: one per chunk) forked processes measure them. The chunks, not the processes, decide
     what is found (the noise floor is sampled per chunk), so any ``processes`` gives the same
     report. The verdicts (which need the whole noise floor) and the localisation of flagged ops
-    run here."""
+    run here. ``share``: when the chunks are measured one after the other, the end of the last
+    one may be handed to a waiting parent (:mod:`.replay_share`); the report is the same."""
     started = time.perf_counter()
     on, off = GraphIndex.of(on_graph), GraphIndex.of(off_graph)
     kernels = Kernels(lookup)
@@ -440,7 +443,7 @@ def replay_run(
         except NotReconstructible as error:
             subs.append((order, op, error.reason))
     replayable = [sub for _, _, sub in subs if not isinstance(sub, str)]
-    parts = _measure_parts(replayer, replayable, workers, store_factory, processes)
+    parts = _measure_parts(replayer, replayable, workers, store_factory, processes, share)
     noise = NoiseFloor()
     measured: dict[str, tuple] = {}
     files_read, unreadable = 0, {}
@@ -490,6 +493,7 @@ def _measure_parts(
     workers: int,
     store_factory: Callable[[], EvidenceStore] | None,
     processes: int | None = None,
+    share: ChildShare | None = None,
 ) -> list[dict]:
     global _JOB
     chunks = _chunks(subs, max(1, workers))
@@ -504,7 +508,7 @@ def _measure_parts(
     pool_size = min(len(chunks), processes or len(chunks)) - 1
     if pool_size < 1:
         try:  # one chunk after the other, each with its own store, as the workers would
-            return [_measure_chunk(index) for index in range(len(chunks))]
+            return _measure_serially(chunks, share)
         finally:
             _JOB = None
     try:
@@ -541,28 +545,118 @@ def _measure_chunk(index: int) -> dict:
     return _measure(Replayer(store_factory(), off, Kernels(lookup)), chunks[index])
 
 
-def _measure(replayer: Replayer, subs: list[Subgraph]) -> dict:
-    """Scores of some sub-graphs and the noise floor of their original ops (picklable)."""
+def _noise_of(replayer: Replayer, subs: list[Subgraph]) -> NoiseFloor:
+    """The noise floor sampled on the original ops of ``subs`` (in their order)."""
     noise = NoiseFloor()
     members: dict[str, Any] = {}
     for sub in subs:
         for m in sub.members:
             members.setdefault(m.name, m)
     measure_noise(replayer, list(members.values()), noise)
-    measured: dict[str, tuple] = {}
-    for sub in subs:
-        try:
-            plan, evidence = replayer.gather(sub)
-            values = replayer.evaluate(sub, plan)
-            outputs = replayer.compare(sub, values, with_observed=True)
-            measured[sub.fused.name] = ("ok", outputs, evidence)
-        except Unverifiable as error:
-            measured[sub.fused.name] = ("unverified", error.reason, error.missing)
+    return noise
+
+
+def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
+    """The scores of one sub-graph: ("ok", outputs, evidence) or ("unverified", why, missing)."""
+    try:
+        plan, evidence = replayer.gather(sub)
+        values = replayer.evaluate(sub, plan)
+        outputs = replayer.compare(sub, values, with_observed=True)
+        return ("ok", outputs, evidence)
+    except Unverifiable as error:
+        return ("unverified", error.reason, error.missing)
+
+
+def _measure(replayer: Replayer, subs: list[Subgraph]) -> dict:
+    """Scores of some sub-graphs and the noise floor of their original ops (picklable)."""
+    noise = _noise_of(replayer, subs)
+    measured = {sub.fused.name: measure_one(replayer, sub) for sub in subs}
     return {
         "measured": measured,
         "noise": noise.samples,
         "files_read": len(replayer.store.files_read),
         "unreadable": dict(replayer.store.unreadable),
+    }
+
+
+def _measure_serially(chunks: list[list[Subgraph]], share: ChildShare | None) -> list[dict]:
+    """The chunks one after the other, as :func:`_measure_chunk` would measure them; when the
+    parent asks, the second half of what is not started goes to it from the end of the last
+    chunk (:mod:`.replay_share`) and comes back into that chunk's part."""
+    assert _JOB is not None
+    _, off, lookup, store_factory = _JOB
+    keep = len(chunks[-1])  # sub-graphs of the last chunk measured here
+    handed: list[Subgraph] = []
+    parts = []
+    for index, subs in enumerate(chunks):
+        replayer = Replayer(store_factory(), off, Kernels(lookup))
+        noise = _noise_of(replayer, subs)
+        last = index == len(chunks) - 1
+        measured: dict[str, tuple] = {}
+        for position, sub in enumerate(subs):
+            if last and position >= keep:
+                break
+            if share is not None and share.asked():
+                left = keep - position if last else len(subs) - position + _sizes(chunks, index)
+                take = min(left // 2, keep - position if last else keep)
+                if take >= MIN_HANDED and share.give(
+                    chunks[-1][keep - take : keep], _off_ops(off, chunks[-1][keep - take : keep])
+                ):
+                    keep -= take
+                    handed = chunks[-1][keep:]
+                else:
+                    share.decline()
+            measured[sub.fused.name] = measure_one(replayer, sub)
+        files = {str(path) for path in replayer.store.files_read}
+        unreadable = dict(replayer.store.unreadable)
+        if last and handed:
+            back = share.results() if share is not None else None
+            if back is None:  # the parent failed: measured here, as without it
+                measured.update((sub.fused.name, measure_one(replayer, sub)) for sub in handed)
+                files = {str(path) for path in replayer.store.files_read}
+                unreadable = dict(replayer.store.unreadable)
+            else:  # handed over from the end: its reads come after the ones here
+                measured.update(back["measured"])
+                files |= set(back["files_read"])
+                unreadable.update(back["unreadable"])
+        parts.append(
+            {
+                "measured": measured,
+                "noise": noise.samples,
+                "files_read": len(files),
+                "unreadable": unreadable,
+            }
+        )
+    if share is not None:
+        share.decline()
+    return parts
+
+
+def _sizes(chunks: list[list[Subgraph]], index: int) -> int:
+    """Sub-graphs in the chunks after ``index``."""
+    return sum(len(chunk) for chunk in chunks[index + 1 :])
+
+
+def _off_ops(off: GraphIndex, subs: list[Subgraph]) -> dict[str, Any]:
+    """The fusion-off ops a :class:`Replayer` looks up for ``subs``: the producers of their
+    members' inputs and of their outputs (an op absent here is absent from the graph)."""
+    names = set()
+    for sub in subs:
+        for member in sub.members:
+            names.update(ref_name(ref)[0] for ref in member.data_inputs)
+        names.update(ref_name(origin)[0] for _, origin in sub.outputs)
+    return {name: off.ops[name] for name in names if name in off.ops}
+
+
+def measure_handed(subs: list[Subgraph], off_ops: dict[str, Any], store: EvidenceStore) -> dict:
+    """What the parent measures for the child (:func:`.replay_share.help_child`): the scores
+    of ``subs``, the files read (as text) and the unreadable ones, in the order found."""
+    replayer = Replayer(store, GraphIndex(off_ops, {}, {}), Kernels())
+    measured = {sub.fused.name: measure_one(replayer, sub) for sub in subs}
+    return {
+        "measured": measured,
+        "files_read": sorted(str(path) for path in store.files_read),
+        "unreadable": dict(store.unreadable),
     }
 
 

@@ -11,11 +11,14 @@ this process would (the same function on the same inputs and chunks, forked) and
 finished :class:`ReplayReport` and its notes back.
 
 Whatever goes wrong in the child (fork refused, crash, kill, an exception), the replay is run
-again here, so a failure looks exactly as it would have without the child.
+again here, so a failure looks exactly as it would have without the child. Started before the
+comparison with ``share``, the child hands the end of its measuring to this process once this
+one waits for it (:mod:`.replay_share`).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 from collections.abc import Mapping
@@ -24,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from ..compare.forked import ForkedCall
-from .replay import ReplayReport
-from .replay_job import replay_outcome
+from .evidence import EvidenceStore
+from .replay import ReplayReport, measure_handed
+from .replay_job import dump_dirs, replay_outcome
+from .replay_share import ChildShare, ShareChannel, help_child
 
 
 @dataclass
@@ -48,7 +53,12 @@ class ReplaySource:
 
 
 def _child(
-    outcome: Any, table: Any, parent: int, workers: int | None, processes: int | None
+    outcome: Any,
+    table: Any,
+    parent: int,
+    workers: int | None,
+    processes: int | None,
+    channel: ShareChannel | None = None,
 ) -> tuple:
     from ..compare.workers import die_with_parent
 
@@ -57,8 +67,17 @@ def _child(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     die_with_parent(parent)
+    share = None
+    if channel is not None:
+        channel.parent.close()
+        share = ChildShare(channel.child)
     notes: list[str] = []
-    return ("ok", replay_outcome(outcome, table, notes, workers, processes), notes)
+    try:
+        report = replay_outcome(outcome, table, notes, workers, processes, share)
+    finally:
+        if share is not None:
+            share.decline()  # the parent may be waiting for an answer to its request
+    return ("ok", report, notes)
 
 
 def overlapping_processes(workers: int | None) -> int:
@@ -75,27 +94,47 @@ class BackgroundReplay:
         table: Mapping[str, Mapping[str, Any]] | None,
         workers: int | None = None,
         processes: int | None = None,
+        share: bool = False,
     ) -> None:
         self.outcome = outcome
         self.table = table
         self.workers = workers  # processes the replay may use (None: every core)
         self.processes = processes  # of those, how many the child uses (None: all)
+        # share: this process measures the end of the replay while it waits (replay_share)
+        self._channel: ShareChannel | None = None
+        if share and "fork" in multiprocessing.get_all_start_methods():
+            self._channel = ShareChannel()
         # not daemonic: the child forks the replay's measuring workers
-        args = (outcome, table, os.getpid(), workers, processes)
+        args = (outcome, table, os.getpid(), workers, processes, self._channel)
         self._call = ForkedCall(_child, args, daemon=False)
 
     def start(self) -> BackgroundReplay:
         if (self.workers or os.cpu_count() or 1) >= 2:
             self._call.start()  # else nothing to overlap with: the replay runs in result()
+        if self._channel is not None:
+            if self._call.busy:
+                self._channel.forked()
+            else:
+                self._channel.close()
+                self._channel = None
         return self
 
     def result(self, notes: list[str]) -> ReplayReport | None:
-        """The child's report (its notes appended to ``notes``), or the replay run here."""
+        """The child's report (its notes appended to ``notes``), or the replay run here.
+        Waiting for it, this process first measures what the child hands over."""
+        if self._channel is not None:
+            help_child(self._channel.parent, self._measure_handed)
         message = self._call.answer()
         if message is not None and message[0] == "ok":
             notes.extend(message[2])
             return message[1]
         return replay_outcome(self.outcome, self.table, notes, self.workers)
 
+    def _measure_handed(self, subs: list, off_ops: dict[str, Any]) -> dict:
+        return measure_handed(subs, off_ops, EvidenceStore(*dump_dirs(self.outcome)))
+
     def close(self) -> None:
         self._call.close()
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None

@@ -15,7 +15,17 @@ from ..readers.graph import GraphError
 from .evidence import EvidenceStore
 from .localise import localise
 from .replay import ReplayReport, replay_run
+from .replay_share import ChildShare
 from .rules import op_rules
+
+
+def dump_dirs(outcome: Any) -> tuple[Any, Any]:
+    """The folders the comparison indexed (an outcome from elsewhere may carry only paths).
+    Raises DumpDirError or OSError."""
+    on_dir, off_dir = getattr(outcome, "on_dumps", None), getattr(outcome, "off_dumps", None)
+    on_dir = scan_dump_dir(outcome.on_dump_dir) if on_dir is None else on_dir
+    off_dir = scan_dump_dir(outcome.off_dump_dir) if off_dir is None else off_dir
+    return on_dir, off_dir
 
 
 def replay_outcome(
@@ -24,10 +34,12 @@ def replay_outcome(
     notes: list[str],
     workers: int | None = None,
     processes: int | None = None,
+    share: ChildShare | None = None,
 ) -> ReplayReport | None:
     """The replay of every fused op of ``outcome``; None (with a note) when it cannot run.
     ``workers``: chunks of the measuring (None: one per core); ``processes``: how many
-    processes measure them (None: one per chunk); see :func:`.replay.replay_run`."""
+    processes measure them (None: one per chunk); ``share``: the end may be handed to the
+    waiting parent; see :func:`.replay.replay_run`."""
     on_graph, off_graph = getattr(outcome, "on_graph", None), getattr(outcome, "off_graph", None)
     on_path = getattr(outcome, "on_dump_dir", None)
     off_path = getattr(outcome, "off_dump_dir", None)
@@ -35,10 +47,7 @@ def replay_outcome(
         notes.append("replay skipped: the comparison did not give both graphs and dump folders")
         return None
     try:
-        # the folders the comparison indexed (an outcome from elsewhere may carry only paths)
-        on_dir, off_dir = getattr(outcome, "on_dumps", None), getattr(outcome, "off_dumps", None)
-        on_dir = scan_dump_dir(on_path) if on_dir is None else on_dir
-        off_dir = scan_dump_dir(off_path) if off_dir is None else off_dir
+        on_dir, off_dir = dump_dirs(outcome)
         store = EvidenceStore(on_dir, off_dir)
         off_ops = off_graph.ops  # a deferred graph is read here
     except (DumpDirError, GraphError, OSError) as error:
@@ -54,6 +63,7 @@ def replay_outcome(
         workers=workers if workers is not None else (os.cpu_count() or 1),
         store_factory=lambda: EvidenceStore(on_dir, off_dir),
         processes=processes,
+        share=share,
     )
     if not report.kernels_available:
         notes.append(

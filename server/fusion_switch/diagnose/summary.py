@@ -344,7 +344,8 @@ def start_replay(
 
     rules = rule_table(getattr(source, "on_graph", None), given, fusion_result)
     processes = overlapping_processes(workers)
-    return StartedReplay(rules, BackgroundReplay(source, rules.table, workers, processes).start())
+    background = BackgroundReplay(source, rules.table, workers, processes, share=True)
+    return StartedReplay(rules, background.start())
 
 
 @dataclass

@@ -67,7 +67,18 @@ def tanh(inputs):
 @kernel("Gelu")
 def gelu(inputs):
     x = need(inputs, 0, "x")
-    return [0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))))]
+    # 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), the same operations in the same
+    # order, in place (one temporary instead of eight)
+    t = np.multiply(x, x, out=np.empty_like(x))  # an array even for a 0-d x
+    t *= x
+    t *= 0.044715
+    t += x
+    t *= math.sqrt(2.0 / math.pi)
+    np.tanh(t, out=t)
+    t += 1.0
+    half = np.multiply(0.5, x, out=np.empty_like(x))
+    half *= t
+    return [half]
 
 
 @kernel("FastGelu", "FastGeluV2")

@@ -69,7 +69,10 @@ def pool2d(
         for j in range(kw):
             rows, cols = slice(i, i + (oh - 1) * sh + 1, sh), slice(j, j + (ow - 1) * sw + 1, sw)
             tap = xp[:, :, rows, cols]
-            acc = np.maximum(acc, tap) if mode == "max" else acc + tap
+            if mode == "max":  # in place: one window-sized array, not one per tap
+                np.maximum(acc, tap, out=acc)
+            else:
+                acc += tap
             n_valid += valid[rows, cols]
             n_inside += inside[rows, cols]
     if np.any(n_valid == 0):

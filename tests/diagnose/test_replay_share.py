@@ -1,0 +1,144 @@
+"""The end of a background replay measured by the process that waits for it (issue 16).
+
+The child hands sub-graphs over only when asked; whatever is handed over, the report must be
+the one the replay gives alone: same verdicts and scores, same files read, the same unreadable
+dumps in the same order, the same noise floor. A failure on either side falls back to that.
+"""
+
+from __future__ import annotations
+
+import os
+
+import psutil
+import pytest
+from fusion_switch.compare.engine import CompareRequest, run_compare
+from fusion_switch.diagnose import replay, replay_background
+from fusion_switch.diagnose.replay_background import BackgroundReplay
+from fusion_switch.diagnose.replay_job import replay_outcome
+from fusion_switch.synth.generator import generate_case
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory):
+    """A case whose fusion-off dumps are damaged here and there (truncated files), so that
+    the replay meets unreadable evidence in both halves of its last chunk."""
+    root = tmp_path_factory.mktemp("share")
+    case = generate_case(root / "case", n_ops=250, faults=["wrong_epsilon"], graph_text=False)
+    dumps = sorted(p for p in case.off_dump.rglob("*") if p.is_file())
+    for path in dumps[5::17]:
+        data = path.read_bytes()
+        path.write_bytes(data[: max(9, len(data) // 3)])
+    request = CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, root / "o")
+    return run_compare(request)
+
+
+def _json(report) -> list[dict]:
+    return [r.to_json() for r in report.results]
+
+
+def _children() -> set[int]:
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def _shared(outcome, monkeypatch, measured: list, workers: int = 2) -> object:
+    """The replay in a child (chunks one after the other) that is asked for help at once."""
+    monkeypatch.setattr(replay, "MIN_HANDED", 1)
+    real = replay_background.measure_handed
+
+    def counting(subs, off_ops, store):
+        measured.extend(sub.fused.name for sub in subs)
+        return real(subs, off_ops, store)
+
+    monkeypatch.setattr(replay_background, "measure_handed", counting)
+    background = BackgroundReplay(outcome, None, workers=workers, processes=1, share=True).start()
+    try:
+        return background.result([])
+    finally:
+        background.close()
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_the_report_is_the_same_when_the_parent_measures_the_end(damaged, monkeypatch, workers):
+    """Asked at the first sub-graph: with three chunks the end of the last one is handed over
+    while the child is still in the first."""
+    before = _children()
+    alone = replay_outcome(damaged, None, [], workers=workers)
+    measured: list[str] = []
+    shared = _shared(damaged, monkeypatch, measured, workers)
+    assert len(shared.results) >= replay._MIN_PARALLEL_OPS  # chunks, measured one by one
+    assert len(measured) >= len(shared.results) // (2 * workers)  # the parent measured a part
+    assert _json(shared) == _json(alone)
+    assert shared.files_read == alone.files_read
+    assert list(shared.unreadable.items()) == list(alone.unreadable.items())
+    assert len(alone.unreadable) >= 2
+    assert shared.noise.samples == alone.noise.samples
+    assert _children() <= before
+
+
+def test_a_failure_in_the_parent_leaves_the_work_to_the_child(damaged, monkeypatch):
+    alone = replay_outcome(damaged, None, [], workers=2)
+    measured: list[str] = []
+
+    def broken(subs, off_ops, store):
+        measured.extend(sub.fused.name for sub in subs)
+        raise RuntimeError("out of luck")
+
+    monkeypatch.setattr(replay, "MIN_HANDED", 1)
+    monkeypatch.setattr(replay_background, "measure_handed", broken)
+    background = BackgroundReplay(damaged, None, workers=2, processes=1, share=True).start()
+    try:
+        shared = background.result([])
+    finally:
+        background.close()
+    assert measured  # work was handed over, and then measured by the child
+    assert _json(shared) == _json(alone)
+    assert list(shared.unreadable.items()) == list(alone.unreadable.items())
+
+
+def test_a_child_that_dies_does_not_leave_the_parent_waiting(damaged, monkeypatch):
+    monkeypatch.setattr(replay_background, "_child", lambda *args: os._exit(1))
+    before = _children()
+    background = BackgroundReplay(damaged, None, workers=2, processes=1, share=True).start()
+    try:
+        report = background.result([])
+    finally:
+        background.close()
+    assert _json(report) == _json(replay_outcome(damaged, None, [], workers=2))
+    assert _children() <= before
+
+
+def test_nothing_is_handed_over_when_the_rest_is_too_small(damaged, monkeypatch):
+    measured: list[str] = []
+    monkeypatch.setattr(replay, "MIN_HANDED", 10**6)
+    real = replay_background.measure_handed
+    monkeypatch.setattr(
+        replay_background,
+        "measure_handed",
+        lambda subs, off_ops, store: measured.extend(subs) or real(subs, off_ops, store),
+    )
+    background = BackgroundReplay(damaged, None, workers=2, processes=1, share=True).start()
+    try:
+        report = background.result([])
+    finally:
+        background.close()
+    assert measured == []
+    assert _json(report) == _json(replay_outcome(damaged, None, [], workers=2))
+
+
+def test_an_interrupt_while_the_parent_measures_leaves_no_process(damaged, monkeypatch):
+    """Ctrl-C arrives while this process measures what the child handed over: it propagates,
+    and closing the replay ends the child, which was waiting for the scores."""
+
+    def interrupted(subs, off_ops, store):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(replay, "MIN_HANDED", 1)
+    monkeypatch.setattr(replay_background, "measure_handed", interrupted)
+    before = _children()
+    background = BackgroundReplay(damaged, None, workers=2, processes=1, share=True).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            background.result([])
+    finally:
+        background.close()
+    assert _children() <= before
