@@ -12,6 +12,9 @@ against a catalogue that knows all its names (`sample_catalogue`; in the server 
     `json.loads`; with the ratios ours / reference.
 All figures are medians. Run from the repository root:
     .venv/bin/python tests/benchmarks/bench_cfg.py [--runs 30] [--entries 5000]
+`--first-only`: only server start -> first diagnostics against a bare pygls server;
+`--instructions`: the instructions each server runs until it writes its first publish
+(valgrind's callgrind, a few minutes), a figure the load of a shared machine does not move.
 The node reference needs `npm ci` (or `npm install`) in tests/benchmarks/node once.
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import resource
 import shutil
@@ -76,7 +80,7 @@ def bench_in_process(text: str, runs: int, ctx: Context) -> dict:
         analysis = cfg.analyse(text, context, defer_suggestions=defer)
         conv = Converter(LineIndex(text), "utf-16", ClientFeatures(related_information=True))
         shown = analysis.findings[:MAX_DIAGNOSTICS]
-        json.dumps({"params": [conv.diagnostic_json(f, "file:///f.cfg") for f in shown]})
+        conv.diagnostics_text(shown, "file:///f.cfg").encode()
 
     analysis = cfg.analyse(text, ctx)
     empty = '{"Switch": {"GraphFusion": {}}}'
@@ -319,20 +323,163 @@ server.start_io()
 """
 
 
+# Prepended to a server's start (`python -c`): when the process first writes a
+# publishDiagnostics to stdout, its CPU time so far goes to the file named by the
+# FIRST_PUBLISH_CPU variable. It wraps stdout and imports nothing (importing pygls here would
+# load lsprotocol before our server pauses the collector).
+_FIRST_PUBLISH_HOOK = """
+import os, sys, time
+class _Stdout:
+    def __init__(self, text):
+        self._text, self.buffer = text, self
+        self._raw, self._out = text.buffer, os.environ.get("FIRST_PUBLISH_CPU")
+    def write(self, data):
+        if self._out and b"textDocument/publishDiagnostics" in data:
+            with open(self._out, "w") as f:
+                f.write(repr(time.process_time() * 1000))
+            self._out = None
+        return self._raw.write(data)
+    def flush(self):
+        return self._raw.flush()
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+sys.stdout = _Stdout(sys.stdout)
+"""
+
+
+def with_first_publish_cpu(script: str) -> list[str]:
+    """A `python -c` command running `script` after `_FIRST_PUBLISH_HOOK`."""
+    return [sys.executable, "-c", _FIRST_PUBLISH_HOOK + script]
+
+
+# Instead: exit right after writing the first publishDiagnostics (for `--instructions`).
+_EXIT_AT_FIRST_PUBLISH_HOOK = """
+import os, sys
+class _Stdout:
+    def __init__(self, text):
+        self._raw, self.buffer = text.buffer, self
+    def write(self, data):
+        written = self._raw.write(data)
+        if b"textDocument/publishDiagnostics" in data:
+            self._raw.flush()
+            os._exit(0)
+        return written
+    def flush(self):
+        return self._raw.flush()
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+sys.stdout = _Stdout(sys.stdout)
+"""
+
+
+def _frame(message: dict) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _read_message(stream) -> dict | None:
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+        if line in (b"\r\n", b"\n") and length is not None:
+            return json.loads(stream.read(length))
+
+
+def instructions_to_first_publish(script: str, text: str) -> int | None:
+    """Instructions (valgrind callgrind's Ir) a server runs from its start to writing the first
+    publishDiagnostics of a file opened right after `initialized`: a count that does not
+    depend on the machine's load (wall and CPU time on a shared machine do)."""
+    with tempfile.TemporaryDirectory() as folder:
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={folder}/callgrind.out",
+            sys.executable,
+            "-c",
+            _EXIT_AT_FIRST_PUBLISH_HOOK + script,
+        ]
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONHASHSEED": "0"},  # same dict and set layouts every run
+        )
+        initialize = {"processId": None, "capabilities": {}}
+        proc.stdin.write(
+            _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize})
+        )
+        proc.stdin.flush()
+        while (message := _read_message(proc.stdout)) is not None and message.get("id") != 1:
+            pass
+        item = {"uri": "file:///bench/fusion_switch.cfg", "languageId": "json", "version": 1}
+        proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        opened = {"textDocument": {**item, "text": text}}
+        proc.stdin.write(
+            _frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": opened})
+        )
+        proc.stdin.flush()
+        while _read_message(proc.stdout) is not None:
+            pass
+        stderr = proc.stderr.read().decode(errors="replace")
+        proc.wait()
+    found = re.search(r"Collected : (\d+)", stderr)
+    return int(found.group(1)) if found else None
+
+
+def report_instructions(entries: int) -> int:
+    """`--instructions`: ours and the bare server, the small and the 5,000-entry file."""
+    if shutil.which("valgrind") is None:
+        print("valgrind not on PATH (apt-get install valgrind)")
+        return 1
+    byte_compile()
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+        handle.write(BARE_SERVER)
+    servers = {
+        "fusion-switch": "import runpy; sys.argv = ['fusion-switch', 'serve']; "
+        "runpy.run_module('fusion_switch', run_name='__main__', alter_sys=True)",
+        "bare pygls": f"import runpy; runpy.run_path({handle.name!r}, run_name='__main__')",
+    }
+    texts = {"small cfg": '{"Switch": {"GraphFusion": {"ALL": "on"}}}\n'}
+    texts[f"{entries} entries"] = cfg.sample_document(entries)
+    print("instructions from start to the first publishDiagnostics (callgrind, one run each)")
+    try:
+        for name, text in texts.items():
+            counts = {who: instructions_to_first_publish(s, text) for who, s in servers.items()}
+            ours, bare = counts["fusion-switch"], counts["bare pygls"]
+            if ours is None or bare is None:
+                print(f"  {name}: valgrind gave no count")
+                continue
+            print(
+                f"  {name:<14} fusion-switch {ours / 1e6:8,.0f} M   bare pygls {bare / 1e6:8,.0f} M"
+                f"   {ours / bare:5.3f}x"
+            )
+    finally:
+        Path(handle.name).unlink()
+    return 0
+
+
 def _children_cpu_ms() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (usage.ru_utime + usage.ru_stime) * 1000
 
 
-async def first_diagnostics(command: list[str], text: str) -> tuple[float, float, float, float]:
+async def first_diagnostics(command: list[str], text: str) -> tuple[float, ...]:
     """ms from starting ``command`` to the first publishDiagnostics of a didOpen sent right
     after ``initialized`` (what a user waits for when opening the file): (arrived: read and
     parsed as JSON; handled: also turned into lsprotocol objects by this pygls client, as
     measured before issue 16's work; CPU ms the server process used from start to its exit
     right after; complete: the last publish of that version before the server answered
     `shutdown`, i.e. with the "did you mean" a file with many unknown names gets in a second
-    publish). CPU time hardly depends on what else the machine runs, so it separates our
-    cost from the load of a shared machine."""
+    publish; CPU ms the server had used when it wrote its first publish, if ``command`` was
+    made by `with_first_publish_cpu`, else NaN). CPU time depends less on what else the
+    machine runs, so it separates our cost from the load of a shared machine."""
+    cpu_file = Path(tempfile.mkdtemp()) / "cpu"
+    os.environ["FIRST_PUBLISH_CPU"] = str(cpu_file)
     cpu_before = _children_cpu_ms()
     client = _Client()
     loop = asyncio.get_running_loop()
@@ -355,26 +502,40 @@ async def first_diagnostics(command: list[str], text: str) -> tuple[float, float
     arrived = (client.arrived[1] - t0) * 1000
     await _stop(client)  # `shutdown` is answered after every publish already due
     complete = (client.last_arrived[1] - t0) * 1000
-    return arrived, handled, _children_cpu_ms() - cpu_before, complete
+    first_cpu = float(cpu_file.read_text()) if cpu_file.exists() else float("nan")
+    shutil.rmtree(cpu_file.parent, ignore_errors=True)
+    return arrived, handled, _children_cpu_ms() - cpu_before, complete, first_cpu
+
+
+FIRST_FIGURES = ("arrived", "handled", "cpu", "complete", "first_cpu")
 
 
 async def bench_first(texts: dict[str, str], starts: int) -> dict[str, dict[str, float]]:
-    """Per document: medians of wall and CPU ms, ours and the bare pygls server's, runs
-    interleaved (so both see the same machine load)."""
+    """Per document: medians (and, with a `min_` prefix, minima) of wall and CPU ms, ours and
+    the bare pygls server's, runs interleaved (so both see the same machine load); both
+    servers start through `with_first_publish_cpu`, ours as `python -m fusion_switch serve`
+    does (`runpy`), the bare one as `python FILE` does."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
         handle.write(BARE_SERVER)
-    bare = [sys.executable, handle.name]
+    bare = with_first_publish_cpu(
+        f"import runpy; runpy.run_path({handle.name!r}, run_name='__main__')"
+    )
+    ours_cmd = with_first_publish_cpu(
+        "import runpy; sys.argv = ['fusion-switch', 'serve']; "
+        "runpy.run_module('fusion_switch', run_name='__main__', alter_sys=True)"
+    )
     try:
         out = {}
         for name, text in texts.items():
             ours, theirs = [], []
             for _ in range(starts):
-                ours.append(await first_diagnostics(SERVER, text))
+                ours.append(await first_diagnostics(ours_cmd, text))
                 theirs.append(await first_diagnostics(bare, text))
             out[name] = {
-                f"{who}{what}": statistics.median(run[i] for run in runs)
+                f"{stat}{who}{what}": fn(run[i] for run in runs)
+                for stat, fn in (("", statistics.median), ("min_", min))
                 for who, runs in (("", ours), ("bare_", theirs))
-                for i, what in enumerate(("arrived", "handled", "cpu", "complete"))
+                for i, what in enumerate(FIRST_FIGURES)
             }
         return out
     finally:
@@ -391,9 +552,8 @@ def start_costs() -> dict[str, float]:
 import gc, json, sys, time
 t = time.perf_counter()
 marks = {}
-from fusion_switch.cli import build_parser
-build_parser("serve")
-marks["command line (`serve` registered only)"] = time.perf_counter()
+from fusion_switch.cli import serve
+marks["command line (editors' `serve`: no option parser)"] = time.perf_counter()
 from fusion_switch.readers.collector import collector_paused
 with collector_paused():  # as `serve` does
     import lsprotocol.types, pygls.lsp.server
@@ -401,15 +561,21 @@ with collector_paused():  # as `serve` does
     from fusion_switch.lsp.server import create_server
     server = create_server()
     marks["import + create our server (rest)"] = time.perf_counter()
-catalogue = server.state.catalogue
-marks["load the catalogue (built-in + CANN search)"] = time.perf_counter()
+server.state.preload()
+marks["preload: catalogue, checks (while the client reads `initialize`)"] = time.perf_counter()
 from fusion_switch import cfg
+from fusion_switch.lsp.capabilities import ClientFeatures
+from fusion_switch.lsp.convert import Converter
+from fusion_switch.lsp.text import LineIndex
 cfg.analyse(sys.argv[1], server.state.context(), defer_suggestions=True)
-marks["first parse + check, small file (imports)"] = time.perf_counter()
+marks["first parse + check, small file"] = time.perf_counter()
 big = cfg.sample_document(5000)
 marks["(build the 5,000-entry text: not the server's)"] = time.perf_counter()
 quick = cfg.analyse(big, server.state.context(), defer_suggestions=True)
 marks["parse + check, 5,000 unknown names (1st publish)"] = time.perf_counter()
+conv = Converter(LineIndex(big), "utf-16", ClientFeatures())
+conv.diagnostics_text(quick.findings[:2000], "file:///x/fusion_switch.cfg")
+marks["its 2,000 diagnostics as JSON text"] = time.perf_counter()
 cfg.fill_suggestions(quick)
 marks[f"did you mean, {len(quick.findings)} findings (2nd publish)"] = time.perf_counter()
 last, out = t, {}
@@ -437,11 +603,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=5, help="server starts to time")
     parser.add_argument("--first-only", action="store_true", help="only start -> first diagnostics")
     parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="only the instructions each server runs until its first publish (valgrind; slow)",
+    )
+    parser.add_argument(
         "--from-source",
         action="store_true",
         help="do not byte-compile fusion_switch before timing server starts",
     )
     args = parser.parse_args(argv)
+    if args.instructions:
+        return report_instructions(args.entries)
     if args.first_only:
         return report_first(args.entries, args.starts, args.from_source)
 
@@ -561,6 +734,7 @@ def report_first(entries: int, starts: int, from_source: bool = False) -> int:
     labels = {
         "arrived": "arrived (JSON parsed)",
         "handled": "handled by the pygls client",
+        "first_cpu": "server CPU, start to publish",
         "cpu": "server CPU, start to exit",
         "complete": "complete (last publish)",
     }
@@ -570,9 +744,10 @@ def report_first(entries: int, starts: int, from_source: bool = False) -> int:
             ours, bare = m[what], m[f"bare_{what}"]
             ratio = ours / bare
             verdict = ("ok" if ratio <= 1.25 else "OVER") if what == "arrived" else ""
+            low = m[f"min_{what}"] / m[f"min_bare_{what}"]
             print(
                 f"    {label:<28} fusion-switch {ours:7.1f} ms   bare pygls {bare:7.1f} ms   "
-                f"{ratio:5.2f}x {verdict}"
+                f"{ratio:5.2f}x {verdict:<4} (minima: {low:4.2f}x)"
             )
     print("where start-up goes (one fresh interpreter, steps in order)")
     for step, ms in start_costs().items():

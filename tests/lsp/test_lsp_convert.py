@@ -169,8 +169,9 @@ def _findings_of_every_kind() -> list[tuple[str, Finding]]:
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-8", "utf-32"])
 @pytest.mark.parametrize("related", [True, False])
-def test_diagnostic_json_is_what_lsprotocol_sends(encoding: str, related: bool) -> None:
-    """The publish path builds JSON directly; it must equal lsprotocol's serialisation."""
+def test_diagnostics_text_is_what_lsprotocol_sends(encoding: str, related: bool) -> None:
+    """The publish path writes the diagnostics' JSON text directly; read back, it must equal
+    lsprotocol's serialisation, the order of keys included (only the spaces differ)."""
     import json
 
     from pygls.protocol import default_converter
@@ -179,8 +180,26 @@ def test_diagnostic_json_is_what_lsprotocol_sends(encoding: str, related: bool) 
     pairs = _findings_of_every_kind()
     assert {f.code for _, f in pairs} >= {"unknown-rule", "duplicate-key", "json-syntax"}
     assert any(f.related for _, f in pairs) and any(not f.data for _, f in pairs)
-    for text, finding in pairs:
+    assert any(not f.message.isascii() for _, f in pairs)  # escaped as json.dumps does
+    for text in dict.fromkeys(t for t, _ in pairs):
+        findings = [f for t, f in pairs if t == text]
         c = Converter(LineIndex(text), encoding, ClientFeatures(related_information=related))
-        expected = serialiser.unstructure(c.diagnostic(finding, "file:///f.cfg"))
-        fast = c.diagnostic_json(finding, "file:///f.cfg")
-        assert json.dumps(fast) == json.dumps(expected)
+        expected = serialiser.unstructure([c.diagnostic(f, "file:///f.cfg") for f in findings])
+        fast = c.diagnostics_text(findings, "file:///f.cfg")
+        assert fast.isascii()
+        assert json.dumps(json.loads(fast)) == json.dumps(expected)
+    assert Converter(LineIndex(""), encoding, ClientFeatures()).diagnostics_text([], "u") == "[]"
+
+
+def test_diagnostics_text_escapes_whatever_a_message_holds() -> None:
+    """Messages quote names from the file: quotes, backslashes, control characters, lone
+    surrogates and astral characters must come out as valid JSON of the same string."""
+    import json
+
+    from fusion_switch.cfg.model import Finding, Span
+
+    odd = 'a"b\\c\n\td\x00e\u2028f\ud800g😀h'
+    finding = Finding("unknown-rule", "warning", Span(0, 1), odd, {"name": odd, "n": [1, None]})
+    text = Converter(LineIndex("x"), "utf-16", ClientFeatures()).diagnostics_text([finding], "u")
+    (back,) = json.loads(text)
+    assert back["message"] == odd and back["data"] == {"name": odd, "n": [1, None]}

@@ -123,6 +123,7 @@ def test_the_first_check_of_a_valid_file_imports_nothing_heavy(tmp_path):
     # the command line registered `serve` only: no other sub-command's module or imports
     cli = sorted(m for m in modules if m.startswith("fusion_switch.cli."))
     assert cli == ["fusion_switch.cli.serve"]
+    assert "argparse" not in modules  # what editors run needs no option parsing
     assert "fusion_switch.synth.faults" not in modules  # cli/demo.py's
     assert "fusion_switch.workflow.wiring" not in modules  # cli/wire.py's
     assert _as_json(received["valid"]) == _expected(VALID)
@@ -262,3 +263,32 @@ def test_the_collector_is_back_on_after_start_up_with_start_up_objects_frozen(tm
     assert frozen > 10_000  # lsprotocol's classes and our modules, at least
     assert "lsprotocol.types" in modules
     assert _as_json(received["valid"]) == _expected(VALID)
+
+
+def test_the_checks_and_the_catalogue_load_right_after_initialize(tmp_path):
+    """While the client reads the `initialize` answer and sends `initialized` and `didOpen`,
+    the server loads what the first check needs: with no document opened at all they are in
+    (the session ends long before the warm-up, `WARM_UP_DELAY` after `initialized`, would
+    load them)."""
+
+    async def steps(client):
+        pass
+
+    modules = asyncio.run(_session(tmp_path / "modules.json", steps))
+    assert {"fusion_switch.cfg.analysis", "fusion_switch.cfg.suggest"} <= set(modules)
+    assert "fusion_switch.workflow.results" in modules  # where a comparison's results are read
+    assert [m for m in LAZY if m in modules] == []
+
+
+def test_a_name_beyond_ascii_arrives_intact(tmp_path):
+    """The publish message is written as text the server builds: its Content-Length counts
+    bytes, and every character of a name from the file comes back unchanged."""
+    text = '{"Switch": {"GraphFusion": {"Conv注😀\\"Pass": "on", "é": "off"}}}\n'
+    received = {}
+
+    async def steps(client):
+        received["odd"] = await _open(client, "odd", text)
+
+    asyncio.run(_session(tmp_path / "modules.json", steps))
+    assert _as_json(received["odd"]) == _expected(text)
+    assert {d.data["name"] for d in received["odd"]} == {'Conv注😀"Pass', "é"}

@@ -208,7 +208,6 @@ def _section(
             all_member = m
             continue
         value_node = m.value
-        value = switch_value(value_node)
         rule = rules.get(name)
         if rule is None:
             if name in others:
@@ -230,7 +229,7 @@ def _section(
             else:
                 append(_unknown_rule(m, name, section, budget, index))
             continue
-        if value == "off" and rule.cannot_switch_off:
+        if rule.cannot_switch_off and switch_value(value_node) == "off":
             append(
                 Finding(
                     "cannot-switch-off",
@@ -254,8 +253,9 @@ def _unknown_rule(
     priority: bool = False,
 ) -> Finding:
     """The finding for an unknown name; its text-independent part is cached per catalogue."""
-    span = m.key_span if isinstance(m, Member) else m.name_span
-    key = (name, section, priority, budget.take())
+    span = Span(m.key_start, m.key_end) if type(m) is Member else m.name_span
+    budget.left -= 1  # `budget.take()`, inline: this runs for every unknown name
+    key = (name, section, priority, budget.left >= 0)
     cached = index.messages.get(key)
     if cached is None:
         if budget.deferred is not None and key[3] and name:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,12 +31,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..lsp import serve_stdio, serve_tcp  # imported here: other sub-commands stay light
+    from ..lsp import serve_tcp  # imported here: other sub-commands stay light
 
     if args.tcp is not None:
         return serve_tcp(args.host, args.tcp, args.token_file)
     if args.token_file is not None:
         print("fusion-switch serve: error: --token-file is for --tcp", file=sys.stderr)
         return 2
+    return serve_stdio()
+
+
+def serve_stdio() -> int:
+    """`serve` or `serve --stdio`, as editors start it (`cli.main` comes here directly)."""
+    from ..lsp import serve_stdio
+
     serve_stdio()
     return 0

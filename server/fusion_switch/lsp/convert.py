@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from json.encoder import c_make_encoder
+from json.encoder import encode_basestring_ascii as _string
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -22,6 +25,20 @@ _SEVERITY = {
 }
 _SEVERITY_NAME = {v: k for k, v in _SEVERITY.items()}
 _SEVERITY_JSON = {k: int(v.value) for k, v in _SEVERITY.items()}
+
+
+def _compact_encoder():
+    """JSON as `json.dumps` writes it, without the spaces after separators: the C encoder
+    made once (`JSONEncoder.encode` makes a new one per call, more than the encoding of a
+    small dict costs), or the pure-Python one where the C accelerator is missing."""
+    plain = json.JSONEncoder(separators=(",", ":"))
+    if c_make_encoder is None:
+        return plain.encode
+    encoder = c_make_encoder(None, plain.default, _string, None, ":", ",", False, False, True)
+    return lambda value: "".join(encoder(value, 0))
+
+
+_compact = _compact_encoder()
 
 _COMPLETION_KIND = {
     "property": types.CompletionItemKind.Property,
@@ -83,30 +100,36 @@ class Converter:
             related_information=related,
         )
 
-    def diagnostic_json(self, finding: Finding, uri: str) -> dict:
-        """`diagnostic` as the JSON lsprotocol would send, built directly: publishing a few
-        thousand diagnostics through attrs objects and cattrs costs more than the check."""
-        out: dict = {
-            "range": self.index.range_json(finding.span.start, finding.span.end, self.encoding),
-            "message": finding.message,
-            "severity": _SEVERITY_JSON.get(finding.severity, 2),
-            "code": finding.code,
-            "source": SOURCE,
-        }
-        if finding.related and self.client.related_information:
-            out["relatedInformation"] = [
-                {
-                    "location": {
-                        "uri": uri,
-                        "range": self.index.range_json(r.span.start, r.span.end, self.encoding),
-                    },
-                    "message": r.message,
-                }
-                for r in finding.related
-            ]
-        if finding.data:
-            out["data"] = finding.data
-        return out
+    def diagnostics_text(self, findings: list[Finding], uri: str) -> str:
+        """`[diagnostic(f) for f in findings]` as the JSON text lsprotocol would send (same
+        keys in the same order, no spaces, ASCII only), written directly: publishing a few
+        thousand diagnostics through attrs objects and cattrs, or even through dicts and
+        `json.dumps`, costs more than the check."""
+        where = self.index.range_text
+        encoding = self.encoding
+        related_ok = self.client.related_information
+        quoted_uri = _string(uri)
+        out = []
+        for f in findings:
+            span = f.span
+            text = (
+                f'{{"range":{where(span.start, span.end, encoding)},'
+                f'"message":{_string(f.message)},'
+                f'"severity":{_SEVERITY_JSON.get(f.severity, 2)},'
+                f'"code":{_string(f.code)},"source":"{SOURCE}"'
+            )
+            if f.related and related_ok:
+                text += ',"relatedInformation":[' + ",".join(
+                    f'{{"location":{{"uri":{quoted_uri},'
+                    f'"range":{where(r.span.start, r.span.end, encoding)}}},'
+                    f'"message":{_string(r.message)}}}'
+                    for r in f.related
+                )
+                text += "]"
+            if f.data:
+                text += ',"data":' + _compact(f.data)
+            out.append(text + "}")
+        return "[" + ",".join(out) + "]"
 
     def finding(self, diagnostic: types.Diagnostic, uri: str) -> Finding:
         """Rebuild a finding from a diagnostic the client sent back (code-action requests)."""

@@ -6,6 +6,8 @@ in `lsp/commands.py`; each module's `register(server)` attaches its handlers her
 
 from __future__ import annotations
 
+import logging
+from json.encoder import encode_basestring_ascii as _string
 from typing import Any
 
 from lsprotocol import types
@@ -20,6 +22,7 @@ from .safety import log
 from .state import ServerState
 
 NAME = "fusion-switch"
+_pygls_log = logging.getLogger("pygls.protocol.json_rpc")  # where pygls logs what it sends
 
 
 class FusionSwitchProtocol(LanguageServerProtocol):
@@ -41,10 +44,22 @@ class FusionSwitchProtocol(LanguageServerProtocol):
         self.server_capabilities = caps
         return types.InitializeResult(capabilities=caps, server_info=result.server_info)
 
-    def notify_json(self, method: str, params: dict) -> None:
-        """Send a notification whose params are plain JSON values already (see
-        `Converter.diagnostic_json`): pygls's `notify` would pass them through cattrs again."""
-        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
+    def notify_text(self, method: str, params: str) -> None:
+        """Send a notification whose params are JSON text already (see
+        `Converter.diagnostics_text`), framed and logged as pygls's `notify` does."""
+        body = f'{{"jsonrpc":"{self.VERSION}","method":{_string(method)},"params":{params}}}'
+        if self.writer is None:
+            _pygls_log.error("Unable to send data, no available transport!")
+            return
+        _pygls_log.info("Sending data: %s", body)
+        data = body.encode(self.CHARSET)
+        if self._include_headers:
+            header = (
+                f"Content-Length: {len(data)}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            )
+            data = header.encode(self.CHARSET) + data
+        self.writer.write(data)  # stdio and `serve --tcp` write at once (no awaitable)
 
 
 class FusionSwitchServer(LanguageServer):

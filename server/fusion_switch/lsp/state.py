@@ -5,11 +5,12 @@ Handlers read and change state only through this object; it never talks to the c
 `generation` moves whenever the catalogue or target changes, so a settings change makes every
 cached analysis stale at once.
 
-The pure layer (`fusion_switch.cfg`, the 674-rule catalogue) is imported on first use rather
-than at start-up: the server answers `initialize` first, and the first check imports only the
-parser and the checks. What completion, hover and quick fixes need is loaded by `warm_up` on a
-worker thread a little later (`WARM_UP_DELAY` after `initialized`), so it neither delays the
-first diagnostics nor the first completion.
+The pure layer (`fusion_switch.cfg`, the 674-rule catalogue) is not imported at start-up: the
+server answers `initialize` first, then `preload` loads the catalogue, the parser and the
+checks while the client reads that answer (time the server would spend waiting for `didOpen`).
+What completion, hover and quick fixes need is loaded by `warm_up` on a worker thread a little
+later (`WARM_UP_DELAY` after `initialized`), so it neither delays the first diagnostics nor the
+first completion.
 """
 
 from __future__ import annotations
@@ -94,6 +95,17 @@ class ServerState:
         from ..cfg.model import Context
 
         return Context(catalogue=self.catalogue, target=self.target)
+
+    def preload(self) -> None:
+        """Load what the first check needs (the catalogue and its name index, the parser and
+        the checks) while the client reads our `initialize` answer and sends `initialized` and
+        `didOpen`: time the server would otherwise spend waiting."""
+        from ..cfg.analysis import analyse
+        from ..cfg.suggest import name_index
+        from ..workflow.results import load_results  # a comparison's results, if any
+
+        name_index(self.catalogue)
+        del analyse, load_results
 
     def warm_up(self) -> None:
         """Import and exercise the pure layer once (run on a worker thread after start-up):
@@ -212,10 +224,11 @@ class ServerState:
         outcome = SettingsOutcome()
         old = self.settings
         self.settings = settings
-        from ..catalogue import known_target_names, resolve_target
-        from ..catalogue.cann import load_catalogue_with_cann
-
+        # the catalogue package is imported only when something changed: the default settings
+        # of `initialize` must not delay its answer (see `preload`)
         if force_reload or settings.extra_files != old.extra_files:
+            from ..catalogue.cann import load_catalogue_with_cann
+
             self._catalogue, self.catalogue_errors, cann = load_catalogue_with_cann(
                 list(settings.extra_files)
             )
@@ -230,6 +243,8 @@ class ServerState:
                     )
             outcome.revalidate = True
         if force_reload or settings.target != old.target:
+            from ..catalogue import known_target_names, resolve_target
+
             self.detected_target = None
             target = resolve_target(settings.target) if settings.target else None
             if settings.target and target is None:

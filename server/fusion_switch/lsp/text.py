@@ -46,6 +46,7 @@ class LineIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = [0, *(m.end() for m in _LINE_END.finditer(text))]
+        self.ascii = text.isascii()  # then characters are code units in every encoding
 
     @property
     def line_count(self) -> int:
@@ -63,10 +64,15 @@ class LineIndex:
     def line_character(self, offset: int, encoding: str = UTF16) -> tuple[int, int]:
         """(line, character) of a code-point offset; offsets outside the text are clamped."""
         offset = min(max(offset, 0), len(self.text))
-        line = bisect_right(self.starts, offset) - 1
-        start = self.starts[line]
-        # An offset inside a CRLF pair belongs to the end of its line.
-        offset = min(offset, self.line_end(line))
+        starts = self.starts
+        line = bisect_right(starts, offset) - 1
+        start = starts[line]
+        # An offset inside a CRLF pair belongs to the end of its line (only an offset on the
+        # line's last character can be inside one).
+        if line + 1 < len(starts) and offset >= starts[line + 1] - 1:
+            offset = min(offset, self.line_end(line))
+        if self.ascii:
+            return line, offset - start
         return line, code_units(self.text[start:offset], encoding)
 
     def position(self, offset: int, encoding: str = UTF16) -> types.Position:
@@ -76,14 +82,14 @@ class LineIndex:
     def range(self, start: int, end: int, encoding: str = UTF16) -> types.Range:
         return types.Range(start=self.position(start, encoding), end=self.position(end, encoding))
 
-    def range_json(self, start: int, end: int, encoding: str = UTF16) -> dict:
-        """`range` as the JSON the protocol sends (for messages built without lsprotocol)."""
+    def range_text(self, start: int, end: int, encoding: str = UTF16) -> str:
+        """`range` as the JSON text the protocol sends (for messages built as text)."""
         line, character = self.line_character(start, encoding)
         end_line, end_character = self.line_character(end, encoding)
-        return {
-            "start": {"line": line, "character": character},
-            "end": {"line": end_line, "character": end_character},
-        }
+        return (
+            f'{{"start":{{"line":{line},"character":{character}}},'
+            f'"end":{{"line":{end_line},"character":{end_character}}}}}'
+        )
 
     def offset(self, position: types.Position, encoding: str = UTF16) -> int:
         """The code-point offset of a position. A line past the end gives the end of the text,

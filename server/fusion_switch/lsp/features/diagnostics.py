@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+from json.encoder import encode_basestring_ascii as _string
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ...readers.collector import collector_paused
 from ..convert import Converter
 from ..documents import OpenDocument
 from ..safety import guarded, log
@@ -46,18 +48,15 @@ def _with_results(ls: FusionSwitchServer, doc: OpenDocument, analysis) -> list:
 
 
 def _publish(ls: FusionSwitchServer, doc: OpenDocument, findings, quiet: bool = False) -> None:
-    """publishDiagnostics, serialised without lsprotocol objects (same JSON, a fraction of the
-    time for thousands of diagnostics; see `Converter.diagnostic_json`). `quiet`: the log
-    line about too many problems was written already for this version."""
+    """publishDiagnostics, written as JSON text without lsprotocol objects (the same message,
+    a fraction of the time for thousands of diagnostics; see `Converter.diagnostics_text`).
+    `quiet`: the log line about too many problems was written already for this version."""
     conv = Converter(doc.index, ls.state.encoding, ls.state.client)
     shown = _shown(ls, doc, findings, quiet)
-    params: dict = {
-        "uri": doc.uri,
-        "diagnostics": [conv.diagnostic_json(f, doc.uri) for f in shown],
-    }
+    params = f'{{"uri":{_string(doc.uri)},"diagnostics":{conv.diagnostics_text(shown, doc.uri)}'
     if doc.version is not None:
-        params["version"] = doc.version
-    ls.protocol.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
+        params += f',"version":{int(doc.version)}'
+    ls.protocol.notify_text(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params + "}")
 
 
 async def _publish_later(ls: FusionSwitchServer, doc: OpenDocument) -> None:
@@ -102,8 +101,11 @@ def validate(ls: FusionSwitchServer, doc: OpenDocument, *, immediately: bool = F
     due = state.last_checked.get(uri, -DEBOUNCE) + DEBOUNCE
     if (immediately or now >= due) and len(doc.text) < LARGE_DOCUMENT:
         state.last_checked[uri] = now
-        analysis = state.analysis(doc, defer_suggestions=True)
-        _publish(ls, doc, _with_results(ls, doc, analysis))
+        # the collection the check's new objects are due is run after the publish, not
+        # before it (the check runs with the collector paused; see `cfg.analyse`)
+        with collector_paused(freeze=False):
+            analysis = state.analysis(doc, defer_suggestions=True)
+            _publish(ls, doc, _with_results(ls, doc, analysis))
         if analysis.deferred:
             _publish_suggestions_next(ls, doc)
         return

@@ -16,12 +16,19 @@ if TYPE_CHECKING:
     from ..server import FusionSwitchServer
 
 
+@guarded()
+def _preload(ls: FusionSwitchServer) -> None:
+    ls.state.preload()
+
+
 def register(server: FusionSwitchServer) -> None:
     @server.feature(types.INITIALIZE)
     @guarded()
     def initialize(ls: FusionSwitchServer, params: types.InitializeParams) -> None:
         ls.capture_client(params)
         configuration.apply(ls, params.initialization_options or {})
+        # runs once this handler's answer is sent, before the next message is read
+        asyncio.get_running_loop().call_soon(_preload, ls)
 
     @server.feature(types.INITIALIZED)
     @guarded()
