@@ -514,36 +514,12 @@ static double sqrt32(double value) { return value >= 0 ? (double)(float)sqrt(val
 static double std_floor(double value) { return fabs(value) < 0.001 ? 0.0 : value; }
 
 
-PyDoc_STRVAR(metrics_doc,
-             "metrics(x, y, scratch, scalar, buffer_size, log) -> (values, cells, cosine_note, "
-             "kl_inf, std): the ten metrics in msaccucmp's index order (None where not "
-             "computed), their CSV cells, why the cosine exited early (0 none, 1 scalar, 2 left "
-             "all zero, 3 right all zero), whether KL is +inf, and ((mean, std) of x, of y). "
-             "scratch: a float32 vector as long as x; log: numpy.log, called as log(scratch, "
-             "scratch).");
-
-static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* metrics()' work on two float32 vectors of n elements; scratch (n floats) is the buffer of
+ * scratch_obj, the array numpy's log is called on */
+static PyObject *cells_of(const float *x, const float *y, Py_ssize_t n, PyObject *scratch_obj,
+                          float *scratch, int scalar, Py_ssize_t chunk, PyObject *log)
 {
-    Vector vec[3] = {{.held = 0}, {.held = 0}, {.held = 0}};
     PyObject *result = NULL, *values = NULL, *cells = NULL;
-    if (check_count(nargs, 6, "metrics") < 0) return NULL;
-    int scalar = PyObject_IsTrue(args[3]);
-    Py_ssize_t chunk = PyLong_AsSsize_t(args[4]);
-    if (scalar < 0 || (chunk == -1 && PyErr_Occurred())) return NULL;
-    if (chunk < 1) {
-        PyErr_SetString(PyExc_ValueError, "buffer_size must be positive");
-        return NULL;
-    }
-    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
-    Py_ssize_t n = vec[0].view.len / 4;
-    if (n == 0) {
-        PyErr_SetString(PyExc_ValueError, "empty vectors");
-        goto done;
-    }
-    if (get_vector(args[1], &vec[1], n, 0) < 0) goto done;
-    if (get_vector(args[2], &vec[2], n, 1) < 0) goto done;
-    const float *x = vec[0].view.buf, *y = vec[1].view.buf;
-
     Pass1 p = {x, y};
     extremes_start(&p.abs_error);
     extremes_start(&p.relative);
@@ -566,11 +542,11 @@ static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     pairwise_f32(&d, kl_mass_leaf, 2, 0, n, mass);
     d.p_total = 0.0f + mass[0];
     d.q_total = 0.0f + mass[1];
-    kl_ratio_fill(&d, n, vec[2].view.buf);
-    PyObject *logged = PyObject_CallFunctionObjArgs(args[5], args[2], args[2], NULL);
+    kl_ratio_fill(&d, n, scratch);
+    PyObject *logged = PyObject_CallFunctionObjArgs(log, scratch_obj, scratch_obj, NULL);
     if (logged == NULL) goto done;
     Py_DECREF(logged);
-    d.log_ratio = vec[2].view.buf;
+    d.log_ratio = scratch;
     pairwise_f32(&d, kl_terms_leaf, 1, 0, n, &kl_sum);
     double kl = 0.0f + kl_sum;
     if (fabs(kl) < DBL_EPSILON) kl = 0.0;
@@ -664,7 +640,161 @@ static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 done:
     Py_XDECREF(values);
     Py_XDECREF(cells);
+    return result;
+}
+
+PyDoc_STRVAR(metrics_doc,
+             "metrics(x, y, scratch, scalar, buffer_size, log) -> (values, cells, cosine_note, "
+             "kl_inf, std): the ten metrics in msaccucmp's index order (None where not "
+             "computed), their CSV cells, why the cosine exited early (0 none, 1 scalar, 2 left "
+             "all zero, 3 right all zero), whether KL is +inf, and ((mean, std) of x, of y). "
+             "scratch: a float32 vector as long as x; log: numpy.log, called as log(scratch, "
+             "scratch).");
+
+static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[3] = {{.held = 0}, {.held = 0}, {.held = 0}};
+    PyObject *result = NULL;
+    if (check_count(nargs, 6, "metrics") < 0) return NULL;
+    int scalar = PyObject_IsTrue(args[3]);
+    Py_ssize_t chunk = PyLong_AsSsize_t(args[4]);
+    if (scalar < 0 || (chunk == -1 && PyErr_Occurred())) return NULL;
+    if (chunk < 1) {
+        PyErr_SetString(PyExc_ValueError, "buffer_size must be positive");
+        return NULL;
+    }
+    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
+    Py_ssize_t n = vec[0].view.len / 4;
+    if (n == 0) {
+        PyErr_SetString(PyExc_ValueError, "empty vectors");
+        goto done;
+    }
+    if (get_vector(args[1], &vec[1], n, 0) < 0) goto done;
+    if (get_vector(args[2], &vec[2], n, 1) < 0) goto done;
+    result = cells_of(vec[0].view.buf, vec[1].view.buf, n, args[2], vec[2].view.buf, scalar,
+                      chunk, args[5]);
+done:
     release(vec, 3);
+    return result;
+}
+
+/* ------------------------------------------------------------------ straight from the file */
+
+/*
+ * metrics_raw() is metrics() on two tensors still in the bytes of their dump files, for the
+ * common case the workers hand it (both plain ND tensors of the same element count): decoding
+ * (float32 as is, float16 widened as numpy casts it, int8/uint8 converted, all exact), the sums
+ * and the cells in one call instead of a dozen numpy and Python steps per tensor pair.
+ */
+#define KEEP_DECODED (16 * 1024 * 1024) /* elements; a bigger buffer is freed after its call */
+static float *decoded = NULL;
+static Py_ssize_t decoded_size = 0;
+
+static float *decoded_buffer(Py_ssize_t n)
+{
+    if (3 * n > decoded_size) {
+        PyMem_RawFree(decoded);
+        decoded = PyMem_RawMalloc((size_t)(3 * n) * sizeof(float));
+        decoded_size = decoded == NULL ? 0 : 3 * n;
+        if (decoded == NULL) PyErr_NoMemory();
+    }
+    return decoded;
+}
+
+static int item_size(int kind)
+{
+    switch (kind) {
+    case 'f': return 4;
+    case 'e': return 2;
+    case 'b':
+    case 'B': return 1;
+    default: return 0;
+    }
+}
+
+/* n elements of `kind` at bytes `src` as float32: a pointer into src when it can be read in place
+ * (aligned float32), else decoded into out; temp: n floats for unaligned float16 */
+static const float *as_float32(const char *src, int kind, Py_ssize_t n, float *out, float *temp)
+{
+    if (kind == 'f') {
+        if ((uintptr_t)src % sizeof(float) == 0) return (const float *)src;
+        memcpy(out, src, (size_t)n * sizeof(float));
+    }
+    else if (kind == 'e') {
+        if ((uintptr_t)src % sizeof(uint16_t) != 0) {
+            memcpy(temp, src, (size_t)n * sizeof(uint16_t));
+            src = (const char *)temp;
+        }
+        widen_half_loop((const uint16_t *)src, out, n);
+    }
+    else if (kind == 'b') {
+        const int8_t *v = (const int8_t *)src;
+        for (Py_ssize_t i = 0; i < n; i++) out[i] = (float)v[i];
+    }
+    else {
+        const uint8_t *v = (const uint8_t *)src;
+        for (Py_ssize_t i = 0; i < n; i++) out[i] = (float)v[i];
+    }
+    return out;
+}
+
+/* the kind code of a numpy dtype character ('f', 'e', 'b' or 'B'), 0 for anything else */
+static int kind_of(PyObject *obj)
+{
+    if (!PyUnicode_Check(obj) || PyUnicode_GET_LENGTH(obj) != 1) return 0;
+    Py_UCS4 c = PyUnicode_READ_CHAR(obj, 0);
+    return item_size((int)c) ? (int)c : 0;
+}
+
+PyDoc_STRVAR(metrics_raw_doc,
+             "metrics_raw(left, left_offset, left_char, right, right_offset, right_char, n, "
+             "scratch, scalar, buffer_size, log) -> metrics()' result for the n elements at "
+             "each offset of two bytes-like objects; *_char: the stored numpy dtype's character, "
+             "'f' (float32), 'e' (float16), 'b' (int8) or 'B' (uint8), little-endian. "
+             "ValueError when a tensor lies outside its bytes or the kind is not one of these.");
+
+static PyObject *metrics_raw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer left = {0}, right = {0};
+    Vector vec[1] = {{.held = 0}};
+    PyObject *result = NULL;
+    if (check_count(nargs, 11, "metrics_raw") < 0) return NULL;
+    Py_ssize_t left_offset = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t right_offset = PyLong_AsSsize_t(args[4]);
+    Py_ssize_t n = PyLong_AsSsize_t(args[6]);
+    int scalar = PyObject_IsTrue(args[8]);
+    Py_ssize_t chunk = PyLong_AsSsize_t(args[9]);
+    if (PyErr_Occurred() || scalar < 0) return NULL;
+    int left_kind = kind_of(args[2]), right_kind = kind_of(args[5]);
+    if (!left_kind || !right_kind || n < 1 || chunk < 1 || left_offset < 0 || right_offset < 0) {
+        PyErr_SetString(PyExc_ValueError, "metrics_raw: unsupported kind or bad numbers");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &left, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(args[3], &right, PyBUF_SIMPLE) < 0) goto done;
+    if (n > (PY_SSIZE_T_MAX / 4) / 3 || left_offset > left.len ||
+        n * item_size(left_kind) > left.len - left_offset || right_offset > right.len ||
+        n * item_size(right_kind) > right.len - right_offset) {
+        PyErr_SetString(PyExc_ValueError, "metrics_raw: a tensor lies beyond its bytes");
+        goto done;
+    }
+    if (get_vector(args[7], &vec[0], n, 1) < 0) goto done;
+    float *buffer = decoded_buffer(n);
+    if (buffer == NULL) goto done;
+    const float *x = as_float32((const char *)left.buf + left_offset, left_kind, n, buffer,
+                                buffer + 2 * n);
+    const float *y = as_float32((const char *)right.buf + right_offset, right_kind, n,
+                                buffer + n, buffer + 2 * n);
+    result = cells_of(x, y, n, args[7], vec[0].view.buf, scalar, chunk, args[10]);
+done:
+    if (decoded_size > 3 * (Py_ssize_t)KEEP_DECODED) {
+        PyMem_RawFree(decoded);
+        decoded = NULL;
+        decoded_size = 0;
+    }
+    release(vec, 1);
+    if (left.obj != NULL) PyBuffer_Release(&left);
+    if (right.obj != NULL) PyBuffer_Release(&right);
     return result;
 }
 
@@ -672,6 +802,7 @@ static PyMethodDef methods[] = {
     {"pass1", (PyCFunction)(void (*)(void))pass1, METH_FASTCALL, pass1_doc},
     {"mean_std", (PyCFunction)(void (*)(void))mean_std, METH_FASTCALL, mean_std_doc},
     {"metrics", (PyCFunction)(void (*)(void))metrics, METH_FASTCALL, metrics_doc},
+    {"metrics_raw", (PyCFunction)(void (*)(void))metrics_raw, METH_FASTCALL, metrics_raw_doc},
     {"widen_half", (PyCFunction)(void (*)(void))widen_half, METH_FASTCALL, widen_half_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -9,12 +9,10 @@ bit-identical to msaccucmp's when numpy is the same. Two code paths compute them
 * :func:`_fused_metrics` evaluates all selected metrics in one sweep for the common case (non-empty
   float data), sharing intermediate arrays and scratch buffers. It performs the same numpy
   operations on the same float32 values, so the results are the same bits, only faster.
-* :func:`_kernel_cells` gets every value and CSV cell from one call of the compiled kernel
-  (``_kernel.c``), which reproduces numpy's summation order and float32 scalar arithmetic and
-  formats the cells as ``'{:.6f}'`` does (numpy still takes KL's log). It is used only when the
-  extension was built and, on first use, gave the numpy path's exact results on a set of
-  awkward vectors (:func:`kernel_in_use`). :func:`metric_cells` hands its results to the
-  workers as a row stores them; :func:`_kernel_metrics` as :class:`MetricResult` objects.
+* :func:`_kernel_cells` gets every value and cell from one call of the compiled kernel
+  (``_kernel.c``: numpy's summation order and float32 arithmetic, ``'{:.6f}'`` cells, numpy's
+  log), used only when it was built and, on first use, gave the numpy path's exact results on
+  awkward vectors (:func:`kernel_in_use`); ``_kernel.metrics_raw`` also decodes file bytes.
 
 A metric that cannot be computed yields ``MetricResult(value=None, text="NaN")``; a computed NaN
 prints as ``nan``, exactly as msaccucmp's ``'{:.6f}'.format`` does.
@@ -22,9 +20,11 @@ prints as ``nan``, exactly as msaccucmp's ``'{:.6f}'.format`` does.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -226,19 +226,12 @@ def _mean_std_fast(values: np.ndarray) -> tuple[float, float]:
     return float(mean), float(np.sqrt(variance))
 
 
-class _quiet:
+@contextlib.contextmanager
+def _quiet():
     """Silence numpy's RuntimeWarnings (empty means, overflow) like msaccucmp's seterr."""
-
-    def __enter__(self):
-        import warnings
-
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return self
-
-    def __exit__(self, *exc):
-        return self._ctx.__exit__(*exc)
+        yield
 
 
 # ----------------------------------------------------------------------------- public entry
@@ -258,13 +251,10 @@ def compute_metrics(
     right_path: str = "",
     max_cmp_size: int = 0,
 ) -> list[MetricResult]:
-    """Evaluate the selected metrics on two tensors (compared flattened, C order), msaccucmp style.
-
-    ``scalar`` is msaccucmp's shape test on the compared left shape (every dim is 1, or no dims):
-    CosineSimilarity is then 1. ``left_path``/``right_path`` only appear in messages.
-    ``max_cmp_size`` > 0 compares only that many leading elements. Raises
-    :class:`SizeMismatchError` when the lengths differ.
-    """
+    """The selected metrics of two tensors (compared flattened, C order), msaccucmp style.
+    ``scalar``: msaccucmp's test on the compared left shape (every dim 1, or none): the cosine is
+    then 1. Paths only appear in messages; ``max_cmp_size`` > 0 compares that many leading
+    elements. Raises :class:`SizeMismatchError` when the lengths differ."""
     names = list(algorithms)
     left, right, is_bool = _flat_pair(left, right, left_path, right_path, max_cmp_size)
     results: dict[str, MetricResult] = {}
@@ -320,15 +310,7 @@ def metric_cells(
         except (TypeError, ValueError, BufferError):  # a vector the kernel cannot read
             x, y, is_bool = _flat_pair(left, right, left_path, right_path, max_cmp_size)
         else:
-            if names == _ALL:
-                chosen_values = dict(zip(ALGORITHMS, values, strict=True))
-                chosen_texts = dict(zip(ALGORITHMS, texts, strict=True))
-            else:
-                chosen_values = {name: values[_POSITION[name]] for name in names}
-                chosen_texts = {name: texts[_POSITION[name]] for name in names}
-            notes = [messages[name] for name in names if name in messages] if messages else []
-            std = std if "StandardDeviation" in chosen_values else None
-            return MetricCells(chosen_values, chosen_texts, notes, std)
+            return _chosen(names, values, texts, messages, std)
     results = compute_metrics(
         x, y, names, scalar=scalar, left_path=left_path, right_path=right_path
     )
@@ -345,6 +327,19 @@ def metric_cells(
 
 
 _ALL = list(ALGORITHMS)
+
+
+def _chosen(names: list[str], values, texts, messages: dict[str, str], std) -> MetricCells:
+    """The kernel's ten values and cells (:data:`ALGORITHMS` order) narrowed to ``names``."""
+    if names == _ALL:
+        chosen_values = dict(zip(ALGORITHMS, values, strict=True))
+        chosen_texts = dict(zip(ALGORITHMS, texts, strict=True))
+    else:
+        chosen_values = {name: values[_POSITION[name]] for name in names}
+        chosen_texts = {name: texts[_POSITION[name]] for name in names}
+    notes = [messages[name] for name in names if name in messages] if messages else []
+    std = std if "StandardDeviation" in chosen_values else None
+    return MetricCells(chosen_values, chosen_texts, notes, std)
 
 
 def _flat_pair(
@@ -551,11 +546,8 @@ _min = np.minimum.reduce  # ndarray.min()
 def _fused_metrics(
     names: list[str], x: np.ndarray, y: np.ndarray, scalar: bool, lpath: str, rpath: str
 ) -> dict[str, MetricResult]:
-    """All selected metrics for non-empty float32 vectors; identical bits to the reference.
-
-    Reductions call the ufunc reductions directly (``a.sum()`` is ``np.add.reduce(a)``, same
-    pairwise summation, same bits); per tensor pair the Python overhead is as large as the
-    arithmetic on the typical 10,000-element tensor."""
+    """All selected metrics for non-empty float32 vectors; identical bits to the reference
+    (``a.sum()`` is ``np.add.reduce(a)``: called directly, same pairwise sum, same bits)."""
     wanted = set(names)
     n = x.size
     out: dict[str, MetricResult] = {}
@@ -693,14 +685,10 @@ NUMPY_ONLY_VARIABLE = "FUSION_SWITCH_METRICS"
 def kernel_in_use() -> bool:
     """Whether metrics come from the compiled kernel: it was built, it is not switched off by
     ``FUSION_SWITCH_METRICS=numpy``, and on first use it gave the numpy path's exact cells on
-    :func:`kernel_probe_vectors` (a numpy whose summation differs from what the kernel
-    reproduces would fail that, and we would stay on numpy)."""
+    :func:`kernel_probe_vectors`, from float32 vectors and from file bytes (``metrics_raw``)."""
     if not _KERNEL_STATE:
-        _KERNEL_STATE.append(
-            _kernel is not None
-            and os.environ.get(NUMPY_ONLY_VARIABLE, "").lower() != "numpy"
-            and _kernel_agrees_with_numpy()
-        )
+        off = os.environ.get(NUMPY_ONLY_VARIABLE, "").lower() == "numpy"
+        _KERNEL_STATE.append(_kernel is not None and not off and _kernel_agrees_with_numpy())
     return _KERNEL_STATE[0]
 
 
@@ -745,26 +733,33 @@ def _kernel_agrees_with_numpy() -> bool:
         # repr: NaN equals NaN, -0.0 differs from 0.0
         if any(repr(native[name]) != repr(numpy_path[name]) for name in ALGORITHMS):
             return False
+    return all(_raw_agrees(x, y) for x, y in kernel_probe_vectors())
+
+
+def _raw_agrees(x: np.ndarray, y: np.ndarray) -> bool:
+    """``metrics_raw`` on the bytes of x and y (unaligned) as float32, float16 and int8 gives
+    ``metrics``' result on the same values as numpy casts them."""
+    n = x.size
+    with np.errstate(all="ignore"):
+        for dtype in ("<f4", "<f2", "i1"):
+            left, right = x.astype(dtype), y.astype(dtype)
+            data = b"?" + left.tobytes() + right.tobytes()
+            rest = (np.empty(n, np.float32), n == 1, _BUFFER_SIZE, np.log)
+            raw = _kernel.metrics_raw(  # type: ignore[union-attr]
+                data, 1, left.dtype.char, data, 1 + left.nbytes, right.dtype.char, n, *rest
+            )
+            cast = _kernel.metrics(left.astype(np.float32), right.astype(np.float32), *rest)  # type: ignore[union-attr]
+            if repr(raw) != repr(cast):
+                return False
     return True
 
 
 _POSITION = {name: index for index, name in enumerate(ALGORITHMS)}
 
 
-def _kernel_cells(
-    x: np.ndarray,
-    y: np.ndarray,
-    scalar: bool,
-    lpath: str,
-    rpath: str,
-    scratch: np.ndarray | None = None,
-) -> tuple[tuple, tuple, dict[str, str], tuple]:
+def _kernel_cells(x, y, scalar: bool, lpath: str, rpath: str, scratch=None) -> tuple:
     """Every metric from one kernel call: values and cells in :data:`ALGORITHMS` order, the
-    messages by metric name, and the StandardDeviation pair.
-
-    The kernel reproduces :func:`_fused_metrics`' float32 scalar arithmetic after the sums
-    (means, square roots, ``float32 ** 0.5`` as numpy computes it, the cosine's early exits, the
-    KL floor) and formats the cells as ``'{:.6f}'`` does; the log of KL's ratio is numpy's."""
+    messages by metric name, and the StandardDeviation pair (see ``_kernel.c``)."""
     assert _kernel is not None
     if scratch is None:  # a float32 vector as long as x, for KL's ratio
         (scratch,) = SCRATCH.get(1, x.size)
@@ -772,6 +767,10 @@ def _kernel_cells(
         values, texts, cosine_note, kl_inf, std = _kernel.metrics(
             x, y, scratch, scalar, _BUFFER_SIZE, np.log
         )
+    return values, texts, _kernel_messages(cosine_note, kl_inf, lpath, rpath), std
+
+
+def _kernel_messages(cosine_note: int, kl_inf: bool, lpath: str, rpath: str) -> dict[str, str]:
     messages = {}
     if cosine_note:
         messages["CosineSimilarity"] = (
@@ -783,7 +782,7 @@ def _kernel_cells(
         messages["KullbackLeiblerDivergence"] = (
             f"Cannot compare by KL Divergence. The data contains 0 in {rpath!r}."
         )
-    return values, texts, messages, std
+    return messages
 
 
 def _kernel_metrics(

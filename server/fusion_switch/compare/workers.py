@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
 import os
 import signal
 import sys
@@ -26,10 +27,18 @@ from pathlib import Path
 
 import numpy as np
 
-from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
+from ..readers.dump import MAX_DIMS, DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
-from .align import Aligned, AlignError, TensorView, align
-from .metrics import NAN_TEXT, SCRATCH, SizeMismatchError, metric_cells
+from . import metrics
+from .align import ND, Aligned, AlignError, TensorView, align
+from .metrics import (
+    NAN_TEXT,
+    SCRATCH,
+    MetricCells,
+    SizeMismatchError,
+    kernel_in_use,
+    metric_cells,
+)
 from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
 from .result import NAN, ResultRow
 
@@ -121,6 +130,8 @@ class GroupComparer:
         self.errors: list[str] = []
         self._reported: set[str] = set()
         self._right_is_npy = ctx.right.is_npy  # one file per output; scanning it is not free
+        # the direct path (_measure_raw) needs the compiled kernel and whole tensors
+        self._raw = not ctx.max_cmp_size and kernel_in_use()
 
     # ------------------------------------------------------------------ files
 
@@ -319,7 +330,8 @@ class GroupComparer:
         )
         try:
             aligned, right_path = self.load_pair(row, op, dump, tensor, is_input, tensor_id, shape)
-            self.measure_pair(row, aligned, left_path, right_path)
+            if aligned is not None:  # None: the direct path filled the row already
+                self.measure_pair(row, aligned, left_path, right_path)
         except _RowFailure as failure:
             _failed(row, self.ctx.algorithms, failure.csv_reason, failure.reason)
         except Exception as error:  # a bug or an unforeseen file: this tensor only (issue 12)
@@ -337,10 +349,11 @@ class GroupComparer:
         is_input: bool,
         tensor_id: str,
         shape: tuple[int, ...] | None = None,
-    ) -> tuple[Aligned, str]:
+    ) -> tuple[Aligned | None, str]:
         """Stage ``load``: find the fusion-off tensor paired with ``tensor``, decode both and
         bring them to one layout. Fills the row's pairing cells; raises :class:`_RowFailure`.
-        Returns the aligned pair and the fusion-off file's path."""
+        Returns the aligned pair and the fusion-off file's path; no pair when the common case
+        was measured straight from the files' bytes (:meth:`_measure_raw`, row filled)."""
         ref = self.ctx.merged.resolve(op, tensor.index, is_input)
         if isinstance(ref, Unpaired):
             if ref.no_dump:
@@ -372,6 +385,8 @@ class GroupComparer:
                 f"output(s); output {ref.output_index} was paired with {tensor_id}",
             )
         right_tensor = right_dump.outputs[output_index]
+        if self._raw and self._measure_raw(row, dump, tensor, right_dump, right_tensor):
+            return None, right_text
         try:
             left_values = _values(dump, tensor)
             right_values = _values(right_dump, right_tensor)
@@ -416,6 +431,82 @@ class GroupComparer:
         row.metrics, row.metric_text, row.fail_reason, std = cells
         if std is not None:
             row.std = std
+
+    def _measure_raw(
+        self,
+        row: ResultRow,
+        dump: DumpFile,
+        tensor: DumpTensor,
+        right_dump: DumpFile,
+        right_tensor: DumpTensor,
+    ) -> bool:
+        """The common case, both tensors ND with the same element count in a plain dtype the
+        kernel decodes, in one kernel call from the bytes read with the headers: what
+        :func:`.align` and :meth:`measure_pair` would give (the flat count as Shape, the
+        scalar test on it). False, nothing done, for anything else: the general path then
+        runs and writes its usual messages."""
+        if tensor.format != ND or right_tensor.format != ND:
+            return False
+        left = _raw_tensor(dump, tensor)
+        if left is None:
+            return False
+        right = _raw_tensor(right_dump, right_tensor)
+        if right is None or right[4] != left[4]:
+            return False
+        n = left[4]
+        left_path, right_path = row.left_path or "", row.right_path or ""
+        try:
+            cells = _raw_cells(
+                self.ctx.algorithms, (*left[:3], left_path), (*right[:3], right_path), n, n == 1
+            )
+        except (TypeError, ValueError, BufferError):  # bytes the kernel turned down
+            return False
+        row.shape = (n,)
+        row.left_dtype = left[3]
+        row.right_dtype = right[3]
+        row.metrics, row.metric_text, row.fail_reason, std = cells
+        if std is not None:
+            row.std = std
+        return True
+
+
+def _raw_cells(names: list[str], left: tuple, right: tuple, n: int, scalar: bool) -> MetricCells:
+    """:func:`.metric_cells` of two flat tensors still in their dump files' bytes, decoded by the
+    kernel (``_kernel.metrics_raw``, held to ``metrics`` by the first-use probe): ``left`` and
+    ``right`` are ``(bytes, offset, dtype char 'f' 'e' 'b' or 'B', path)``, n elements each.
+    Only when :func:`.kernel_in_use`; ValueError for bytes it cannot read."""
+    (scratch,) = SCRATCH.get(1, n)
+    with np.errstate(all="ignore"):
+        values, texts, note, kl_inf, std = metrics._kernel.metrics_raw(  # type: ignore[union-attr]
+            *left[:3], *right[:3], n, scratch, scalar, metrics._BUFFER_SIZE, np.log
+        )
+    return metrics._chosen(
+        names, values, texts, metrics._kernel_messages(note, kl_inf, left[3], right[3]), std
+    )
+
+
+_RAW_KINDS = frozenset("febB")  # the stored dtypes metrics_raw decodes: float32/16, (u)int8
+
+
+def _raw_tensor(dump: DumpFile, tensor: DumpTensor) -> tuple | None:
+    """``(bytes, offset, dtype character, DataType cell, element count)`` of a tensor whose
+    values :meth:`DumpFile.array` would read from the bytes held in memory without a problem,
+    in a dtype the kernel decodes; else None."""
+    content = dump._content
+    shape = tensor.shape
+    if content is None or dump.npy_dtype is not None or not shape or tensor.data_type == 0:
+        return None
+    info = tensor.dtype
+    if not info.plain:
+        return None
+    little = info.little
+    if little.char not in _RAW_KINDS or len(shape) > MAX_DIMS or 0 in shape:
+        return None
+    count = math.prod(shape)
+    needed = count * little.itemsize
+    if count <= 0 or needed > tensor.size or tensor.data_offset + needed > len(content):
+        return None
+    return content, tensor.data_offset, little.char, _dtype_name(little), count
 
 
 def _failed(row: ResultRow, algorithms: list[str], csv_reason: str, reason: str) -> None:
