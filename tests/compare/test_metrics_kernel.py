@@ -247,3 +247,25 @@ def test_widen_half_refuses_what_it_cannot_read():
         metrics._kernel.widen_half(np.ones(4, np.float32), np.empty(4, np.float32))
     with pytest.raises(ValueError, match="differ in length"):
         metrics._kernel.widen_half(np.ones(4, np.float16), np.empty(5, np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<f2", "i1", "u1"])
+@pytest.mark.parametrize("n", [1, 129, 4099, 20011])
+def test_the_portable_build_reads_file_bytes_the_same(portable_kernel, dtype, n):
+    rng = np.random.default_rng(n)
+    with np.errstate(all="ignore"):
+        x = (rng.standard_normal(n) * 60).astype(dtype)
+        y = (rng.standard_normal(n) * 60).astype(dtype)
+    data = b"\x00" + x.tobytes() + y.tobytes()  # offset 1: the unaligned case
+    char = x.dtype.char
+
+    def cells(kernel):
+        with np.errstate(all="ignore"):
+            return repr(
+                kernel.metrics_raw(
+                    data, 1, char, data, 1 + x.nbytes, char, n,
+                    np.empty(n, np.float32), False, np.getbufsize(), np.log,
+                )
+            )  # fmt: skip
+
+    assert cells(portable_kernel) == cells(metrics._kernel)
