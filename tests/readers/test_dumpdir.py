@@ -12,6 +12,8 @@ from fusion_switch.readers.dumpdir import (
     sanitize_op_name,
     scan_dump_dir,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(
@@ -282,3 +284,21 @@ def test_mapping_only_folder_without_usable_files(tmp_path):
     (tmp_path / "mapping.csv").write_text("999,Add.a.1.1700000000000000\n")
     with pytest.raises(DumpDirError, match=r"no usable dump files .*123: numeric name not listed"):
         scan_dump_dir(tmp_path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["", ".", "..", "a", "op.1.2", "dump", "x y", "é"]), min_size=1, max_size=6
+    ),
+    st.booleans(),
+)
+def test_a_dump_names_path_is_the_path_of_its_text(parts, absolute):
+    # DumpName.path joins a cached folder Path with the file name instead of parsing the
+    # whole text: the same Path, the same text, for any path text
+    from fusion_switch.readers.dumpdir import _joined
+
+    text = ("/" if absolute else "") + "/".join(parts)
+    assert _joined(text) == Path(text)
+    assert str(_joined(text)) == str(Path(text))
+    assert type(_joined(text)) is type(Path(text))
