@@ -269,3 +269,28 @@ def test_the_portable_build_reads_file_bytes_the_same(portable_kernel, dtype, n)
             )  # fmt: skip
 
     assert cells(portable_kernel) == cells(metrics._kernel)
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<f2", "i1"])
+@pytest.mark.parametrize(
+    "blocks", [(1, 1, 1, 1, 16, 3), (2, 3, 7, 5, 16, 41), (1, 2, 9, 11, 32, 50)]
+)
+def test_the_portable_build_converts_nc1hwc0_blocks_the_same(portable_kernel, dtype, blocks):
+    n, c1, h, w, c0, c = blocks
+    rng = np.random.default_rng(c)
+    with np.errstate(all="ignore"):
+        x = (rng.standard_normal(n * c1 * h * w * c0) * 60).astype(dtype)
+        y = (rng.standard_normal(n * c * h * w) * 60).astype(dtype)
+    data = b"\x00" + x.tobytes() + y.tobytes()  # offset 1: the unaligned case
+    size = y.size
+
+    def cells(kernel):
+        with np.errstate(all="ignore"):
+            return repr(
+                kernel.metrics_raw(
+                    data, 1, x.dtype.char, data, 1 + x.nbytes, y.dtype.char, size,
+                    np.empty(size, np.float32), False, np.getbufsize(), np.log, blocks,
+                )
+            )  # fmt: skip
+
+    assert cells(portable_kernel) == cells(metrics._kernel)

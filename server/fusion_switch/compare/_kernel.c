@@ -690,12 +690,12 @@ done:
 static float *decoded = NULL;
 static Py_ssize_t decoded_size = 0;
 
-static float *decoded_buffer(Py_ssize_t n)
+static float *decoded_buffer(Py_ssize_t floats)
 {
-    if (3 * n > decoded_size) {
+    if (floats > decoded_size) {
         PyMem_RawFree(decoded);
-        decoded = PyMem_RawMalloc((size_t)(3 * n) * sizeof(float));
-        decoded_size = decoded == NULL ? 0 : 3 * n;
+        decoded = PyMem_RawMalloc((size_t)floats * sizeof(float));
+        decoded_size = decoded == NULL ? 0 : floats;
         if (decoded == NULL) PyErr_NoMemory();
     }
     return decoded;
@@ -751,14 +751,58 @@ PyDoc_STRVAR(metrics_raw_doc,
              "scratch, scalar, buffer_size, log) -> metrics()' result for the n elements at "
              "each offset of two bytes-like objects; *_char: the stored numpy dtype's character, "
              "'f' (float32), 'e' (float16), 'b' (int8) or 'B' (uint8), little-endian. "
-             "ValueError when a tensor lies outside its bytes or the kind is not one of these.");
+             "ValueError when a tensor lies outside its bytes or the kind is not one of these. "
+             "With a 12th argument (N, C1, H, W, C0, C) the left tensor is NC1HWC0 data of "
+             "N*C1*H*W*C0 elements, measured as its NCHW transpose (N, C1*C0, H, W) cut to C "
+             "channels (align's NC1HWC0 to NCHW conversion and slice); n must be N*C*H*W.");
+
+/* the six numbers of metrics_raw's blocks argument, all positive, C <= C1*C0, and their
+ * device element count in *device; -1 with ValueError when they are not that */
+static int read_blocks(PyObject *obj, Py_ssize_t dims[6], Py_ssize_t *device)
+{
+    if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != 6) goto bad;
+    Py_ssize_t count = 1;
+    for (int i = 0; i < 6; i++) {
+        dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(obj, i));
+        if (dims[i] == -1 && PyErr_Occurred()) return -1;
+        if (dims[i] < 1 || dims[i] > PY_SSIZE_T_MAX / 64) goto bad;
+        if (i < 5) {
+            if (count > (PY_SSIZE_T_MAX / 16) / dims[i]) goto bad;
+            count *= dims[i];
+        }
+    }
+    if (dims[5] > dims[1] * dims[4]) goto bad;
+    *device = count;
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "metrics_raw: blocks must be (N, C1, H, W, C0, C), "
+                                      "positive, C <= C1*C0");
+    return -1;
+}
+
+/* NC1HWC0 values `src` (dims N, C1, H, W, C0) as NCHW (N, C, H, W) in `out`, channels beyond C
+ * (the device padding) left out: align's transpose (0, 1, 4, 2, 3) then slice */
+static void nc1hwc0_to_nchw(const float *src, const Py_ssize_t dims[6], float *out)
+{
+    Py_ssize_t n = dims[0], c1 = dims[1], h = dims[2], w = dims[3], c0 = dims[4], c = dims[5];
+    Py_ssize_t plane = h * w;
+    for (Py_ssize_t b = 0; b < n; b++) {
+        for (Py_ssize_t ch = 0; ch < c; ch++) {
+            const float *from = src + ((b * c1 + ch / c0) * plane) * c0 + ch % c0;
+            for (Py_ssize_t i = 0; i < plane; i++) out[i] = from[i * c0];
+            out += plane;
+        }
+    }
+}
 
 static PyObject *metrics_raw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer left = {0}, right = {0};
     Vector vec[1] = {{.held = 0}};
     PyObject *result = NULL;
-    if (check_count(nargs, 11, "metrics_raw") < 0) return NULL;
+    if (nargs != 12 && check_count(nargs, 11, "metrics_raw") < 0) return NULL;
+    Py_ssize_t dims[6] = {0}, device = 0;
+    if (nargs == 12 && read_blocks(args[11], dims, &device) < 0) return NULL;
     Py_ssize_t left_offset = PyLong_AsSsize_t(args[1]);
     Py_ssize_t right_offset = PyLong_AsSsize_t(args[4]);
     Py_ssize_t n = PyLong_AsSsize_t(args[6]);
@@ -766,23 +810,35 @@ static PyObject *metrics_raw(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_ssize_t chunk = PyLong_AsSsize_t(args[9]);
     if (PyErr_Occurred() || scalar < 0) return NULL;
     int left_kind = kind_of(args[2]), right_kind = kind_of(args[5]);
-    if (!left_kind || !right_kind || n < 1 || chunk < 1 || left_offset < 0 || right_offset < 0) {
+    if (!left_kind || !right_kind || n < 1 || chunk < 1 || left_offset < 0 || right_offset < 0 ||
+        (nargs == 12 && n != dims[0] * dims[5] * dims[2] * dims[3])) {
         PyErr_SetString(PyExc_ValueError, "metrics_raw: unsupported kind or bad numbers");
         return NULL;
     }
+    Py_ssize_t left_n = nargs == 12 ? device : n; /* elements stored on the left */
     if (PyObject_GetBuffer(args[0], &left, PyBUF_SIMPLE) < 0) return NULL;
     if (PyObject_GetBuffer(args[3], &right, PyBUF_SIMPLE) < 0) goto done;
-    if (n > (PY_SSIZE_T_MAX / 4) / 3 || left_offset > left.len ||
-        n * item_size(left_kind) > left.len - left_offset || right_offset > right.len ||
-        n * item_size(right_kind) > right.len - right_offset) {
+    if (n > (PY_SSIZE_T_MAX / 4) / 4 || left_n > (PY_SSIZE_T_MAX / 4) / 4 ||
+        left_offset > left.len || left_n * item_size(left_kind) > left.len - left_offset ||
+        right_offset > right.len || n * item_size(right_kind) > right.len - right_offset) {
         PyErr_SetString(PyExc_ValueError, "metrics_raw: a tensor lies beyond its bytes");
         goto done;
     }
     if (get_vector(args[7], &vec[0], n, 1) < 0) goto done;
-    float *buffer = decoded_buffer(n);
+    /* x (n), y (n), then for the left as stored: its decoded values and their temp (left_n) */
+    Py_ssize_t spare = left_n > n ? left_n : n;
+    float *buffer = decoded_buffer(2 * n + (nargs == 12 ? 2 * spare : spare));
     if (buffer == NULL) goto done;
-    const float *x = as_float32((const char *)left.buf + left_offset, left_kind, n, buffer,
-                                buffer + 2 * n);
+    const float *x;
+    if (nargs == 12) {
+        const float *stored = as_float32((const char *)left.buf + left_offset, left_kind, left_n,
+                                         buffer + 2 * n, buffer + 2 * n + spare);
+        nc1hwc0_to_nchw(stored, dims, buffer);
+        x = buffer;
+    }
+    else {
+        x = as_float32((const char *)left.buf + left_offset, left_kind, n, buffer, buffer + 2 * n);
+    }
     const float *y = as_float32((const char *)right.buf + right_offset, right_kind, n,
                                 buffer + n, buffer + 2 * n);
     result = cells_of(x, y, n, args[7], vec[0].view.buf, scalar, chunk, args[10]);

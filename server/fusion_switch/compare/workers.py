@@ -30,7 +30,17 @@ import numpy as np
 from ..readers.dump import MAX_DIMS, DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from . import metrics
-from .align import ND, Aligned, AlignError, TensorView, align
+from .align import (
+    NC1HWC0,
+    NCHW,
+    ND,
+    Aligned,
+    AlignError,
+    TensorView,
+    _maybe_swap_nchw,
+    align,
+    is_scalar_shape,
+)
 from .metrics import (
     NAN_TEXT,
     SCRATCH,
@@ -445,23 +455,32 @@ class GroupComparer:
         :func:`.align` and :meth:`measure_pair` would give (the flat count as Shape, the
         scalar test on it). False, nothing done, for anything else: the general path then
         runs and writes its usual messages."""
+        blocks = None
         if tensor.format != ND or right_tensor.format != ND:
-            return False
+            blocks = _nc1hwc0_blocks(tensor, right_tensor)
+            if blocks is None:
+                return False
         left = _raw_tensor(dump, tensor)
         if left is None:
             return False
         right = _raw_tensor(right_dump, right_tensor)
-        if right is None or right[4] != left[4]:
+        if right is None or (blocks is None and right[4] != left[4]):
             return False
-        n = left[4]
+        n = right[4]
+        shape = (n,) if blocks is None else tuple(right_tensor.shape)
         left_path, right_path = row.left_path or "", row.right_path or ""
         try:
             cells = _raw_cells(
-                self.ctx.algorithms, (*left[:3], left_path), (*right[:3], right_path), n, n == 1
+                self.ctx.algorithms,
+                (*left[:3], left_path),
+                (*right[:3], right_path),
+                n,
+                n == 1 if blocks is None else is_scalar_shape(shape),
+                blocks,
             )
         except (TypeError, ValueError, BufferError):  # bytes the kernel turned down
             return False
-        row.shape = (n,)
+        row.shape = shape
         row.left_dtype = left[3]
         row.right_dtype = right[3]
         row.metrics, row.metric_text, row.fail_reason, std = cells
@@ -470,15 +489,43 @@ class GroupComparer:
         return True
 
 
-def _raw_cells(names: list[str], left: tuple, right: tuple, n: int, scalar: bool) -> MetricCells:
+def _nc1hwc0_blocks(tensor: DumpTensor, right: DumpTensor) -> tuple[int, ...] | None:
+    """``(N, C1, H, W, C0, C)`` when :func:`.align` would turn the fusion-on ``tensor`` from
+    NC1HWC0 into the fusion-off NCHW ``right`` by its transpose and a cut of the padded channels
+    alone (N, H, W equal, C <= C1*C0, not a scalar, no group, no NCHW/NHWC relabelling); else
+    None, and the general path converts (or explains why not)."""
+    if tensor.format != NC1HWC0 or right.format != NCHW or tensor.sub_format >= 2:
+        return None
+    shape, truth = tensor.shape, right.shape
+    if len(shape) != 5 or len(truth) != 4 or is_scalar_shape(shape):
+        return None
+    n, c1, h, w, c0 = shape
+    if truth[0] != n or truth[2] != h or truth[3] != w or not 0 < truth[1] <= c1 * c0:
+        return None
+    target = tuple(tensor.original_shape) or tuple(truth)
+    if _maybe_swap_nchw("NCHW", target, tuple(truth)) != "NCHW":
+        return None
+    return (n, c1, h, w, c0, truth[1])
+
+
+def _raw_cells(
+    names: list[str],
+    left: tuple,
+    right: tuple,
+    n: int,
+    scalar: bool,
+    blocks: tuple[int, ...] | None = None,
+) -> MetricCells:
     """:func:`.metric_cells` of two flat tensors still in their dump files' bytes, decoded by the
     kernel (``_kernel.metrics_raw``, held to ``metrics`` by the first-use probe): ``left`` and
-    ``right`` are ``(bytes, offset, dtype char 'f' 'e' 'b' or 'B', path)``, n elements each.
+    ``right`` are ``(bytes, offset, dtype char 'f' 'e' 'b' or 'B', path)``, n elements each, or
+    the left NC1HWC0 ``blocks`` (:func:`_nc1hwc0_blocks`) converted to n NCHW elements.
     Only when :func:`.kernel_in_use`; ValueError for bytes it cannot read."""
     (scratch,) = SCRATCH.get(1, n)
+    layout = () if blocks is None else (blocks,)
     with np.errstate(all="ignore"):
         values, texts, note, kl_inf, std = metrics._kernel.metrics_raw(  # type: ignore[union-attr]
-            *left[:3], *right[:3], n, scratch, scalar, metrics._BUFFER_SIZE, np.log
+            *left[:3], *right[:3], n, scratch, scalar, metrics._BUFFER_SIZE, np.log, *layout
         )
     return metrics._chosen(
         names, values, texts, metrics._kernel_messages(note, kl_inf, left[3], right[3]), std
