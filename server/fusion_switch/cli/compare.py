@@ -353,7 +353,6 @@ def run_comparison(
     """Run engine + attribution + outputs. Returns (exit status, Outputs or None)."""
     from ..compare.engine import CompareRequest, run_compare
     from ..diagnose.attribution import parse_thresholds
-    from ..diagnose.replay_background import ReplaySource
     from ..diagnose.summary import start_replay
 
     try:
@@ -417,6 +416,8 @@ def run_comparison(
         try:
             if found is None or finished.is_set() or cancel.is_set():
                 return
+            from ..diagnose.replay_background import ReplaySource  # not for --no-replay
+
             source = ReplaySource.of(found)
             given = _given_inputs(
                 args,
