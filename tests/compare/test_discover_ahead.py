@@ -76,3 +76,16 @@ def test_the_helper_and_this_process_find_the_same(generated, tmp_path, monkeypa
     alone = discover(_request(generated, tmp_path / "b", swapped_dumps, start_method="spawn"))
     assert _found(helped) == _found(alone)
     assert helped.swapped_dumps is swapped_dumps
+
+
+def test_a_bad_fusion_off_graph_read_by_the_helper_is_reported_as_before(
+    generated, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(discover_module, "_HELPER_GRAPH_BYTES", 0)
+    broken = tmp_path / "broken_graph.json"
+    broken.write_text('{"graph": [{"name": "g", "op": [')  # cut short
+    request = _request(generated, tmp_path / "out")
+    request.off_graph = broken
+    with pytest.raises(discover_module.CompareInputError) as raised:
+        discover(request)
+    assert str(raised.value).startswith("fusion-off graph:") and str(broken) in str(raised.value)
