@@ -48,3 +48,54 @@ def test_close_ends_a_child_still_working():
     call.close()
     assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
     assert call.answer() is None  # closed: nothing to wait for
+
+
+def _tells(value: int, tell) -> int:
+    tell(f"early {value}")
+    return 2 * value
+
+
+def _tells_nothing(value: int, tell) -> int:
+    return 2 * value
+
+
+def _tells_then_fails(value: int, tell) -> int:
+    tell("early")
+    raise RuntimeError("no answer")
+
+
+def test_an_early_value_comes_before_the_answer():
+    call = ForkedCall(_tells, (21,), early=True).start()
+    try:
+        assert call.early() == "early 21"
+        assert call.answer() == 42
+    finally:
+        call.close()
+
+
+def test_no_early_value_leaves_the_answer_intact():
+    call = ForkedCall(_tells_nothing, (21,), early=True).start()
+    try:
+        assert call.early() is None
+        assert call.answer() == 42
+    finally:
+        call.close()
+
+
+def test_the_answer_without_asking_for_the_early_value():
+    call = ForkedCall(_tells, (5,), early=True).start()
+    assert call.answer() == 10
+
+
+def test_an_early_value_then_a_failure_gives_no_answer():
+    call = ForkedCall(_tells_then_fails, (1,), early=True).start()
+    try:
+        assert call.early() == "early"
+        assert call.answer() is None
+    finally:
+        call.close()
+
+
+def test_no_child_no_early_value():
+    call = ForkedCall(_tells, (1,), early=True)  # never started
+    assert call.early() is None and call.answer() is None
