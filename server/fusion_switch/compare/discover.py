@@ -25,11 +25,11 @@ from ..readers.dumpdir import (
     scan_dump_dir,
 )
 from ..readers.graph import Graph, GraphError, deferred_graph, drop_handed, load_graph
-from .forked import ForkedCall
+from .forked import GRAPH_FORK_BYTES, ForkedCall, path_key, take_ahead
 from .metrics import AlgorithmSelectionError, parse_algorithms
 from .pairing import FusionRule, fusion_rule
 
-_HELPER_GRAPH_BYTES = 64 << 10  # smaller graph files are read here: a fork would cost more
+_HELPER_GRAPH_BYTES = GRAPH_FORK_BYTES
 
 
 class CompareInputError(Exception):
@@ -238,7 +238,7 @@ def _digest(graph: Graph, rule: FusionRule | None = None) -> _GraphDigest:
     )
 
 
-def _digest_in_child(path: str | os.PathLike, tell: Callable[[str], None]) -> tuple:
+def digest_in_child(path: str | os.PathLike, tell: Callable[[str], None]) -> tuple:
     """Helper-process body: ("ok", digest), ("graph", GraphError fields) or ("bug", text).
     The graph's name is told as soon as the graph is read: the parent indexes the fusion-off
     dump folder with it while this process works out the pairing rule."""
@@ -259,7 +259,13 @@ class _DigestReader:
     def __init__(self, path: str | os.PathLike, role: str, start_method: str | None) -> None:
         self.path = path
         self.role = role
-        self._call = ForkedCall(_digest_in_child, (path,), early=True)
+        ahead = take_ahead(path_key("digest", path))
+        if ahead is not None and (start_method or "fork") == "fork":
+            self._call = ahead  # started by the command line before the job was loaded
+            return
+        if ahead is not None:
+            ahead.close()
+        self._call = ForkedCall(digest_in_child, (path,), early=True)
         if (start_method or "fork") != "fork":
             return
         try:

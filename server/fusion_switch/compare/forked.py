@@ -9,17 +9,23 @@ None and the caller does the work itself, so a failure looks as it would without
 With ``early=True`` the target also gets ``tell``, which sends one value ahead of the answer
 (:meth:`ForkedCall.early`): the part of the answer the caller can use while the child finishes
 (the fusion-off graph's name, known long before its digest).
+
+:func:`start_ahead` starts a call before the code that will use it is even imported (the
+command line forks the fusion-off graph's reader before numpy loads); that code claims it
+with :func:`take_ahead`, and :func:`close_ahead` ends any call nobody claimed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import pickle
 from collections.abc import Callable
 from typing import Any
 
 _EARLY, _ANSWER = "early", "answer"
+GRAPH_FORK_BYTES = 64 << 10  # smaller graph files are read in the process: a fork costs more
 
 
 def _send(connection: Any, kind: str, value: Any) -> None:
@@ -123,3 +129,32 @@ class ForkedCall:
                 self._process.kill()
             self._process.join()
             self._process = None
+
+
+_AHEAD: dict[tuple, ForkedCall] = {}
+
+
+def path_key(kind: str, path: str | os.PathLike) -> tuple:
+    """A :func:`start_ahead` key for work on one file, however its path was spelt."""
+    return (kind, os.path.realpath(path))
+
+
+def start_ahead(key: tuple, target: Callable[..., Any], args: tuple, early: bool = False) -> None:
+    """Start ``target(*args)`` in a child now, for the code that will ask for ``key`` later."""
+    close_ahead(key)
+    call = ForkedCall(target, args, early=early).start()
+    if call.busy:
+        _AHEAD[key] = call
+
+
+def take_ahead(key: tuple) -> ForkedCall | None:
+    """The running call started for ``key`` by :func:`start_ahead` (now the caller's to close)."""
+    return _AHEAD.pop(key, None)
+
+
+def close_ahead(key: tuple | None = None) -> None:
+    """End the call started for ``key`` (every unclaimed call without a key)."""
+    for k in [key] if key is not None else list(_AHEAD):
+        call = _AHEAD.pop(k, None)
+        if call is not None:
+            call.close()
