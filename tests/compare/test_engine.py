@@ -449,8 +449,9 @@ def test_stages_run_alone_and_compose_into_run_compare(generated, tmp_path):
 
 def test_a_tensor_that_breaks_the_engine_loses_only_its_own_row(generated, tmp_path, monkeypatch):
     """Issue 12: one bad file may remove only its own tensor. An unexpected failure while
-    comparing one tensor pair (planted here in the layout step) used to turn its whole group
-    into a single "internal error" row, dropping the rows of every other tensor and op of it."""
+    comparing one tensor pair (planted here in the load step, which both the direct and the
+    general measure path run) used to turn its whole group into a single "internal error" row,
+    dropping the rows of every other tensor and op of it."""
     import fusion_switch.compare.workers as workers
 
     clean = run_compare(request_for(generated, tmp_path / "clean", 1))
@@ -459,17 +460,17 @@ def test_a_tensor_that_breaks_the_engine_loses_only_its_own_row(generated, tmp_p
         by_op.setdefault(row.op_name, []).append(row)
     op_rows = next(rows for rows in by_op.values() if sum(r.compared for r in rows) >= 2)
     name = op_rows[0].op_name
-    real_align = workers.align
+    real_load = workers.GroupComparer.load_pair
     calls = []
 
-    def planted(left, right, op_name=""):
-        if op_name == name:
-            calls.append(op_name)
+    def planted(self, row, op, *args, **kwargs):
+        if op.name == name:
+            calls.append(op.name)
             if len(calls) == 1:  # the op's first compared tensor
                 raise RuntimeError("planted")
-        return real_align(left, right, op_name)
+        return real_load(self, row, op, *args, **kwargs)
 
-    monkeypatch.setattr(workers, "align", planted)
+    monkeypatch.setattr(workers.GroupComparer, "load_pair", planted)
     broken = run_compare(request_for(generated, tmp_path / "broken", 1))
     after = {r.tensor_index: r for r in broken.rows}
     assert set(after) == {r.tensor_index for r in clean.rows}  # every row is still there
