@@ -74,7 +74,9 @@ CASES: dict[str, str] = {
 }
 
 VARIANTS = [
-    {"snippets": s, "markdown": m, "encoding": "utf-16"} for s in (False, True) for m in (False, True)
+    {"snippets": s, "markdown": m, "encoding": "utf-16"}
+    for s in (False, True)
+    for m in (False, True)
 ]
 ENCODINGS = ("utf-8", "utf-16", "utf-32")
 
@@ -86,8 +88,9 @@ def variants(case: str) -> list[dict]:
 
 
 def key(case: str, variant: dict) -> str:
-    return f"{case} snippets={variant['snippets']} markdown={variant['markdown']} " + (
-        variant["encoding"]
+    return (
+        f"{case} snippets={variant['snippets']} markdown={variant['markdown']} "
+        + (variant["encoding"])
     )
 
 
@@ -98,14 +101,16 @@ def split(marked: str) -> tuple[str, int]:
 
 def client_result(marked: str, variant: dict) -> dict:
     """The completion `result` a client receives for the case, as parsed JSON."""
+    from fusion_switch import cfg
     from fusion_switch.lsp.capabilities import ClientFeatures
+    from fusion_switch.lsp.convert import Converter
     from fusion_switch.lsp.features.completion import completion_json
     from fusion_switch.lsp.text import LineIndex
 
     text, offset = split(marked)
     client = ClientFeatures(snippets=variant["snippets"], completion_markdown=variant["markdown"])
-    body = completion_json(text, offset, CONTEXT, LineIndex(text), variant["encoding"], client)
-    return json.loads(body)
+    conv = Converter(LineIndex(text), variant["encoding"], client)
+    return json.loads(completion_json(cfg.parse(text), offset, CONTEXT, conv))
 
 
 def record() -> dict:

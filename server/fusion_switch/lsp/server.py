@@ -18,6 +18,7 @@ from pygls.protocol.language_server import lsp_method
 from .. import __version__
 from . import commands, logging_setup
 from .capabilities import ClientFeatures, server_capabilities
+from .convert import JsonText
 from .safety import log
 from .state import ServerState
 
@@ -47,7 +48,22 @@ class FusionSwitchProtocol(LanguageServerProtocol):
     def notify_text(self, method: str, params: str) -> None:
         """Send a notification whose params are JSON text already (see
         `Converter.diagnostics_text`), framed and logged as pygls's `notify` does."""
-        body = f'{{"jsonrpc":"{self.VERSION}","method":{_string(method)},"params":{params}}}'
+        self._send_text(
+            f'{{"jsonrpc":"{self.VERSION}","method":{_string(method)},"params":{params}}}'
+        )
+
+    def _send_response(self, msg_id, result=None, error=None) -> None:
+        """pygls's, except that a `JsonText` result (e.g. a completion list) is sent as the
+        JSON text it is, not serialised again."""
+        if error is None and isinstance(result, JsonText):
+            self._result_types.pop(msg_id, None)
+            quoted_id = _string(msg_id) if isinstance(msg_id, str) else str(int(msg_id))
+            self._send_text(f'{{"id":{quoted_id},"result":{result},"jsonrpc":"{self.VERSION}"}}')
+            return
+        super()._send_response(msg_id, result, error)
+
+    def _send_text(self, body: str) -> None:
+        """Frame, log and write one message given as JSON text."""
         if self.writer is None:
             _pygls_log.error("Unable to send data, no available transport!")
             return

@@ -6,10 +6,12 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..convert import Converter, JsonText
 from ..safety import guarded
 from .common import compute, document
 
 if TYPE_CHECKING:
+    from ...cfg import CfgDocument, Context
     from ..server import FusionSwitchServer
 
 
@@ -17,26 +19,24 @@ def _empty() -> types.CompletionList:
     return types.CompletionList(is_incomplete=False, items=[])
 
 
+def completion_json(document: CfgDocument, offset: int, ctx: Context, conv: Converter) -> JsonText:
+    """The completion result for the client `conv` converts for, as JSON text."""
+    from ... import cfg  # lazy: see engine note in state.py
+
+    choices = cfg.complete_choices(document, offset, ctx, snippets=conv.client.snippets)
+    return JsonText(conv.completion_list_text(choices))
+
+
 def register(server: FusionSwitchServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_COMPLETION)
     @guarded(_empty)
     async def completion(ls: FusionSwitchServer, params: types.CompletionParams):
-        from ... import cfg  # lazy: see engine note in state.py
-
         found = document(ls, params.text_document.uri)
         if found is None:
             return _empty()
         doc, conv = found
         analysis = await ls.state.analysis_async(doc)
         offset = conv.offset(params.position)
-        items = await compute(
-            doc,
-            cfg.complete,
-            analysis.document,
-            offset,
-            ls.state.context(),
-            snippets=ls.state.client.snippets,
-        )
-        return types.CompletionList(
-            is_incomplete=False, items=[conv.completion_item(i) for i in items]
+        return await compute(
+            doc, completion_json, analysis.document, offset, ls.state.context(), conv
         )
