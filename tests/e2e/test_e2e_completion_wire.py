@@ -68,7 +68,7 @@ async def test_the_client_receives_the_in_process_completion_json(
         protocol.structure_message = structure
     client = ClientFeatures.from_capabilities(client_capabilities(session.name))
     conv = Converter(LineIndex(text), session.encoding, client)
-    expected = json.loads(completion_json(cfg.parse(text), offset, Context(), conv))
+    expected = json.loads(str(completion_json(cfg.parse(text), offset, Context(), conv)))
     assert len(received) == 1 and expected["items"]
     assert json.dumps(received[0]) == json.dumps(expected)
     assert len(result.items) == len(expected["items"])  # and the client could read it

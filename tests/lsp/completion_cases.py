@@ -110,7 +110,7 @@ def client_result(marked: str, variant: dict) -> dict:
     text, offset = split(marked)
     client = ClientFeatures(snippets=variant["snippets"], completion_markdown=variant["markdown"])
     conv = Converter(LineIndex(text), variant["encoding"], client)
-    return json.loads(completion_json(cfg.parse(text), offset, CONTEXT, conv))
+    return json.loads(str(completion_json(cfg.parse(text), offset, CONTEXT, conv)))
 
 
 def record() -> dict:

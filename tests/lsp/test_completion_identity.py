@@ -19,7 +19,10 @@ from fusion_switch.catalogue import Catalogue, Rule
 from fusion_switch.cfg.model import Context
 from fusion_switch.lsp.capabilities import ClientFeatures
 from fusion_switch.lsp.convert import Converter
+from fusion_switch.lsp.features.completion import completion_json
 from fusion_switch.lsp.text import LineIndex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 GOLDEN_RESULTS = json.loads(GOLDEN.read_text(encoding="utf-8"))
 ALL = [(case, variant) for case in CASES for variant in variants(case)]
@@ -71,3 +74,45 @@ def test_a_new_catalogue_gets_its_own_items() -> None:
     after = [c.label for c in cfg.complete(cfg.parse(text), offset, grown)]
     assert after == [*before, "AddedByTheUserFusionPass"]
     assert [c.label for c in cfg.complete(cfg.parse(text), offset, CONTEXT)] == before
+
+
+GRAPH_NAMES = CONTEXT.catalogue.names("GraphFusion")
+
+
+def _lsprotocol_json(text: str, offset: int, conv: Converter) -> str:
+    """The answer the way the server built it before: lsprotocol objects, then pygls's
+    serialisation (cattrs unstructure + json.dumps)."""
+    from lsprotocol import types
+    from pygls.protocol import default_converter
+
+    items = cfg.complete(cfg.parse(text), offset, CONTEXT, snippets=conv.client.snippets)
+    result = types.CompletionList(
+        is_incomplete=False, items=[conv.completion_item(i) for i in items]
+    )
+    return json.dumps(default_converter().unstructure(result))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    present=st.lists(st.sampled_from([*GRAPH_NAMES, "NotARule"]), unique=True),
+    where=st.integers(min_value=0),
+    snippets=st.booleans(),
+    markdown=st.booleans(),
+    quoted=st.booleans(),
+)
+def test_any_set_of_present_rules_gives_the_lsprotocol_answer(
+    present: list[str], where: int, snippets: bool, markdown: bool, quoted: bool
+) -> None:
+    """Whichever rules a section already has (none, a few, most, all), the text built from
+    runs of shared items equals the item-by-item answer of the lsprotocol path."""
+    members = [f'"{name}": "on"' for name in present]
+    at = where % (len(members) + 1)
+    before = '{"Switch": {"GraphFusion": {' + "".join(m + ", " for m in members[:at])
+    new_key = '"Co"' if quoted else "Co"
+    offset = len(before) + len(new_key) - (1 if quoted else 0)
+    text = before + ", ".join([new_key, *members[at:]]) + "}}}"
+    client = ClientFeatures(snippets=snippets, completion_markdown=markdown)
+    conv = Converter(LineIndex(text), "utf-16", client)
+    got = json.loads(str(completion_json(cfg.parse(text), offset, CONTEXT, conv)))
+    assert json.dumps(got) == json.dumps(json.loads(_lsprotocol_json(text, offset, conv)))
+    assert {i["label"] for i in got["items"]}.isdisjoint(present)

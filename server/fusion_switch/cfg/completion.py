@@ -14,6 +14,7 @@ shared by every later answer (5,000 rules: building them is most of the cost of 
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring as _quoted  # json.dumps(str, ensure_ascii=False)
 from typing import NamedTuple
 
 from ..catalogue import SECTIONS, Rule
@@ -58,11 +59,39 @@ class Choice(NamedTuple):
     is_snippet: bool = False
 
 
+class SharedChoices(list):
+    """A list of choices built once and shared by many answers: never mutate it. `rendered`
+    is where the protocol layer keeps what it derives from the list (e.g. JSON text per
+    client kind), so that dies with the list (i.e. with the catalogue)."""
+
+    __slots__ = ("rendered",)
+
+    def __init__(self, choices) -> None:
+        super().__init__(choices)
+        self.rendered: dict = {}
+
+
+_NONE: frozenset[str] = frozenset()
+
+
 class Completions(NamedTuple):
-    """One answer: every choice replaces `span`. Shared choice lists: never mutate."""
+    """One answer; every choice replaces `span`. The choices, in order: `fixed`, then those
+    of `shared` whose label is not in `skip`, then `after`."""
 
     span: Span
-    choices: list[Choice]
+    fixed: list[Choice]
+    shared: SharedChoices | None = None
+    skip: frozenset[str] | set[str] = _NONE
+    after: tuple[Choice, ...] = ()
+
+    @property
+    def choices(self) -> list[Choice]:
+        out = list(self.fixed)
+        if self.shared:
+            skip = self.skip
+            out += [c for c in self.shared if c.label not in skip] if skip else self.shared
+        out += self.after
+        return out
 
     def expanded(self) -> list[Completion]:
         span = self.span
@@ -146,19 +175,13 @@ def _rule_candidates(section: str, ctx: Context, kind: str) -> list[_Candidate]:
     return list(cache.values())
 
 
-def _shared(ctx: Context, key: tuple, build) -> list[Choice]:
+def _shared(ctx: Context, key: tuple, build) -> SharedChoices:
     """`build()`, made once per catalogue and `key` (the name index's cache dies with it)."""
     cache = name_index(ctx.catalogue).completions
     found = cache.get(key)
     if found is None:
-        found = cache[key] = build()
+        found = cache[key] = SharedChoices(build())
     return found
-
-
-def _without(choices: list[Choice], present: set[str]) -> list[Choice]:
-    if not present:
-        return list(choices)
-    return [c for c in choices if c.label not in present]
 
 
 def _group(rule: Rule) -> str:
@@ -172,7 +195,7 @@ def _key_choice(
     candidate: _Candidate, has_colon: bool, snippets: bool, needs_comma: bool, quoted: bool
 ) -> Choice:
     name, detail, documentation, group, value_kind = candidate
-    key_text = json.dumps(name, ensure_ascii=False)
+    key_text = _quoted(name)
     new_text = key_text
     is_snippet = False
     if not has_colon:
@@ -226,6 +249,7 @@ def _keys(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context, snippets: bo
     flags = (has_colon, snippets, needs_comma, quoted)
     fixed, rules = _key_candidates(cur.path, ctx)
     items = [_key_choice(c, *flags) for c in fixed if c.name not in present]
+    shared = None
     if rules is not None:
         section, kind = rules
         shared = _shared(
@@ -233,9 +257,9 @@ def _keys(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context, snippets: bo
             ("keys", section, kind, *flags),
             lambda: [_key_choice(c, *flags) for c in _rule_candidates(section, ctx, kind)],
         )
-        items += _without(shared, present)
+    after: tuple[Choice, ...] = ()
     if snippets and not has_colon and len(cur.path) == 2 and cur.path[0] == "Switch":
-        items.append(
+        after = (
             Choice(
                 label="New rule entry",
                 new_text='"${1:Rule}": "${2|on,off|}"' + ("," if needs_comma else ""),
@@ -245,9 +269,9 @@ def _keys(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context, snippets: bo
                 sort_text="9",
                 filter_text='"' if quoted else "",
                 is_snippet=True,
-            )
+            ),
         )
-    return Completions(span, items)
+    return Completions(span, items, shared, present, after)
 
 
 def _escape(text: str) -> str:
@@ -308,7 +332,7 @@ def _items(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> Completi
         for name, section, documentation, group, _ in _rule_candidates(
             "GraphFusion", ctx, "switch"
         ):
-            key_text = json.dumps(name, ensure_ascii=False)
+            key_text = _quoted(name)
             out.append(
                 Choice(
                     name,
@@ -322,7 +346,7 @@ def _items(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> Completi
             )
         return out
 
-    return Completions(span, _without(_shared(ctx, ("items", quoted), build), present))
+    return Completions(span, [], _shared(ctx, ("items", quoted), build), present)
 
 
 # ---- line format --------------------------------------------------------------------------
@@ -388,5 +412,4 @@ def _complete_line(doc: CfgDocument, offset: int, ctx: Context) -> Completions:
                 )
         return out
 
-    items += _without(_shared(ctx, ("lines", suffix), build), present)
-    return Completions(span, items)
+    return Completions(span, items, _shared(ctx, ("lines", suffix), build), present)

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from .capabilities import ClientFeatures
+from .completion_text import JsonPieces, completion_list
 from .text import LineIndex
 
 if TYPE_CHECKING:
-    from ..cfg.completion import Choice, Completions
+    from ..cfg.completion import Completions
     from ..cfg.model import Completion, Edit, Finding, Fix, Fold, HoverInfo, Span, Symbol
 
 SOURCE = "fusion-switch"
@@ -47,43 +48,6 @@ _COMPLETION_KIND = {
     "keyword": types.CompletionItemKind.Keyword,
     "snippet": types.CompletionItemKind.Snippet,
 }
-
-_COMPLETION_KIND_JSON = {k: int(v.value) for k, v in _COMPLETION_KIND.items()}
-_TEXT_KIND_JSON = int(types.CompletionItemKind.Text.value)
-
-# (completion_markdown, snippets) -> choice -> the item's JSON text before and after its
-# range. The big choice lists are shared across answers (cfg/completion.py), so after the
-# first answer in a section an item costs a dict look-up and two concatenations.
-_ITEM_TEXT: dict[tuple[bool, bool], dict[Choice, tuple[str, str]]] = {}
-_ITEM_TEXT_LIMIT = 200_000  # items remembered per client kind; then start again
-
-
-class JsonText(str):
-    """A handler's result already written as JSON text: the protocol sends it as it is
-    (`FusionSwitchProtocol._send_response`)."""
-
-
-def _item_text(choice: Choice, markdown: bool, snippets: bool) -> tuple[str, str]:
-    """What `completion_item` gives, as lsprotocol serialises it (same keys in the same
-    order, omitted when None, ASCII only), split around the text edit's range."""
-    label, new_text, kind, detail, documentation, sort_text, filter_text, is_snippet = choice
-    head = f'{{"label":{_string(label)},"kind":{_COMPLETION_KIND_JSON.get(kind, _TEXT_KIND_JSON)}'
-    if detail:
-        head += f',"detail":{_string(detail)}'
-    if documentation:
-        doc = _string(documentation)
-        head += (
-            f',"documentation":{{"kind":"markdown","value":{doc}}}'
-            if markdown
-            else (f',"documentation":{doc}')
-        )
-    if sort_text is not None:
-        head += f',"sortText":{_string(sort_text)}'
-    if filter_text is not None:
-        head += f',"filterText":{_string(filter_text)}'
-    head += f',"insertTextFormat":{2 if is_snippet and snippets else 1},"textEdit":{{"range":'
-    return head, f',"newText":{_string(new_text)}}}}}'
-
 
 _SYMBOL_KIND = {
     "section": types.SymbolKind.Namespace,
@@ -215,23 +179,14 @@ class Converter:
             text_edit=types.TextEdit(range=self.range(item.span), new_text=item.new_text),
         )
 
-    def completion_list_text(self, completions: Completions) -> str:
+    def completion_list(self, completions: Completions) -> JsonPieces:
         """`CompletionList(is_incomplete=False, items=[completion_item(i) ...])` as the JSON
-        text lsprotocol would send: 5,000 items through attrs objects and cattrs cost ten
-        times the completion itself."""
+        lsprotocol would send (see `completion_text`)."""
         span = completions.span
         where = self.index.range_text(span.start, span.end, self.encoding)
-        flags = (self.client.completion_markdown, self.client.snippets)
-        known = _ITEM_TEXT.setdefault(flags, {})
-        if len(known) > _ITEM_TEXT_LIMIT:
-            known.clear()
-        parts = []
-        for choice in completions.choices:
-            text = known.get(choice)
-            if text is None:
-                text = known[choice] = _item_text(choice, *flags)
-            parts.append(text[0] + where + text[1])
-        return '{"isIncomplete":false,"items":[' + ",".join(parts) + "]}"
+        return completion_list(
+            completions, where, self.client.completion_markdown, self.client.snippets
+        )
 
     def hover(self, info: HoverInfo) -> types.Hover:
         return types.Hover(

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..convert import Converter, JsonText
+from ..completion_text import JsonPieces
+from ..convert import Converter
 from ..safety import guarded
 from .common import compute, document
 
@@ -19,12 +20,15 @@ def _empty() -> types.CompletionList:
     return types.CompletionList(is_incomplete=False, items=[])
 
 
-def completion_json(document: CfgDocument, offset: int, ctx: Context, conv: Converter) -> JsonText:
-    """The completion result for the client `conv` converts for, as JSON text."""
+def completion_json(
+    document: CfgDocument, offset: int, ctx: Context, conv: Converter
+) -> JsonPieces:
+    """The completion result for the client `conv` converts for, as JSON (`str()` of it:
+    the text)."""
     from ... import cfg  # lazy: see engine note in state.py
 
     choices = cfg.complete_choices(document, offset, ctx, snippets=conv.client.snippets)
-    return JsonText(conv.completion_list_text(choices))
+    return conv.completion_list(choices)
 
 
 def register(server: FusionSwitchServer) -> None:
