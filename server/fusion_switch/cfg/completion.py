@@ -168,10 +168,13 @@ def _key_candidates(path: tuple[str, ...], ctx: Context) -> tuple[list[_Candidat
 def _rule_candidates(section: str, ctx: Context, kind: str) -> list[_Candidate]:
     """The section's rules; built once per catalogue (rule markdown is the costly part)."""
     index = name_index(ctx.catalogue)
-    cache = index.completions.setdefault((section, kind), {})
-    if not cache:
-        for name, rule in ctx.catalogue.rules.get(section, {}).items():
-            cache[name] = _Candidate(name, section, rule_markdown(rule), _group(rule), kind)
+    cache = index.completions.get((section, kind))
+    if cache is None:  # built whole, then stored: the server's warm-up runs on a thread
+        cache = {
+            name: _Candidate(name, section, rule_markdown(rule), _group(rule), kind)
+            for name, rule in ctx.catalogue.rules.get(section, {}).items()
+        }
+        index.completions[(section, kind)] = cache
     return list(cache.values())
 
 
