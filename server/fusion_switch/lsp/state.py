@@ -129,14 +129,13 @@ class ServerState:
         section would otherwise pay."""
         from .. import cfg
         from .convert import Converter
-        from .features.completion import completion_json
         from .text import LineIndex
 
         text = _WARM_UP_COMPLETION
         conv = Converter(LineIndex(text), self.encoding, self.client)
         document = cfg.parse(text)
-        for at in (text.index('"X"') + 2, text.rindex('"X"') + 2):
-            completion_json(document, at, ctx, conv)
+        for at in (text.index('"X"') + 2, text.rindex('"X"') + 2):  # as features/completion
+            conv.completion_list(cfg.complete_choices(document, at, ctx, self.client.snippets))
 
     def result_id(self, doc: OpenDocument) -> str:
         """Identifies the diagnostics of one document version under one catalogue/target."""
