@@ -63,18 +63,34 @@ def _item(choice: Choice, markdown: bool, snippets: bool) -> tuple[bytes, bytes]
 
 
 class _Rendered:
-    """A shared choice list's items for one client kind: item i is `heads[i] + range +
-    tails[i]`; `glue[i]` (0 < i < n) is `tails[i - 1] + b"," + heads[i]`, so items i..j in a
-    row are `heads[i], range, glue[i + 1], range, ..., glue[j], range, tails[j]`."""
+    """A shared choice list's items for one client kind, as the pieces between their ranges:
+    `glue[0]` is item 0's text before its range, `glue[i]` (0 < i < n) item i - 1's text after
+    its range + `b","` + item i's text before it, `glue[n]` the last item's text after it. So
+    all items are `range.join(glue)`, and each part is in memory once (3 MB for 5,001 rules)."""
 
-    __slots__ = ("glue", "heads", "position", "tails")
+    __slots__ = ("glue", "position")
 
     def __init__(self, choices: list[Choice], flags: tuple[bool, bool]) -> None:
-        texts = [_item(c, *flags) for c in choices]
-        self.heads = [t[0] for t in texts]
-        self.tails = [t[1] for t in texts]
-        self.glue = [b""] + [t + b"," + h for t, h in zip(self.tails, self.heads[1:], strict=False)]
+        glue = [b""]
+        for choice in choices:
+            head, tail = _item(choice, *flags)
+            glue[-1] += (b"," if len(glue) > 1 else b"") + head
+            glue.append(tail)
+        self.glue = glue if choices else []
         self.position = {c.label: i for i, c in enumerate(choices)}
+
+    def head(self, i: int) -> bytes:
+        """Item i's text before its range (an item starts with `{"label":`, which cannot occur
+        inside a JSON string, where every quote is escaped)."""
+        piece = self.glue[i]
+        return piece if i == 0 else piece[piece.index(_ITEM_START) + 1 :]
+
+    def tail(self, i: int) -> bytes:
+        piece = self.glue[i + 1]
+        return piece if i + 1 == len(self.glue) - 1 else piece[: piece.index(_ITEM_START)]
+
+
+_ITEM_START = b',{"label":'
 
 
 def _with_range(segments: list[bytes], where: bytes) -> list[bytes]:
@@ -91,26 +107,28 @@ def _shared(
     rendered = choices.rendered.get(flags)
     if rendered is None:
         rendered = choices.rendered[flags] = _Rendered(choices, flags)
-    heads, tails, glue = rendered.heads, rendered.tails, rendered.glue
-    n = len(heads)
-    position = rendered.position
-    gone = sorted(position[label] for label in skip if label in position) if skip else []
+    n = len(rendered.position)
+    gone = sorted({rendered.position[x] for x in skip if x in rendered.position}) if skip else []
+    if not gone:
+        return _with_range(rendered.glue, where) if n else []
     if len(gone) * 2 > n:  # few left: item by item
         kept = sorted(set(range(n)).difference(gone))
-        return [b",".join([heads[i] + where + tails[i] for i in kept])] if kept else []
+        items = [rendered.head(i) + where + rendered.tail(i) for i in kept]
+        return [b",".join(items)] if items else []
     # runs of consecutive kept items; new glue only at each gap
+    glue = rendered.glue
     segments: list[bytes] = []
     start = 0
     for stop in [*gone, n]:
         if stop > start:  # items start..stop-1
             if segments:
-                segments[-1] += b"," + heads[start]
+                segments[-1] += b"," + rendered.head(start)
             else:
-                segments.append(heads[start])
+                segments.append(rendered.head(start))
             segments += glue[start + 1 : stop]
-            segments.append(tails[stop - 1])
+            segments.append(rendered.tail(stop - 1))
         start = stop + 1
-    return _with_range(segments, where) if segments else []
+    return _with_range(segments, where)
 
 
 def completion_list(
