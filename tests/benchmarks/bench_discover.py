@@ -13,16 +13,18 @@ the helper processes it waited for: the steadier figure when other work shares t
 Steps: ``load_graph`` of each side (JSON parse
 and objects), ``fusion_rule`` of the fusion-on graph, the fusion-off digest (rule, names,
 fusion marks) and its pickle both ways, ``merge_rules``, ``discover`` as the job runs it (the
-fusion-off graph in a forked helper), and ``pick_graph`` + ``discover`` with both graphs given
-as folders. The case defaults to /tmp/bench5k/case (bench_compare.py --ops 5000 --keep makes
-one).
+fusion-off graph in a forked helper), and the command line's pick (``plan_runs``) +
+``discover`` with both graphs given as folders. The case defaults to /tmp/bench5k/case
+(bench_compare.py --ops 5000 --keep makes one).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib
+import io
 import os
 import pickle
 import statistics
@@ -40,6 +42,7 @@ MODULES = {
     "dumpdir": "fusion_switch.readers.dumpdir",
     "pairing": "fusion_switch.compare.pairing",
     "discover": "fusion_switch.compare.discover",
+    "plan": "fusion_switch.cli.compare_tree",
 }
 
 
@@ -96,12 +99,21 @@ def steps(tree, files: dict, out: Path):
         return discover.CompareRequest(files["on_dump"], files["off_dump"], on, off, out, workers=1)
 
     def folder_discover():
-        leaf_on = tree.dumpdir.scan_dump_dir(files["on_dump"])
-        leaf_off = tree.dumpdir.scan_dump_dir(files["off_dump"])
-        picked_on, _ = tree.folder.pick_graph(on.parent, leaf_on.op_names, "-f")
-        picked_off, _ = tree.folder.pick_graph(off.parent, leaf_off.op_names, "-cf")
+        """As the command line runs it: ``plan_runs`` picks both graphs (the fusion-off one in
+        a helper process since this round), then ``discover``."""
+        given = argparse.Namespace(
+            on_dump=str(files["on_dump"]),
+            off_dump=str(files["off_dump"]),
+            on_graph=str(on.parent),
+            off_graph=str(off.parent),
+            out_dir=str(out),
+            rank=None,
+            iteration=None,
+        )
+        with contextlib.redirect_stderr(io.StringIO()):  # the pick's notes
+            picked = tree.plan.plan_runs(given).runs[0][1]
         asked = request()
-        asked.on_graph, asked.off_graph = str(picked_on), str(picked_off)
+        asked.on_graph, asked.off_graph = picked.on_graph, picked.off_graph
         discover.discover(asked)
 
     return [

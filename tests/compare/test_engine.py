@@ -302,6 +302,20 @@ def test_plan_chunks_keeps_order_and_balances_bytes():
     assert chunks[0] == [0]
 
 
+def test_plan_chunks_get_smaller_towards_the_end():
+    """The processes finish together: no big chunk is left for one while the others idle."""
+    costs = [1 << 20] * 400  # 400 MB, as at 5,000 ops
+    chunks = plan_chunks(costs, workers=2)
+    assert [p for chunk in chunks for p in chunk] == list(range(len(costs)))
+    sizes = [len(chunk) for chunk in chunks]
+    assert sizes[0] == max(sizes) == 17  # 400 MB / (2 workers x 12 chunks), rounded up
+    assert sizes[-2:] == [1, 1]  # never below a megabyte
+    left = len(costs)
+    for size in sizes:  # each chunk is at most half of what is left per process
+        assert size == 1 or size * 4 <= left + 3
+        left -= size
+
+
 # ----------------------------------------------------------------------------- pool, cancel
 
 

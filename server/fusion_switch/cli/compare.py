@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -353,7 +354,6 @@ def run_comparison(
     """Run engine + attribution + outputs. Returns (exit status, Outputs or None)."""
     from ..compare.engine import CompareRequest, run_compare
     from ..diagnose.attribution import parse_thresholds
-    from ..diagnose.replay_background import ReplaySource
     from ..diagnose.summary import start_replay
 
     try:
@@ -417,6 +417,8 @@ def run_comparison(
         try:
             if found is None or finished.is_set() or cancel.is_set():
                 return
+            from ..diagnose.replay_background import ReplaySource  # not for --no-replay
+
             source = ReplaySource.of(found)
             given = _given_inputs(
                 args,
@@ -702,6 +704,16 @@ def run(args: argparse.Namespace) -> int:
         progress: Progress | JsonLinesProgress = JsonLinesProgress(sys.stderr)
     else:
         progress = Progress(sys.stderr, enabled=not args.no_progress)
+    from ..compare.forked import close_ahead
+
+    _read_fusion_off_graph_ahead(args)
+    try:
+        return _run(args, progress)
+    finally:
+        close_ahead()  # a job that ended early (bad input, statistics) did not claim it
+
+
+def _run(args: argparse.Namespace, progress: Progress | JsonLinesProgress) -> int:
     from .compare_tree import die_with_rank_parent, plan_runs, run_per_rank, run_statistics
 
     die_with_rank_parent()  # when this is one rank of a `--rank all` run
@@ -730,6 +742,31 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `| head`: the reader left; the files are written
         quiet_stdout()
     return status
+
+
+def _read_fusion_off_graph_ahead(args: argparse.Namespace) -> None:
+    """Fork the fusion-off graph's digest helper now, before numpy, the dump trees and the job
+    load here: it reads the graph beside all of that (issue 16: the job waited ~0.26 s for
+    it). Only for one graph file big enough to be read in a helper anyway; the job takes it
+    over (``discover._DigestReader``), or :func:`run` closes it."""
+    from ..compare.forked import GRAPH_FORK_BYTES, path_key, start_ahead
+
+    path = args.off_graph
+    if not path or args.rank is not None or args.on_graph is None:
+        return
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) < GRAPH_FORK_BYTES:
+            return
+    except (OSError, ValueError):
+        return  # the job reports it
+    start_ahead(path_key("digest", path), _fusion_off_digest, (path,), early=True)
+
+
+def _fusion_off_digest(path: str, tell: Callable[[str], None]) -> tuple:
+    """The helper's body: the job's code is imported in the child, beside this process."""
+    from ..compare.discover import digest_in_child
+
+    return digest_in_child(path, tell)
 
 
 def quiet_stdout() -> None:

@@ -92,22 +92,74 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             ns.off_dump = str(off_leaf.path)
         if several or leaves_on > 1 or leaves_off > 1:
             _note(f"{pair.label or 'comparing'}: -m {on_leaf.path} with -g {off_leaf.path}")
-        for attr, flag, leaf in (("on_graph", "-f", on_leaf), ("off_graph", "-cf", off_leaf)):
-            folder = getattr(ns, attr)
-            if folder and Path(folder).is_dir() and graph_candidates(folder):
-                try:
-                    ops = scan_dump_dir(leaf.path).op_names
-                    # one run: its job, here, takes the picked graph without reading it
-                    # again; several (ranks) run as other processes or one after the other
-                    picked, why = pick_graph(folder, ops, flag, keep=not several)
-                except (GraphError, DumpDirError) as exc:
-                    return _error(str(exc))
+        off_pick = _start_pick(ns.off_graph, off_leaf.path)
+        try:
+            for attr, flag, leaf in (("on_graph", "-f", on_leaf), ("off_graph", "-cf", off_leaf)):
+                folder = getattr(ns, attr)
+                if not (folder and Path(folder).is_dir() and graph_candidates(folder)):
+                    continue
+                answer = off_pick.answer() if attr == "off_graph" and off_pick else None
+                if answer is not None and answer[0] == "error":
+                    return _error(answer[1])
+                if answer is not None:
+                    picked, why = answer[1:]
+                else:
+                    try:
+                        ops = scan_dump_dir(leaf.path).op_names
+                        # one run: its job, here, takes the picked graph without reading it
+                        # again; several (ranks) run as other processes or one after the other
+                        picked, why = pick_graph(folder, ops, flag, keep=not several)
+                    except (GraphError, DumpDirError) as exc:
+                        return _error(str(exc))
                 _note(why)
                 setattr(ns, attr, str(picked))
+        finally:
+            if off_pick:
+                off_pick.close()
         if several:
             ns.out_dir = str(Path(args.out_dir) / f"rank_{pair.rank}")
         plan.runs.append((pair.label, ns))
     return plan
+
+
+_HELPER_PICK_BYTES = 64 << 10  # as compare.discover: below it, a fork costs more than it saves
+
+
+def _start_pick(folder: str | None, leaf: Path):
+    """The pick of the fusion-off graph from ``folder``, started in a forked helper that sends
+    back only (file, note) or the error text; None when it is picked here (not a folder of
+    graphs, small graphs, no fork).
+
+    Issue 16: the job needs only a digest of the fusion-off graph, which its own helper reads
+    from the file. Picked here, the graph (5,000 ops: ~50 MB) was held by this process while
+    that helper and the workers were forked, and counted again in each of them; the pick
+    also read it here, one graph after the other, where the helper reads it beside the
+    fusion-on graph's pick."""
+    from ..compare.forked import ForkedCall
+    from ..readers.graph_folder import graph_candidates
+
+    if not folder or not Path(folder).is_dir():
+        return None
+    candidates = graph_candidates(folder)
+    with contextlib.suppress(OSError):
+        if sum(path.stat().st_size for path in candidates) >= _HELPER_PICK_BYTES:
+            started = ForkedCall(_pick_in_child, (folder, leaf)).start()
+            return started if started.busy else None
+    return None
+
+
+def _pick_in_child(folder: str, leaf: Path) -> tuple:
+    """Helper body: ("ok", picked file, note) or ("error", message). Any other failure gives no
+    answer, and the parent picks the graph itself (and reports what goes wrong then)."""
+    from ..readers.dumpdir import DumpDirError, scan_dump_dir
+    from ..readers.graph import GraphError
+    from ..readers.graph_folder import pick_graph
+
+    try:
+        picked, why = pick_graph(folder, scan_dump_dir(leaf).op_names, "-cf", keep=False)
+    except (GraphError, DumpDirError) as exc:
+        return ("error", str(exc))
+    return ("ok", picked, why)
 
 
 def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) -> int:

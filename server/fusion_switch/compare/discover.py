@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,11 +25,11 @@ from ..readers.dumpdir import (
     scan_dump_dir,
 )
 from ..readers.graph import Graph, GraphError, deferred_graph, drop_handed, load_graph
-from .forked import ForkedCall
+from .forked import GRAPH_FORK_BYTES, ForkedCall, path_key, take_ahead
 from .metrics import AlgorithmSelectionError, parse_algorithms
 from .pairing import FusionRule, fusion_rule
 
-_HELPER_GRAPH_BYTES = 64 << 10  # smaller graph files are read here: a fork would cost more
+_HELPER_GRAPH_BYTES = GRAPH_FORK_BYTES
 
 
 class CompareInputError(Exception):
@@ -127,10 +127,13 @@ def _scan(
     """Index a dump folder, picking the model folder named like the first graph name that
     exists there (the second name covers dump folders given the other way round).
 
-    ``leaves``: folders already indexed by :func:`_scan_leaf`, by real path."""
-    known = (leaves or {}).get(os.path.realpath(path))
-    if known is not None:
-        return known
+    ``leaves``: folders already indexed by :func:`_scan_leaf`, by real path, and by
+    :func:`_scan_ahead`, by (real path, graph names)."""
+    real = os.path.realpath(path)
+    for key in (real, _ahead_key(real, graph_names)):
+        known = (leaves or {}).get(key)
+        if known is not None:
+            return known
     first_error: DumpDirError | None = None
     for name in dict.fromkeys(graph_names):
         try:
@@ -138,6 +141,21 @@ def _scan(
         except DumpDirError as error:
             first_error = first_error or error
     raise CompareInputError(f"{role} dump folder: {first_error}")
+
+
+def _ahead_key(real: str, graph_names: Sequence[str]) -> str:
+    return "\0".join((real, *dict.fromkeys(graph_names)))
+
+
+def _scan_ahead(
+    path: str | os.PathLike, graph_names: Sequence[str], leaves: dict[str, DumpDir]
+) -> None:
+    """Index ``path`` as :func:`_scan` with these ``graph_names`` would, ahead of time (while
+    the helper finishes the fusion-off digest); the result is used only by a :func:`_scan`
+    given the same folder and names. Any problem is left to :func:`_scan`."""
+    with contextlib.suppress(CompareInputError, OSError):
+        found = _scan(path, graph_names, "", leaves)
+        leaves.setdefault(_ahead_key(os.path.realpath(path), graph_names), found)
 
 
 def _scan_leaf(path: str | os.PathLike, leaves: dict[str, DumpDir]) -> None:
@@ -220,10 +238,14 @@ def _digest(graph: Graph, rule: FusionRule | None = None) -> _GraphDigest:
     )
 
 
-def _digest_in_child(path: str | os.PathLike) -> tuple:
-    """Helper-process body: ("ok", digest), ("graph", GraphError fields) or ("bug", text)."""
+def digest_in_child(path: str | os.PathLike, tell: Callable[[str], None]) -> tuple:
+    """Helper-process body: ("ok", digest), ("graph", GraphError fields) or ("bug", text).
+    The graph's name is told as soon as the graph is read: the parent indexes the fusion-off
+    dump folder with it while this process works out the pairing rule."""
     try:
-        return ("ok", _digest(load_graph(path)))
+        graph = load_graph(path)
+        tell(graph.name)
+        return ("ok", _digest(graph))
     except GraphError as error:
         return ("graph", (error.path, error.message, error.line, error.column))
     except Exception:  # reported by the parent, which then reads the graph itself
@@ -237,7 +259,13 @@ class _DigestReader:
     def __init__(self, path: str | os.PathLike, role: str, start_method: str | None) -> None:
         self.path = path
         self.role = role
-        self._call = ForkedCall(_digest_in_child, (path,))
+        ahead = take_ahead(path_key("digest", path))
+        if ahead is not None and (start_method or "fork") == "fork":
+            self._call = ahead  # started by the command line before the job was loaded
+            return
+        if ahead is not None:
+            ahead.close()
+        self._call = ForkedCall(digest_in_child, (path,), early=True)
         if (start_method or "fork") != "fork":
             return
         try:
@@ -251,6 +279,12 @@ class _DigestReader:
     def busy(self) -> bool:
         """A helper process is reading the graph (this process would otherwise wait)."""
         return self._call.busy
+
+    def name(self) -> str | None:
+        """The graph's name once the helper has read the graph (waiting for it), or None when
+        no helper runs or it ended without reading it (then :meth:`digest` says why)."""
+        name = self._call.early()
+        return name if isinstance(name, str) else None
 
     def digest(self) -> _GraphDigest:
         message = self._call.answer()
@@ -279,7 +313,9 @@ def _prepare(request: CompareRequest, notes: list[str]):
         on_rule = fusion_rule(on_graph)
         on_names = _op_names(on_graph)
         # While the helper finishes: index the fusion-on dumps as _scan would on its first try,
-        # and the fusion-off dumps when no graph name is needed to find them.
+        # and the fusion-off dumps when no graph name is needed to find them, or else with the
+        # name the helper tells as soon as it has read the graph (issue 16: the main process
+        # waited for the whole digest first).
         with contextlib.suppress(DumpDirError):
             early = scan_dump_dir(os.path.realpath(request.on_dump), on_graph.name or None)
         if helper.busy:
@@ -287,6 +323,9 @@ def _prepare(request: CompareRequest, notes: list[str]):
             # a graph picked from a folder and handed on is the helper's: freed here while
             # the helper works (freeing 5,000 ops takes a while), not kept for the whole job
             drop_handed(request.off_graph)
+            off_name = helper.name()
+            if off_name is not None:  # as _scan below will index the fusion-off dumps
+                _scan_ahead(request.off_dump, (off_name, on_graph.name), leaves)
         off = helper.digest()
     finally:
         helper.close()

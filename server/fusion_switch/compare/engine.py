@@ -211,16 +211,21 @@ def _group_costs(merged: MergedRule, left: DumpDir) -> list[int]:
 
 
 def plan_chunks(costs: Sequence[int], workers: int) -> list[list[int]]:
-    """Split group positions into consecutive chunks of similar cost (bytes to read)."""
+    """Split group positions into consecutive chunks of similar cost (bytes to read), smaller
+    towards the end: a chunk is at most half of what is left per process, so the
+    processes finish close together instead of one waiting on another's last big chunk."""
     total = sum(costs)
     target = max(_MIN_CHUNK_BYTES, math.ceil(total / max(1, workers * _CHUNKS_PER_WORKER)))
+    tail = 2 * max(1, workers)
     chunks: list[list[int]] = []
     current: list[int] = []
     load = 0
+    left = total  # bytes from the current chunk's start to the end
     for position, cost in enumerate(costs):
         current.append(position)
         load += cost
-        if load >= target:
+        if load >= target or (load >= _MIN_CHUNK_BYTES and load * tail >= left):
+            left -= load
             chunks.append(current)
             current, load = [], 0
     if current:

@@ -301,14 +301,18 @@ def judge(
     crossed = []
     for name, threshold in thresholds.items():
         value = metrics.get(name)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if value is None:
             continue
-        b = threshold.exceedance(float(value))
-        if math.isnan(b):
+        value = float(value)
+        if value != value:  # NaN: no verdict from this metric
             continue
-        worst = b if worst is None else max(worst, b)
+        b = threshold.exceedance(value)
+        if b != b:
+            continue
+        if worst is None or b > worst:
+            worst = b
         if b > 1.0:
-            crossed.append(threshold.describe(float(value)))
+            crossed.append(threshold.describe(value))
     return worst, crossed
 
 

@@ -198,6 +198,9 @@ class Kernels:
         found, self.error_type = _registry()
         self.lookup = lookup or found
         self._specs: dict[str, Any] = {}
+        # the attributes each op's kernel takes, by op (kept alive: the id stays its own); an op
+        # is run for the noise floor, its sub-graph and any localisation variant
+        self._attrs: dict[int, tuple[Any, dict[str, Any]]] = {}
 
     @property
     def available(self) -> bool:
@@ -213,7 +216,10 @@ class Kernels:
         spec = self._specs[op.type]
         if spec is None:
             raise Unverifiable(f"no kernel for type {op.type}")
-        attrs = _accepted(spec.fn, kernel_attrs(op))
+        known = self._attrs.get(id(op))
+        if known is None or known[0] is not op:
+            known = self._attrs[id(op)] = (op, _accepted(spec.fn, kernel_attrs(op)))
+        attrs = known[1]
         try:
             with np.errstate(all="ignore"):
                 outs = spec.fn(inputs, **attrs)

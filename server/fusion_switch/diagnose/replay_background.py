@@ -28,7 +28,7 @@ from typing import Any
 
 from ..compare.forked import ForkedCall
 from .evidence import EvidenceStore
-from .replay import ReplayReport, measure_handed
+from .replay import ReplayReport, _registry, measure_handed
 from .replay_job import dump_dirs, replay_outcome
 from .replay_share import ChildShare, ShareChannel, help_child
 
@@ -110,6 +110,10 @@ class BackgroundReplay:
 
     def start(self) -> BackgroundReplay:
         if (self.workers or os.cpu_count() or 1) >= 2:
+            if self._channel is not None:
+                # this process imports the kernels anyway to measure what the child hands over:
+                # imported before the fork, the child does not import them again
+                _registry()
             self._call.start()  # else nothing to overlap with: the replay runs in result()
         if self._channel is not None:
             if self._call.busy:

@@ -397,7 +397,6 @@ def _write_outputs(
     workers: int | None = None,
     started: StartedReplay | None = None,
 ) -> Outputs:
-    from .replay_background import BackgroundReplay
     from .report import render_report
 
     out = Path(out_dir)
@@ -413,8 +412,12 @@ def _write_outputs(
     result_path, table = rules.path, rules.table
     if started is not None:
         background = started.background
+    elif replay:
+        from .replay_background import BackgroundReplay  # with its imports: not for --no-replay
+
+        background = BackgroundReplay(outcome, table, workers).start()
     else:
-        background = BackgroundReplay(outcome, table, workers).start() if replay else None
+        background = None
     try:  # the rows are judged while the replay runs
         attribution = attribute(
             list(getattr(outcome, "rows", []) or []),

@@ -403,6 +403,8 @@ class Op(_LazyAttrs):
     def pass_names(self) -> list[str]:
         """Every pass that produced this op, oldest first, most recent last: the ``pass_name``
         list, then UB passes not already in it."""
+        if _PASS_KEYS.isdisjoint(self.raw_attrs if self._attrs is None else self._attrs):
+            return []  # most ops: none of the keys that attr() would read is there
         names = _string_list(self.attr(PASS_NAME)) + self.ub_pass_names
         return list(dict.fromkeys(n for n in names if n))
 
