@@ -4,9 +4,12 @@ Prints, for one realistic 5,000-entry document (`fusion_switch.cfg.sample_docume
 against a catalogue that knows all its names (`sample_catalogue`; in the server through
 `fusionSwitch.catalogue.extraFiles`), as the JSON schema reference also accepts them all:
   - in process: parse, parse + check, parse + check + publish (diagnostics converted to LSP
-    and serialised), completion at a rule key;
+    and serialised), completion at a rule key, and completion in an empty section (every
+    rule offered: 5,001 items) as the server answers it, beside how it answered before
+    (lsprotocol objects serialised by cattrs);
   - over stdio against `fusion-switch serve`: server start → `initialize` reply,
-    didChange → publishDiagnostics round trip, completion request round trip;
+    didChange → publishDiagnostics round trip, completion request round trips, and the
+    server's CPU time per 5,001-item completion request;
   - references in the same run: vscode-json-languageservice (node) parse + doValidation and
     doComplete with schemas/fusion_switch.schema.json, python-jsonschema `iter_errors`, and
     `json.loads`; with the ratios ours / reference.
@@ -39,6 +42,7 @@ from fusion_switch.cfg.model import Context
 from fusion_switch.cfg.sample import sample_catalogue
 from fusion_switch.lsp.capabilities import ClientFeatures
 from fusion_switch.lsp.convert import Converter
+from fusion_switch.lsp.features.completion import completion_json
 from fusion_switch.lsp.features.diagnostics import MAX_DIAGNOSTICS
 from fusion_switch.lsp.text import LineIndex
 from lsprotocol import types
@@ -102,8 +106,38 @@ def bench_in_process(text: str, runs: int, ctx: Context) -> dict:
         "completion_items": len(cfg.complete(analysis.document, offset, ctx)),
         "completion_all": median_ms(lambda: cfg.complete(empty_doc, len(empty) - 3, ctx), runs),
         "completion_all_items": len(cfg.complete(empty_doc, len(empty) - 3, ctx)),
+        "completion_all_json": median_ms(lambda: answer(empty_doc, len(empty) - 3, ctx), runs),
+        "completion_all_attrs": median_ms(
+            lambda: attrs_answer(empty_doc, len(empty) - 3, ctx), max(runs // 3, 3)
+        ),
         "json.loads": median_ms(lambda: json.loads(text), runs),
     }
+
+
+def _converter(text: str) -> Converter:
+    """A converter for VS Code's completion capabilities (snippets, markdown)."""
+    client = ClientFeatures(snippets=True, completion_markdown=True)
+    return Converter(LineIndex(text), "utf-16", client)
+
+
+def answer(doc: cfg.CfgDocument, offset: int, ctx: Context) -> bytes:
+    """What the server does for textDocument/completion (features/completion.py), up to the
+    bytes it writes: the items and their JSON text."""
+    conv = _converter(doc.text)
+    return b"".join(completion_json(doc, offset, ctx, conv).pieces)
+
+
+def attrs_answer(doc: cfg.CfgDocument, offset: int, ctx: Context) -> bytes:
+    """The same answer the way the server gave it before issue 16's fourth round: lsprotocol
+    objects per item, serialised by pygls (cattrs unstructure, then `json.dumps`)."""
+    from pygls.protocol import default_converter
+
+    conv = _converter(doc.text)
+    items = cfg.complete(doc, offset, ctx, snippets=True)
+    result = types.CompletionList(
+        is_incomplete=False, items=[conv.completion_item(i) for i in items]
+    )
+    return json.dumps(default_converter().unstructure(result)).encode()
 
 
 def _fresh() -> Context:
@@ -182,9 +216,12 @@ class _Client(LanguageClient):
         # on a loaded machine, a cost of the pygls client, not of the server)
         self.arrived: dict[int | None, float] = {}
         self.last_arrived: dict[int | None, float] = {}  # a version's last publish so far
+        self.answered = 0.0  # when the last response was read and parsed as JSON
         structure = self.protocol.structure_message
 
         def timed(data: dict):
+            if "result" in data and "id" in data:
+                self.answered = time.perf_counter()
             if data.get("method") == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
                 version = (data.get("params") or {}).get("version")
                 self.arrived.setdefault(version, time.perf_counter())
@@ -282,14 +319,47 @@ async def bench_stdio(text: str, runs: int, starts: int, extra: Path) -> dict:
         )
         completion_times.append((time.perf_counter() - t0) * 1000)
         items = len(result.items) if result else 0
+    all_times, all_cpu, all_items = await _complete_everything(client, runs)
     await _stop(client)
     return {
         "start": statistics.median(start_times),
         "round_trip": statistics.median(round_trips[1:]),
         "completion": statistics.median(completion_times[1:]),
         "completion_items": items,
+        "completion_all": statistics.median(all_times),
+        "completion_all_cpu": all_cpu,
+        "completion_all_items": all_items,
         "findings": len(opened.diagnostics),
     }
+
+
+async def _complete_everything(client: _Client, runs: int) -> tuple[list[float], float, int]:
+    """Completion in an empty GraphFusion section (every rule of the catalogue offered):
+    round trips until the answer was read and parsed as JSON (before this pygls client turns
+    5,001 items into lsprotocol objects, its own cost), and the server's CPU ms per request
+    (reading the request, answering, writing; the load of other processes does not count)."""
+    import psutil
+
+    uri = "file:///bench/empty/fusion_switch.cfg"
+    text = '{"Switch": {"GraphFusion": {}}}'
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="json", version=1, text=text)
+        )
+    )
+    params = types.CompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=_position(text, len(text) - 3)
+    )
+    result = await client.text_document_completion_async(params)  # warm-up
+    server = psutil.Process(client._server.pid)
+    times = []
+    cpu_before = sum(server.cpu_times()[:2])
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        await client.text_document_completion_async(params)  # the only request in flight
+        times.append((client.answered - t0) * 1000)
+    cpu_ms = (sum(server.cpu_times()[:2]) - cpu_before) * 1000 / runs
+    return times, cpu_ms, len(result.items) if result else 0
 
 
 # start -> first diagnostics, against a bare pygls server -------------------------------
@@ -666,10 +736,15 @@ def main(argv: list[str] | None = None) -> int:
         "json-ls",
     )
     row(
-        f"completion, empty section ({ours['completion_all_items']} items)",
-        ours["completion_all"],
+        f"completion, empty section ({ours['completion_all_items']} items), as the server answers",
+        ours["completion_all_json"],
         BUDGETS_MS["completion"],
     )
+    row(
+        "  the same as lsprotocol objects + cattrs (the server before)",
+        ours["completion_all_attrs"],
+    )
+    row("  the same as a list of cfg.Completion (`cfg.complete`)", ours["completion_all"])
     row(
         f"worst case, all names unknown ({ours['unknown_findings']} findings): publish",
         ours["unknown_check+publish"],
@@ -687,6 +762,15 @@ def main(argv: list[str] | None = None) -> int:
         BUDGETS_MS["check+publish"],
     )
     row(f"completion request ({stdio['completion_items']} items)", stdio["completion"])
+    row(
+        f"completion request ({stdio['completion_all_items']} items), round trip to JSON parsed",
+        stdio["completion_all"],
+    )
+    row(
+        "  server CPU per such request (read, answer, write)",
+        stdio["completion_all_cpu"],
+        BUDGETS_MS["completion"],
+    )
     print("references, same document, same machine, same run")
     if node_ok:
         row(

@@ -250,6 +250,18 @@ def test_measuring_chunks_in_workers_gives_what_measuring_them_here_gives(
     assert spread.files_read == here.files_read
 
 
+def test_the_report_does_not_depend_on_the_number_of_workers(larger):
+    """The noise floor was sampled per chunk and the chunks were one per worker (one per core by
+    default), so `--workers 1` and the default, or two machines, gave different floors and
+    file counts for the same dumps. A verdict must not depend on the machine."""
+    one = replay_outcome(larger, None, [], workers=1)
+    for workers in (2, 3):
+        spread = replay_outcome(larger, None, [], workers=workers)
+        assert spread.noise.samples == one.noise.samples
+        assert (spread.files_read, spread.unreadable) == (one.files_read, one.unreadable)
+        assert _json(spread) == _json(one)
+
+
 WRITE_AFTER_PRINT = """
 import sys
 from pathlib import Path

@@ -13,6 +13,7 @@ _HOME = {
     "analyse": "analysis",
     "fill_suggestions": "analysis",
     "complete": "completion",
+    "complete_choices": "completion",
     "all_off_text": "edits",
     "apply_edits": "edits",
     "set_switches": "edits",
@@ -65,7 +66,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .analysis import Analysis, analyse, fill_suggestions
-    from .completion import complete
+    from .completion import complete, complete_choices
     from .edits import all_off_text, apply_edits, set_switches
     from .fixes import code_actions
     from .formatting import format_document
@@ -141,6 +142,7 @@ __all__ = [
     "apply_edits",
     "code_actions",
     "complete",
+    "complete_choices",
     "fill_suggestions",
     "folds",
     "format_document",

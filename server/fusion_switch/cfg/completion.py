@@ -4,11 +4,17 @@ Replace span rules: inside a string token (key or value) the whole token, quotes
 replaced (so `filter_text` carries the quotes too); on a bare word the word; elsewhere an empty
 span at the cursor. A key gets `": "` appended only when the entry has no colon yet; a snippet
 (which inserts the value too) also ends with `,` when another member follows without one.
+
+Every item of one answer replaces the same span, so an answer is a `Completions`: the span and
+its `Choice`s (items without the span). The choices of a section's rules depend only on the
+catalogue and a few flags of the cursor, so they are built once per catalogue and flags and
+shared by every later answer (5,000 rules: building them is most of the cost of an answer).
 """
 
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring as _quoted  # json.dumps(str, ensure_ascii=False)
 from typing import NamedTuple
 
 from ..catalogue import SECTIONS, Rule
@@ -40,33 +46,90 @@ class _Candidate(NamedTuple):
     value_kind: str  # "switch", "priority", or the key whose empty container follows
 
 
+class Choice(NamedTuple):
+    """A completion item without the span it replaces (see `Completion` for the fields)."""
+
+    label: str
+    new_text: str
+    kind: str = "property"
+    detail: str = ""
+    documentation: str = ""
+    sort_text: str | None = None
+    filter_text: str | None = None
+    is_snippet: bool = False
+
+
+class SharedChoices(list):
+    """A list of choices built once and shared by many answers: never mutate it. `rendered`
+    is where the protocol layer keeps what it derives from the list (e.g. JSON text per
+    client kind), so that dies with the list (i.e. with the catalogue)."""
+
+    __slots__ = ("rendered",)
+
+    def __init__(self, choices) -> None:
+        super().__init__(choices)
+        self.rendered: dict = {}
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+class Completions(NamedTuple):
+    """One answer; every choice replaces `span`. The choices, in order: `fixed`, then those
+    of `shared` whose label is not in `skip`, then `after`."""
+
+    span: Span
+    fixed: list[Choice]
+    shared: SharedChoices | None = None
+    skip: frozenset[str] | set[str] = _NONE
+    after: tuple[Choice, ...] = ()
+
+    @property
+    def choices(self) -> list[Choice]:
+        out = list(self.fixed)
+        if self.shared:
+            skip = self.skip
+            out += [c for c in self.shared if c.label not in skip] if skip else self.shared
+        out += self.after
+        return out
+
+    def expanded(self) -> list[Completion]:
+        span = self.span
+        return [Completion(c[0], span, *c[1:]) for c in self.choices]
+
+
 def complete(
     doc: CfgDocument, offset: int, ctx: Context, snippets: bool = False
 ) -> list[Completion]:
     """Completion items at `offset`; never raises."""
+    return complete_choices(doc, offset, ctx, snippets).expanded()
+
+
+def complete_choices(
+    doc: CfgDocument, offset: int, ctx: Context, snippets: bool = False
+) -> Completions:
+    """`complete` as one span and its choices (what the server serialises); never raises."""
+    offset = max(0, min(offset, len(doc.text)))
     try:
-        offset = max(0, min(offset, len(doc.text)))
         if doc.format == "empty":
-            return [
-                Completion(
-                    "fusion_switch.cfg skeleton",
-                    Span(0, len(doc.text)),
-                    SKELETON,
-                    # plain text either way; only a snippet client is told it is a template
-                    kind="snippet" if snippets else "keyword",
-                    detail="Switch with GraphFusion and UBFusion",
-                    documentation=TOP_LEVEL_DOCS["Switch"],
-                )
-            ]
+            skeleton = Choice(
+                "fusion_switch.cfg skeleton",
+                SKELETON,
+                # plain text either way; only a snippet client is told it is a template
+                kind="snippet" if snippets else "keyword",
+                detail="Switch with GraphFusion and UBFusion",
+                documentation=TOP_LEVEL_DOCS["Switch"],
+            )
+            return Completions(Span(0, len(doc.text)), [skeleton])
         if doc.format == "lines":
             return _complete_line(doc, offset, ctx)
         return _complete_json(doc, offset, ctx, snippets)
     except Exception:  # completion must never break the editor
-        return []
+        return Completions(Span(offset, offset), [])
 
 
 # ---- JSON ---------------------------------------------------------------------------------
-def _complete_json(doc: CfgDocument, offset: int, ctx: Context, snippets: bool) -> list[Completion]:
+def _complete_json(doc: CfgDocument, offset: int, ctx: Context, snippets: bool) -> Completions:
     cur = locate(doc, offset)
     path = cur.path
     if cur.role == "key":
@@ -75,36 +138,53 @@ def _complete_json(doc: CfgDocument, offset: int, ctx: Context, snippets: bool) 
         return _values(doc, cur, offset, ctx)
     if cur.role == "item" and path == ("ExceptionalPassOfO1Level",):
         return _items(doc, cur, offset, ctx)
-    return []
+    return Completions(Span(offset, offset), [])
 
 
-def _key_candidates(path: tuple[str, ...], ctx: Context) -> list[_Candidate]:
-    """The keys valid under `path`."""
+def _key_candidates(path: tuple[str, ...], ctx: Context) -> tuple[list[_Candidate], tuple | None]:
+    """The keys valid under `path`: a few fixed ones, then (section, value kind) when a
+    section's rules follow them."""
     if path == ():
-        return [_Candidate(k, "top-level key", TOP_LEVEL_DOCS[k], "0", k) for k in TOP_LEVEL_DOCS]
+        return [
+            _Candidate(k, "top-level key", TOP_LEVEL_DOCS[k], "0", k) for k in TOP_LEVEL_DOCS
+        ], None
     if path in (("Switch",), ("Priority",)):
-        return [_Candidate(s, f"{path[0]} section", SECTION_DOCS[s], "0", "{}") for s in SECTIONS]
+        return [
+            _Candidate(s, f"{path[0]} section", SECTION_DOCS[s], "0", "{}") for s in SECTIONS
+        ], None
     section = switch_section(path)
     if section is not None:
         every = _Candidate(
             "ALL", f"{section}: every rule not named", all_markdown(section), "0", "switch"
         )
-        return [every, *_rule_candidates(section, ctx, "switch")]
+        return [every], (section, "switch")
     if len(path) == 2 and path[0] == "Priority" and path[1] in SECTIONS:
-        return [_Candidate(s, "priority stage", STAGE_DOCS[s], "0", "{}") for s in STAGE_DOCS]
+        return [_Candidate(s, "priority stage", STAGE_DOCS[s], "0", "{}") for s in STAGE_DOCS], None
     if len(path) == 3 and path[0] == "Priority" and path[1] in SECTIONS and path[2] in STAGE_DOCS:
-        return _rule_candidates(path[1], ctx, "priority")
-    return []
+        return [], (path[1], "priority")
+    return [], None
 
 
 def _rule_candidates(section: str, ctx: Context, kind: str) -> list[_Candidate]:
     """The section's rules; built once per catalogue (rule markdown is the costly part)."""
     index = name_index(ctx.catalogue)
-    cache = index.completions.setdefault((section, kind), {})
-    if not cache:
-        for name, rule in ctx.catalogue.rules.get(section, {}).items():
-            cache[name] = _Candidate(name, section, rule_markdown(rule), _group(rule), kind)
+    cache = index.completions.get((section, kind))
+    if cache is None:  # built whole, then stored: the server's warm-up runs on a thread
+        cache = {
+            name: _Candidate(name, section, rule_markdown(rule), _group(rule), kind)
+            for name, rule in ctx.catalogue.rules.get(section, {}).items()
+        }
+        index.completions[(section, kind)] = cache
     return list(cache.values())
+
+
+def _shared(ctx: Context, key: tuple, build) -> SharedChoices:
+    """`build()`, made once per catalogue and `key` (the name index's cache dies with it)."""
+    cache = name_index(ctx.catalogue).completions
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = SharedChoices(build())
+    return found
 
 
 def _group(rule: Rule) -> str:
@@ -114,9 +194,47 @@ def _group(rule: Rule) -> str:
     return "1" if rule.products else "2"
 
 
-def _keys(
-    doc: CfgDocument, cur: Cursor, offset: int, ctx: Context, snippets: bool
-) -> list[Completion]:
+def _key_choice(
+    candidate: _Candidate, has_colon: bool, snippets: bool, needs_comma: bool, quoted: bool
+) -> Choice:
+    name, detail, documentation, group, value_kind = candidate
+    key_text = _quoted(name)
+    new_text = key_text
+    is_snippet = False
+    if not has_colon:
+        if value_kind == "switch":
+            if snippets:
+                new_text = _escape(key_text) + ': "${1|on,off|}"'
+                is_snippet = True
+            else:
+                new_text = key_text + ": "
+        elif value_kind == "priority":
+            new_text = key_text + ": "
+            if snippets:
+                new_text = _escape(key_text) + ': "${1:1000}"'
+                is_snippet = True
+        else:
+            empty = _CONTAINER_VALUES.get(value_kind, value_kind)
+            if snippets:
+                new_text = _escape(key_text) + f": {empty[0]}$0{empty[1]}"
+                is_snippet = True
+            else:
+                new_text = key_text + ": " + empty
+        if needs_comma and is_snippet:
+            new_text += ","
+    return Choice(
+        label=name,
+        new_text=new_text,
+        kind="property",
+        detail=detail,
+        documentation=documentation,
+        sort_text=group + name,
+        filter_text=key_text if quoted else name,
+        is_snippet=is_snippet,
+    )
+
+
+def _keys(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context, snippets: bool) -> Completions:
     text = doc.text
     member = cur.member
     if member is not None:
@@ -131,52 +249,22 @@ def _keys(
     # Another member follows without a separator: a snippet inserts the value as well, so it
     # must end with the comma or the document breaks the moment the item is accepted.
     needs_comma = snippets and not has_colon and _next_char(text, span.end) == '"'
-    items: list[Completion] = []
-    for name, detail, documentation, group, value_kind in _key_candidates(cur.path, ctx):
-        if name in present:
-            continue
-        key_text = json.dumps(name, ensure_ascii=False)
-        new_text = key_text
-        is_snippet = False
-        if not has_colon:
-            if value_kind == "switch":
-                if snippets:
-                    new_text = _escape(key_text) + ': "${1|on,off|}"'
-                    is_snippet = True
-                else:
-                    new_text = key_text + ": "
-            elif value_kind == "priority":
-                new_text = key_text + ": "
-                if snippets:
-                    new_text = _escape(key_text) + ': "${1:1000}"'
-                    is_snippet = True
-            else:
-                empty = _CONTAINER_VALUES.get(value_kind, value_kind)
-                if snippets:
-                    new_text = _escape(key_text) + f": {empty[0]}$0{empty[1]}"
-                    is_snippet = True
-                else:
-                    new_text = key_text + ": " + empty
-            if needs_comma and is_snippet:
-                new_text += ","
-        items.append(
-            Completion(
-                label=name,
-                span=span,
-                new_text=new_text,
-                kind="property",
-                detail=detail,
-                documentation=documentation,
-                sort_text=group + name,
-                filter_text=key_text if quoted else name,
-                is_snippet=is_snippet,
-            )
+    flags = (has_colon, snippets, needs_comma, quoted)
+    fixed, rules = _key_candidates(cur.path, ctx)
+    items = [_key_choice(c, *flags) for c in fixed if c.name not in present]
+    shared = None
+    if rules is not None:
+        section, kind = rules
+        shared = _shared(
+            ctx,
+            ("keys", section, kind, *flags),
+            lambda: [_key_choice(c, *flags) for c in _rule_candidates(section, ctx, kind)],
         )
+    after: tuple[Choice, ...] = ()
     if snippets and not has_colon and len(cur.path) == 2 and cur.path[0] == "Switch":
-        items.append(
-            Completion(
+        after = (
+            Choice(
                 label="New rule entry",
-                span=span,
                 new_text='"${1:Rule}": "${2|on,off|}"' + ("," if needs_comma else ""),
                 kind="snippet",
                 detail="a rule switch",
@@ -184,9 +272,9 @@ def _keys(
                 sort_text="9",
                 filter_text='"' if quoted else "",
                 is_snippet=True,
-            )
+            ),
         )
-    return items
+    return Completions(span, items, shared, present, after)
 
 
 def _escape(text: str) -> str:
@@ -200,7 +288,7 @@ def _next_char(text: str, offset: int) -> str:
     return text[i] if i < len(text) else ""
 
 
-def _values(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> list[Completion]:
+def _values(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> Completions:
     text = doc.text
     member = cur.member
     node = cur.node
@@ -219,9 +307,8 @@ def _values(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> list[Co
     for i, value in enumerate(("on", "off")):
         value_text = json.dumps(value)
         items.append(
-            Completion(
+            Choice(
                 label=value,
-                span=span,
                 new_text=value_text + suffix,
                 kind="value",
                 detail=f"{shorten(name)}: {value}" if name else value,
@@ -230,10 +317,10 @@ def _values(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> list[Co
                 filter_text=value_text if quoted else value,
             )
         )
-    return items
+    return Completions(span, items)
 
 
-def _items(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> list[Completion]:
+def _items(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> Completions:
     node = cur.node
     span = node.span if node is not None else Span(offset, offset)
     quoted = isinstance(node, StringNode)
@@ -242,28 +329,31 @@ def _items(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context) -> list[Com
         for i in getattr(cur.container, "items", [])
         if isinstance(i, StringNode) and i is not node
     }
-    items = []
-    for name, section, documentation, group, _ in _rule_candidates("GraphFusion", ctx, "switch"):
-        if name in present:
-            continue
-        key_text = json.dumps(name, ensure_ascii=False)
-        items.append(
-            Completion(
-                name,
-                span,
-                key_text,
-                "value",
-                section,
-                documentation,
-                group + name,
-                key_text if quoted else name,
+
+    def build() -> list[Choice]:
+        out = []
+        for name, section, documentation, group, _ in _rule_candidates(
+            "GraphFusion", ctx, "switch"
+        ):
+            key_text = _quoted(name)
+            out.append(
+                Choice(
+                    name,
+                    key_text,
+                    "value",
+                    section,
+                    documentation,
+                    group + name,
+                    key_text if quoted else name,
+                )
             )
-        )
-    return items
+        return out
+
+    return Completions(span, [], _shared(ctx, ("items", quoted), build), present)
 
 
 # ---- line format --------------------------------------------------------------------------
-def _complete_line(doc: CfgDocument, offset: int, ctx: Context) -> list[Completion]:
+def _complete_line(doc: CfgDocument, offset: int, ctx: Context) -> Completions:
     text = doc.text
     start, end = line_at(doc, offset)
     entry = entry_on_line(doc, offset)
@@ -271,19 +361,21 @@ def _complete_line(doc: CfgDocument, offset: int, ctx: Context) -> list[Completi
     if entry is not None and offset > colon:
         span = entry.value_span if entry.value_start <= offset else Span(offset, offset)
         rule = ctx.catalogue.get(entry.name)
-        return [
-            Completion(
-                v,
-                span,
-                v,
-                "value",
-                f"{entry.name}: {v}",
-                value_markdown(rule, entry.name, v),
-                str(i),
-                v,
-            )
-            for i, v in enumerate(("on", "off"))
-        ]
+        return Completions(
+            span,
+            [
+                Choice(
+                    v,
+                    v,
+                    "value",
+                    f"{entry.name}: {v}",
+                    value_markdown(rule, entry.name, v),
+                    str(i),
+                    v,
+                )
+                for i, v in enumerate(("on", "off"))
+            ],
+        )
     if entry is not None:
         span = entry.name_span if entry.name_start <= offset else Span(offset, offset)
         suffix = ""
@@ -299,9 +391,8 @@ def _complete_line(doc: CfgDocument, offset: int, ctx: Context) -> list[Completi
     items = []
     if "ALL" not in present:
         items.append(
-            Completion(
+            Choice(
                 "ALL",
-                span,
                 "ALL" + suffix,
                 "property",
                 "both sections",
@@ -310,15 +401,18 @@ def _complete_line(doc: CfgDocument, offset: int, ctx: Context) -> list[Completi
                 "ALL",
             )
         )
-    seen = set()
-    for section in SECTIONS:
-        for name, sec, documentation, group, _ in _rule_candidates(section, ctx, "switch"):
-            if name in present or name in seen:
-                continue
-            seen.add(name)
-            items.append(
-                Completion(
-                    name, span, name + suffix, "property", sec, documentation, group + name, name
+
+    def build() -> list[Choice]:
+        out = []
+        seen = set()
+        for section in SECTIONS:
+            for name, sec, documentation, group, _ in _rule_candidates(section, ctx, "switch"):
+                if name in seen:
+                    continue
+                seen.add(name)
+                out.append(
+                    Choice(name, name + suffix, "property", sec, documentation, group + name, name)
                 )
-            )
-    return items
+        return out
+
+    return Completions(span, items, _shared(ctx, ("lines", suffix), build), present)

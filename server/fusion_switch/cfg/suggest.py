@@ -39,7 +39,8 @@ class NameIndex:
         self._lanes: dict[str | None, _Lanes] = {}  # built on the pool's first unknown name
         self._cache: dict[tuple[str, str | None], list[str]] = {}
         self.messages: dict[tuple, tuple[str, dict]] = {}  # analysis message cache
-        self.completions: dict[tuple[str, str], dict[str, tuple]] = {}  # completion item data
+        # completion: rule candidates per (section, kind), shared choice lists per cursor flags
+        self.completions: dict[tuple, dict | list] = {}
         # facts used by the ALL check
         self.defaults = {
             s: {n: r.default for n, r in catalogue.rules[s].items() if r.default in ("on", "off")}

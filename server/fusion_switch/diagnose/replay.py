@@ -46,7 +46,7 @@ from .subgraph import (
 
 INTRODUCES, PROPAGATES, CLEAN, UNVERIFIED = "introduces", "propagates", "clean", "unverified"
 _INTERNAL_ATTRS = {"pass_name", "pass_name_ub", "fusion_scope", "group_op_name"}
-_NOISE_SAMPLES_PER_TYPE = 4  # per op type (and per worker): the floor of correct kernels, cheaply
+_NOISE_SAMPLES_PER_TYPE = 4  # per op type: the floor of correct kernels, cheaply
 
 Variant = Callable[[Any, list, list], "list | None"]  # (member, inputs, outputs) -> outputs
 
@@ -431,13 +431,14 @@ def replay_run(
 ) -> ReplayReport:
     """Replay every fused op of ``on_graph``; see the module docstring.
 
-    Measuring (reading dumps, evaluating, scoring, the noise floor) is split into ``workers``
-    chunks, each with its own evidence store when ``store_factory`` gives one; ``processes``
-    (None: one per chunk) forked processes measure them. The chunks, not the processes, decide
-    what is found (the noise floor is sampled per chunk), so any ``processes`` gives the same
-    report. The verdicts (which need the whole noise floor) and the localisation of flagged ops
-    run here. ``share``: when the chunks are measured one after the other, the end of the last
-    one may be handed to a waiting parent (:mod:`.replay_share`); the report is the same."""
+    The noise floor is sampled here first, over all the original ops in order, so it does not
+    depend on how the rest is split. Measuring the sub-graphs (reading dumps, evaluating,
+    scoring) is split into ``workers`` chunks, each with its own evidence store when
+    ``store_factory`` gives one; ``processes`` (None: one per chunk) forked processes measure
+    them. Any ``workers`` and ``processes`` give the same report (files read are counted once
+    however many stores read them). The verdicts and the localisation of flagged ops run here.
+    ``share``: when the chunks are measured one after the other, the end of the last one may
+    be handed to a waiting parent (:mod:`.replay_share`); the report is the same."""
     started = time.perf_counter()
     on, off = GraphIndex.of(on_graph), GraphIndex.of(off_graph)
     kernels = Kernels(lookup)
@@ -449,16 +450,13 @@ def replay_run(
         except NotReconstructible as error:
             subs.append((order, op, error.reason))
     replayable = [sub for _, _, sub in subs if not isinstance(sub, str)]
+    noise = _noise_of(replayer, replayable)
     parts = _measure_parts(replayer, replayable, workers, store_factory, processes, share)
-    noise = NoiseFloor()
     measured: dict[str, tuple] = {}
-    files_read, unreadable = 0, {}
+    files_read, unreadable = {str(path) for path in store.files_read}, {}
     for part in parts:
         measured.update(part["measured"])
-        for (op_type, dtype), values in part["noise"].items():
-            for value in values:
-                noise.add(op_type, dtype, value)
-        files_read += part["files_read"]
+        files_read |= part["files_read"]
         unreadable.update(part["unreadable"])
     results = []
     for order, op, sub in subs:
@@ -483,7 +481,7 @@ def replay_run(
         results,
         noise,
         seconds=time.perf_counter() - started,
-        files_read=files_read + len(store.files_read),
+        files_read=len(files_read | {str(path) for path in store.files_read}),
         unreadable={**unreadable, **store.unreadable},
         kernels_available=kernels.available,
     )
@@ -509,7 +507,7 @@ def _measure_parts(
         or len(subs) < _MIN_PARALLEL_OPS
         or "fork" not in multiprocessing.get_all_start_methods()
     ):
-        return [{**_measure(replayer, subs), "files_read": 0, "unreadable": {}}]  # counted here
+        return [{**_measure(replayer, subs), "files_read": set(), "unreadable": {}}]  # counted here
     _JOB = (chunks, replayer.off, replayer.kernels.lookup, store_factory)
     pool_size = min(len(chunks), processes or len(chunks)) - 1
     if pool_size < 1:
@@ -528,7 +526,7 @@ def _measure_parts(
             first = _measure_chunk(0)
             return [first, *others]
     except (OSError, BrokenProcessPool):
-        return [{**_measure(replayer, subs), "files_read": 0, "unreadable": {}}]
+        return [{**_measure(replayer, subs), "files_read": set(), "unreadable": {}}]
     finally:
         _JOB = None
 
@@ -574,13 +572,11 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
 
 
 def _measure(replayer: Replayer, subs: list[Subgraph]) -> dict:
-    """Scores of some sub-graphs and the noise floor of their original ops (picklable)."""
-    noise = _noise_of(replayer, subs)
+    """Scores of some sub-graphs, the files read for them and the unreadable ones (picklable)."""
     measured = {sub.fused.name: measure_one(replayer, sub) for sub in subs}
     return {
         "measured": measured,
-        "noise": noise.samples,
-        "files_read": len(replayer.store.files_read),
+        "files_read": {str(path) for path in replayer.store.files_read},
         "unreadable": dict(replayer.store.unreadable),
     }
 
@@ -596,7 +592,6 @@ def _measure_serially(chunks: list[list[Subgraph]], share: ChildShare | None) ->
     parts = []
     for index, subs in enumerate(chunks):
         replayer = Replayer(store_factory(), off, Kernels(lookup))
-        noise = _noise_of(replayer, subs)
         last = index == len(chunks) - 1
         measured: dict[str, tuple] = {}
         for position, sub in enumerate(subs):
@@ -628,8 +623,7 @@ def _measure_serially(chunks: list[list[Subgraph]], share: ChildShare | None) ->
         parts.append(
             {
                 "measured": measured,
-                "noise": noise.samples,
-                "files_read": len(files),
+                "files_read": files,
                 "unreadable": unreadable,
             }
         )

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from .capabilities import ClientFeatures
+from .completion_text import JsonPieces, completion_list
 from .text import LineIndex
 
 if TYPE_CHECKING:
+    from ..cfg.completion import Completions
     from ..cfg.model import Completion, Edit, Finding, Fix, Fold, HoverInfo, Span, Symbol
 
 SOURCE = "fusion-switch"
@@ -175,6 +177,15 @@ class Converter:
                 types.InsertTextFormat.Snippet if snippet else types.InsertTextFormat.PlainText
             ),
             text_edit=types.TextEdit(range=self.range(item.span), new_text=item.new_text),
+        )
+
+    def completion_list(self, completions: Completions) -> JsonPieces:
+        """`CompletionList(is_incomplete=False, items=[completion_item(i) ...])` as the JSON
+        lsprotocol would send (see `completion_text`)."""
+        span = completions.span
+        where = self.index.range_text(span.start, span.end, self.encoding)
+        return completion_list(
+            completions, where, self.client.completion_markdown, self.client.snippets
         )
 
     def hover(self, info: HoverInfo) -> types.Hover:

@@ -18,6 +18,7 @@ from pygls.protocol.language_server import lsp_method
 from .. import __version__
 from . import commands, logging_setup
 from .capabilities import ClientFeatures, server_capabilities
+from .completion_text import JsonPieces
 from .safety import log
 from .state import ServerState
 
@@ -48,18 +49,35 @@ class FusionSwitchProtocol(LanguageServerProtocol):
         """Send a notification whose params are JSON text already (see
         `Converter.diagnostics_text`), framed and logged as pygls's `notify` does."""
         body = f'{{"jsonrpc":"{self.VERSION}","method":{_string(method)},"params":{params}}}'
+        self._send_bytes([body.encode(self.CHARSET)])
+
+    def _send_response(self, msg_id, result=None, error=None) -> None:
+        """pygls's, except that a `JsonPieces` result (a completion list) is sent as the
+        JSON it already is, not serialised again."""
+        if error is None and isinstance(result, JsonPieces):
+            self._result_types.pop(msg_id, None)
+            quoted_id = _string(msg_id) if isinstance(msg_id, str) else str(int(msg_id))
+            head = f'{{"id":{quoted_id},"result":'.encode()
+            tail = f',"jsonrpc":"{self.VERSION}"}}'.encode()
+            self._send_bytes([head, *result.pieces, tail])
+            return
+        super()._send_response(msg_id, result, error)
+
+    def _send_bytes(self, body: list[bytes]) -> None:
+        """Frame, log and write one message given as pieces of its JSON bytes, in one write
+        and one copy (a completion list can be megabytes)."""
         if self.writer is None:
             _pygls_log.error("Unable to send data, no available transport!")
             return
-        _pygls_log.info("Sending data: %s", body)
-        data = body.encode(self.CHARSET)
+        if _pygls_log.isEnabledFor(logging.INFO):
+            _pygls_log.info("Sending data: %s", b"".join(body).decode(self.CHARSET))
         if self._include_headers:
             header = (
-                f"Content-Length: {len(data)}\r\n"
+                f"Content-Length: {sum(map(len, body))}\r\n"
                 f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
             )
-            data = header.encode(self.CHARSET) + data
-        self.writer.write(data)  # stdio and `serve --tcp` write at once (no awaitable)
+            body = [header.encode(self.CHARSET), *body]
+        self.writer.write(b"".join(body))  # stdio and `serve --tcp` write at once
 
 
 class FusionSwitchServer(LanguageServer):

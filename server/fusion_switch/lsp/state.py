@@ -40,6 +40,8 @@ PATIENCE = 5.0
 # start-up, which it would otherwise compete with.
 WARM_UP_DELAY = 0.5
 _WARM_UP_TEXT = '{"Switch": {"GraphFusion": {"ALL": "on", "X": "on"}}}'
+# a new key being typed in each section (no colon yet): what a first completion looks like
+_WARM_UP_COMPLETION = '{"Switch": {"GraphFusion": {"X"}, "UBFusion": {"X"}}}'
 
 
 @dataclass
@@ -118,6 +120,22 @@ class ServerState:
         cfg.complete(analysis.document, inside_x, ctx)
         cfg.hover(analysis.document, inside_x, ctx)
         cfg.code_actions(analysis.document, analysis.findings, ctx)
+        self._warm_completion(ctx)
+
+    def _warm_completion(self, ctx: Context) -> None:
+        """Build what the first completion of a new rule key needs in each section, for this
+        client (rule documentation, the shared items and their JSON): once per catalogue,
+        ~10 ms for the built-in one, ~0.1 s for 5,000 rules, a cost the first completion in a
+        section would otherwise pay."""
+        from .. import cfg
+        from .convert import Converter
+        from .text import LineIndex
+
+        text = _WARM_UP_COMPLETION
+        conv = Converter(LineIndex(text), self.encoding, self.client)
+        document = cfg.parse(text)
+        for at in (text.index('"X"') + 2, text.rindex('"X"') + 2):  # as features/completion
+            conv.completion_list(cfg.complete_choices(document, at, ctx, self.client.snippets))
 
     def result_id(self, doc: OpenDocument) -> str:
         """Identifies the diagnostics of one document version under one catalogue/target."""

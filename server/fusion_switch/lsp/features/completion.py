@@ -6,10 +6,13 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..completion_text import JsonPieces
+from ..convert import Converter
 from ..safety import guarded
 from .common import compute, document
 
 if TYPE_CHECKING:
+    from ...cfg import CfgDocument, Context
     from ..server import FusionSwitchServer
 
 
@@ -17,26 +20,27 @@ def _empty() -> types.CompletionList:
     return types.CompletionList(is_incomplete=False, items=[])
 
 
+def completion_json(
+    document: CfgDocument, offset: int, ctx: Context, conv: Converter
+) -> JsonPieces:
+    """The completion result for the client `conv` converts for, as JSON (`str()` of it:
+    the text)."""
+    from ... import cfg  # lazy: see engine note in state.py
+
+    choices = cfg.complete_choices(document, offset, ctx, snippets=conv.client.snippets)
+    return conv.completion_list(choices)
+
+
 def register(server: FusionSwitchServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_COMPLETION)
     @guarded(_empty)
     async def completion(ls: FusionSwitchServer, params: types.CompletionParams):
-        from ... import cfg  # lazy: see engine note in state.py
-
         found = document(ls, params.text_document.uri)
         if found is None:
             return _empty()
         doc, conv = found
         analysis = await ls.state.analysis_async(doc)
         offset = conv.offset(params.position)
-        items = await compute(
-            doc,
-            cfg.complete,
-            analysis.document,
-            offset,
-            ls.state.context(),
-            snippets=ls.state.client.snippets,
-        )
-        return types.CompletionList(
-            is_incomplete=False, items=[conv.completion_item(i) for i in items]
+        return await compute(
+            doc, completion_json, analysis.document, offset, ls.state.context(), conv
         )
