@@ -142,6 +142,9 @@ class GroupComparer:
         self._right_is_npy = ctx.right.is_npy  # one file per output; scanning it is not free
         # the direct path (_measure_raw) needs the compiled kernel and whole tensors
         self._raw = not ctx.max_cmp_size and kernel_in_use()
+        # bound once: looked up for each of 10,000 tensors at 5,000 ops
+        self._resolve = ctx.merged.resolve
+        self._right_latest = ctx.right.latest
 
     # ------------------------------------------------------------------ files
 
@@ -181,6 +184,12 @@ class GroupComparer:
     # ------------------------------------------------------------------ groups
 
     def compare_groups(self, positions: list[int], chunk: int, stop=None) -> ChunkResult:
+        # numpy's error state once per chunk, not per tensor: the kernel calls np.log, and
+        # entering np.errstate for each of 5,000 calls was a few percent of the stage
+        with np.errstate(all="ignore"):
+            return self._compare_groups(positions, chunk, stop)
+
+    def _compare_groups(self, positions: list[int], chunk: int, stop) -> ChunkResult:
         result = ChunkResult(chunk)
         for position in positions:
             if stop is not None and stop.is_set():
@@ -321,10 +330,12 @@ class GroupComparer:
         left_path: str | None = None,
     ) -> ResultRow:
         kind = "input" if is_input else "output"
-        tensor_id = f"{op.name}:{kind}:{tensor.index}"
+        index = tensor.index
+        tensor_id = f"{op.name}:{kind}:{index}"
         if left_path is None:
             left_path = str(dump.path)
-        shape = _msaccucmp_shape(tensor)
+        shape = (tensor.size,) if tensor.size and tensor.data_type == 0 else tuple(tensor.shape)
+        address = tensor.address
         row = ResultRow(
             op.group,
             op.type,
@@ -333,9 +344,9 @@ class GroupComparer:
             op.name,
             tensor_id,
             kind,
-            tensor.index,
-            shape,
-            left_address=_address(tensor),
+            index,
+            shape,  # _msaccucmp_shape() and _address() inline: once per tensor
+            left_address=str(address) if address else NAN,
             left_path=left_path,
         )
         try:
@@ -364,7 +375,7 @@ class GroupComparer:
         bring them to one layout. Fills the row's pairing cells; raises :class:`_RowFailure`.
         Returns the aligned pair and the fusion-off file's path; no pair when the common case
         was measured straight from the files' bytes (:meth:`_measure_raw`, row filled)."""
-        ref = self.ctx.merged.resolve(op, tensor.index, is_input)
+        ref = self._resolve(op, tensor.index, is_input)
         if isinstance(ref, Unpaired):
             if ref.no_dump:
                 raise _RowFailure(no_right_dump_reason(op.name, tensor_id), ref.reason)
@@ -374,10 +385,10 @@ class GroupComparer:
         row.right_op, row.right_output_index = ref.op_name, ref.output_index
         output_index = ref.output_index
         if self._right_is_npy:  # one file per output: {op}.{output}.{timestamp}.npy
-            right_path = self.ctx.right.latest(ref.op_name, ref.output_index)
+            right_path = self._right_latest(ref.op_name, ref.output_index)
             output_index = 0
         else:
-            right_path = self.ctx.right.latest(ref.op_name)
+            right_path = self._right_latest(ref.op_name)
         if right_path is None:
             raise _RowFailure(
                 no_right_dump_reason(op.name, tensor_id),
@@ -523,16 +534,34 @@ def _raw_cells(
     Only when :func:`.kernel_in_use`; ValueError for bytes it cannot read."""
     (scratch,) = SCRATCH.get(1, n)
     layout = () if blocks is None else (blocks,)
-    with np.errstate(all="ignore"):
-        values, texts, note, kl_inf, std = metrics._kernel.metrics_raw(  # type: ignore[union-attr]
-            *left[:3], *right[:3], n, scratch, scalar, metrics._BUFFER_SIZE, np.log, *layout
-        )
+    # numpy's errors are ignored by the caller (GroupComparer.compare_groups, once per chunk)
+    values, texts, note, kl_inf, std = metrics._kernel.metrics_raw(  # type: ignore[union-attr]
+        *left[:3], *right[:3], n, scratch, scalar, metrics._BUFFER_SIZE, np.log, *layout
+    )
     return metrics._chosen(
         names, values, texts, metrics._kernel_messages(note, kl_inf, left[3], right[3]), std
     )
 
 
 _RAW_KINDS = frozenset("febB")  # the stored dtypes metrics_raw decodes: float32/16, (u)int8
+# data type code -> (dtype character, DataType cell, item size), None when not one of those;
+# filled on first use (a DumpTensor's dtype property decodes the code on every call)
+_RAW_DTYPES: dict[int, tuple[str, str, int] | None] = {}
+
+
+def _raw_dtype(tensor: DumpTensor) -> tuple[str, str, int] | None:
+    code = tensor.data_type
+    try:
+        return _RAW_DTYPES[code]
+    except KeyError:
+        pass
+    info = tensor.dtype
+    found = None
+    if info.plain and info.little.char in _RAW_KINDS:
+        little = info.little
+        found = (little.char, _dtype_name(little), little.itemsize)
+    _RAW_DTYPES[code] = found
+    return found
 
 
 def _raw_tensor(dump: DumpFile, tensor: DumpTensor) -> tuple | None:
@@ -543,17 +572,14 @@ def _raw_tensor(dump: DumpFile, tensor: DumpTensor) -> tuple | None:
     shape = tensor.shape
     if content is None or dump.npy_dtype is not None or not shape or tensor.data_type == 0:
         return None
-    info = tensor.dtype
-    if not info.plain:
-        return None
-    little = info.little
-    if little.char not in _RAW_KINDS or len(shape) > MAX_DIMS or 0 in shape:
+    kind = _raw_dtype(tensor)
+    if kind is None or len(shape) > MAX_DIMS or 0 in shape:
         return None
     count = math.prod(shape)
-    needed = count * little.itemsize
+    needed = count * kind[2]
     if count <= 0 or needed > tensor.size or tensor.data_offset + needed > len(content):
         return None
-    return content, tensor.data_offset, little.char, _dtype_name(little), count
+    return content, tensor.data_offset, kind[0], kind[1], count
 
 
 def _failed(row: ResultRow, algorithms: list[str], csv_reason: str, reason: str) -> None:
