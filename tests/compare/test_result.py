@@ -46,3 +46,24 @@ def test_a_row_whose_cells_are_keyed_differently_round_trips_too():
     assert again == row and list(again.metric_text) == ["MaxAbsoluteError", "CosineSimilarity"]
     op_row = ResultRow(3, "Conv2D", "conv1", "*", "conv1")  # no tensor, no metrics
     assert pickle.loads(pickle.dumps(op_row)) == op_row
+
+
+def test_every_field_comes_back_in_its_own_place():
+    """The unpickler names each field (no slicing of one long tuple): with a distinct value in
+    every field, a field swapped or shifted on the way would show."""
+    from dataclasses import fields
+
+    row = _row(
+        npu_dump="conv1,relu1",
+        right_output_index=1,
+        left_address="0x1",
+        right_dtype="float32",
+        right_address="0x2",
+        right_path="/d/right",
+        messages=["m1", "m2"],
+    )
+    again = pickle.loads(pickle.dumps([row, row], protocol=pickle.HIGHEST_PROTOCOL))
+    values = [getattr(row, f.name) for f in fields(ResultRow)]
+    assert len({repr(value) for value in values}) == len(values)  # all distinct
+    for copy in again:
+        assert [getattr(copy, f.name) for f in fields(ResultRow)] == values

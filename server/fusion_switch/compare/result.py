@@ -118,14 +118,18 @@ def _row_from_fields(fields: dict) -> ResultRow:
     return ResultRow(**fields)
 
 
-def _row_from_state(*state) -> ResultRow:
-    names, values, texts = state[13:16]
+def _row_from_state(
+    index, op_type, npu_dump, ground_truth, op_name, tensor_index, kind, position, shape,
+    left_dtype, left_address, right_dtype, right_address, names, values, texts, std,
+    fail_reason, right_op, right_output_index, left_path, right_path, messages,
+) -> ResultRow:  # fmt: skip
+    # every field named, not sliced from *state: called once per row unpickled
     return ResultRow(
-        *state[:13],
-        dict(zip(names, values, strict=True)),
-        dict(zip(names, texts, strict=True)),
-        *state[16:],
-    )
+        index, op_type, npu_dump, ground_truth, op_name, tensor_index, kind, position, shape,
+        left_dtype, left_address, right_dtype, right_address,
+        dict(zip(names, values, strict=True)), dict(zip(names, texts, strict=True)),
+        std, fail_reason, right_op, right_output_index, left_path, right_path, messages,
+    )  # fmt: skip
 
 
 @dataclass
