@@ -71,7 +71,8 @@ def general_row(dump, tensor, right_dump, right_tensor, algorithms=None) -> Resu
 
 def direct_row(dump, tensor, right_dump, right_tensor, algorithms=None) -> ResultRow | None:
     row = row_for(dump.path, right_dump.path)
-    taken = comparer(algorithms)._measure_raw(row, dump, tensor, right_dump, right_tensor)
+    with np.errstate(all="ignore"):  # as GroupComparer.compare_groups holds it for a chunk
+        taken = comparer(algorithms)._measure_raw(row, dump, tensor, right_dump, right_tensor)
     return row if taken else None
 
 
