@@ -76,10 +76,14 @@ _PSS_EVERY = 10  # PSS every 10th sample (100 ms): reading smaps costs the job C
 
 
 def measure(
-    command: list[str], log: Path, extra_env: dict[str, str] | None = None
+    command: list[str], log: Path, extra_env: dict[str, str] | None = None, sample: bool = True
 ) -> tuple[float, int, int, float, int]:
     """(wall seconds, peak RSS bytes of the process tree, exit status, CPU seconds of the
     process tree: user + system, workers included, peak PSS bytes of the tree).
+
+    ``sample=False``: no memory sampling (peaks 0). Sampling walks the process tree every
+    10 ms and reads smaps every 100 ms: on two cores that takes CPU from a job that uses both,
+    so wall and CPU come from unsampled runs and the peaks from sampled ones (:func:`timed`).
 
     RSS counts a page shared by several processes once in each (a forked worker shows its
     parent's pages again); PSS splits it among them, so the tree's PSS is the memory the job
@@ -94,20 +98,39 @@ def measure(
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
         ps = psutil.Process(proc.pid)
         peak = peak_pss = 0
-        sample = 0
-        while proc.poll() is None:
+        samples = 0
+        while sample and proc.poll() is None:
             try:
                 tree = [ps, *ps.children(recursive=True)]
                 peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
-                if sample % _PSS_EVERY == 0:
+                if samples % _PSS_EVERY == 0:
                     pss = sum(p.memory_full_info().pss for p in tree if p.is_running())
                     peak_pss = max(peak_pss, pss)
             except psutil.Error:
                 pass
-            sample += 1
+            samples += 1
             time.sleep(0.01)
+        proc.wait()
         wall = time.perf_counter() - start
     return wall, peak, proc.returncode, _children_cpu() - cpu, peak_pss
+
+
+def timed(
+    command: list[str],
+    log: Path,
+    extra_env: dict[str, str] | None,
+    sampled: list[tuple],
+    reset=lambda: None,
+) -> tuple[float, int, int, float, int]:
+    """One unsampled run for wall and CPU, one sampled run (kept in ``sampled``) for the
+    memory peaks: the run's figures with the peaks of the sampled one. ``reset`` empties the
+    run's output folder before each."""
+    reset()
+    wall, _, status, cpu, _ = measure(command, log, extra_env, sample=False)
+    reset()
+    memory = measure(command, log, extra_env)
+    sampled.append(memory)
+    return wall, memory[1], status, cpu, memory[4]
 
 
 def first_progress(command: list[str], out: Path) -> float:
@@ -329,21 +352,45 @@ def main() -> int:
         numpy_only = {"FUSION_SWITCH_METRICS": "numpy"}  # the same run without the kernel
         # the floor is reading from the page cache (issue 16): one untimed read fills it
         subprocess.run(read_command, stdout=subprocess.DEVNULL, check=False)
+        sampled: dict[str, list[tuple]] = {name: [] for name in runs}
+
+        def emptied(folder: Path):
+            return lambda: shutil.rmtree(folder, ignore_errors=True)
+
+        def no_csv() -> None:
+            for old in theirs_out.glob("result_*.csv"):
+                old.unlink()
+
         for _ in range(repeat):  # interleaved, so a busy spell on the machine hits all three
-            runs["read"].append(measure(read_command, root / "read.log"))
-            shutil.rmtree(plain_out, ignore_errors=True)
-            runs["plain"].append(measure(plain_command, root / "plain.log"))
-            shutil.rmtree(numpy_out, ignore_errors=True)
-            runs["numpy"].append(measure(numpy_command, root / "numpy.log", numpy_only))
-            shutil.rmtree(folders_out, ignore_errors=True)
-            runs["folders"].append(measure(folders_command, root / "folders.log"))
-            if ours_out.exists():
-                shutil.rmtree(ours_out)
-            runs["ours"].append(measure(ours_command, root / "ours.log"))
+            runs["read"].append(timed(read_command, root / "read.log", None, sampled["read"]))
+            runs["plain"].append(
+                timed(plain_command, root / "plain.log", None, sampled["plain"], emptied(plain_out))
+            )
+            runs["numpy"].append(
+                timed(
+                    numpy_command,
+                    root / "numpy.log",
+                    numpy_only,
+                    sampled["numpy"],
+                    emptied(numpy_out),
+                )
+            )
+            runs["folders"].append(
+                timed(
+                    folders_command,
+                    root / "folders.log",
+                    None,
+                    sampled["folders"],
+                    emptied(folders_out),
+                )
+            )
+            runs["ours"].append(
+                timed(ours_command, root / "ours.log", None, sampled["ours"], emptied(ours_out))
+            )
             if theirs_command is not None:
-                for old in theirs_out.glob("result_*.csv"):
-                    old.unlink()
-                runs["theirs"].append(measure(theirs_command, root / "msaccucmp.log"))
+                runs["theirs"].append(
+                    timed(theirs_command, root / "msaccucmp.log", None, sampled["theirs"], no_csv)
+                )
         read = median_run(runs["read"])
         plain = median_run(runs["plain"])
         numpy_plain = median_run(runs["numpy"])
@@ -359,7 +406,10 @@ def main() -> int:
                 f"PSS {m[4] / 2**20:8.1f} MB   exit {m[2]}   (CPU {m[3]:.2f} s)"
             )
 
-        print("\nwall time and peak memory (process tree; CPU = user + system, all processes):")
+        print(
+            "\nwall time and peak memory (process tree; CPU = user + system, all processes; "
+            "wall and CPU from unsampled runs, the peaks from a sampled run after each):"
+        )
         row("read dump bytes once", read)
         row("compare --no-replay", plain)
         row("  the same, numpy metrics", numpy_plain)
@@ -372,6 +422,14 @@ def main() -> int:
                 + "; ".join(
                     f"{name} {', '.join(f'{r[0]:.2f}' for r in items)}"
                     for name, items in runs.items()
+                    if items
+                )
+            )
+            print(
+                "  the sampled runs' walls (s): "
+                + "; ".join(
+                    f"{name} {', '.join(f'{r[0]:.2f}' for r in items)}"
+                    for name, items in sampled.items()
                     if items
                 )
             )
