@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from fusion_switch.compare import discover as discover_module
+from fusion_switch.compare import forked
 from fusion_switch.compare.discover import CompareRequest, discover
 from fusion_switch.synth.generator import generate_case
 
@@ -47,7 +48,7 @@ def _found(inputs) -> tuple:
 def test_the_fusion_off_dumps_are_indexed_before_the_digest_arrives(
     generated, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(discover_module, "_HELPER_GRAPH_BYTES", 0)  # always the helper
+    monkeypatch.setattr(forked, "GRAPH_FORK_BYTES", 0)  # always the helper
     events: list[tuple] = []
     scan, digest = discover_module.scan_dump_dir, discover_module._DigestReader.digest
 
@@ -71,7 +72,7 @@ def test_the_fusion_off_dumps_are_indexed_before_the_digest_arrives(
 
 @pytest.mark.parametrize("swapped_dumps", [False, True])
 def test_the_helper_and_this_process_find_the_same(generated, tmp_path, monkeypatch, swapped_dumps):
-    monkeypatch.setattr(discover_module, "_HELPER_GRAPH_BYTES", 0)
+    monkeypatch.setattr(forked, "GRAPH_FORK_BYTES", 0)
     helped = discover(_request(generated, tmp_path / "a", swapped_dumps))
     alone = discover(_request(generated, tmp_path / "b", swapped_dumps, start_method="spawn"))
     assert _found(helped) == _found(alone)
@@ -81,7 +82,7 @@ def test_the_helper_and_this_process_find_the_same(generated, tmp_path, monkeypa
 def test_a_bad_fusion_off_graph_read_by_the_helper_is_reported_as_before(
     generated, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(discover_module, "_HELPER_GRAPH_BYTES", 0)
+    monkeypatch.setattr(forked, "GRAPH_FORK_BYTES", 0)
     broken = tmp_path / "broken_graph.json"
     broken.write_text('{"graph": [{"name": "g", "op": [')  # cut short
     request = _request(generated, tmp_path / "out")

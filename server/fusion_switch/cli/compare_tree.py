@@ -122,9 +122,6 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
     return plan
 
 
-_HELPER_PICK_BYTES = 64 << 10  # as compare.discover: below it, a fork costs more than it saves
-
-
 def _start_pick(folder: str | None, leaf: Path):
     """The pick of the fusion-off graph from ``folder``, started in a forked helper that sends
     back only (file, note) or the error text; None when it is picked here (not a folder of
@@ -135,15 +132,15 @@ def _start_pick(folder: str | None, leaf: Path):
     that helper and the workers were forked, and counted again in each of them; the pick
     also read it here, one graph after the other, where the helper reads it beside the
     fusion-on graph's pick."""
-    from ..compare.forked import ForkedCall
+    from ..compare import forked
     from ..readers.graph_folder import graph_candidates
 
     if not folder or not Path(folder).is_dir():
         return None
     candidates = graph_candidates(folder)
     with contextlib.suppress(OSError):
-        if sum(path.stat().st_size for path in candidates) >= _HELPER_PICK_BYTES:
-            started = ForkedCall(_pick_in_child, (folder, leaf)).start()
+        if sum(path.stat().st_size for path in candidates) >= forked.GRAPH_FORK_BYTES:
+            started = forked.ForkedCall(_pick_in_child, (folder, leaf)).start()
             return started if started.busy else None
     return None
 

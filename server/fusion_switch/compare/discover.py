@@ -25,11 +25,10 @@ from ..readers.dumpdir import (
     scan_dump_dir,
 )
 from ..readers.graph import Graph, GraphError, deferred_graph, drop_handed, load_graph
-from .forked import GRAPH_FORK_BYTES, ForkedCall, path_key, take_ahead
+from . import forked
+from .forked import ForkedCall, path_key, take_ahead
 from .metrics import AlgorithmSelectionError, parse_algorithms
 from .pairing import FusionRule, fusion_rule
-
-_HELPER_GRAPH_BYTES = GRAPH_FORK_BYTES
 
 
 class CompareInputError(Exception):
@@ -259,17 +258,18 @@ class _DigestReader:
     def __init__(self, path: str | os.PathLike, role: str, start_method: str | None) -> None:
         self.path = path
         self.role = role
+        fork = (start_method or "fork") == "fork"
         ahead = take_ahead(path_key("digest", path))
-        if ahead is not None and (start_method or "fork") == "fork":
-            self._call = ahead  # started by the command line before the job was loaded
-            return
         if ahead is not None:
+            if fork:
+                self._call = ahead  # started by the command line before the job was loaded
+                return
             ahead.close()
         self._call = ForkedCall(digest_in_child, (path,), early=True)
-        if (start_method or "fork") != "fork":
+        if not fork:
             return
         try:
-            if os.path.getsize(path) < _HELPER_GRAPH_BYTES:
+            if os.path.getsize(path) < forked.GRAPH_FORK_BYTES:
                 return
         except OSError:
             return  # read here, to report the error as usual

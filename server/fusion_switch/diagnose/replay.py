@@ -453,7 +453,8 @@ def replay_run(
     noise = _noise_of(replayer, replayable)
     parts = _measure_parts(replayer, replayable, workers, store_factory, processes, share)
     measured: dict[str, tuple] = {}
-    files_read, unreadable = {str(path) for path in store.files_read}, {}
+    files_read: set[str] = set()  # by any store; this one's are added once all is measured
+    unreadable: dict = {}
     for part in parts:
         measured.update(part["measured"])
         files_read |= part["files_read"]
