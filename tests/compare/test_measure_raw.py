@@ -206,6 +206,25 @@ def test_layouts_other_than_nd_are_left_to_the_general_path(tmp_path, left_forma
 GOOD = encode_dump("Op", outputs=[TensorSpec(np.linspace(-3, 5, 40, dtype=np.float32))])
 
 
+def damages(good: bytes) -> dict:
+    """Hypothesis arguments for :func:`damaged`: where ``good`` is cut, and up to four bytes
+    flipped."""
+    return {
+        "cut": st.integers(9, len(good)),
+        "flips": st.lists(
+            st.tuples(st.integers(0, len(good) - 1), st.integers(1, 255)), max_size=4
+        ),
+    }
+
+
+def damaged(good: bytes, cut: int, flips: list[tuple[int, int]]) -> bytes:
+    data = bytearray(good[:cut])
+    for at, mask in flips:
+        if at < len(data):
+            data[at] ^= mask
+    return bytes(data)
+
+
 def assert_damaged_file_same_or_declined(left_path: Path, right_path: Path) -> None:
     """A damaged left file: each output's direct cells equal the general path's, or the direct
     path declines where the general one raises (its message stays the user's answer)."""
@@ -226,20 +245,12 @@ def assert_damaged_file_same_or_declined(left_path: Path, right_path: Path) -> N
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    cut=st.integers(9, len(GOOD)),
-    flips=st.lists(st.tuples(st.integers(0, len(GOOD) - 1), st.integers(1, 255)), max_size=4),
-)
+@given(**damages(GOOD))
 def test_corrupt_or_truncated_files_get_the_same_cells_or_the_general_paths_error(cut, flips):
-    data = bytearray(GOOD[:cut])
-    for at, mask in flips:
-        if at < len(data):
-            data[at] ^= mask
-    right_data = GOOD
     with tempfile.TemporaryDirectory() as folder:
         left_path, right_path = Path(folder) / "left", Path(folder) / "right"
-        left_path.write_bytes(bytes(data))
-        right_path.write_bytes(right_data)
+        left_path.write_bytes(damaged(GOOD, cut, flips))
+        right_path.write_bytes(GOOD)
         assert_damaged_file_same_or_declined(left_path, right_path)
 
 

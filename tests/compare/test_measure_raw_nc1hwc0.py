@@ -28,6 +28,8 @@ from test_measure_raw import (
     DTYPES,
     assert_damaged_file_same_or_declined,
     cells,
+    damaged,
+    damages,
     direct_row,
     general_row,
 )
@@ -175,17 +177,10 @@ RIGHT = np.linspace(-3, 5.5, 24, dtype=np.float32).reshape(2, 3, 2, 2)
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    cut=st.integers(9, len(GOOD)),
-    flips=st.lists(st.tuples(st.integers(0, len(GOOD) - 1), st.integers(1, 255)), max_size=4),
-)
+@given(**damages(GOOD))
 def test_corrupt_or_truncated_files_get_the_same_cells_or_the_general_paths_error(cut, flips):
-    data = bytearray(GOOD[:cut])
-    for at, mask in flips:
-        if at < len(data):
-            data[at] ^= mask
     with tempfile.TemporaryDirectory() as folder:
         left_path = Path(folder) / "left"
-        left_path.write_bytes(bytes(data))
+        left_path.write_bytes(damaged(GOOD, cut, flips))
         right_path = write_dump(Path(folder) / "r", "R", outputs=[TensorSpec(RIGHT, format=NCHW)])
         assert_damaged_file_same_or_declined(left_path, right_path)
