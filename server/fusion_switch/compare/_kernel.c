@@ -359,6 +359,32 @@ static int check_count(Py_ssize_t nargs, Py_ssize_t want, const char *name)
     return -1;
 }
 
+/* x and y, two non-empty float32 vectors of one length, into vec[0], vec[1]: that length, or
+ * -1 with the error set (release vec either way) */
+static Py_ssize_t get_pair(PyObject *x, PyObject *y, Vector *vec)
+{
+    if (get_vector(x, &vec[0], -1, 0) < 0) return -1;
+    Py_ssize_t n = vec[0].view.len / 4;
+    if (n == 0) {
+        PyErr_SetString(PyExc_ValueError, "empty vectors");
+        return -1;
+    }
+    if (get_vector(y, &vec[1], n, 0) < 0) return -1;
+    return n;
+}
+
+/* numpy's ufunc buffer size argument: positive, or -1 with the error set */
+static Py_ssize_t get_chunk(PyObject *obj)
+{
+    Py_ssize_t chunk = PyLong_AsSsize_t(obj);
+    if (chunk == -1 && PyErr_Occurred()) return -1;
+    if (chunk < 1) {
+        PyErr_SetString(PyExc_ValueError, "buffer_size must be positive");
+        return -1;
+    }
+    return chunk;
+}
+
 PyDoc_STRVAR(pass1_doc,
              "pass1(x, y) -> (sum|x-y|, sum(x-y)^2, sum y^2, sum x^2, sum relative, max|x-y|, "
              "max relative, max x, min x, max y, min y), float32 values as floats.");
@@ -368,13 +394,8 @@ static PyObject *pass1(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Vector vec[2] = {{.held = 0}, {.held = 0}};
     PyObject *result = NULL;
     if (check_count(nargs, 2, "pass1") < 0) return NULL;
-    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
-    Py_ssize_t n = vec[0].view.len / 4;
-    if (n == 0) {
-        PyErr_SetString(PyExc_ValueError, "empty vectors");
-        goto done;
-    }
-    if (get_vector(args[1], &vec[1], n, 0) < 0) goto done;
+    Py_ssize_t n = get_pair(args[0], args[1], vec);
+    if (n < 0) goto done;
     Pass1 p = {vec[0].view.buf, vec[1].view.buf};
     extremes_start(&p.abs_error);
     extremes_start(&p.relative);
@@ -420,12 +441,8 @@ static PyObject *mean_std(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Vector vec[1] = {{.held = 0}};
     PyObject *result = NULL;
     if (check_count(nargs, 2, "mean_std") < 0) return NULL;
-    Py_ssize_t chunk = PyLong_AsSsize_t(args[1]);
-    if (chunk == -1 && PyErr_Occurred()) return NULL;
-    if (chunk < 1) {
-        PyErr_SetString(PyExc_ValueError, "buffer_size must be positive");
-        return NULL;
-    }
+    Py_ssize_t chunk = get_chunk(args[1]);
+    if (chunk < 0) return NULL;
     if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
     Py_ssize_t n = vec[0].view.len / 4;
     double mean, std;
@@ -657,19 +674,11 @@ static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     PyObject *result = NULL;
     if (check_count(nargs, 6, "metrics") < 0) return NULL;
     int scalar = PyObject_IsTrue(args[3]);
-    Py_ssize_t chunk = PyLong_AsSsize_t(args[4]);
-    if (scalar < 0 || (chunk == -1 && PyErr_Occurred())) return NULL;
-    if (chunk < 1) {
-        PyErr_SetString(PyExc_ValueError, "buffer_size must be positive");
-        return NULL;
-    }
-    if (get_vector(args[0], &vec[0], -1, 0) < 0) goto done;
-    Py_ssize_t n = vec[0].view.len / 4;
-    if (n == 0) {
-        PyErr_SetString(PyExc_ValueError, "empty vectors");
-        goto done;
-    }
-    if (get_vector(args[1], &vec[1], n, 0) < 0) goto done;
+    if (scalar < 0) return NULL;
+    Py_ssize_t chunk = get_chunk(args[4]);
+    if (chunk < 0) return NULL;
+    Py_ssize_t n = get_pair(args[0], args[1], vec);
+    if (n < 0) goto done;
     if (get_vector(args[2], &vec[2], n, 1) < 0) goto done;
     result = cells_of(vec[0].view.buf, vec[1].view.buf, n, args[2], vec[2].view.buf, scalar,
                       chunk, args[5]);
