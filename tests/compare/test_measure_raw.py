@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from fusion_switch.compare import metrics
 from fusion_switch.compare.align import AlignError, TensorView, align
-from fusion_switch.compare.metrics import ALGORITHMS, SizeMismatchError
+from fusion_switch.compare.metrics import ALGORITHMS, SizeMismatchError, native
 from fusion_switch.compare.result import ResultRow
 from fusion_switch.compare.workers import GroupComparer, _msaccucmp_shape, _raw_tensor, _values
 from fusion_switch.readers.dump import DumpError, read_dump, read_npy_dump
@@ -109,7 +109,7 @@ def assert_same(left: np.ndarray, right: np.ndarray, prefix: bytes = b"", algori
 
 def test_the_kernel_has_the_direct_entry_and_the_workers_use_it():
     assert metrics.kernel_in_use()
-    assert hasattr(metrics._kernel, "metrics_raw")
+    assert hasattr(native._kernel, "metrics_raw")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -259,12 +259,12 @@ def test_a_kernel_whose_direct_entry_disagrees_is_not_used(monkeypatch):
         """The real kernel, except that metrics_raw prints one cell differently."""
 
         def __getattr__(self, name):
-            return getattr(metrics._kernel, name)
+            return getattr(native._kernel, name)
 
         def metrics_raw(self, *args):
-            values, texts, *rest = metrics._kernel.metrics_raw(*args)
+            values, texts, *rest = native._kernel.metrics_raw(*args)
             return (values, (*texts[:3], texts[3] + "0", *texts[4:]), *rest)
 
-    monkeypatch.setattr(metrics, "_kernel", OffInTheCells())
-    monkeypatch.setattr(metrics, "_KERNEL_STATE", [])
+    monkeypatch.setattr(native, "_kernel", OffInTheCells())
+    monkeypatch.setattr(native, "_KERNEL_STATE", [])
     assert not metrics.kernel_in_use()

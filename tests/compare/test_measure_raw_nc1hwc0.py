@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from fusion_switch.compare import metrics
 from fusion_switch.compare.align import NC1HWC0, NCHW, AlignError
-from fusion_switch.compare.metrics import SizeMismatchError
+from fusion_switch.compare.metrics import SizeMismatchError, native
 from fusion_switch.readers.dump import DumpError, read_dump
 from fusion_switch.readers.dump_write import TensorSpec, encode_dump, write_dump
 from fusion_switch.readers.layout import to_device
@@ -119,17 +119,17 @@ def test_the_first_use_probe_covers_the_conversion(monkeypatch):
         """The real kernel, except that the NC1HWC0 conversion swaps H and W."""
 
         def __getattr__(self, name):
-            return getattr(metrics._kernel, name)
+            return getattr(native._kernel, name)
 
         def metrics_raw(self, *args):
             if len(args) == 12:
                 n, c1, h, w, c0, c = args[11]
                 args = (*args[:11], (n, c1, w, h, c0, c))
-            return metrics._kernel.metrics_raw(*args)
+            return native._kernel.metrics_raw(*args)
 
     assert metrics.kernel_in_use()
-    monkeypatch.setattr(metrics, "_kernel", TransposesWrongly())
-    monkeypatch.setattr(metrics, "_KERNEL_STATE", [])
+    monkeypatch.setattr(native, "_kernel", TransposesWrongly())
+    monkeypatch.setattr(native, "_KERNEL_STATE", [])
     assert not metrics.kernel_in_use()
 
 
@@ -158,7 +158,7 @@ def test_what_the_conversion_does_not_cover_is_left_to_the_general_path():
 def test_the_kernel_refuses_blocks_that_do_not_fit_the_bytes():
     data = np.ones(2 * 16 * 3, np.float32).tobytes()
     rest = (np.empty(6, np.float32), False, 8192, np.log)
-    raw = metrics._kernel.metrics_raw
+    raw = native._kernel.metrics_raw
     good = raw(data, 0, "f", data, 0, "f", 6, *rest, (1, 2, 1, 3, 16, 2))
     assert good[0][0] == pytest.approx(1.0)
     wrong = [((1, 2, 1, 3, 16, 2), 7), ((1, 2, 1, 3, 16, 33), 99), ((1, 3, 1, 3, 16, 2), 6),

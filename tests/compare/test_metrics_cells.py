@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fusion_switch.compare import metrics
-from fusion_switch.compare.metrics import ALGORITHMS, compute_metrics, metric_cells
+from fusion_switch.compare.metrics import ALGORITHMS, compute_metrics, metric_cells, native
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -72,7 +72,7 @@ def test_the_same_cells_as_compute_metrics(
 @pytest.mark.parametrize("kernel", ["on", "off"])
 def test_float16_pairs_of_every_size_shape_and_order(kernel, monkeypatch):
     if kernel == "off":
-        monkeypatch.setattr(metrics, "_KERNEL_STATE", [False])
+        monkeypatch.setattr(native, "_KERNEL_STATE", [False])
     rng = np.random.default_rng(5)
     for n in (1, 7, 8, 129, 1000, 8193):
         x = (rng.standard_normal(n) * 100).astype(np.float16)
@@ -93,7 +93,7 @@ def test_a_vector_the_kernel_refuses_is_measured_by_numpy(monkeypatch):
     x = np.arange(1, 50, dtype=np.float16)
     y = x[::-1].copy()
     expected = expected_cells(x, y, list(ALGORITHMS))
-    real = metrics._kernel
+    real = native._kernel
 
     class Refusing:
         def __getattr__(self, name):
@@ -102,6 +102,6 @@ def test_a_vector_the_kernel_refuses_is_measured_by_numpy(monkeypatch):
         def metrics(self, *args):
             raise BufferError("cannot read this buffer")
 
-    monkeypatch.setattr(metrics, "_kernel", Refusing())
+    monkeypatch.setattr(native, "_kernel", Refusing())
     assert metrics.kernel_in_use()
     assert got_cells(x, y, list(ALGORITHMS)) == expected

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fusion_switch.compare import metrics
-from fusion_switch.compare.metrics import ALGORITHMS
+from fusion_switch.compare.metrics import ALGORITHMS, fused, native, reference
 from fusion_switch.synth.generator import generate_case
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,15 +30,15 @@ NAMES = list(ALGORITHMS)
 
 def both_paths(x: np.ndarray, y: np.ndarray, scalar: bool = False) -> tuple[str, str]:
     """The kernel's and numpy's results for one pair, as repr (NaN equal, -0.0 distinct)."""
-    native = metrics._kernel_metrics(NAMES, x, y, scalar, "L", "R")
-    numpy_path = metrics._fused_metrics(NAMES, x, y, scalar, "L", "R")
-    return repr([native[n] for n in NAMES]), repr([numpy_path[n] for n in NAMES])
+    compiled = native.kernel_metrics(NAMES, x, y, scalar, "L", "R")
+    numpy_path = fused.fused_metrics(NAMES, x, y, scalar, "L", "R")
+    return repr([compiled[n] for n in NAMES]), repr([numpy_path[n] for n in NAMES])
 
 
 def test_the_kernel_is_built_and_in_use():
     # CI installs with a C compiler: a failed build would otherwise go unnoticed (the numpy
     # path gives the same cells, only slower).
-    assert metrics._kernel is not None
+    assert native._kernel is not None
     assert metrics.kernel_in_use()
 
 
@@ -56,7 +56,7 @@ def test_float64_mean_and_std_over_several_cast_chunks(n):
     # numpy sums a float32 vector into float64 chunk by chunk of its buffer size
     rng = np.random.default_rng(n)
     x = (rng.standard_normal(n) * 10.0 ** rng.integers(-6, 6, n)).astype(np.float32)
-    assert metrics._kernel.mean_std(x, np.getbufsize()) == metrics._mean_std64(x)
+    assert native._kernel.mean_std(x, np.getbufsize()) == reference.mean_std64(x)
 
 
 AWKWARD = st.floats(width=32) | st.sampled_from([0.0, -0.0, 1e-45, -1e-45, 2.0**-52, 3.4e38])
@@ -107,16 +107,16 @@ def test_a_kernel_that_disagrees_with_numpy_is_not_used(monkeypatch):
         """The real kernel, except that one maximum is one float32 step too large."""
 
         def __getattr__(self, name):
-            return getattr(metrics._kernel, name)
+            return getattr(native._kernel, name)
 
         def metrics(self, *args):
-            values, *rest = metrics._kernel.metrics(*args)
+            values, *rest = native._kernel.metrics(*args)
             values = list(values)
             values[1] = float(np.nextafter(np.float32(values[1]), np.float32(np.inf)))
             return (tuple(values), *rest)
 
-    monkeypatch.setattr(metrics, "_kernel", OffByOneUlp())
-    monkeypatch.setattr(metrics, "_KERNEL_STATE", [])
+    monkeypatch.setattr(native, "_kernel", OffByOneUlp())
+    monkeypatch.setattr(native, "_KERNEL_STATE", [])
     assert not metrics.kernel_in_use()
 
 
@@ -146,12 +146,12 @@ def test_a_vector_the_kernel_refuses_is_measured_by_numpy(monkeypatch):
 
     class Refusing:
         def __getattr__(self, name):
-            return getattr(metrics._kernel, name)
+            return getattr(native._kernel, name)
 
         def metrics(self, *args):
             raise BufferError("cannot read this buffer")
 
-    monkeypatch.setattr(metrics, "_kernel", Refusing())
+    monkeypatch.setattr(native, "_kernel", Refusing())
     assert metrics.kernel_in_use()
     assert repr(metrics.compute_metrics(x, y)) == expected
 
@@ -167,7 +167,7 @@ def test_a_vector_the_kernel_refuses_is_measured_by_numpy(monkeypatch):
 )
 def test_the_kernel_refuses_what_it_cannot_read(args, message):
     with pytest.raises((TypeError, ValueError, BufferError), match=message):
-        metrics._kernel.pass1(*args)
+        native._kernel.pass1(*args)
 
 
 @pytest.fixture(scope="module")
@@ -203,7 +203,7 @@ def portable_kernel(tmp_path_factory):
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         pytest.fail("no C compiler: CI installs gcc (scripts/test.sh)")
-    source = Path(metrics.__file__).with_name("_kernel.c")
+    source = Path(native.__file__).parents[1] / "_kernel.c"
     target = tmp_path_factory.mktemp("portable") / (
         "_kernel" + sysconfig.get_config_var("EXT_SUFFIX")
     )
@@ -230,23 +230,23 @@ def test_the_portable_build_gives_the_same_bits(portable_kernel, monkeypatch, n)
     x = (rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)).astype(np.float32)
     y = (x + rng.standard_normal(n).astype(np.float32)).astype(np.float32)
     y[:: max(1, n // 5)] = 0
-    native = repr(metrics._kernel_metrics(NAMES, x, y, False, "L", "R"))
-    monkeypatch.setattr(metrics, "_kernel", portable_kernel)
-    assert repr(metrics._kernel_metrics(NAMES, x, y, False, "L", "R")) == native
+    built = repr(native.kernel_metrics(NAMES, x, y, False, "L", "R"))
+    monkeypatch.setattr(native, "_kernel", portable_kernel)
+    assert repr(native.kernel_metrics(NAMES, x, y, False, "L", "R")) == built
 
 
 def test_float16_is_widened_exactly_as_numpy_casts_it():
     every_half = np.arange(2**16, dtype=np.uint16).view(np.float16)  # NaN payloads included
     out = np.empty(every_half.size, np.float32)
-    metrics._kernel.widen_half(every_half, out)
+    native._kernel.widen_half(every_half, out)
     assert np.array_equal(out.view(np.uint32), every_half.astype(np.float32).view(np.uint32))
 
 
 def test_widen_half_refuses_what_it_cannot_read():
     with pytest.raises(TypeError, match="float16"):
-        metrics._kernel.widen_half(np.ones(4, np.float32), np.empty(4, np.float32))
+        native._kernel.widen_half(np.ones(4, np.float32), np.empty(4, np.float32))
     with pytest.raises(ValueError, match="differ in length"):
-        metrics._kernel.widen_half(np.ones(4, np.float16), np.empty(5, np.float32))
+        native._kernel.widen_half(np.ones(4, np.float16), np.empty(5, np.float32))
 
 
 @pytest.mark.parametrize("dtype", ["<f4", "<f2", "i1", "u1"])
@@ -268,7 +268,7 @@ def test_the_portable_build_reads_file_bytes_the_same(portable_kernel, dtype, n)
                 )
             )  # fmt: skip
 
-    assert cells(portable_kernel) == cells(metrics._kernel)
+    assert cells(portable_kernel) == cells(native._kernel)
 
 
 @pytest.mark.parametrize("dtype", ["<f4", "<f2", "i1"])
@@ -293,4 +293,4 @@ def test_the_portable_build_converts_nc1hwc0_blocks_the_same(portable_kernel, dt
                 )
             )  # fmt: skip
 
-    assert cells(portable_kernel) == cells(metrics._kernel)
+    assert cells(portable_kernel) == cells(native._kernel)

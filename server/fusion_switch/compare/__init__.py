@@ -3,8 +3,11 @@
 Code map (one concept per module):
 
 * msaccucmp-exact core: ``pairing`` (which fusion-off tensor each fusion-on tensor is compared
-  with), ``align`` (device layout back to the fusion-off layout), ``metrics`` (the ten
-  metrics), ``result`` / ``result_csv`` (rows and ``result_*.csv``);
+  with), ``align`` (device layout back to the fusion-off layout), ``metrics/`` (the ten
+  metrics, a package: ``selection`` for ``-alg``, ``cells`` for cell texts and messages,
+  ``reference`` the formulas, ``fused`` one numpy sweep, ``native`` the compiled kernel
+  ``_kernel.c`` and its entry points, ``compute`` the public entry), ``result`` /
+  ``result_csv`` (rows and ``result_*.csv``);
 * the job, a pipeline of named stages (``engine.run_compare``: ``discover -> pair ->
   load/measure -> write``): ``discover`` (graphs, dump folders, orientation), ``workers``
   (load and measure groups of ops, any process), ``runners`` (here, a process pool, Dask),

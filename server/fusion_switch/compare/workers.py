@@ -29,7 +29,6 @@ import numpy as np
 
 from ..readers.dump import MAX_DIMS, DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
-from . import metrics
 from .align import (
     NC1HWC0,
     NCHW,
@@ -44,8 +43,8 @@ from .align import (
 from .metrics import (
     NAN_TEXT,
     SCRATCH,
-    MetricCells,
     SizeMismatchError,
+    cells_from_bytes,
     kernel_in_use,
     metric_cells,
 )
@@ -481,7 +480,7 @@ class GroupComparer:
         shape = (n,) if blocks is None else tuple(right_tensor.shape)
         left_path, right_path = row.left_path or "", row.right_path or ""
         try:
-            cells = _raw_cells(
+            cells = cells_from_bytes(
                 self.ctx.algorithms,
                 (*left[:3], left_path),
                 (*right[:3], right_path),
@@ -517,30 +516,6 @@ def _nc1hwc0_blocks(tensor: DumpTensor, right: DumpTensor) -> tuple[int, ...] | 
     if _maybe_swap_nchw("NCHW", target, tuple(truth)) != "NCHW":
         return None
     return (n, c1, h, w, c0, truth[1])
-
-
-def _raw_cells(
-    names: list[str],
-    left: tuple,
-    right: tuple,
-    n: int,
-    scalar: bool,
-    blocks: tuple[int, ...] | None = None,
-) -> MetricCells:
-    """:func:`.metric_cells` of two flat tensors still in their dump files' bytes, decoded by the
-    kernel (``_kernel.metrics_raw``, held to ``metrics`` by the first-use probe): ``left`` and
-    ``right`` are ``(bytes, offset, dtype char 'f' 'e' 'b' or 'B', path)``, n elements each, or
-    the left NC1HWC0 ``blocks`` (:func:`_nc1hwc0_blocks`) converted to n NCHW elements.
-    Only when :func:`.kernel_in_use`; ValueError for bytes it cannot read."""
-    (scratch,) = SCRATCH.get(1, n)
-    layout = () if blocks is None else (blocks,)
-    # numpy's errors are ignored by the caller (GroupComparer.compare_groups, once per chunk)
-    values, texts, note, kl_inf, std = metrics._kernel.metrics_raw(  # type: ignore[union-attr]
-        *left[:3], *right[:3], n, scratch, scalar, metrics._BUFFER_SIZE, np.log, *layout
-    )
-    return metrics._chosen(
-        names, values, texts, metrics._kernel_messages(note, kl_inf, left[3], right[3]), std
-    )
 
 
 _RAW_KINDS = frozenset("febB")  # the stored dtypes metrics_raw decodes: float32/16, (u)int8

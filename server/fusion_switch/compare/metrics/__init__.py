@@ -1,0 +1,56 @@
+"""msaccucmp's ten comparison metrics, same formulas, same numbers, same CSV cells.
+
+One module per concept:
+
+* :mod:`.selection` — the metric names and ``-alg`` (:func:`parse_algorithms`);
+* :mod:`.cells` — what a metric becomes in the CSV: cell texts, CompareFailReason messages,
+  :class:`MetricResult`, :class:`MetricCells`;
+* :mod:`.reference` — each metric written plainly from msaccucmp's formula, every edge case
+  (empty, bool, a failing metric): the definition the faster paths are held to;
+* :mod:`.fused` — all selected metrics in one numpy sweep with reused scratch buffers, the same
+  numpy operations on the same float32 values, so the same bits;
+* :mod:`.native` — the compiled kernel (``compare/_kernel.c``): loaded if built, proved against
+  :mod:`.fused` on first use (:func:`kernel_in_use`), its entry points (float32 vectors, or two
+  tensors still in their dump files' bytes: :func:`cells_from_bytes`);
+* :mod:`.compute` — the public entry, :func:`compute_metrics` / :func:`metric_cells`: flatten,
+  cast to float32 like msaccucmp, take the fastest path that gives the reference's bits.
+"""
+
+from __future__ import annotations
+
+from .cells import NAN_TEXT, MetricCells, MetricResult, format_value
+from .compute import SizeMismatchError, compute_metrics, metric_cells
+from .fused import SCRATCH
+from .native import (
+    NUMPY_ONLY_VARIABLE,
+    cells_from_bytes,
+    kernel_in_use,
+    kernel_probe_vectors,
+)
+from .selection import (
+    ALGORITHMS,
+    BOOL_ALGORITHMS,
+    AlgorithmSelectionError,
+    closest_algorithms,
+    parse_algorithms,
+)
+
+__all__ = [
+    "ALGORITHMS",
+    "BOOL_ALGORITHMS",
+    "NAN_TEXT",
+    "NUMPY_ONLY_VARIABLE",
+    "SCRATCH",
+    "AlgorithmSelectionError",
+    "MetricCells",
+    "MetricResult",
+    "SizeMismatchError",
+    "cells_from_bytes",
+    "closest_algorithms",
+    "compute_metrics",
+    "format_value",
+    "kernel_in_use",
+    "kernel_probe_vectors",
+    "metric_cells",
+    "parse_algorithms",
+]

@@ -1,0 +1,203 @@
+"""The compiled kernel (``compare/_kernel.c``): loading it, proving it on first use, calling it.
+
+One call gives every metric's value and cell for a pair (numpy's summation order and float32
+arithmetic, ``'{:.6f}'`` cells, numpy's log). It is used only when it was built, is not switched
+off (``FUSION_SWITCH_METRICS=numpy``) and, on first use, gave the numpy path's exact results on
+awkward vectors, from float32 vectors and from file bytes (:func:`kernel_in_use`). Entry points:
+:func:`kernel_cells` (two float32 vectors), :func:`cells_from_bytes` (two tensors still in their
+dump files' bytes, decoded by the kernel; the measure stage's direct path) and
+:func:`widen_half` (numpy's float16 cast).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .cells import (
+    SCALAR_MESSAGE,
+    MetricCells,
+    MetricResult,
+    cosine_zero_message,
+    kl_inf_message,
+)
+from .fused import SCRATCH, fused_metrics
+from .selection import ALGORITHMS, POSITION
+
+try:
+    from .. import _kernel  # built by pip install from compare/_kernel.c; optional
+except ImportError:  # pragma: no cover - exercised on machines without a C compiler
+    _kernel = None
+
+BUFFER_SIZE = np.getbufsize()  # numpy casts float32 to float64 for a sum in chunks of this
+_KERNEL_STATE: list[bool] = []  # [] not yet checked, [True] agreed with numpy, [False] not
+
+
+NUMPY_ONLY_VARIABLE = "FUSION_SWITCH_METRICS"
+"""Set to ``numpy`` to compute every metric with numpy alone (to rule the kernel out)."""
+
+
+def kernel_in_use() -> bool:
+    """Whether metrics come from the compiled kernel: it was built, it is not switched off by
+    ``FUSION_SWITCH_METRICS=numpy``, and on first use it gave the numpy path's exact cells on
+    :func:`kernel_probe_vectors`, from float32 vectors and from file bytes (``metrics_raw``)."""
+    if not _KERNEL_STATE:
+        off = os.environ.get(NUMPY_ONLY_VARIABLE, "").lower() == "numpy"
+        _KERNEL_STATE.append(_kernel is not None and not off and _kernel_agrees_with_numpy())
+    return _KERNEL_STATE[0]
+
+
+def kernel_probe_vectors() -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pairs on which summation order shows: every leaf and split size of numpy's pairwise sum,
+    more than one float64 cast chunk, magnitudes from 1e-30 to 1e30, zeros, infinities, NaN.
+    Scrambled values, not numpy.random: importing it would add some 4 MB to every process."""
+    pairs = []
+    for n in (1, 5, 8, 9, 16, 127, 128, 129, 300, 1000, BUFFER_SIZE + 37):
+        for decades in (4, 30):  # finite squares and sums; overflowing ones
+            x = _scrambled(n, decades, seed=n).astype(np.float32)
+            y = (x * (1 + _scrambled(n, 0, seed=n + 1) * 1e-3)).astype(np.float32)
+            pairs.append((x, y))
+    x = _scrambled(200, 1, seed=7).astype(np.float32)
+    y = x.copy()
+    y[::7] = 0
+    y[3] = np.inf
+    pairs.append((x, y))
+    y = x.copy()
+    y[11] = np.nan
+    pairs.append((x, y))
+    pairs.append((np.zeros(40, np.float32), np.full(40, 3, np.float32)))
+    return pairs
+
+
+def _scrambled(n: int, decades: int, seed: int) -> np.ndarray:
+    """``n`` float64 values in (-1, 1) times 10**k, k spread over -decades..decades: the
+    fractional part of a large multiple of sin, a classic hash, varies in every digit."""
+    index = np.arange(n, dtype=np.float64) + seed
+    mantissa = np.modf(np.sin(index * 12.9898) * 43758.5453)[0]
+    exponent = (np.arange(n) * 7919 + seed) % (2 * decades + 1) - decades
+    return mantissa * 10.0**exponent
+
+
+def _kernel_agrees_with_numpy() -> bool:
+    for x, y in kernel_probe_vectors():
+        try:
+            native = kernel_metrics(list(ALGORITHMS), x, y, False, "L", "R")
+        except Exception:
+            return False
+        numpy_path = fused_metrics(list(ALGORITHMS), x, y, False, "L", "R")
+        # repr: NaN equals NaN, -0.0 differs from 0.0
+        if any(repr(native[name]) != repr(numpy_path[name]) for name in ALGORITHMS):
+            return False
+    return all(_raw_agrees(x, y) for x, y in kernel_probe_vectors())
+
+
+def _raw_agrees(x: np.ndarray, y: np.ndarray) -> bool:
+    """``metrics_raw`` on the bytes of x and y (unaligned) as float32, float16 and int8, and on
+    x laid out in NC1HWC0 blocks, gives ``metrics``' result on the values as numpy casts them."""
+    n = x.size
+    with np.errstate(all="ignore"):
+        for dtype in ("<f4", "<f2", "i1"):
+            left, right = x.astype(dtype), y.astype(dtype)
+            data = b"?" + left.tobytes() + right.tobytes()
+            rest = (np.empty(n, np.float32), n == 1, BUFFER_SIZE, np.log)
+            raw = _kernel.metrics_raw(  # type: ignore[union-attr]
+                data, 1, left.dtype.char, data, 1 + left.nbytes, right.dtype.char, n, *rest
+            )
+            cast = _kernel.metrics(left.astype(np.float32), right.astype(np.float32), *rest)  # type: ignore[union-attr]
+            if repr(raw) != repr(cast):
+                return False
+        if n % 60 == 0:  # N, C, H, W = n/60, 3, 4, 5 in C0 = 16 blocks, 13 channels of padding
+            blocks = np.zeros((n // 60, 1, 4, 5, 16), np.float32)
+            blocks[:, 0, :, :, :3] = x.reshape(-1, 3, 4, 5).transpose(0, 2, 3, 1)
+            shape = (n // 60, 1, 4, 5, 16, 3)
+            raw = _kernel.metrics_raw(blocks, 0, "f", y, 0, "f", n, *rest, shape)  # type: ignore[union-attr]
+            return repr(raw) == repr(_kernel.metrics(x, y, *rest))  # type: ignore[union-attr]
+    return True
+
+
+def kernel_cells(x, y, scalar: bool, lpath: str, rpath: str, scratch=None) -> tuple:
+    """Every metric from one kernel call: values and cells in :data:`ALGORITHMS` order, the
+    messages by metric name, and the StandardDeviation pair (see ``_kernel.c``)."""
+    assert _kernel is not None
+    if scratch is None:  # a float32 vector as long as x, for KL's ratio
+        (scratch,) = SCRATCH.get(1, x.size)
+    with np.errstate(all="ignore"):
+        values, texts, cosine_note, kl_inf, std = _kernel.metrics(
+            x, y, scratch, scalar, BUFFER_SIZE, np.log
+        )
+    return values, texts, kernel_messages(cosine_note, kl_inf, lpath, rpath), std
+
+
+def kernel_messages(cosine_note: int, kl_inf: bool, lpath: str, rpath: str) -> dict[str, str]:
+    messages = {}
+    if cosine_note:
+        messages["CosineSimilarity"] = (
+            SCALAR_MESSAGE
+            if cosine_note == 1
+            else cosine_zero_message(lpath if cosine_note == 2 else rpath)
+        )
+    if kl_inf:
+        messages["KullbackLeiblerDivergence"] = kl_inf_message(rpath)
+    return messages
+
+
+def kernel_metrics(
+    names: list[str], x: np.ndarray, y: np.ndarray, scalar: bool, lpath: str, rpath: str
+) -> dict[str, MetricResult]:
+    """:func:`.fused.fused_metrics`' results, from the compiled kernel (:func:`_kernel_cells`)."""
+    values, texts, messages, std = kernel_cells(x, y, scalar, lpath, rpath)
+    out = {}
+    for name in names:
+        at = POSITION[name]
+        pair = std if name == "StandardDeviation" else None
+        out[name] = MetricResult(name, values[at], texts[at], messages.get(name, ""), pair)
+    return out
+
+
+_ALL = list(ALGORITHMS)
+
+
+def chosen(names: list[str], values, texts, messages: dict[str, str], std) -> MetricCells:
+    """The kernel's ten values and cells (:data:`ALGORITHMS` order) narrowed to ``names``."""
+    if names == _ALL:
+        chosen_values = dict(zip(ALGORITHMS, values, strict=True))
+        chosen_texts = dict(zip(ALGORITHMS, texts, strict=True))
+    else:
+        chosen_values = {name: values[POSITION[name]] for name in names}
+        chosen_texts = {name: texts[POSITION[name]] for name in names}
+    notes = [messages[name] for name in names if name in messages] if messages else []
+    std = std if "StandardDeviation" in chosen_values else None
+    return MetricCells(chosen_values, chosen_texts, notes, std)
+
+
+def cells_from_bytes(
+    names: list[str],
+    left: tuple,
+    right: tuple,
+    n: int,
+    scalar: bool,
+    blocks: tuple[int, ...] | None = None,
+) -> MetricCells:
+    """The selected metrics' cells of two flat tensors still in their dump files' bytes, decoded
+    by the kernel (``_kernel.metrics_raw``, held to ``metrics`` by the first-use probe):
+    ``left`` and ``right`` are ``(bytes, offset, dtype char 'f' 'e' 'b' or 'B', path)``, n
+    elements each, or the left NC1HWC0 ``blocks`` ``(N, C1, H, W, C0, C)`` converted to n NCHW
+    elements. Only when :func:`kernel_in_use`; ValueError (or TypeError, BufferError) for bytes
+    it cannot read. numpy's error state is the caller's to set (the kernel calls np.log)."""
+    (scratch,) = SCRATCH.get(1, n)
+    layout = () if blocks is None else (blocks,)
+    values, texts, note, kl_inf, std = _kernel.metrics_raw(  # type: ignore[union-attr]
+        *left[:3], *right[:3], n, scratch, scalar, BUFFER_SIZE, np.log, *layout
+    )
+    return chosen(names, values, texts, kernel_messages(note, kl_inf, left[3], right[3]), std)
+
+
+def widen_half(values: np.ndarray, buffer: np.ndarray) -> np.ndarray | None:
+    """Contiguous float16 ``values`` widened into ``buffer`` by the kernel (the same bits as
+    numpy's cast, several times faster), flattened; None when the kernel is not built."""
+    if _kernel is None:
+        return None
+    out = buffer[: values.size]
+    _kernel.widen_half(values.reshape(-1), out)
+    return out
