@@ -17,6 +17,7 @@ from typing import Any
 
 from .collector import collector_paused
 from .graph_file import GraphError, read_graph_head
+from .graph_json import read_graph_json
 from .graph_kind import sniff_graph
 from .graph_model import (
     _RISKY_MEMBERS,
@@ -55,6 +56,7 @@ __all__ = [
     "load_graph",
     "load_graph_dict",
     "raw_attrs_from_list",
+    "read_graph",
 ]
 
 # ----------------------------------------------------------------------------- fast reading
@@ -250,9 +252,9 @@ def _graph(graph: Any, index: int, model: Mapping[str, Any], model_attrs: dict, 
     )
 
 
-def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
-    """The ModelDef dict of a graph file, JSON or protobuf text format (decided by content)."""
-    path = Path(path)
+def _is_json(path: Path) -> bool:
+    """Refuse what is no graph (empty, binary, UTF-16, ONNX text, TF GraphDef, a cfg...), the
+    same way for every reading; then whether the file is JSON (else protobuf text)."""
     head = read_graph_head(path)  # empty, binary, UTF-16: refused here
     try:
         kind = sniff_graph(path)
@@ -260,27 +262,47 @@ def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
         raise GraphError(path, f"cannot read: {error.strerror or error}") from None
     if kind.is_foreign:  # ONNX text, TF GraphDef, Caffe prototxt, a cfg, a tiny file...
         raise GraphError(path, kind.refusal())
-    first = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
-    if first in (b"{", b"["):
-        try:
-            with open(path, encoding="utf-8-sig") as handle:
-                data = json.load(handle)
-        except json.JSONDecodeError as error:
-            raise GraphError(
-                path, f"invalid JSON: {error.msg}", error.lineno, error.colno
-            ) from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise GraphError(path, f"cannot read: {error}") from None
-        except RecursionError:
-            raise GraphError(path, "JSON nested too deeply: not an atc graph") from None
-        except ValueError as error:  # int() refuses numbers of more than 4300 digits
-            digits = re.search(r"value has (\d+) digits", str(error))
-            count = f"{digits.group(1)} digits" if digits else "too many digits"
-            raise GraphError(path, f"a number with {count}: too long for a graph value") from None
-        return data
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+
+
+def _json_dict(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as error:
+        raise GraphError(path, f"invalid JSON: {error.msg}", error.lineno, error.colno) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise GraphError(path, f"cannot read: {error}") from None
+    except RecursionError:
+        raise GraphError(path, "JSON nested too deeply: not an atc graph") from None
+    except ValueError as error:  # int() refuses numbers of more than 4300 digits
+        digits = re.search(r"value has (\d+) digits", str(error))
+        count = f"{digits.group(1)} digits" if digits else "too many digits"
+        raise GraphError(path, f"a number with {count}: too long for a graph value") from None
+
+
+def _text_dict(path: Path) -> dict[str, Any]:
     from .graph_text import parse_graph_text_file  # only text graphs need the parser
 
     return parse_graph_text_file(path, head_checked=True)
+
+
+def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
+    """The ModelDef dict of a graph file, JSON or protobuf text format (decided by content)."""
+    path = Path(path)
+    return _json_dict(path) if _is_json(path) else _text_dict(path)
+
+
+def read_graph(path: str | os.PathLike) -> Graph:
+    """Read a graph file into a :class:`Graph` (the same one :func:`graph_from_dict` makes of
+    :func:`load_graph_dict`): JSON by :func:`.graph_json.read_graph_json` unless it declines
+    the file, else, and text graphs always, through the ModelDef dict. Every read of a graph
+    file goes through here (tests count reads on it)."""
+    where = Path(path)
+    if not _is_json(where):
+        return graph_from_dict(_text_dict(where), path)
+    graph = read_graph_json(where, path)
+    return graph if graph is not None else graph_from_dict(_json_dict(where), path)
 
 
 def load_graph(path: str | os.PathLike) -> Graph:
@@ -290,7 +312,7 @@ def load_graph(path: str | os.PathLike) -> Graph:
     if handed is not None:
         return handed
     with collector_paused():
-        return graph_from_dict(load_graph_dict(path), path)
+        return read_graph(path)
 
 
 # A graph picked from a folder (``-f DIR``) is read to score it, then read again by the job:
