@@ -10,12 +10,12 @@ interleaved, with the cyclic collector off as in the comparison job. Printed per
 minimum and median wall time of each tree and the ratio of the minimums (the machine may be
 shared: the minimum is the least disturbed run), and the minimum CPU time (this process and
 the helper processes it waited for: the steadier figure when other work shares the cores).
-Steps: ``load_graph`` of each side (JSON parse
-and objects), ``fusion_rule`` of the fusion-on graph, the fusion-off digest (rule, names,
-fusion marks) and its pickle both ways, ``merge_rules``, ``discover`` as the job runs it (the
-fusion-off graph in a forked helper), and the command line's pick (``plan_runs``) +
-``discover`` with both graphs given as folders. The case defaults to /tmp/bench5k/case
-(bench_compare.py --ops 5000 --keep makes one).
+Steps: ``load_graph`` of each side (the file read into objects: ``read_graph``, JSON by the
+typed msgspec reading, where the tree has it), ``fusion_rule`` of the fusion-on graph, the
+fusion-off digest (rule, names, fusion marks) and its pickle both ways, ``merge_rules``,
+``discover`` as the job runs it (the fusion-off graph in a forked helper), and the command
+line's pick (``plan_runs``) + ``discover`` with both graphs given as folders. The case
+defaults to /tmp/bench5k/case (bench_compare.py --ops 5000 --keep makes one).
 """
 
 from __future__ import annotations
@@ -89,9 +89,14 @@ def steps(tree, files: dict, out: Path):
     on, off = files["on_graph"], files["off_graph"]
     state: dict = {}
 
+    def read(path: Path):  # a file read, never a graph handed on (older trees: the dict way)
+        if hasattr(graph, "read_graph"):
+            return graph.read_graph(path)  # JSON by the typed reading (readers.graph_json)
+        return graph.graph_from_dict(graph.load_graph_dict(path), path)
+
     def load(side: str, path: Path):
         def run():
-            state[side] = graph.graph_from_dict(graph.load_graph_dict(path), path)
+            state[side] = read(path)
 
         return run
 

@@ -44,14 +44,14 @@ def _folder(root: Path, graph: Path, side: str) -> Path:
 def reads(monkeypatch, tmp_path):
     """Which process read which graph file: (pid, file name) per read, forked children too."""
     log = tmp_path / "reads.log"
-    real = graph_module.load_graph_dict
+    real = graph_module.read_graph
 
     def counting(path):
         with open(log, "a") as out:
             out.write(f"{os.getpid()} {Path(path).name}\n")
         return real(path)
 
-    monkeypatch.setattr(graph_module, "load_graph_dict", counting)
+    monkeypatch.setattr(graph_module, "read_graph", counting)
 
     def here() -> list[str]:
         lines = log.read_text().splitlines() if log.exists() else []

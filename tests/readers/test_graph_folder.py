@@ -62,14 +62,14 @@ class _Reads:
 @pytest.fixture
 def reads(monkeypatch, tmp_path):
     counted = _Reads(tmp_path / "reads.log")
-    real = graph_module.load_graph_dict
+    real = graph_module.read_graph
 
     def counting(path):
         with open(counted.log, "a") as log:
             log.write(Path(path).name + "\n")
         return real(path)
 
-    monkeypatch.setattr(graph_module, "load_graph_dict", counting)
+    monkeypatch.setattr(graph_module, "read_graph", counting)
     return counted
 
 
