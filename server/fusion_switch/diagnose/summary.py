@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..readers.collector import collector_paused
+from ..readers.collector import collector_paused, leave_to_exit
 from .attribution import (
     Attribution,
     OpFinding,
@@ -479,4 +479,6 @@ def _write_outputs(
     # the report first: summary.json appearing means the run is complete
     write_text_atomic(report_path, render_report(summary))
     write_json_atomic(summary_path, summary)
-    return Outputs(summary, summary_path, report_path, attribution)
+    outputs = Outputs(summary, summary_path, report_path, attribution)
+    leave_to_exit(outcome, outputs)  # only when the process exits without freeing them
+    return outputs
