@@ -96,3 +96,33 @@ def test_leave_to_exit_keeps_objects_only_when_the_exit_drops_them(monkeypatch):
     kept = object()
     collector.leave_to_exit(kept)
     assert collector._LEFT_TO_EXIT[0] is kept and len(collector._LEFT_TO_EXIT) == 1
+
+
+def test_ranks_compared_in_turn_do_not_hold_each_other(monkeypatch, tmp_path, capsys):
+    """``--rank all`` in one process: each rank's outcome is freed before the next rank runs,
+    even when the process keeps its last comparison for the exit."""
+    import argparse
+    import weakref
+
+    from fusion_switch.cli.compare_tree import Plan, run_per_rank
+
+    class Outcome:  # stands for a rank's graphs and rows
+        pass
+
+    monkeypatch.setattr(collector, "_LEFT_TO_EXIT", [])
+    monkeypatch.setattr(collector, "_exit_drops_them", True)
+    alive = []
+
+    def runner(ns):
+        alive.append(sum(ref() is not None for ref in refs))
+        outcome = Outcome()
+        refs.append(weakref.ref(outcome))
+        collector.leave_to_exit(outcome)
+        return 0, None
+
+    refs: list = []
+    args = argparse.Namespace(workers=1, scheduler=None, out_dir=str(tmp_path), fmt="text")
+    runs = [(f"rank {r}", argparse.Namespace(out_dir=str(tmp_path / str(r)))) for r in range(3)]
+    assert run_per_rank(args, Plan("tensor", runs), runner) == 0
+    assert alive == [0, 0, 0]
+    capsys.readouterr()
