@@ -165,6 +165,8 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
     Ranks run side by side, each in its own process (see :func:`rank_slots`); with
     ``--scheduler`` or one slot they run one after the other in this process, each on every
     worker. The combined summary lists them in rank order either way."""
+    from ..readers.collector import free_left_to_exit
+
     slots = rank_slots(args, plan)
     if slots > 1:
         results = ranks_in_parallel(args, plan, slots, progress)
@@ -178,6 +180,8 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
                 status, outputs = runner(ns)
                 summary = outputs.summary if outputs is not None else {}
                 results.append(_rank_result(label, ns, status, summary))
+                del outputs
+                free_left_to_exit()  # this rank's graphs and rows: not held over the next
     worst = max((r["status"] for r in results), default=0)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -316,6 +316,82 @@ def judge(
     return worst, crossed
 
 
+def _judge_rows(
+    by_tensor: Mapping[tuple[str, str, int], RowLike], thresholds: Mapping[str, Threshold]
+) -> dict[tuple[str, str, int], TensorEvidence | None]:
+    """Each row's :class:`TensorEvidence` (None: no numbers), as :func:`judge` gives it.
+
+    Issue 16: this runs for every compared tensor (10,000 at 5,000 ops). Rows whose metrics
+    are all plain floats or None (what the engine writes) take a path with the thresholds'
+    arithmetic inlined; any other value (ints, numpy scalars, text) takes the general one."""
+    plan = _threshold_plan(thresholds)
+    out: dict[tuple[str, str, int], TensorEvidence | None] = {}
+    inf = math.inf
+    for key, row in by_tensor.items():
+        raw = row.metrics
+        plain = plan is not None
+        numbers = False
+        if plain:
+            for v in raw.values():
+                if v is None:
+                    continue
+                if v.__class__ is not float:
+                    plain = False
+                    break
+                if v == v:
+                    numbers = True
+        if not plain:
+            if not _has_numbers(raw):
+                out[key] = None
+                continue
+            metrics = {k: _num(v) for k, v in raw.items()}
+            badness, crossed = judge(metrics, thresholds)
+        elif not numbers:
+            out[key] = None
+            continue
+        else:
+            metrics = dict(raw)
+            badness = None
+            crossed = []
+            for name, threshold, higher_is_better, limit, gap in plan:  # judge(), inlined
+                value = metrics.get(name)
+                if value is None or value != value:
+                    continue
+                if higher_is_better:
+                    if gap <= 0:
+                        b = 0.0 if value >= limit else inf
+                    else:
+                        b = (1.0 - value) / gap
+                        b = b if b > 0.0 else 0.0  # max(0.0, b), NaN included
+                elif limit <= 0:
+                    b = 0.0 if value <= limit else inf
+                else:
+                    b = abs(value) / limit
+                if b != b:
+                    continue
+                if badness is None or b > badness:
+                    badness = b
+                if b > 1.0:
+                    crossed.append(threshold.describe(value))
+        op_name, kind, index = key
+        out[key] = TensorEvidence(f"{op_name}:{kind}:{index}", metrics, badness, crossed)
+    return out
+
+
+def _threshold_plan(
+    thresholds: Mapping[str, Threshold],
+) -> list[tuple[str, Threshold, bool, float, float]] | None:
+    """(name, threshold, higher is better, limit, gap) per threshold for the inlined
+    :meth:`Threshold.exceedance`; None when one is not a plain :class:`Threshold`."""
+    plan = []
+    for name, threshold in thresholds.items():
+        if type(threshold) is not Threshold or type(threshold.limit) is not float:
+            return None
+        limit = threshold.limit
+        plan.append((name, threshold, threshold.higher_is_better, limit, 1.0 - limit))
+    return plan
+
+
 def _split_tensor_index(text: str) -> tuple[str, str, int] | None:
     op, _, rest = text.rpartition(":")
     op2, _, kind = op.rpartition(":")
@@ -428,31 +504,26 @@ def attribute(
     by_tensor: dict[tuple[str, str, int], RowLike] = {}
     row_order: dict[str, int] = {}
     indices: dict[str, dict[str, set[int]]] = {}
-    for i, row in enumerate(rows):
-        parsed = _split_tensor_index(getattr(row, "tensor_index", "") or "")
-        if parsed is None:
+    for i, row in enumerate(rows):  # _split_tensor_index, inlined: it runs for every row
+        op_kind, _, rest = (getattr(row, "tensor_index", "") or "").rpartition(":")
+        op_name, _, kind = op_kind.rpartition(":")
+        if kind not in ("input", "output") or not rest.isdigit():
             continue
-        by_tensor[parsed] = row
-        row_order.setdefault(parsed[0], i)
-        indices.setdefault(parsed[0], {}).setdefault(parsed[1], set()).add(parsed[2])
+        key = (op_name, kind, int(rest))
+        by_tensor[key] = row
+        if op_name not in row_order:
+            row_order[op_name] = i
+            indices[op_name] = {kind: {key[2]}}
+        else:
+            indices[op_name].setdefault(kind, set()).add(key[2])
 
     ops = list(getattr(on_graph, "ops", []) or [])
     op_by_name = {op.name: op for op in ops}
 
-    judged: dict[tuple[str, str, int], TensorEvidence | None] = {}
-
-    def evidence(op_name: str, kind: str, index: int) -> TensorEvidence | None:
-        key = (op_name, kind, index)
-        if key in judged:  # an output is judged again as the input of the ops it feeds
-            return judged[key]
-        row = by_tensor.get(key)
-        found = None
-        if row is not None and _has_numbers(row.metrics):
-            metrics = {k: _num(v) for k, v in row.metrics.items()}
-            badness, crossed = judge(metrics, thresholds)
-            found = TensorEvidence(f"{op_name}:{kind}:{index}", metrics, badness, crossed)
-        judged[key] = found
-        return found
+    # Every row's tensor judged once (an output is looked up again as the input of the ops it
+    # feeds); None: no row, or a row without numbers.
+    judged = _judge_rows(by_tensor, thresholds)
+    evidence = judged.get
 
     def producer_evidence(ref: str) -> TensorEvidence | None:
         seen = set()
@@ -460,7 +531,7 @@ def attribute(
         index = int(idx) if idx.lstrip("-").isdigit() else 0
         while src and src not in seen:
             seen.add(src)
-            found = evidence(src, "output", index)
+            found = evidence((src, "output", index))
             if found is not None:
                 return found
             producer = op_by_name.get(src)
@@ -476,17 +547,21 @@ def attribute(
 
     findings: list[OpFinding] = []
     names = [op.name for op in ops] or list(row_order)
+    no_indices: dict[str, set[int]] = {}
     for order, name in enumerate(names):
         op = op_by_name.get(name)
-        seen = indices.get(name, {})
-        outputs = [
-            ev for k in sorted(seen.get("output", ())) if (ev := evidence(name, "output", k))
-        ]
+        seen = indices.get(name, no_indices)
+        output_indices = seen.get("output")
+        outputs = (
+            [ev for k in sorted(output_indices) if (ev := evidence((name, "output", k)))]
+            if output_indices
+            else []
+        )
         inputs = []
         data_inputs = op.data_inputs if op is not None else []
         n_inputs = max(len(data_inputs), 1 + max(seen.get("input", ()), default=-1))
         for i in range(n_inputs):
-            ev = evidence(name, "input", i)
+            ev = evidence((name, "input", i))
             if ev is None and i < len(data_inputs):
                 upstream = producer_evidence(data_inputs[i])
                 if upstream is not None:

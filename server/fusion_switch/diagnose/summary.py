@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..readers.collector import collector_paused
+from ..readers.collector import collector_paused, leave_to_exit
 from .attribution import (
     Attribution,
     OpFinding,
@@ -84,26 +84,52 @@ def _finite(value: float | None) -> float | None:
 def op_rows(attribution: Attribution) -> list[dict]:
     """One compact entry per judged op, in execution order (for the chart and for tools)."""
     rows = []
+    append = rows.append
     for f in attribution.findings:
-        if f.verdict == "unknown" and not f.inputs:
+        verdict = f.verdict
+        if verdict == "unknown" and not f.inputs:
             continue
-        rows.append(
+        outputs = f.outputs
+        if len(outputs) == 1:  # most ops: the worst output is the only one
+            metrics = outputs[0].metrics
+            cosine, red, kl, rmse, mre = (_number(metrics.get(name)) for name in _CHARTED)
+        else:
+            cosine = _metric(f, "CosineSimilarity", "min")
+            red = _metric(f, "RelativeEuclideanDistance", "max")
+            kl = _metric(f, "KullbackLeiblerDivergence", "max")
+            rmse = _metric(f, "RootMeanSquareError", "max")
+            mre = _metric(f, "MeanRelativeError", "max")
+        append(
             {
                 "op": f.op,
                 "type": f.op_type,
                 "order": f.order,
-                "verdict": f.verdict,
+                "verdict": verdict,
                 "rules": f.rules,
-                "cosine": _finite(_metric(f, "CosineSimilarity", "min")),
-                "red": _finite(_metric(f, "RelativeEuclideanDistance", "max")),
-                "kl": _finite(_metric(f, "KullbackLeiblerDivergence", "max")),
-                "rmse": _finite(_metric(f, "RootMeanSquareError", "max")),
-                "mre": _finite(_metric(f, "MeanRelativeError", "max")),
-                "badness": _finite(f.severity if f.verdict != "unknown" else None),
-                "input_badness": _finite(f.input_badness if f.inputs else None),
+                "cosine": json_number(cosine),
+                "red": json_number(red),
+                "kl": json_number(kl),
+                "rmse": json_number(rmse),
+                "mre": json_number(mre),
+                "badness": json_number(f.severity) if verdict != "unknown" else None,
+                "input_badness": json_number(f.input_badness) if f.inputs else None,
             }
         )
     return rows
+
+
+_CHARTED = (
+    "CosineSimilarity",
+    "RelativeEuclideanDistance",
+    "KullbackLeiblerDivergence",
+    "RootMeanSquareError",
+    "MeanRelativeError",
+)
+
+
+def _number(value: float | None) -> float | None:
+    """What :func:`_metric` gives for one output: None for no value or NaN."""
+    return None if value is None or math.isnan(value) else value
 
 
 NOTHING_COMPARED = "nothing compared"
@@ -453,4 +479,6 @@ def _write_outputs(
     # the report first: summary.json appearing means the run is complete
     write_text_atomic(report_path, render_report(summary))
     write_json_atomic(summary_path, summary)
-    return Outputs(summary, summary_path, report_path, attribution)
+    outputs = Outputs(summary, summary_path, report_path, attribution)
+    leave_to_exit(outcome, outputs)  # only when the process exits without freeing them
+    return outputs
