@@ -1,8 +1,11 @@
 """Read only the dump tensors a replay needs, each file decoded once, in host layout.
 
 A replay needs the fused op's own fusion-on dump (inputs and outputs) and the fusion-off dumps of
-its original ops (parameters, and the noise floor). Everything comes back as float64 arrays in
-the framework (host) layout; device formats are converted with :mod:`readers.layout`.
+its original ops (parameters, and the noise floor). Everything comes back in the framework
+(host) layout (device formats are converted with :mod:`readers.layout`): kernel inputs as
+float64 arrays (:meth:`EvidenceStore.tensor`), outputs that are only scored in their dumped
+dtype (:meth:`EvidenceStore.output`), read-only: the score works in float64 on either and
+gives the same bits, without a float64 copy of every output (issue 16).
 
 A tensor that cannot be read (empty or truncated file, zero-length header, a 0 in its shape) is
 *missing evidence*: :class:`MissingEvidence` names the file and the problem, so that a verdict
@@ -41,14 +44,24 @@ class MissingEvidence(Exception):
 
 
 def host_array(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
-    """One tensor of a dump as float64 in host layout; raises MissingEvidence."""
+    """One tensor of a dump as float64 in host layout (an array of its own); raises
+    MissingEvidence."""
+    values = host_values(dump, tensor)
+    converted = np.asarray(values, dtype=np.float64)
+    # a float64 dump comes back as a view of the file's bytes: kernels get a copy of their own
+    return converted.copy() if converted is values else converted
+
+
+def host_values(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
+    """One tensor of a dump in host layout and its dumped dtype, possibly a read-only view of
+    the file's bytes (decoded without a copy); raises MissingEvidence."""
     if 0 in tensor.shape or 0 in tensor.original_shape:
         raise MissingEvidence(
             f"{dump.path}: {tensor.name} has a 0 in its shape {list(tensor.shape)}: no values",
             dump.path,
         )
     try:
-        raw = dump.array(tensor)
+        raw = dump.array(tensor, copy=False)
     except DumpError as error:
         raise MissingEvidence(str(error), dump.path) from None
     host_shape = tuple(tensor.original_shape) or None
@@ -60,7 +73,13 @@ def host_array(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
         ) from None
     if values.dtype.kind == "c":
         raise MissingEvidence(f"{dump.path}: {tensor.name}: complex values are not replayed")
-    return np.asarray(values, dtype=np.float64)
+    return values
+
+
+def _read_only(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
+    values = host_values(dump, tensor)
+    values.flags.writeable = False  # kept in the cache and shared: nobody may change it
+    return values
 
 
 class EvidenceStore:
@@ -107,7 +126,15 @@ class EvidenceStore:
         return cached
 
     def tensor(self, side: str, op_name: str, kind: str, index: int) -> np.ndarray:
-        """Input or output ``index`` of ``op_name``'s dump on ``side`` ("on"/"off")."""
+        """Input or output ``index`` of ``op_name``'s dump on ``side`` ("on"/"off"), float64."""
+        return self._read(side, op_name, kind, index, host_array)
+
+    def output(self, side: str, op_name: str, index: int) -> np.ndarray:
+        """Output ``index`` of ``op_name``'s dump in its dumped dtype (read-only: for scores,
+        which compute in float64 whatever the dtype, :func:`.noise.score`)."""
+        return self._read(side, op_name, "dumped output", index, _read_only)
+
+    def _read(self, side: str, op_name: str, kind: str, index: int, decode) -> np.ndarray:
         arrays = self._arrays.get((side, op_name))
         found = arrays.get((kind, index)) if arrays is not None else None
         if found is not None:
@@ -115,13 +142,14 @@ class EvidenceStore:
         dump = self.dump(side, op_name)
         tensors = dump.inputs if kind == "input" else dump.outputs
         if index >= len(tensors):
+            named = "input" if kind == "input" else "output"
             raise MissingEvidence(
-                f"{dump.path}: fusion-{side} dump of {op_name} has {len(tensors)} {kind}(s), "
-                f"{kind} {index} is needed",
+                f"{dump.path}: fusion-{side} dump of {op_name} has {len(tensors)} {named}(s), "
+                f"{named} {index} is needed",
                 None,
             )
         try:
-            values = host_array(dump, tensors[index])
+            values = decode(dump, tensors[index])
         except MissingEvidence as missing:
             if missing.unreadable:
                 self.unreadable[str(missing.path)] = missing.reason

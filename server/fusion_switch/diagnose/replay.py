@@ -341,8 +341,9 @@ class Replayer:
         return values
 
     def real_output(self, sub: Subgraph, index: int) -> np.ndarray:
+        """The fused op's dumped output ``index`` (its dumped dtype: it is only scored)."""
         try:
-            return self.store.tensor("on", sub.fused.name, "output", index)
+            return self.store.output("on", sub.fused.name, index)
         except MissingEvidence as missing:
             raise Unverifiable(
                 f"fused output not dumped: {missing.reason}", missing=missing.unreadable
@@ -371,7 +372,7 @@ class Replayer:
             observed = None
             if with_observed:
                 try:
-                    off = self.store.tensor("off", producer.name, "output", ref_name(origin)[1])
+                    off = self.store.output("off", producer.name, ref_name(origin)[1])
                     if off.size == real.size:
                         observed = score(real, off, dtype)
                 except MissingEvidence:
@@ -407,7 +408,7 @@ def measure_noise(replayer: Replayer, members: list[Any], noise: NoiseFloor) -> 
             outs = replayer.kernels.run(member, inputs)
             for j, out in enumerate(outs[:1]):
                 dtype = out_dtype(member, j)
-                real = store.tensor("off", member.name, "output", j)
+                real = store.output("off", member.name, j)
                 replay = round_to(out, dtype)
                 if real.size == replay.size:
                     noise.add(member.type, dtype, score(real, replay, dtype))
