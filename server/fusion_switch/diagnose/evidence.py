@@ -1,11 +1,10 @@
 """Read only the dump tensors a replay needs, each file decoded once, in host layout.
 
 A replay needs the fused op's own fusion-on dump (inputs and outputs) and the fusion-off dumps of
-its original ops (parameters, and the noise floor). Everything comes back in the framework
-(host) layout (device formats are converted with :mod:`readers.layout`): kernel inputs as
-float64 arrays (:meth:`EvidenceStore.tensor`), outputs that are only scored in their dumped
-dtype (:meth:`EvidenceStore.output`), read-only: the score works in float64 on either and
-gives the same bits, without a float64 copy of every output (issue 16).
+its original ops (parameters, and the noise floor). Everything comes back as float64 arrays in
+the framework (host) layout; device formats are converted with :mod:`readers.layout`. (Outputs
+kept in their dumped fp16/fp32 were tried for the scores, issue 16: numpy's mixed-dtype
+subtraction and fp16 reductions cost more than the float64 copy they save.)
 
 A tensor that cannot be read (empty or truncated file, zero-length header, a 0 in its shape) is
 *missing evidence*: :class:`MissingEvidence` names the file and the problem, so that a verdict
@@ -76,12 +75,6 @@ def host_values(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
     return values
 
 
-def _read_only(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
-    values = host_values(dump, tensor)
-    values.flags.writeable = False  # kept in the cache and shared: nobody may change it
-    return values
-
-
 class EvidenceStore:
     """Dump files of both sides by op name, decoded once each (small LRU of headers+arrays)."""
 
@@ -127,14 +120,6 @@ class EvidenceStore:
 
     def tensor(self, side: str, op_name: str, kind: str, index: int) -> np.ndarray:
         """Input or output ``index`` of ``op_name``'s dump on ``side`` ("on"/"off"), float64."""
-        return self._read(side, op_name, kind, index, host_array)
-
-    def output(self, side: str, op_name: str, index: int) -> np.ndarray:
-        """Output ``index`` of ``op_name``'s dump in its dumped dtype (read-only: for scores,
-        which compute in float64 whatever the dtype, :func:`.noise.score`)."""
-        return self._read(side, op_name, "dumped output", index, _read_only)
-
-    def _read(self, side: str, op_name: str, kind: str, index: int, decode) -> np.ndarray:
         arrays = self._arrays.get((side, op_name))
         found = arrays.get((kind, index)) if arrays is not None else None
         if found is not None:
@@ -142,14 +127,13 @@ class EvidenceStore:
         dump = self.dump(side, op_name)
         tensors = dump.inputs if kind == "input" else dump.outputs
         if index >= len(tensors):
-            named = "input" if kind == "input" else "output"
             raise MissingEvidence(
-                f"{dump.path}: fusion-{side} dump of {op_name} has {len(tensors)} {named}(s), "
-                f"{named} {index} is needed",
+                f"{dump.path}: fusion-{side} dump of {op_name} has {len(tensors)} {kind}(s), "
+                f"{kind} {index} is needed",
                 None,
             )
         try:
-            values = decode(dump, tensors[index])
+            values = host_array(dump, tensors[index])
         except MissingEvidence as missing:
             if missing.unreadable:
                 self.unreadable[str(missing.path)] = missing.reason

@@ -113,23 +113,19 @@ def _round_frexp(values: np.ndarray, bits: int) -> np.ndarray:
 
 def score(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:
     """``max|real - replay| / max|replay| / floor(dtype)``; inf where one side is not finite
-    and the other is (or differs); 0 for two empty tensors. Computed in float64 whatever the
-    dtypes given (a dumped fp16/fp32/int tensor needs no float64 copy: every one of its values
-    is exactly a float64, the subtraction converts them as it goes)."""
-    real = np.asarray(real).reshape(-1)
-    replay = np.asarray(replay).reshape(-1)
+    and the other is (or differs); 0 for two empty tensors."""
+    real = np.asarray(real, dtype=np.float64).reshape(-1)
+    replay = np.asarray(replay, dtype=np.float64).reshape(-1)
     if real.size == 0:
         return 0.0
     with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.subtract(real, replay, dtype=np.float64)
+        diff = real - replay
         high, low = float(diff.max()), float(diff.min())
     if math.isfinite(high) and math.isfinite(low):  # then every value of both sides is finite
         # the largest magnitude is at one end: two reductions instead of two |x| temporaries
-        # (a maximum of any real dtype, then converted, is the maximum of the converted values)
         ref = max(abs(float(replay.max())), abs(float(replay.min())))
         return max(abs(high), abs(low)) / (ref if ref > 0 else 1.0) / floor_of(dtype)
-    real = np.asarray(real, dtype=np.float64)
-    return _score_masked(real, np.asarray(replay, dtype=np.float64), dtype)
+    return _score_masked(real, replay, dtype)
 
 
 def _score_masked(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:

@@ -341,9 +341,8 @@ class Replayer:
         return values
 
     def real_output(self, sub: Subgraph, index: int) -> np.ndarray:
-        """The fused op's dumped output ``index`` (its dumped dtype: it is only scored)."""
         try:
-            return self.store.output("on", sub.fused.name, index)
+            return self.store.tensor("on", sub.fused.name, "output", index)
         except MissingEvidence as missing:
             raise Unverifiable(
                 f"fused output not dumped: {missing.reason}", missing=missing.unreadable
@@ -372,7 +371,7 @@ class Replayer:
             observed = None
             if with_observed:
                 try:
-                    off = self.store.output("off", producer.name, ref_name(origin)[1])
+                    off = self.store.tensor("off", producer.name, "output", ref_name(origin)[1])
                     if off.size == real.size:
                         observed = score(real, off, dtype)
                 except MissingEvidence:
@@ -408,7 +407,7 @@ def measure_noise(replayer: Replayer, members: list[Any], noise: NoiseFloor) -> 
             outs = replayer.kernels.run(member, inputs)
             for j, out in enumerate(outs[:1]):
                 dtype = out_dtype(member, j)
-                real = store.output("off", member.name, j)
+                real = store.tensor("off", member.name, "output", j)
                 replay = round_to(out, dtype)
                 if real.size == replay.size:
                     noise.add(member.type, dtype, score(real, replay, dtype))
