@@ -230,3 +230,46 @@ def test_registered_kernels_still_take_the_new_paths():
     assert same_bits(got, _old_conv2d_nchw(x, w, (2, 2), (1, 1, 0, 1), (1, 1), 1))
     pooled = pool.fn([x], ksize=[1, 1, 3, 3], strides=[1, 1, 1, 1], padding="SAME", format="NCHW")
     assert same_bits(pooled[0], _old_pool2d(x, (3, 3), (1, 1), (1, 1, 1, 1), "avg"))
+
+
+# ----------------------------------------------------------------------------- handed over
+
+
+@pytest.fixture(scope="module")
+def outcome(tmp_path_factory):
+    from fusion_switch.compare.engine import CompareRequest, run_compare
+    from fusion_switch.synth.generator import generate_case
+
+    root = tmp_path_factory.mktemp("handed")
+    case = generate_case(
+        root / "case", n_ops=160, faults=["wrong_epsilon", "dropped_bias@3"], graph_text=False
+    )
+    request = CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, root / "o")
+    return run_compare(request)
+
+
+def test_what_is_handed_to_the_waiting_process_measures_as_the_graph_ops_do(outcome):
+    """The waiting process gets :class:`replay.OpRead` copies, not the graph's ops: the scores,
+    evidence and reasons it measures with them are the child's, and the pickle is smaller."""
+    import pickle
+
+    from fusion_switch.diagnose import replay
+    from fusion_switch.diagnose.evidence import EvidenceStore
+    from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph, fused_ops
+
+    on, off = GraphIndex.of(outcome.on_graph), GraphIndex.of(outcome.off_graph)
+    subs = [build_subgraph(op, on, off) for op in fused_ops(outcome.on_graph)]
+    assert len(subs) > 20
+    here = replay.Replayer(
+        EvidenceStore(outcome.on_dumps, outcome.off_dumps), off, replay.Kernels()
+    )
+    expected = {sub.fused.name: replay.measure_one(here, sub) for sub in subs}
+    assert any(m[0] == "ok" for m in expected.values())
+    light, off_ops = replay.handed_over(subs, off)
+    light, off_ops = pickle.loads(pickle.dumps((light, off_ops)))  # as it travels
+    store = EvidenceStore(outcome.on_dumps, outcome.off_dumps)
+    got = replay.measure_handed(light, off_ops, store)
+    assert got["measured"] == expected
+    assert set(got["files_read"]) == {str(p) for p in here.store.files_read}
+    heavy = len(pickle.dumps((subs, replay._off_ops(off, subs)), protocol=pickle.HIGHEST_PROTOCOL))
+    assert len(pickle.dumps((light, off_ops), protocol=pickle.HIGHEST_PROTOCOL)) < heavy / 2
