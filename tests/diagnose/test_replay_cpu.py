@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from fusion_switch.diagnose import noise
 from fusion_switch.diagnose.evidence import host_array
 from fusion_switch.diagnose.kernels import lookup
 from fusion_switch.diagnose.kernels.common import pad_hw
@@ -273,3 +274,74 @@ def test_what_is_handed_to_the_waiting_process_measures_as_the_graph_ops_do(outc
     assert set(got["files_read"]) == {str(p) for p in here.store.files_read}
     heavy = len(pickle.dumps((subs, replay._off_ops(off, subs)), protocol=pickle.HIGHEST_PROTOCOL))
     assert len(pickle.dumps((light, off_ops), protocol=pickle.HIGHEST_PROTOCOL)) < heavy / 2
+
+
+# ----------------------------------------------------------------------------- in place, rounding
+
+finite_arrays = st.lists(
+    st.floats(-800, 800) | st.floats(-1e300, 1e300) | st.sampled_from([0.0, -0.0]),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=finite_arrays, rows=st.integers(1, 3), axis=st.sampled_from([0, 1, -1]))
+def test_softmax_and_sigmoid_in_place_give_the_bits_of_the_expressions_they_replace(
+    values, rows, axis
+):
+    x = np.tile(np.array(values), (rows, 1))
+    with np.errstate(all="ignore"):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        expected_softmax = e / e.sum(axis=axis, keepdims=True)
+        expected_sigmoid = 1.0 / (1.0 + np.exp(-x))
+        got_softmax = lookup("SoftmaxV2").fn([x], axes=[axis])[0]
+        got_sigmoid = lookup("Sigmoid").fn([x])[0]
+    assert same_bits(got_softmax, expected_softmax)
+    assert same_bits(got_sigmoid, expected_sigmoid)
+
+
+def _old_round_float32(values: np.ndarray) -> np.ndarray:
+    """Rounding to float32 before this round (range checked on the float64 values)."""
+    if noise._normal_range(values, 2.0**-126, float(np.finfo(np.float32).max)):
+        return values.astype(np.float32).astype(np.float64)
+    return noise._round_bits(values, 24)
+
+
+F32_EDGES = [
+    float(np.finfo(np.float32).max),
+    float(np.nextafter(np.finfo(np.float32).max, np.inf)),  # casts to the max, or not
+    3.4028235677973366e38,  # the float32 max + half an ulp: a tie the cast sends to inf
+    2.0**-126,
+    float(np.nextafter(2.0**-126, 0.0)),  # below the normals, casts to 2^-126
+    2.0**-126 - 2.0**-151,
+    2.0**-149,
+    0.0,
+    -0.0,
+    math.inf,
+    math.nan,
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True)
+        | st.sampled_from(F32_EDGES)
+        | st.floats(-1e3, 1e3),
+        min_size=1,
+        max_size=30,
+    ),
+    sign=st.sampled_from([1.0, -1.0]),
+)
+def test_rounding_to_float32_gives_the_bits_it_gave(values, sign):
+    x = np.array(values) * sign
+    assert same_bits(noise.round_to(x, "DT_FLOAT"), _old_round_float32(x))
+    assert same_bits(noise.round_to(x, "DT_FLOAT"), noise._round_frexp(x, 24))
+
+
+def test_values_just_above_the_float32_maximum_round_as_the_formula_does():
+    top = float(np.finfo(np.float32).max)
+    x = np.array([top, np.nextafter(top, np.inf), 3.4028235677973366e38, 1.0])
+    assert same_bits(noise.round_to(x, "DT_FLOAT"), noise._round_frexp(x, 24))
+    assert np.isfinite(noise.round_to(x, "DT_FLOAT")).all()  # the tie is 2^128, not inf

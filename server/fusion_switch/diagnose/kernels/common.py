@@ -136,6 +136,8 @@ def norm_axis(axis: int, ndim: int, name: str) -> int:
 
 
 def broadcast(a: np.ndarray, b: np.ndarray, names: tuple[str, str] = ("x1", "x2")) -> None:
+    if a.shape == b.shape:  # the common case, without broadcast_shapes' cost
+        return
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError as exc:
