@@ -2,7 +2,9 @@
 
 A replay needs the fused op's own fusion-on dump (inputs and outputs) and the fusion-off dumps of
 its original ops (parameters, and the noise floor). Everything comes back as float64 arrays in
-the framework (host) layout; device formats are converted with :mod:`readers.layout`.
+the framework (host) layout; device formats are converted with :mod:`readers.layout`. (Outputs
+kept in their dumped fp16/fp32 were tried for the scores, issue 16: numpy's mixed-dtype
+subtraction and fp16 reductions cost more than the float64 copy they save.)
 
 A tensor that cannot be read (empty or truncated file, zero-length header, a 0 in its shape) is
 *missing evidence*: :class:`MissingEvidence` names the file and the problem, so that a verdict
@@ -41,14 +43,24 @@ class MissingEvidence(Exception):
 
 
 def host_array(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
-    """One tensor of a dump as float64 in host layout; raises MissingEvidence."""
+    """One tensor of a dump as float64 in host layout (an array of its own); raises
+    MissingEvidence."""
+    values = host_values(dump, tensor)
+    converted = np.asarray(values, dtype=np.float64)
+    # a float64 dump comes back as a view of the file's bytes: kernels get a copy of their own
+    return converted.copy() if converted is values else converted
+
+
+def host_values(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
+    """One tensor of a dump in host layout and its dumped dtype, possibly a read-only view of
+    the file's bytes (decoded without a copy); raises MissingEvidence."""
     if 0 in tensor.shape or 0 in tensor.original_shape:
         raise MissingEvidence(
             f"{dump.path}: {tensor.name} has a 0 in its shape {list(tensor.shape)}: no values",
             dump.path,
         )
     try:
-        raw = dump.array(tensor)
+        raw = dump.array(tensor, copy=False)
     except DumpError as error:
         raise MissingEvidence(str(error), dump.path) from None
     host_shape = tuple(tensor.original_shape) or None
@@ -60,7 +72,7 @@ def host_array(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
         ) from None
     if values.dtype.kind == "c":
         raise MissingEvidence(f"{dump.path}: {tensor.name}: complex values are not replayed")
-    return np.asarray(values, dtype=np.float64)
+    return values
 
 
 class EvidenceStore:
@@ -107,7 +119,7 @@ class EvidenceStore:
         return cached
 
     def tensor(self, side: str, op_name: str, kind: str, index: int) -> np.ndarray:
-        """Input or output ``index`` of ``op_name``'s dump on ``side`` ("on"/"off")."""
+        """Input or output ``index`` of ``op_name``'s dump on ``side`` ("on"/"off"), float64."""
         arrays = self._arrays.get((side, op_name))
         found = arrays.get((kind, index)) if arrays is not None else None
         if found is not None:

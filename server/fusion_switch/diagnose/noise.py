@@ -45,6 +45,9 @@ def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     bits = _MANTISSA_BITS.get(dtype)
     if bits is not None:
+        if dtype == "DT_FLOAT":
+            single = _float32_cast(values)
+            return single if single is not None else _round_bits(values, bits)
         cast = _CASTS.get(dtype)
         if cast is not None and _normal_range(values, *cast[1:]):
             return values.astype(cast[0]).astype(np.float64)
@@ -63,6 +66,29 @@ _CASTS = {
     "DT_FLOAT": (np.float32, 2.0**-126, float(np.finfo(np.float32).max)),
     "DT_FLOAT16": (np.float16, 2.0**-14, FP16_MAX),
 }
+
+
+_F32_SMALLEST = np.float32(2.0**-126)
+_F32_MAX = np.float32(np.finfo(np.float32).max)
+
+
+def _float32_cast(values: np.ndarray) -> np.ndarray | None:
+    """``values`` cast to float32 and back when that gives the formula's bits, else None.
+
+    The range is checked on the cast (half the bytes of the float64 values, and the cast is
+    needed anyway): a NaN, an infinity or an overflow shows as a non-finite cast; a value below
+    the smallest normal casts to at most 2^-126 in magnitude, so only the (few) casts that small
+    are checked against their float64 values, which must be 0. A value above the float32
+    maximum that still casts to it is what the formula gives it too (it rounds down to it)."""
+    if values.size == 0:
+        return None
+    single = values.astype(np.float32)
+    magnitude = np.abs(single)
+    if not magnitude.max() <= _F32_MAX:  # also False for a NaN
+        return None
+    if not magnitude.min() > _F32_SMALLEST and values[magnitude <= _F32_SMALLEST].any():
+        return None
+    return single.astype(np.float64)
 
 
 def _normal_range(values: np.ndarray, smallest: float, largest: float) -> bool:

@@ -602,7 +602,7 @@ def _measure_serially(chunks: list[list[Subgraph]], share: ChildShare | None) ->
                 left = keep - position if last else len(subs) - position + _sizes(chunks, index)
                 take = min(left // 2, keep - position if last else keep)
                 if take >= MIN_HANDED and share.give(
-                    chunks[-1][keep - take : keep], _off_ops(off, chunks[-1][keep - take : keep])
+                    *handed_over(chunks[-1][keep - take : keep], off)
                 ):
                     keep -= take
                     handed = chunks[-1][keep:]
@@ -647,6 +647,53 @@ def _off_ops(off: GraphIndex, subs: list[Subgraph]) -> dict[str, Any]:
             names.update(ref_name(ref)[0] for ref in member.data_inputs)
         names.update(ref_name(origin)[0] for _, origin in sub.outputs)
     return {name: off.ops[name] for name in names if name in off.ops}
+
+
+class _DescRead:
+    """What the replay reads of a tensor desc (its dtype names and shapes)."""
+
+    __slots__ = ("dtype", "origin_data_type", "origin_shape", "shape")
+
+    def __init__(self, desc: Any) -> None:
+        self.dtype = desc.dtype
+        self.origin_data_type = desc.origin_data_type
+        self.origin_shape = desc.origin_shape
+        self.shape = desc.shape
+
+
+class OpRead:
+    """What measuring a sub-graph reads of an op: its name, type, data inputs, output descs
+    and the attributes its kernel gets (:func:`kernel_attrs`, ``format`` included, so that
+    ``kernel_attrs`` of this gives the same). Handed to the waiting process instead of the
+    graph's op, whose raw attributes made the pickles ~5x larger (issue 16)."""
+
+    __slots__ = ("attrs", "data_inputs", "input_descs", "name", "output_descs", "type")
+
+    def __init__(self, op: Any, run: bool) -> None:
+        self.name = op.name
+        self.type = op.type
+        self.data_inputs = list(op.data_inputs)
+        self.attrs = kernel_attrs(op) if run else {}  # only members are run
+        self.input_descs: list = []
+        self.output_descs = [_DescRead(desc) for desc in op.output_descs]
+
+
+def handed_over(subs: list[Subgraph], off: GraphIndex) -> tuple[list[Subgraph], dict[str, Any]]:
+    """``subs`` and the fusion-off ops their measuring looks up (:func:`_off_ops`), as
+    :class:`OpRead`: what :func:`measure_handed` needs, and only that."""
+    seen: dict[int, OpRead] = {}
+
+    def read(op: Any, run: bool = False) -> OpRead:
+        if id(op) not in seen:
+            seen[id(op)] = OpRead(op, run)
+        return seen[id(op)]
+
+    members = [[read(m, run=True) for m in sub.members] for sub in subs]  # first: with attrs
+    light = [
+        Subgraph(read(sub.fused), ops, sub.boundary, sub.outputs, sub.absent)
+        for sub, ops in zip(subs, members, strict=True)
+    ]
+    return light, {name: read(op) for name, op in _off_ops(off, subs).items()}
 
 
 def measure_handed(subs: list[Subgraph], off_ops: dict[str, Any], store: EvidenceStore) -> dict:

@@ -23,8 +23,12 @@ from .registry import KernelError, kernel
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # 1 / (1 + exp(-x)), the same operations in place (one array instead of four)
+    t = np.negative(x, out=np.empty_like(x))  # an array even for a 0-d x
     with np.errstate(over="ignore"):
-        return 1.0 / (1.0 + np.exp(-x))
+        np.exp(t, out=t)
+    t += 1.0
+    return np.divide(1.0, t, out=t)
 
 
 @kernel("Relu")

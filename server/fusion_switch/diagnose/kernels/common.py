@@ -105,6 +105,22 @@ def hw_pair(value: object, name: str, fmt: str) -> tuple[int, int]:
     raise KernelError(f"attribute {name}={value!r} needs 1, 2 or 4 values")
 
 
+def pad_hw(x: np.ndarray, pads: tuple[int, int, int, int], fill: float = 0.0) -> np.ndarray:
+    """``x`` [..., H, W] with ``(top, bottom, left, right)`` rows and columns of ``fill`` around
+    it: ``np.pad``'s constant mode (the same array) without its generality, which cost about
+    as much as the pooling or convolution it pads (issue 16)."""
+    top, bottom, left, right = pads
+    h, w = x.shape[-2:]
+    shape = (*x.shape[:-2], h + top + bottom, w + left + right)
+    # a new array in the memory order np.pad picks (Fortran only for a Fortran-only x), so
+    # that what is computed from it (views, BLAS products) sees the same layout
+    out = np.empty(shape, dtype=x.dtype, order="F" if x.flags.fnc else "C")
+    if top or bottom or left or right:
+        out.fill(fill)
+    out[..., top : top + h, left : left + w] = x
+    return out
+
+
 def to_nchw(x: np.ndarray, fmt: str) -> np.ndarray:
     return x if fmt == "NCHW" else np.transpose(x, (0, 3, 1, 2))
 
@@ -120,6 +136,8 @@ def norm_axis(axis: int, ndim: int, name: str) -> int:
 
 
 def broadcast(a: np.ndarray, b: np.ndarray, names: tuple[str, str] = ("x1", "x2")) -> None:
+    if a.shape == b.shape:  # the common case, without broadcast_shapes' cost
+        return
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError as exc:

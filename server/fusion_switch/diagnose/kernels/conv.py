@@ -20,7 +20,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import as_int, from_nchw, hw_pair, int_list, layout, need, optional, to_nchw
+from .common import (
+    as_int,
+    from_nchw,
+    hw_pair,
+    int_list,
+    layout,
+    need,
+    optional,
+    pad_hw,
+    to_nchw,
+)
 from .registry import KernelError, kernel
 
 CONV_ATTRS = ("strides", "pads", "dilations", "groups", "data_format", "offset_x", "pad", "padding")
@@ -88,13 +98,17 @@ def conv2d_nchw(
     top, bottom, left, right = pads
     if min(pads) < 0:
         raise KernelError(f"pads {list(pads)} are negative")
-    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    xp = pad_hw(x, (top, bottom, left, right))
     eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
     if xp.shape[2] < eh or xp.shape[3] < ew:
         raise KernelError(f"filter {kh}x{kw} (dilated {eh}x{ew}) is larger than the padded x")
-    win = np.lib.stride_tricks.sliding_window_view(xp, (eh, ew), axis=(2, 3))
-    win = win[:, :, ::sh, ::sw, ::dh, ::dw]  # [N, C, OH, OW, kh, kw], a view
-    oh, ow = win.shape[2], win.shape[3]
+    # every (strided) window, [N, C, OH, OW, kh, kw], as a view: the windows numpy's
+    # sliding_window_view gives, sliced by stride and dilation, built in one step
+    oh, ow = (xp.shape[2] - eh) // sh + 1, (xp.shape[3] - ew) // sw + 1
+    s0, s1, s2, s3 = xp.strides
+    win = np.lib.stride_tricks.as_strided(
+        xp, (n, c, oh, ow, kh, kw), (s0, s1, s2 * sh, s3 * sw, s2 * dh, s3 * dw), writeable=False
+    )
     # im2col: one BLAS product per group, [O/g, C/g*kh*kw] @ [C/g*kh*kw, N*OH*OW]
     cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(1, 2, 5, 6, 0, 3, 4)
     cols = cols.reshape(groups, cg * kh * kw, n * oh * ow)

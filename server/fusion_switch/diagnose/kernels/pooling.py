@@ -19,11 +19,22 @@ Generator reading (``synth/network.py`` ``k_avgpool``): AvgPool with a scalar ``
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from .common import as_bool, as_int, from_nchw, hw_pair, int_list, layout, need, to_nchw
+from .common import (
+    as_bool,
+    as_int,
+    from_nchw,
+    hw_pair,
+    int_list,
+    layout,
+    need,
+    pad_hw,
+    to_nchw,
+)
 from .registry import KernelError, kernel
 
 
@@ -58,13 +69,9 @@ def pool2d(
     # ceil mode may need cells past the bottom/right pad: they count as outside everything
     extra_h = max((oh - 1) * sh + kh - (h + top + bottom), 0)
     extra_w = max((ow - 1) * sw + kw - (w + left + right), 0)
-    spread = ((top, bottom + extra_h), (left, right + extra_w))
     fill = -np.inf if mode == "max" else 0.0
-    xp = np.pad(x, ((0, 0), (0, 0), *spread), constant_values=fill)
-    valid = np.pad(np.ones((h, w)), spread)  # real cells
-    inside = np.pad(np.ones((h + top + bottom, w + left + right)), ((0, extra_h), (0, extra_w)))
+    xp = pad_hw(x, (top, bottom + extra_h, left, right + extra_w), fill)
     acc = np.full((n, c, oh, ow), fill)
-    n_valid, n_inside = np.zeros((oh, ow)), np.zeros((oh, ow))
     for i in range(kh):  # one strided slice per window tap
         for j in range(kw):
             rows, cols = slice(i, i + (oh - 1) * sh + 1, sh), slice(j, j + (ow - 1) * sw + 1, sw)
@@ -73,8 +80,9 @@ def pool2d(
                 np.maximum(acc, tap, out=acc)
             else:
                 acc += tap
-            n_valid += valid[rows, cols]
-            n_inside += inside[rows, cols]
+    n_valid, n_inside = _window_counts(
+        (h, w), (kh, kw), (sh, sw), (top, bottom, left, right), (oh, ow)
+    )
     if np.any(n_valid == 0):
         raise KernelError("a pooling window lies entirely in the padding")
     if mode == "max":
@@ -83,6 +91,33 @@ def pool2d(
         return acc / divisor
     den = {"exclusive": n_valid, "padded": n_inside}.get(count, float(kh * kw))
     return acc / den
+
+
+@functools.lru_cache(maxsize=64)
+def _window_counts(
+    size: tuple[int, int],
+    k: tuple[int, int],
+    s: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    out: tuple[int, int],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per output cell of :func:`pool2d`: how many of its window's cells are real (``valid``)
+    and how many lie inside the padded image (``inside``). They depend on the shapes only, so
+    they are counted once per shape (issue 16); read-only."""
+    (h, w), (kh, kw), (sh, sw), (top, bottom, left, right), (oh, ow) = size, k, s, pads, out
+    extra_h = max((oh - 1) * sh + kh - (h + top + bottom), 0)
+    extra_w = max((ow - 1) * sw + kw - (w + left + right), 0)
+    valid = pad_hw(np.ones((h, w)), (top, bottom + extra_h, left, right + extra_w))
+    inside = pad_hw(np.ones((h + top + bottom, w + left + right)), (0, extra_h, 0, extra_w))
+    n_valid, n_inside = np.zeros((oh, ow)), np.zeros((oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            rows, cols = slice(i, i + (oh - 1) * sh + 1, sh), slice(j, j + (ow - 1) * sw + 1, sw)
+            n_valid += valid[rows, cols]
+            n_inside += inside[rows, cols]
+    n_valid.flags.writeable = False
+    n_inside.flags.writeable = False
+    return n_valid, n_inside
 
 
 def _same_pads(size: int, k: int, s: int) -> tuple[int, int]:

@@ -1,0 +1,347 @@
+"""The replay's CPU (issue 16, fifth round): each shortcut gives the very bits of what it replaced.
+
+- dump tensors are decoded with one copy (a float64 dump still gives kernels an array of
+  their own);
+- convolution and pooling pad with :func:`kernels.common.pad_hw` instead of ``np.pad`` (the same
+  array, in the same memory order), the convolution's windows are one strided view, and the
+  pooling's window counts are worked out once per shape. The references below are the previous
+  implementations, kept here to compare with.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from fusion_switch.diagnose import noise
+from fusion_switch.diagnose.evidence import host_array
+from fusion_switch.diagnose.kernels import lookup
+from fusion_switch.diagnose.kernels.common import pad_hw
+from fusion_switch.diagnose.kernels.conv import conv2d_nchw
+from fusion_switch.diagnose.kernels.pooling import _out_size, pool2d
+from fusion_switch.diagnose.kernels.registry import KernelError
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
+
+
+# ----------------------------------------------------------------------------- evidence
+
+
+class _Dump:
+    """A dump whose one tensor decodes to ``values`` as a read-only view (what
+    ``DumpFile.array(copy=False)`` gives for a file read whole)."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+        self.path = "x.bin"
+        self.asked_copy: list[bool] = []
+
+    def array(self, tensor, *, copy: bool = True) -> np.ndarray:
+        self.asked_copy.append(copy)
+        view = self.values.copy()
+        view.flags.writeable = False
+        return view
+
+
+def _tensor(shape) -> SimpleNamespace:
+    return SimpleNamespace(shape=shape, original_shape=shape, format=2, name="t")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32])
+def test_kernel_inputs_are_float64_arrays_of_their_own_decoded_without_a_copy(dtype):
+    values = np.arange(6, dtype=dtype).reshape(2, 3)
+    dump = _Dump(values)
+    got = host_array(dump, _tensor((2, 3)))
+    assert dump.asked_copy == [False]
+    assert got.dtype == np.float64 and got.flags.writeable and got.flags.owndata
+    assert same_bits(got, values.astype(np.float64))
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+def _old_conv2d_nchw(x, w, strides, pads, dilations, groups):
+    """The convolution before this round: np.pad and sliding_window_view."""
+    n = x.shape[0]
+    o, cg, kh, kw = w.shape
+    (sh, sw), (dh, dw) = strides, dilations
+    top, bottom, left, right = pads
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    win = np.lib.stride_tricks.sliding_window_view(xp, (eh, ew), axis=(2, 3))
+    win = win[:, :, ::sh, ::sw, ::dh, ::dw]
+    oh, ow = win.shape[2], win.shape[3]
+    cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(1, 2, 5, 6, 0, 3, 4)
+    cols = cols.reshape(groups, cg * kh * kw, n * oh * ow)
+    wg = w.reshape(groups, o // groups, cg * kh * kw)
+    out = (
+        wg[0] @ cols[0] if groups == 1 else np.concatenate([wg[g] @ cols[g] for g in range(groups)])
+    )
+    return out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
+
+
+def _old_pool2d(x, k, s, pads, mode, count="exclusive", ceil=False, divisor=0):
+    """The pooling before this round: np.pad and counts on every call."""
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (top, bottom, left, right) = k, s, pads
+    oh = _out_size(h, kh, sh, top, bottom, ceil)
+    ow = _out_size(w, kw, sw, left, right, ceil)
+    extra_h = max((oh - 1) * sh + kh - (h + top + bottom), 0)
+    extra_w = max((ow - 1) * sw + kw - (w + left + right), 0)
+    spread = ((top, bottom + extra_h), (left, right + extra_w))
+    fill = -np.inf if mode == "max" else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), *spread), constant_values=fill)
+    valid = np.pad(np.ones((h, w)), spread)
+    inside = np.pad(np.ones((h + top + bottom, w + left + right)), ((0, extra_h), (0, extra_w)))
+    acc = np.full((n, c, oh, ow), fill)
+    n_valid, n_inside = np.zeros((oh, ow)), np.zeros((oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            rows, cols = slice(i, i + (oh - 1) * sh + 1, sh), slice(j, j + (ow - 1) * sw + 1, sw)
+            tap = xp[:, :, rows, cols]
+            if mode == "max":
+                np.maximum(acc, tap, out=acc)
+            else:
+                acc += tap
+            n_valid += valid[rows, cols]
+            n_inside += inside[rows, cols]
+    if np.any(n_valid == 0):
+        raise KernelError("a pooling window lies entirely in the padding")
+    if mode == "max":
+        return acc
+    if divisor:
+        return acc / divisor
+    den = {"exclusive": n_valid, "padded": n_inside}.get(count, float(kh * kw))
+    return acc / den
+
+
+LAYOUTS = ["C", "F", "NHWC view", "strided view"]
+
+
+def _laid_out(values: np.ndarray, how: str) -> np.ndarray:
+    if how == "F":
+        return np.asfortranarray(values)
+    if how == "NHWC view":  # what to_nchw gives for an NHWC input
+        return np.ascontiguousarray(values.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    if how == "strided view":
+        wide = np.zeros((*values.shape[:-1], values.shape[-1] * 2))
+        wide[..., ::2] = values
+        return wide[..., ::2]
+    return values
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_pad_hw_is_np_pad(data):
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=2, max_size=4)))
+    values = np.random.default_rng(data.draw(st.integers(0, 99))).standard_normal(shape)
+    if len(shape) == 4:
+        values = _laid_out(values, data.draw(st.sampled_from(LAYOUTS)))
+    pads = tuple(data.draw(st.lists(st.integers(0, 3), min_size=4, max_size=4)))
+    fill = data.draw(st.sampled_from([0.0, -math.inf]))
+    width = [(0, 0)] * (values.ndim - 2) + [(pads[0], pads[1]), (pads[2], pads[3])]
+    expected = np.pad(values, width, constant_values=fill)
+    got = pad_hw(values, pads, fill)
+    assert same_bits(got, expected)
+    assert (got.strides, got.flags.c_contiguous, got.flags.f_contiguous) == (
+        expected.strides,
+        expected.flags.c_contiguous,
+        expected.flags.f_contiguous,
+    )
+    assert got is not values
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_the_convolution_gives_the_bits_it_gave_with_np_pad(data):
+    draw = data.draw
+    groups = draw(st.sampled_from([1, 1, 2, 3]))
+    cg, og = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    n, h, w = draw(st.integers(1, 2)), draw(st.integers(3, 7)), draw(st.integers(3, 7))
+    strides = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    dilations = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    pads = tuple(draw(st.lists(st.integers(0, 2), min_size=4, max_size=4)))
+    if (kh - 1) * dilations[0] + 1 > h + pads[0] + pads[1]:
+        return
+    if (kw - 1) * dilations[1] + 1 > w + pads[2] + pads[3]:
+        return
+    rng = np.random.default_rng(draw(st.integers(0, 999)))
+    x = _laid_out(rng.standard_normal((n, cg * groups, h, w)), draw(st.sampled_from(LAYOUTS)))
+    weights = rng.standard_normal((og * groups, cg, kh, kw))
+    expected = _old_conv2d_nchw(x, weights, strides, pads, dilations, groups)
+    got = conv2d_nchw(x, weights, strides, pads, dilations, groups)
+    assert same_bits(got, expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_pooling_gives_the_bits_it_gave_with_np_pad(data):
+    draw = data.draw
+    n, c, h, w = 1, draw(st.integers(1, 3)), draw(st.integers(2, 7)), draw(st.integers(2, 7))
+    k = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    s = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    pads = (
+        draw(st.integers(0, k[0] - 1)),
+        draw(st.integers(0, k[0] - 1)),
+        draw(st.integers(0, k[1] - 1)),
+        draw(st.integers(0, k[1] - 1)),
+    )
+    mode = draw(st.sampled_from(["max", "avg"]))
+    count = draw(st.sampled_from(["exclusive", "padded", "full"]))
+    ceil, divisor = draw(st.booleans()), draw(st.sampled_from([0, 0, 5]))
+    rng = np.random.default_rng(draw(st.integers(0, 999)))
+    x = _laid_out(rng.standard_normal((n, c, h, w)), draw(st.sampled_from(LAYOUTS)))
+    try:
+        expected = _old_pool2d(x, k, s, pads, mode, count, ceil, divisor)
+    except KernelError as error:
+        with pytest.raises(KernelError, match=str(error)):
+            pool2d(x, k, s, pads, mode, count, ceil, divisor)
+        return
+    for _ in range(2):  # the second time with the counts of the first
+        assert same_bits(pool2d(x, k, s, pads, mode, count, ceil, divisor), expected)
+
+
+def test_the_pooling_counts_kept_per_shape_cannot_be_changed_by_a_caller():
+    x = np.ones((1, 1, 4, 4))
+    first = pool2d(x, (3, 3), (1, 1), (1, 1, 1, 1), "avg")
+    from fusion_switch.diagnose.kernels.pooling import _window_counts
+
+    counts = _window_counts((4, 4), (3, 3), (1, 1), (1, 1, 1, 1), (4, 4))
+    with pytest.raises(ValueError):
+        counts[0][0, 0] = 99.0
+    assert same_bits(pool2d(x, (3, 3), (1, 1), (1, 1, 1, 1), "avg"), first)
+
+
+def test_registered_kernels_still_take_the_new_paths():
+    conv, pool = lookup("Conv2D"), lookup("AvgPool")
+    x = np.arange(2 * 3 * 5 * 5, dtype=np.float64).reshape(2, 3, 5, 5) / 7
+    w = np.linspace(-1, 1, 4 * 3 * 3 * 3).reshape(4, 3, 3, 3)
+    attrs = {"strides": [1, 1, 2, 2], "pads": [1, 1, 0, 1], "format": "NCHW"}
+    got = conv.fn([x, w], **attrs)[0]
+    assert same_bits(got, _old_conv2d_nchw(x, w, (2, 2), (1, 1, 0, 1), (1, 1), 1))
+    pooled = pool.fn([x], ksize=[1, 1, 3, 3], strides=[1, 1, 1, 1], padding="SAME", format="NCHW")
+    assert same_bits(pooled[0], _old_pool2d(x, (3, 3), (1, 1), (1, 1, 1, 1), "avg"))
+
+
+# ----------------------------------------------------------------------------- handed over
+
+
+@pytest.fixture(scope="module")
+def outcome(tmp_path_factory):
+    from fusion_switch.compare.engine import CompareRequest, run_compare
+    from fusion_switch.synth.generator import generate_case
+
+    root = tmp_path_factory.mktemp("handed")
+    case = generate_case(
+        root / "case", n_ops=160, faults=["wrong_epsilon", "dropped_bias@3"], graph_text=False
+    )
+    request = CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, root / "o")
+    return run_compare(request)
+
+
+def test_what_is_handed_to_the_waiting_process_measures_as_the_graph_ops_do(outcome):
+    """The waiting process gets :class:`replay.OpRead` copies, not the graph's ops: the scores,
+    evidence and reasons it measures with them are the child's, and the pickle is smaller."""
+    import pickle
+
+    from fusion_switch.diagnose import replay
+    from fusion_switch.diagnose.evidence import EvidenceStore
+    from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph, fused_ops
+
+    on, off = GraphIndex.of(outcome.on_graph), GraphIndex.of(outcome.off_graph)
+    subs = [build_subgraph(op, on, off) for op in fused_ops(outcome.on_graph)]
+    assert len(subs) > 20
+    here = replay.Replayer(
+        EvidenceStore(outcome.on_dumps, outcome.off_dumps), off, replay.Kernels()
+    )
+    expected = {sub.fused.name: replay.measure_one(here, sub) for sub in subs}
+    assert any(m[0] == "ok" for m in expected.values())
+    light, off_ops = replay.handed_over(subs, off)
+    light, off_ops = pickle.loads(pickle.dumps((light, off_ops)))  # as it travels
+    store = EvidenceStore(outcome.on_dumps, outcome.off_dumps)
+    got = replay.measure_handed(light, off_ops, store)
+    assert got["measured"] == expected
+    assert set(got["files_read"]) == {str(p) for p in here.store.files_read}
+    heavy = len(pickle.dumps((subs, replay._off_ops(off, subs)), protocol=pickle.HIGHEST_PROTOCOL))
+    assert len(pickle.dumps((light, off_ops), protocol=pickle.HIGHEST_PROTOCOL)) < heavy / 2
+
+
+# ----------------------------------------------------------------------------- in place, rounding
+
+finite_arrays = st.lists(
+    st.floats(-800, 800) | st.floats(-1e300, 1e300) | st.sampled_from([0.0, -0.0]),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=finite_arrays, rows=st.integers(1, 3), axis=st.sampled_from([0, 1, -1]))
+def test_softmax_and_sigmoid_in_place_give_the_bits_of_the_expressions_they_replace(
+    values, rows, axis
+):
+    x = np.tile(np.array(values), (rows, 1))
+    with np.errstate(all="ignore"):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        expected_softmax = e / e.sum(axis=axis, keepdims=True)
+        expected_sigmoid = 1.0 / (1.0 + np.exp(-x))
+        got_softmax = lookup("SoftmaxV2").fn([x], axes=[axis])[0]
+        got_sigmoid = lookup("Sigmoid").fn([x])[0]
+    assert same_bits(got_softmax, expected_softmax)
+    assert same_bits(got_sigmoid, expected_sigmoid)
+
+
+def _old_round_float32(values: np.ndarray) -> np.ndarray:
+    """Rounding to float32 before this round (range checked on the float64 values)."""
+    if noise._normal_range(values, 2.0**-126, float(np.finfo(np.float32).max)):
+        return values.astype(np.float32).astype(np.float64)
+    return noise._round_bits(values, 24)
+
+
+F32_EDGES = [
+    float(np.finfo(np.float32).max),
+    float(np.nextafter(np.finfo(np.float32).max, np.inf)),  # casts to the max, or not
+    3.4028235677973366e38,  # the float32 max + half an ulp: a tie the cast sends to inf
+    2.0**-126,
+    float(np.nextafter(2.0**-126, 0.0)),  # below the normals, casts to 2^-126
+    2.0**-126 - 2.0**-151,
+    2.0**-149,
+    0.0,
+    -0.0,
+    math.inf,
+    math.nan,
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True)
+        | st.sampled_from(F32_EDGES)
+        | st.floats(-1e3, 1e3),
+        min_size=1,
+        max_size=30,
+    ),
+    sign=st.sampled_from([1.0, -1.0]),
+)
+def test_rounding_to_float32_gives_the_bits_it_gave(values, sign):
+    x = np.array(values) * sign
+    assert same_bits(noise.round_to(x, "DT_FLOAT"), _old_round_float32(x))
+    assert same_bits(noise.round_to(x, "DT_FLOAT"), noise._round_frexp(x, 24))
+
+
+def test_values_just_above_the_float32_maximum_round_as_the_formula_does():
+    top = float(np.finfo(np.float32).max)
+    x = np.array([top, np.nextafter(top, np.inf), 3.4028235677973366e38, 1.0])
+    assert same_bits(noise.round_to(x, "DT_FLOAT"), noise._round_frexp(x, 24))
+    assert np.isfinite(noise.round_to(x, "DT_FLOAT")).all()  # the tie is 2^128, not inf
