@@ -406,3 +406,34 @@ def test_demo_output_below_a_file(tmp_path):
     assert result.returncode == 2
     assert f"{blocker} is a file, not a folder" in result.stderr
     assert result.stdout == ""  # refused before doing anything
+
+
+def test_a_dump_name_with_four_numbers_is_read_not_a_crash(case, tmp_path):
+    """`Type.op.1.2.3.4` matches msaccucmp's pattern (task.stream.timestamp.device); it used
+    to be read as an FFTS+ name and `compare` and `dumps` ended in an IndexError."""
+    on, off = tmp_path / "on", tmp_path / "off"
+    shutil.copytree(case.on_dump, on)
+    shutil.copytree(case.off_dump, off)
+    for folder in (on, off):
+        (folder / "Odd.odd_op.1.2.3.4").write_bytes(b"")
+
+    result = compare(case, tmp_path / "out", m=str(on), g=str(off))
+    no_traceback(result)
+    assert result.returncode == 1  # compared, and the injected fault is still found
+    assert "AConv2dMulFusion (GraphFusion) introduces the error at b1_conv2" in result.stdout
+    baseline = compare(case, tmp_path / "baseline")
+    assert baseline.returncode == 1, baseline.stderr
+
+    def rows(out: Path) -> list[tuple[str, str]]:
+        (csv_path,) = out.glob("result_*.csv")
+        with csv_path.open(newline="") as handle:
+            return [(r["NPUDump"], r["CosineSimilarity"]) for r in csv.DictReader(handle)]
+
+    # odd_op is in neither graph, so like msaccucmp the comparison leaves it out
+    assert rows(tmp_path / "out") == rows(tmp_path / "baseline")
+
+    listed = cli("dumps", "--format", "json", str(on))
+    no_traceback(listed)
+    assert listed.returncode == 0, listed.stderr
+    (leaf,) = json.loads(listed.stdout)["leaves"]
+    assert leaf["kind"] == "tensor"

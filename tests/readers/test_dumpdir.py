@@ -67,6 +67,14 @@ from hypothesis import strategies as st
             "Add.add_1.7.12.1670205071724946.4.487.1",
             dict(stream_id=7, task_id=12, timestamp=1670205071724946, thread_id=1, device_id=None),
         ),
+        (  # four numbers: task.stream.timestamp and a device, as msaccucmp's pattern reads them
+            "Add.add_1.12.5.1670205071724946.3",
+            dict(stream_id=5, task_id=12, timestamp=1670205071724946, task_type=None, device_id=3),
+        ),
+        (  # four short numbers were read as FFTS+ fields and raised IndexError
+            "A.b.1.2.3.4",
+            dict(op_name="b", task_id=1, stream_id=2, timestamp=3, device_id=4),
+        ),
         (
             "Conv2D.partition0_sgt_graph_0_conv_1.3.1700000000000001",
             dict(op_name="conv_1"),  # msaccucmp drops the sgt_graph prefix

@@ -217,6 +217,9 @@ def parse_dump_name(real_name: str, path: Path | str | None = None) -> DumpName 
         info["task_id"] = values[0]
         info["stream_id"] = values[1] if len(values) == 3 else None
         info["timestamp"] = values[-1]
+    elif len(values) == 4:  # task.stream.timestamp.device: too few fields for FFTS+
+        info.update(task_id=values[0], stream_id=values[1], timestamp=values[2])
+        info["device_id"] = values[3]
     else:  # FFTS+: [stream.]task.timestamp.task_type.context.thread[.device]
         if len(values) == 5:
             stream, head, device = None, values[:2], None
