@@ -763,8 +763,9 @@ def _read_fusion_off_graph_ahead(args: argparse.Namespace) -> None:
 
 
 def _fusion_off_digest(path: str, tell: Callable[[str], None]) -> tuple:
-    """The helper's body: the job's code is imported in the child, beside this process."""
-    from ..compare.discover import digest_in_child
+    """The helper's body: the graph reader and the pairing rule are imported in the child,
+    beside this process (not the job's modules: no numpy, issue 16)."""
+    from ..compare.pairing import digest_in_child
 
     return digest_in_child(path, tell)
 

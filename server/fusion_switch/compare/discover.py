@@ -12,23 +12,25 @@ from __future__ import annotations
 
 import contextlib
 import os
-import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ..readers.dumpdir import (
-    DumpDir,
-    DumpDirError,
-    holds_dump_files,
-    sanitize_op_name,
-    scan_dump_dir,
-)
+from ..readers.dumpdir import DumpDir, DumpDirError, holds_dump_files, scan_dump_dir
 from ..readers.graph import Graph, GraphError, deferred_graph, drop_handed, load_graph
 from . import forked
 from .forked import ForkedCall, path_key, take_ahead
 from .metrics import AlgorithmSelectionError, parse_algorithms
-from .pairing import FusionRule, fusion_rule
+from .pairing import (
+    FusionRule,
+    GraphDigest,
+    digest_in_child,
+    fusion_marks,
+    fusion_rule,
+    graph_digest,
+)
+from .pairing import op_names as _op_names
+
+_GraphDigest, _digest, _fusion_marks = GraphDigest, graph_digest, fusion_marks  # former names
 
 
 class CompareInputError(Exception):
@@ -112,11 +114,6 @@ def _load_graph(path: str | os.PathLike, role: str) -> Graph:
         raise CompareInputError(f"{role} graph: {error}") from None
 
 
-def _fusion_marks(graph: Graph) -> int:
-    """How many ops carry fusion attributes (pass names or original-op lists)."""
-    return sum(1 for op in graph.ops if op.has_original_names or op.has_pass_names)
-
-
 def _scan(
     path: str | os.PathLike,
     graph_names: Sequence[str],
@@ -166,10 +163,6 @@ def _scan_leaf(path: str | os.PathLike, leaves: dict[str, DumpDir]) -> None:
             leaves[real] = scan_dump_dir(real)
 
 
-def _op_names(graph: Graph) -> set[str]:
-    return {sanitize_op_name(op.name) for part in graph.all_graphs for op in part.ops}
-
-
 def dump_orientation_scores(
     on: Graph, off: Graph, first: DumpDir, second: DumpDir
 ) -> tuple[int, int]:
@@ -212,43 +205,6 @@ def unmatched_dumps_note(
         f"{found} ({graph_flag}): check that {graph_flag} is the graph of the run dumped in "
         f"{dump_flag} (same network, same build)."
     )
-
-
-@dataclass
-class _GraphDigest:
-    """What the job needs of the graph it compares against: its pairing rule, name, op names
-    and fusion marks. Reading the fusion-off graph into this runs in a helper process while
-    this one reads the fusion-on graph (both are pure-Python work of similar size)."""
-
-    path: Path
-    name: str
-    fusion_marks: int
-    op_names: set[str]
-    rule: FusionRule
-
-
-def _digest(graph: Graph, rule: FusionRule | None = None) -> _GraphDigest:
-    return _GraphDigest(
-        path=Path(graph.path) if graph.path is not None else Path(),
-        name=graph.name,
-        fusion_marks=_fusion_marks(graph),
-        op_names=_op_names(graph),
-        rule=rule if rule is not None else fusion_rule(graph),
-    )
-
-
-def digest_in_child(path: str | os.PathLike, tell: Callable[[str], None]) -> tuple:
-    """Helper-process body: ("ok", digest), ("graph", GraphError fields) or ("bug", text).
-    The graph's name is told as soon as the graph is read: the parent indexes the fusion-off
-    dump folder with it while this process works out the pairing rule."""
-    try:
-        graph = load_graph(path)
-        tell(graph.name)
-        return ("ok", _digest(graph))
-    except GraphError as error:
-        return ("graph", (error.path, error.message, error.line, error.column))
-    except Exception:  # reported by the parent, which then reads the graph itself
-        return ("bug", traceback.format_exc())
 
 
 class _DigestReader:

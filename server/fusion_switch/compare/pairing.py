@@ -23,14 +23,19 @@ Everything here depends only on the two graphs, never on dump files.
 
 from __future__ import annotations
 
+import os
 import re
+import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from operator import attrgetter
+from pathlib import Path
 from typing import Any
 
-from ..readers.graph import Graph, Op
+from ..readers.dumpdir import sanitize_op_name
+from ..readers.graph import Graph, GraphError, Op, load_graph
 
 SPECIAL_OP_TYPES = ("Cast", "TransData")
 """Producers msaccucmp looks through (input j → that op's input j) when pairing inputs."""
@@ -612,3 +617,55 @@ def op_labels(op: RuleOp) -> tuple[str, str]:
 def build_merged_rule(on_graph: Graph, off_graph: Graph) -> MergedRule:
     """Read both graphs and merge them, as ``msaccucmp compare -f ON -cf OFF`` does."""
     return merge_rules(fusion_rule(on_graph), fusion_rule(off_graph))
+
+
+# ----------------------------------------------------------------------------- a graph's digest
+# Kept here, beside the rule, so that the helper process making it imports the graph reader and
+# this module only: no numpy, no dump readers (issue 16, sixth round; test_pairing_digest.py).
+
+
+def fusion_marks(graph: Graph) -> int:
+    """How many ops carry fusion attributes (pass names or original-op lists)."""
+    return sum(1 for op in graph.ops if op.has_original_names or op.has_pass_names)
+
+
+def op_names(graph: Graph) -> set[str]:
+    """Every op's name as dump files spell it, over all the model's graphs."""
+    return {sanitize_op_name(op.name) for part in graph.all_graphs for op in part.ops}
+
+
+@dataclass
+class GraphDigest:
+    """What the job needs of the graph it compares against: its pairing rule, name, op names
+    and fusion marks. Reading the fusion-off graph into this runs in a helper process while
+    the job reads the fusion-on graph (both are pure-Python work of similar size)."""
+
+    path: Path
+    name: str
+    fusion_marks: int
+    op_names: set[str]
+    rule: FusionRule
+
+
+def graph_digest(graph: Graph, rule: FusionRule | None = None) -> GraphDigest:
+    return GraphDigest(
+        path=Path(graph.path) if graph.path is not None else Path(),
+        name=graph.name,
+        fusion_marks=fusion_marks(graph),
+        op_names=op_names(graph),
+        rule=rule if rule is not None else fusion_rule(graph),
+    )
+
+
+def digest_in_child(path: str | os.PathLike, tell: Callable[[str], None]) -> tuple:
+    """Helper-process body: ("ok", digest), ("graph", GraphError fields) or ("bug", text).
+    The graph's name is told as soon as the graph is read: the parent indexes the fusion-off
+    dump folder with it while this process works out the pairing rule."""
+    try:
+        graph = load_graph(path)
+        tell(graph.name)
+        return ("ok", graph_digest(graph))
+    except GraphError as error:
+        return ("graph", (error.path, error.message, error.line, error.column))
+    except Exception:  # reported by the parent, which then reads the graph itself
+        return ("bug", traceback.format_exc())

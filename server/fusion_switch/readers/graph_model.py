@@ -18,12 +18,11 @@ fail are still converted when the graph is read, so a malformed file fails there
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from .dtypes import data_type_name
 
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 PASS_NAME = "pass_name"
@@ -176,8 +175,17 @@ def _dtype_name(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, int) and not isinstance(value, bool):
-        return data_type_name(value)
+        return _data_type_names()(value)
     return str(value)
+
+
+@functools.cache
+def _data_type_names() -> Callable[[int], str]:
+    """``dtypes.data_type_name``, imported on first use: dtypes loads numpy, which the fusion-off
+    digest helper (a graph reader only) does without (issue 16)."""
+    from .dtypes import data_type_name
+
+    return data_type_name
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
