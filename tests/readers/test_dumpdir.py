@@ -310,3 +310,30 @@ def test_a_dump_names_path_is_the_path_of_its_text(parts, absolute):
     assert _joined(text) == Path(text)
     assert str(_joined(text)) == str(Path(text))
     assert type(_joined(text)) is type(Path(text))
+
+
+_NAME_PARTS = st.sampled_from(
+    [
+        *("exception_info", "Conv2D", "conv1", "AIC", "aiv", "1", "17", "1767225600000000"),
+        *("12345", "2026010112000012345", "_", "-", "x"),
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_NAME_PARTS, min_size=1, max_size=8), st.sampled_from([".", ".", "_", ""]))
+def test_the_exception_name_prefilter_never_hides_an_exception_dump(parts, joiner):
+    from fusion_switch.readers.dumpdir import _maybe_exception_dump_name
+    from fusion_switch.readers.exception_dump import is_exception_dump_name
+
+    name = joiner.join(parts)
+    if is_exception_dump_name(name):
+        assert _maybe_exception_dump_name(name)
+
+
+def test_exception_dumps_are_still_set_aside_by_name(tmp_path):
+    from fusion_switch.readers.dumpdir import parse_dump_name
+
+    for name in ("exception_info.1.2.1767225600000", "te_add_abc.1.2.AIC.0.1767225600123"):
+        assert parse_dump_name(name).startswith("exception dump")
+    assert not isinstance(parse_dump_name("Add.add_1.2.3.1767225600000000"), str)
