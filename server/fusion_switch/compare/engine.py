@@ -25,7 +25,6 @@ stays usable without the verdict (oracle tests, benchmarks) and the package rule
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import threading
@@ -171,8 +170,8 @@ def pair(inputs: Inputs) -> Plan:
         inputs.algorithms,
         max(0, int(request.max_cmp_size or 0)),
     )
-    costs = _group_costs(merged, inputs.on_dir)
     groups = merged.ordered_groups()
+    costs = _group_costs(groups, inputs.on_dir)
     workers = _worker_count(request, sum(costs), max(1, len(costs)))
     if request.memory_budget and request.scheduler is None:
         workers = min(workers, workers_within(request.memory_budget, max(costs, default=0)))
@@ -197,15 +196,19 @@ def _pairing_notes(merged: MergedRule, notes: list[str]) -> None:
         notes.append(f"pairing: {more} more warning(s) of the same kind")
 
 
-def _group_costs(merged: MergedRule, left: DumpDir) -> list[int]:
+def _group_costs(groups: list[list[RuleOp]], left: DumpDir) -> list[int]:
+    """Per group (in ``groups``' order): 4 KiB plus the bytes of its ops' fusion-on dumps."""
     costs = []
-    for members in merged.ordered_groups():
+    for members in groups:
         cost = 4096
         for op in members:
-            path = left.latest(op.name)
-            if path is not None:
-                with contextlib.suppress(OSError):
-                    cost += path.stat().st_size
+            location = left.latest_location(op.name)
+            if location is not None:
+                try:
+                    size = os.stat(location).st_size
+                except OSError:  # gone since the folder was listed: its read reports it
+                    size = 0
+                cost += size
         costs.append(cost)
     return costs
 

@@ -319,6 +319,12 @@ class DumpDir:
             names = [n for n in names if n.output_index in (None, output_index)]
         return names
 
+    def latest_location(self, op_name: str) -> str | Path | None:
+        """Where :meth:`latest` is, as the folder's listing gave it (a string, usually): for
+        a ``stat`` of every op's file without making a Path of each (issue 16)."""
+        names = self._names(op_name, None)
+        return names[-1]._location if names else None
+
     def files_for(self, op_name: str, output_index: int | None = None) -> list[Path]:
         """Paths of an op's dump files, oldest → newest."""
         return [name.path for name in self.entries(op_name, output_index)]
