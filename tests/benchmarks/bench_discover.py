@@ -14,8 +14,11 @@ Steps: ``load_graph`` of each side (the file read into objects: ``read_graph``, 
 typed msgspec reading, where the tree has it), ``fusion_rule`` of the fusion-on graph, the
 fusion-off digest (rule, names, fusion marks) and its pickle both ways, ``merge_rules``,
 ``discover`` as the job runs it (the fusion-off graph in a forked helper), and the command
-line's pick (``plan_runs``) + ``discover`` with both graphs given as folders. The case
-defaults to /tmp/bench5k/case (bench_compare.py --ops 5000 --keep makes one).
+line's pick (``plan_runs``) + ``discover`` with both graphs given as folders. Then, in fresh
+processes (interleaved, bytecode cached), what the fusion-off digest helper imports before it
+can parse (forked from the command line, which has loaded only itself: sixth round, issue 16),
+and whether numpy is among it. The case defaults to /tmp/bench5k/case (bench_compare.py --ops
+5000 --keep makes one).
 """
 
 from __future__ import annotations
@@ -137,6 +140,34 @@ def steps(tree, files: dict, out: Path):
     ], state
 
 
+_HELPER_IMPORTS = """
+import re, sys, time, inspect
+import fusion_switch.cli, fusion_switch.cli.compare as cli, fusion_switch.compare.forked
+module = re.search(r"from \\.\\.compare\\.(\\w+) import digest_in_child",
+                   inspect.getsource(cli._fusion_off_digest)).group(1)
+wall, cpu = time.perf_counter(), time.process_time()
+__import__("fusion_switch.compare." + module)
+print(time.perf_counter() - wall, time.process_time() - cpu, "numpy" in sys.modules)
+"""
+
+
+def helper_imports(server: Path, repeat: int) -> tuple[list[float], list[float], bool]:
+    """(wall s, CPU s, numpy loaded) of the digest helper's imports, each run in a new process."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(server)
+    walls, cpus, numpy = [], [], False
+    for run in range(repeat + 1):  # the first run writes the bytecode caches
+        done = subprocess.run(
+            [sys.executable, "-c", _HELPER_IMPORTS], env=env, capture_output=True, text=True
+        )
+        wall, cpu, loaded = done.stdout.split()
+        if run:
+            walls.append(float(wall))
+            cpus.append(float(cpu))
+        numpy = loaded == "True"
+    return walls, cpus, numpy
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ref", default="main", help="reference revision (default main)")
@@ -173,6 +204,13 @@ def main() -> int:
                 sizes[label] = len(state["bytes"])
                 state.clear()
         gc.enable()
+        helper = {}
+        for _ in range(args.repeat):  # interleaved, one run of each tree at a time
+            for label, server in (("ref", ref_root / "server"), ("this", REPO / "server")):
+                walls, used, numpy = helper_imports(server, 1)
+                entry = helper.setdefault(label, ([], [], numpy))
+                entry[0].extend(walls)
+                entry[1].extend(used)
     print(f"case {args.case} (ref {args.ref}; {args.repeat} runs each, interleaved)")
     print(f"machine load (1, 5, 15 min): {os.getloadavg()}")
     heads = ("ref min", "this min", "ref med", "this med", "this/ref", "CPU ref", "CPU this")
@@ -184,6 +222,13 @@ def main() -> int:
             f"{statistics.median(this):9.3f} {min(this) / min(ref):9.2f} "
             f"{min(cpus[(name, 'ref')]):9.3f} {min(cpus[(name, 'this')]):9.3f}"
         )
+    ref, this = helper["ref"], helper["this"]
+    print(
+        f"{'helper imports (new process)':28} {min(ref[0]):9.3f} {min(this[0]):9.3f} "
+        f"{statistics.median(ref[0]):9.3f} {statistics.median(this[0]):9.3f} "
+        f"{min(this[0]) / min(ref[0]):9.2f} {min(ref[1]):9.3f} {min(this[1]):9.3f}"
+    )
+    print(f"numpy in the digest helper: ref {ref[2]}, this {this[2]}")
     print(f"digest pickle: ref {sizes['ref']:,} bytes, this {sizes['this']:,} bytes")
     return 0
 
