@@ -156,13 +156,14 @@ def kernel_metrics(
 
 
 _ALL = list(ALGORITHMS)
+_NO_MESSAGES: dict[str, str] = {}
 
 
 def chosen(names: list[str], values, texts, messages: dict[str, str], std) -> MetricCells:
     """The kernel's ten values and cells (:data:`ALGORITHMS` order) narrowed to ``names``."""
-    if names == _ALL:
-        chosen_values = dict(zip(ALGORITHMS, values, strict=True))
-        chosen_texts = dict(zip(ALGORITHMS, texts, strict=True))
+    if names is _ALL or names == _ALL:  # the kernel returns exactly ten of each
+        chosen_values = dict(zip(ALGORITHMS, values, strict=False))
+        chosen_texts = dict(zip(ALGORITHMS, texts, strict=False))
     else:
         chosen_values = {name: values[POSITION[name]] for name in names}
         chosen_texts = {name: texts[POSITION[name]] for name in names}
@@ -185,12 +186,19 @@ def cells_from_bytes(
     elements each, or the left NC1HWC0 ``blocks`` ``(N, C1, H, W, C0, C)`` converted to n NCHW
     elements. Only when :func:`kernel_in_use`; ValueError (or TypeError, BufferError) for bytes
     it cannot read. numpy's error state is the caller's to set (the kernel calls np.log)."""
-    (scratch,) = SCRATCH.get(1, n)
-    layout = () if blocks is None else (blocks,)
-    values, texts, note, kl_inf, std = _kernel.metrics_raw(  # type: ignore[union-attr]
-        *left[:3], *right[:3], n, scratch, scalar, BUFFER_SIZE, np.log, *layout
-    )
-    return chosen(names, values, texts, kernel_messages(note, kl_inf, left[3], right[3]), std)
+    scratch = SCRATCH.one(n)
+    if blocks is None:
+        values, texts, note, kl_inf, std = _kernel.metrics_raw(  # type: ignore[union-attr]
+            left[0], left[1], left[2], right[0], right[1], right[2], n, scratch, scalar,
+            BUFFER_SIZE, np.log,
+        )  # fmt: skip
+    else:
+        values, texts, note, kl_inf, std = _kernel.metrics_raw(  # type: ignore[union-attr]
+            left[0], left[1], left[2], right[0], right[1], right[2], n, scratch, scalar,
+            BUFFER_SIZE, np.log, blocks,
+        )  # fmt: skip
+    messages = kernel_messages(note, kl_inf, left[3], right[3]) if note or kl_inf else _NO_MESSAGES
+    return chosen(names, values, texts, messages, std)
 
 
 def widen_half(values: np.ndarray, buffer: np.ndarray) -> np.ndarray | None:
