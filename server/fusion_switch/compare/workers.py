@@ -33,6 +33,7 @@ from .align import (
     NC1HWC0,
     NCHW,
     ND,
+    NHWC,
     Aligned,
     AlignError,
     TensorView,
@@ -466,10 +467,13 @@ class GroupComparer:
         scalar test on it). False, nothing done, for anything else: the general path then
         runs and writes its usual messages."""
         blocks = None
+        kept = False  # same 4-D layout and shape: align keeps the shape as it is
         if tensor.format != ND or right_tensor.format != ND:
-            blocks = _nc1hwc0_blocks(tensor, right_tensor)
-            if blocks is None:
-                return False
+            kept = _same_layout(tensor, right_tensor)
+            if not kept:
+                blocks = _nc1hwc0_blocks(tensor, right_tensor)
+                if blocks is None:
+                    return False
         left = _raw_tensor(dump, tensor)
         if left is None:
             return False
@@ -477,7 +481,13 @@ class GroupComparer:
         if right is None or (blocks is None and right[4] != left[4]):
             return False
         n = right[4]
-        shape = (n,) if blocks is None else tuple(right_tensor.shape)
+        if kept:
+            shape, scalar = tuple(tensor.shape), False  # _same_layout turned scalars down
+        elif blocks is None:
+            shape, scalar = (n,), n == 1
+        else:
+            shape = tuple(right_tensor.shape)
+            scalar = is_scalar_shape(shape)
         left_path, right_path = row.left_path or "", row.right_path or ""
         try:
             cells = cells_from_bytes(
@@ -485,7 +495,7 @@ class GroupComparer:
                 (*left[:3], left_path),
                 (*right[:3], right_path),
                 n,
-                n == 1 if blocks is None else is_scalar_shape(shape),
+                scalar,
                 blocks,
             )
         except (TypeError, ValueError, BufferError):  # bytes the kernel turned down
@@ -497,6 +507,24 @@ class GroupComparer:
         if std is not None:
             row.std = std
         return True
+
+
+def _same_layout(tensor: DumpTensor, right: DumpTensor) -> bool:
+    """Whether :func:`.align` leaves the pair as it is but for its 4-D shape: both NCHW (or both
+    NHWC) of one 4-D shape, not a scalar, and no relabelling of the fusion-off format by the
+    fusion-on original shape (``_maybe_swap_nchw``). Its Shape cell is then that 4-D shape."""
+    layout = tensor.format
+    if layout != right.format or layout not in _KEPT_LAYOUTS:
+        return False
+    shape = tensor.shape
+    if len(shape) != 4 or shape != right.shape or is_scalar_shape(shape):
+        return False
+    target = tuple(tensor.original_shape) or tuple(right.shape)
+    name = _KEPT_LAYOUTS[layout]
+    return _maybe_swap_nchw(name, target, tuple(right.shape)) == name
+
+
+_KEPT_LAYOUTS = {NCHW: "NCHW", NHWC: "NHWC"}
 
 
 def _nc1hwc0_blocks(tensor: DumpTensor, right: DumpTensor) -> tuple[int, ...] | None:
