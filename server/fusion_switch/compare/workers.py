@@ -30,6 +30,7 @@ import numpy as np
 from ..readers.dump import MAX_DIMS, DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from .align import (
+    FRACTAL_NZ,
     NC1HWC0,
     NCHW,
     ND,
@@ -471,7 +472,7 @@ class GroupComparer:
         if tensor.format != ND or right_tensor.format != ND:
             kept = _same_layout(tensor, right_tensor)
             if not kept:
-                blocks = _nc1hwc0_blocks(tensor, right_tensor)
+                blocks = _nc1hwc0_blocks(tensor, right_tensor) or _nz_tiles(tensor, right_tensor)
                 if blocks is None:
                     return False
         left = _raw_tensor(dump, tensor)
@@ -544,6 +545,28 @@ def _nc1hwc0_blocks(tensor: DumpTensor, right: DumpTensor) -> tuple[int, ...] | 
     if _maybe_swap_nchw("NCHW", target, tuple(truth)) != "NCHW":
         return None
     return (n, c1, h, w, c0, truth[1])
+
+
+def _nz_tiles(tensor: DumpTensor, right: DumpTensor) -> tuple[int, ...] | None:
+    """``(B, C1, N1, N0, C0, R, C)`` when :func:`.align` would turn the fusion-on FRACTAL_NZ
+    ``tensor`` into the fusion-off ND ``right`` of shape (B, R, C) by ``_nz_to_nd`` alone: a
+    3-D target (the original shape, else the fusion-off shape) equal to the fusion-off shape,
+    the batch dims' product B, R and C within the padded tiles by less than a tile (align's
+    ``_check_nz_target``), not a scalar, no group; else None, and the general path converts
+    (or explains why not)."""
+    if tensor.format != FRACTAL_NZ or right.format != ND or tensor.sub_format >= 2:
+        return None
+    shape, truth = tensor.shape, right.shape
+    target = tuple(tensor.original_shape) or tuple(truth)
+    if len(shape) < 4 or len(truth) != 3 or target != tuple(truth) or is_scalar_shape(shape):
+        return None
+    c1, n1, n0, c0 = shape[-4:]
+    batch, rows, cols = truth
+    if len(shape) != 5 or shape[0] != batch:  # origin's leading dims must equal the target's
+        return None
+    if not (n1 * n0 - 16 < rows <= n1 * n0 and c1 * c0 - 16 < cols <= c1 * c0):
+        return None
+    return (batch, c1, n1, n0, c0, rows, cols)
 
 
 _RAW_KINDS = frozenset("febB")  # the stored dtypes metrics_raw decodes: float32/16, (u)int8
