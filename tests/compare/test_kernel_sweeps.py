@@ -1,13 +1,9 @@
-"""The kernel's fused sweeps (``_kernel.c`` ``cells_of``) keep numpy's bits.
+"""The kernel (``_kernel.c`` ``cells_of``) keeps numpy's bits where its sums change shape.
 
-The kernel computes the ten metrics' sums in four sweeps instead of one numpy pass per quantity:
-the float64 sums of x and y ride along with pass 1 when the vectors fit one numpy cast chunk,
-the KL masses, the cosine and the squared deviations share a second sweep, and the floored and
-normalised KL values are kept between sweeps instead of being divided again. These tests hold
-that to the numpy path on what changes with it: both sides of the cast chunk size (the float64
-sums then come from their own chunked passes), NaN and infinities anywhere (the extremes, the
-KL floor and the cosine's early exits all read pass 1), and the same through the direct path
-from file bytes in every stored dtype.
+Beyond the sizes ``test_metrics_kernel`` walks: both sides of numpy's cast chunk (the float64
+sums of x and y are then chunked, the other sums not), NaN and infinities anywhere (the
+extremes, the KL floor and the cosine's early exits all read the first pass), and the direct
+path from file bytes in every stored dtype around the chunk.
 """
 
 from __future__ import annotations
@@ -77,17 +73,3 @@ def test_the_direct_path_around_the_cast_chunk_in_every_stored_dtype(n, dtype):
     assert repr(raw) == repr(cast)
     compiled, numpy_path = both(wide_x, wide_y)
     assert compiled == numpy_path
-
-
-def test_work_buffers_beyond_the_kept_size_are_freed_and_results_stay_the_same():
-    # a vector larger than what the kernel keeps between calls (8 M floats of sweep buffers,
-    # n = 4 M): the call frees them after use, the next small call gets new ones
-    small_x, small_y = vectors(1000, 1, 2, 3)
-    before = both(small_x, small_y)
-    big = np.linspace(-1, 1, 4 * 1024 * 1024 + 5, dtype=np.float32)
-    values, *_ = native._kernel.metrics(
-        big, big[::-1].copy(), np.empty_like(big), False, CHUNK, np.log
-    )
-    assert values[0] is not None
-    assert both(small_x, small_y) == before
-    assert before[0] == before[1]

@@ -27,14 +27,6 @@
 
 #define BLOCK 128 /* numpy's PW_BLOCKSIZE */
 
-/* Helpers of the hot loops are inlined into each loop's own copy (AVX2 or portable): called
- * out of line they would pass their eight-lane vectors through memory. */
-#if defined(__GNUC__)
-#define HOT_INLINE static inline __attribute__((always_inline))
-#else
-#define HOT_INLINE static inline
-#endif
-
 /* Hot loops get an AVX2 copy chosen at load time where the CPU has it (x86-64 Linux); the
  * tests build it once more with -DKERNEL_NO_CLONES to hold the portable copy to the same bits. */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(KERNEL_NO_CLONES)
@@ -53,14 +45,14 @@ typedef float f32x8 __attribute__((vector_size(32)));
 typedef double f64x8 __attribute__((vector_size(64)));
 typedef int i32x8 __attribute__((vector_size(32)));
 
-HOT_INLINE f32x8 load_f32x8(const float *a)
+static inline f32x8 load_f32x8(const float *a)
 {
     f32x8 v;
     memcpy(&v, a, sizeof v);
     return v;
 }
 
-HOT_INLINE f64x8 load_f64x8(const double *a)
+static inline f64x8 load_f64x8(const double *a)
 {
     f64x8 v;
     memcpy(&v, a, sizeof v);
@@ -73,7 +65,7 @@ HOT_INLINE f64x8 load_f64x8(const double *a)
  * Defined for float (float32 sums) and double (float64 sums).
  */
 #define LEAF_SUM(name, T, VT, load)                                                          \
-    HOT_INLINE T name(const T *a, Py_ssize_t n)                                             \
+    static inline T name(const T *a, Py_ssize_t n)                                         \
     {                                                                                      \
         T res = (T)-0.0;                                                                   \
         if (n < 8) {                                                                       \
@@ -129,34 +121,6 @@ static void pairwise_f64(void *job, LeafF64 leaf, Py_ssize_t start, Py_ssize_t n
     *out = left + right;
 }
 
-/*
- * Several quantities summed over one range in one sweep: float sums and double sums side by
- * side. numpy sums each quantity in its own pass, but every pass splits the range the same way
- * (pairwise_f32 above), so each sum here has the same bits as its own pass would give.
- */
-typedef struct {
-    float f[MAX_K];
-    double d[4];
-} Sums;
-
-typedef void (*LeafSums)(void *job, Py_ssize_t start, Py_ssize_t n, Sums *out);
-
-static void pairwise_sums(void *job, LeafSums leaf, int f_count, int d_count, Py_ssize_t start,
-                          Py_ssize_t n, Sums *out)
-{
-    if (n <= BLOCK) {
-        leaf(job, start, n, out);
-        return;
-    }
-    Py_ssize_t half = n / 2;
-    Sums left, right;
-    half -= half % 8;
-    pairwise_sums(job, leaf, f_count, d_count, start, half, &left);
-    pairwise_sums(job, leaf, f_count, d_count, start + half, n - half, &right);
-    for (int k = 0; k < f_count; k++) out->f[k] = left.f[k] + right.f[k];
-    for (int k = 0; k < d_count; k++) out->d[k] = left.d[k] + right.d[k];
-}
-
 /* ------------------------------------------------------------------ extremes */
 
 /*
@@ -177,12 +141,12 @@ static void extremes_start(Extremes *e)
     }
 }
 
-HOT_INLINE f32x8 pick(i32x8 mask, f32x8 yes, f32x8 no)
+static inline f32x8 pick(i32x8 mask, f32x8 yes, f32x8 no)
 {
     return (f32x8)(((i32x8)yes & mask) | ((i32x8)no & ~mask));
 }
 
-HOT_INLINE void extremes_add(Extremes *e, const float *a, Py_ssize_t n)
+static inline void extremes_add(Extremes *e, const float *a, Py_ssize_t n)
 {
     f32x8 high = e->high, low = e->low;
     i32x8 nan = e->nan;
@@ -238,7 +202,8 @@ typedef struct {
  * 3 x * x                |x| of the cosine
  * 4 |x / y - 1| where |y| > float64 eps (2^-52, exact in float32), else 0: relative errors
  */
-HOT_INLINE void pass1_body(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
+VECTOR_CLONES
+static void pass1_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
 {
     Pass1 *p = job;
     const float *x = p->x + start, *y = p->y + start;
@@ -259,17 +224,71 @@ HOT_INLINE void pass1_body(void *job, Py_ssize_t start, Py_ssize_t n, float *out
     extremes_add(&p->y_range, y, n);
 }
 
+/* ------------------------------------------------------------------ cosine */
+
+typedef struct {
+    const float *x, *y;
+    float x_norm, y_norm;
+} Cosine;
+
 VECTOR_CLONES
-static void pass1_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
+static void cosine_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
 {
-    pass1_body(job, start, n, out);
+    Cosine *c = job;
+    const float *x = c->x + start, *y = c->y + start;
+    float e[BLOCK];
+    for (Py_ssize_t i = 0; i < n; i++) e[i] = (x[i] / c->x_norm) * (y[i] / c->y_norm);
+    out[0] = leaf_sum_f32(e, n);
 }
 
+/* ------------------------------------------------------------------ Kullback-Leibler */
+
 /* msaccucmp's floor: (v - min) / (max - min) (v itself when max == min), at least float32 eps */
-HOT_INLINE float kl_floor(float value, float low, float span)
+static inline float kl_floor(float value, float low, float span)
 {
     float scaled = span != 0.0f ? (value - low) / span : value;
     return (scaled >= FLT_EPSILON || scaled != scaled) ? scaled : FLT_EPSILON;
+}
+
+typedef struct {
+    const float *x, *y;
+    float x_low, x_span, y_low, y_span, p_total, q_total;
+    const float *log_ratio;
+} Divergence;
+
+VECTOR_CLONES
+static void kl_mass_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
+{
+    Divergence *d = job;
+    const float *x = d->x + start, *y = d->y + start;
+    float e[2][BLOCK];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        e[0][i] = kl_floor(x[i], d->x_low, d->x_span);
+        e[1][i] = kl_floor(y[i], d->y_low, d->y_span);
+    }
+    out[0] = leaf_sum_f32(e[0], n);
+    out[1] = leaf_sum_f32(e[1], n);
+}
+
+VECTOR_CLONES
+static void kl_ratio_fill(const Divergence *d, Py_ssize_t n, float *out)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float p = kl_floor(d->x[i], d->x_low, d->x_span) / d->p_total;
+        float q = kl_floor(d->y[i], d->y_low, d->y_span) / d->q_total;
+        out[i] = p / q;
+    }
+}
+
+VECTOR_CLONES
+static void kl_terms_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
+{
+    Divergence *d = job;
+    const float *x = d->x + start, *log_ratio = d->log_ratio + start;
+    float e[BLOCK];
+    for (Py_ssize_t i = 0; i < n; i++)
+        e[i] = (kl_floor(x[i], d->x_low, d->x_span) / d->p_total) * log_ratio[i];
+    out[0] = leaf_sum_f32(e, n);
 }
 
 /* ------------------------------------------------------------------ float64 mean and std */
@@ -299,131 +318,6 @@ static void square_deviation_leaf(void *job, Py_ssize_t start, Py_ssize_t n, dou
         e[i] = deviation * deviation;
     }
     *out = leaf_sum_f64(e, n);
-}
-
-/* ------------------------------------------------------------------ the fused sweeps */
-
-/*
- * cells_of() needs ten quantities in numpy's order of dependence: the sums and extremes of pass
- * 1 and the float64 sums of x and y; then, with those, the KL masses, the cosine's sum and the
- * squared deviations; then the KL ratios and their log; then the KL terms. Each group is one
- * sweep over the vectors here (numpy makes one per quantity); the floored values of the second
- * sweep are kept for the third, the normalised p of the third for the fourth, so that no
- * division is made twice. Every element is still computed by the same float32 (or float64)
- * operations as numpy's, and every sum is split as numpy splits it (pairwise_sums).
- */
-typedef struct {
-    Pass1 p1;
-    int wide; /* also the float64 sums of x and y: when the vectors fit one numpy cast chunk */
-} SweepOne;
-
-VECTOR_CLONES
-static void sweep_one_leaf(void *job, Py_ssize_t start, Py_ssize_t n, Sums *out)
-{
-    SweepOne *s = job;
-    pass1_body(&s->p1, start, n, out->f);
-    if (s->wide) {
-        const float *x = s->p1.x + start, *y = s->p1.y + start;
-        double e[2][BLOCK];
-        for (Py_ssize_t i = 0; i < n; i++) {
-            e[0][i] = (double)x[i];
-            e[1][i] = (double)y[i];
-        }
-        out->d[0] = leaf_sum_f64(e[0], n);
-        out->d[1] = leaf_sum_f64(e[1], n);
-    }
-}
-
-typedef struct {
-    const float *x, *y;
-    float x_low, x_span, y_low, y_span; /* the KL floor's scaling */
-    float x_norm, y_norm;               /* the cosine's, when `cosine` */
-    double x_mean, y_mean;
-    int cosine;
-    float *x_floor, *y_floor; /* out: kl_floor of every x and y */
-} SweepTwo;
-
-/*
- * f[0], f[1]: the floored x and y (KL's masses); f[2]: the cosine's terms (when asked);
- * d[0], d[1]: the squared deviations of x and y from their float64 means
- */
-VECTOR_CLONES
-static void sweep_two_leaf(void *job, Py_ssize_t start, Py_ssize_t n, Sums *out)
-{
-    SweepTwo *s = job;
-    const float *x = s->x + start, *y = s->y + start;
-    float *fx = s->x_floor + start, *fy = s->y_floor + start;
-    float e[BLOCK];
-    double dx[BLOCK], dy[BLOCK];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        fx[i] = kl_floor(x[i], s->x_low, s->x_span);
-        fy[i] = kl_floor(y[i], s->y_low, s->y_span);
-        double deviation = (double)x[i] - s->x_mean;
-        dx[i] = deviation * deviation;
-        deviation = (double)y[i] - s->y_mean;
-        dy[i] = deviation * deviation;
-    }
-    out->f[0] = leaf_sum_f32(fx, n);
-    out->f[1] = leaf_sum_f32(fy, n);
-    out->d[0] = leaf_sum_f64(dx, n);
-    out->d[1] = leaf_sum_f64(dy, n);
-    if (s->cosine) {
-        for (Py_ssize_t i = 0; i < n; i++) e[i] = (x[i] / s->x_norm) * (y[i] / s->y_norm);
-        out->f[2] = leaf_sum_f32(e, n);
-    }
-}
-
-/* KL's ratio p / q into `ratio` (numpy's log then runs on it), p = floored x / its total kept
- * in place of the floored x for the terms */
-VECTOR_CLONES
-static void kl_ratio_sweep(float *x_floor, const float *y_floor, float p_total, float q_total,
-                           Py_ssize_t n, float *ratio)
-{
-    for (Py_ssize_t i = 0; i < n; i++) {
-        float p = x_floor[i] / p_total;
-        float q = y_floor[i] / q_total;
-        x_floor[i] = p;
-        ratio[i] = p / q;
-    }
-}
-
-typedef struct {
-    const float *p, *log_ratio;
-} Terms;
-
-VECTOR_CLONES
-static void kl_terms_sweep_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
-{
-    Terms *t = job;
-    const float *p = t->p + start, *log_ratio = t->log_ratio + start;
-    float e[BLOCK];
-    for (Py_ssize_t i = 0; i < n; i++) e[i] = p[i] * log_ratio[i];
-    out[0] = leaf_sum_f32(e, n);
-}
-
-/* the fused sweeps' own buffers (2n floats), kept between calls up to KEEP_WORK floats */
-#define KEEP_WORK (8 * 1024 * 1024)
-static float *work = NULL;
-static Py_ssize_t work_size = 0;
-
-static float *work_buffer(Py_ssize_t floats)
-{
-    if (floats > work_size) {
-        PyMem_RawFree(work);
-        work = PyMem_RawMalloc((size_t)floats * sizeof(float));
-        work_size = work == NULL ? 0 : floats;
-        if (work == NULL) PyErr_NoMemory();
-    }
-    return work;
-}
-
-static void work_trim(void)
-{
-    if (work_size > KEEP_WORK) {
-        PyMem_RawFree(work);
-        work = NULL;
-        work_size = 0;
-    }
 }
 
 /* ------------------------------------------------------------------ Python glue */
@@ -520,18 +414,6 @@ static PyObject *pass1(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 done:
     release(vec, 2);
     return result;
-}
-
-/* np.mean(v, dtype=float64): the float32 values cast chunk by chunk, each chunk pairwise */
-static double wide_mean(const float *v, Py_ssize_t n, Py_ssize_t chunk)
-{
-    Spread s = {v, 0.0};
-    double total = 0.0, part;
-    for (Py_ssize_t start = 0; start < n; start += chunk) {
-        pairwise_f64(&s, wide_leaf, start, n - start < chunk ? n - start : chunk, &part);
-        total += part;
-    }
-    return total / (double)n;
 }
 
 /* mean_std()'s two numbers for v (NaN for n == 0, as the numpy path) */
@@ -655,39 +537,42 @@ static PyObject *cells_of(const float *x, const float *y, Py_ssize_t n, PyObject
                           float *scratch, int scalar, Py_ssize_t chunk, PyObject *log)
 {
     PyObject *result = NULL, *values = NULL, *cells = NULL;
-    float *floors = work_buffer(2 * n);
-    if (floors == NULL) return NULL;
+    Pass1 p = {x, y};
+    extremes_start(&p.abs_error);
+    extremes_start(&p.relative);
+    extremes_start(&p.x_range);
+    extremes_start(&p.y_range);
+    float sums[5];
+    pairwise_f32(&p, pass1_leaf, 5, 0, n, sums);
+    double abs_sum = 0.0f + sums[0], square_sum = 0.0f + sums[1], y_square = 0.0f + sums[2];
+    double x_square = 0.0f + sums[3], relative_sum = 0.0f + sums[4];
+    float x_high = extremes_high(&p.x_range), x_low = extremes_low(&p.x_range);
+    float y_high = extremes_high(&p.y_range), y_low = extremes_low(&p.y_range);
 
-    /* sweep 1: pass 1's sums and extremes, and the float64 sums when one cast chunk holds n */
-    SweepOne one = {{x, y}, n <= chunk};
-    extremes_start(&one.p1.abs_error);
-    extremes_start(&one.p1.relative);
-    extremes_start(&one.p1.x_range);
-    extremes_start(&one.p1.y_range);
-    Sums first;
-    pairwise_sums(&one, sweep_one_leaf, 5, one.wide ? 2 : 0, 0, n, &first);
-    const Pass1 *p = &one.p1;
-    double abs_sum = 0.0f + first.f[0], square_sum = 0.0f + first.f[1];
-    double y_square = 0.0f + first.f[2], x_square = 0.0f + first.f[3];
-    double relative_sum = 0.0f + first.f[4];
-    float x_high = extremes_high(&p->x_range), x_low = extremes_low(&p->x_range);
-    float y_high = extremes_high(&p->y_range), y_low = extremes_low(&p->y_range);
-    double left_mean, right_mean;
-    if (one.wide) {
-        left_mean = (0.0 + first.d[0]) / (double)n;
-        right_mean = (0.0 + first.d[1]) / (double)n;
-    }
-    else {
-        left_mean = wide_mean(x, n, chunk);
-        right_mean = wide_mean(y, n, chunk);
-    }
+    /* KL: floored, normalised ratio into scratch; numpy takes its log; then the terms' sum */
+    Divergence d = {x, y};
+    float mass[2], kl_sum;
+    d.x_low = x_low;
+    d.x_span = x_high - x_low;
+    d.y_low = y_low;
+    d.y_span = y_high - y_low;
+    pairwise_f32(&d, kl_mass_leaf, 2, 0, n, mass);
+    d.p_total = 0.0f + mass[0];
+    d.q_total = 0.0f + mass[1];
+    kl_ratio_fill(&d, n, scratch);
+    PyObject *logged = PyObject_CallFunctionObjArgs(log, scratch_obj, scratch_obj, NULL);
+    if (logged == NULL) goto done;
+    Py_DECREF(logged);
+    d.log_ratio = scratch;
+    pairwise_f32(&d, kl_terms_leaf, 1, 0, n, &kl_sum);
+    double kl = 0.0f + kl_sum;
+    if (fabs(kl) < DBL_EPSILON) kl = 0.0;
 
-    /* the cosine's early exits (metrics._cosine_from_norms), decided on pass 1's norms */
+    /* the cosine and its early exits (metrics._cosine_from_norms) */
     double cosine = NAN;
     int cosine_note = COS_NONE, cosine_computed = 1;
     const char *cosine_text = NULL;
     double x_norm = sqrt32(x_square), y_norm = sqrt32(y_square);
-    int cosine_sum = 0;
     if (scalar) {
         cosine = 1.0;
         cosine_note = COS_SCALAR;
@@ -704,46 +589,33 @@ static PyObject *cells_of(const float *x, const float *y, Py_ssize_t n, PyObject
         cosine_computed = 0;
         cosine_note = COS_ZERO_RIGHT;
     }
-    else cosine_sum = 1;
-
-    /* sweep 2: KL's floored values and masses, the cosine's sum, the squared deviations */
-    SweepTwo two = {x, y, x_low, x_high - x_low, y_low, y_high - y_low, (float)x_norm,
-                    (float)y_norm, left_mean, right_mean, cosine_sum, floors, floors + n};
-    Sums second;
-    pairwise_sums(&two, sweep_two_leaf, cosine_sum ? 3 : 2, 2, 0, n, &second);
-    if (cosine_sum) {
-        cosine = 0.0f + second.f[2];
+    else {
+        Cosine c = {x, y, (float)x_norm, (float)y_norm};
+        float total;
+        pairwise_f32(&c, cosine_leaf, 1, 0, n, &total);
+        cosine = 0.0f + total;
         if (1.0 < cosine) cosine = 1.0; /* Python's min(total, 1.0): NaN stays NaN */
     }
-    double left_std = sqrt((0.0 + second.d[0]) / (double)n);
-    double right_std = sqrt((0.0 + second.d[1]) / (double)n);
-
-    /* KL: the normalised ratio into scratch, numpy takes its log, then the terms' sum */
-    kl_ratio_sweep(floors, floors + n, 0.0f + second.f[0], 0.0f + second.f[1], n, scratch);
-    PyObject *logged = PyObject_CallFunctionObjArgs(log, scratch_obj, scratch_obj, NULL);
-    if (logged == NULL) goto done;
-    Py_DECREF(logged);
-    Terms terms = {floors, scratch};
-    float kl_sum;
-    pairwise_f32(&terms, kl_terms_sweep_leaf, 1, 0, n, &kl_sum);
-    double kl = 0.0f + kl_sum;
-    if (fabs(kl) < DBL_EPSILON) kl = 0.0;
 
     /* RelativeEuclideanDistance: float32 ratio, float32 ** 0.5 (powf) */
     float y_sq = (float)y_square;
     double red = 0.0;
     if (!((double)powf(y_sq, 0.5f) <= DBL_EPSILON)) red = powf((float)square_sum / y_sq, 0.5f);
 
+    double left_mean, left_std, right_mean, right_std;
+    spread(x, n, chunk, &left_mean, &left_std);
+    spread(y, n, chunk, &right_mean, &right_std);
+
     double numbers[10] = {
         cosine,
-        (double)extremes_high(&p->abs_error),
+        (double)extremes_high(&p.abs_error),
         relative_sum,
         red,
         kl,
         NAN, /* StandardDeviation has no single number */
         (double)(float)(abs_sum / (double)n),
         (double)sqrtf((float)(square_sum / (double)n)),
-        (double)extremes_high(&p->relative),
+        (double)extremes_high(&p.relative),
         (double)(float)(relative_sum / (double)n),
     };
     values = PyTuple_New(10);
@@ -811,7 +683,6 @@ static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     result = cells_of(vec[0].view.buf, vec[1].view.buf, n, args[2], vec[2].view.buf, scalar,
                       chunk, args[5]);
 done:
-    work_trim();
     release(vec, 3);
     return result;
 }
@@ -1028,7 +899,6 @@ done:
         decoded = NULL;
         decoded_size = 0;
     }
-    work_trim();
     release(vec, 1);
     if (left.obj != NULL) PyBuffer_Release(&left);
     if (right.obj != NULL) PyBuffer_Release(&right);
