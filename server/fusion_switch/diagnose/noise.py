@@ -82,7 +82,8 @@ def _float32_cast(values: np.ndarray) -> np.ndarray | None:
     maximum that still casts to it is what the formula gives it too (it rounds down to it)."""
     if values.size == 0:
         return None
-    single = values.astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is what is looked for
+        single = values.astype(np.float32)
     magnitude = np.abs(single)
     if not magnitude.max() <= _F32_MAX:  # also False for a NaN
         return None
