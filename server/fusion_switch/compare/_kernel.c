@@ -763,29 +763,52 @@ PyDoc_STRVAR(metrics_raw_doc,
              "ValueError when a tensor lies outside its bytes or the kind is not one of these. "
              "With a 12th argument (N, C1, H, W, C0, C) the left tensor is NC1HWC0 data of "
              "N*C1*H*W*C0 elements, measured as its NCHW transpose (N, C1*C0, H, W) cut to C "
-             "channels (align's NC1HWC0 to NCHW conversion and slice); n must be N*C*H*W.");
+             "channels (align's NC1HWC0 to NCHW conversion and slice); n must be N*C*H*W. "
+             "With (B, C1, N1, N0, C0, R, C) it is FRACTAL_NZ data of B*C1*N1*N0*C0 elements, "
+             "measured as ND (B, N1*N0, C1*C0) cut to (B, R, C) (align's _nz_to_nd); n must be "
+             "B*R*C.");
 
-/* the six numbers of metrics_raw's blocks argument, all positive, C <= C1*C0, and their
- * device element count in *device; -1 with ValueError when they are not that */
-static int read_blocks(PyObject *obj, Py_ssize_t dims[6], Py_ssize_t *device)
+/*
+ * metrics_raw's 12th argument, a device layout of the left tensor: six numbers (N, C1, H, W, C0,
+ * C) for NC1HWC0 data measured as NCHW, or seven (B, C1, N1, N0, C0, R, C) for FRACTAL_NZ data
+ * measured as ND (B, R, C). All positive, the kept sizes within the padded ones; *device: the
+ * element count stored; *measured: the count compared. -1 with ValueError when not that.
+ */
+typedef struct {
+    int nz; /* 0: NC1HWC0, 1: FRACTAL_NZ */
+    Py_ssize_t d[7];
+} Layout;
+
+static int read_blocks(PyObject *obj, Layout *layout, Py_ssize_t *device, Py_ssize_t *measured)
 {
-    if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != 6) goto bad;
+    if (!PyTuple_Check(obj) || (PyTuple_GET_SIZE(obj) != 6 && PyTuple_GET_SIZE(obj) != 7))
+        goto bad;
+    int count_dims = (int)PyTuple_GET_SIZE(obj);
+    Py_ssize_t *d = layout->d;
+    layout->nz = count_dims == 7;
     Py_ssize_t count = 1;
-    for (int i = 0; i < 6; i++) {
-        dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(obj, i));
-        if (dims[i] == -1 && PyErr_Occurred()) return -1;
-        if (dims[i] < 1 || dims[i] > PY_SSIZE_T_MAX / 64) goto bad;
+    for (int i = 0; i < count_dims; i++) {
+        d[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(obj, i));
+        if (d[i] == -1 && PyErr_Occurred()) return -1;
+        if (d[i] < 1 || d[i] > PY_SSIZE_T_MAX / 64) goto bad;
         if (i < 5) {
-            if (count > (PY_SSIZE_T_MAX / 16) / dims[i]) goto bad;
-            count *= dims[i];
+            if (count > (PY_SSIZE_T_MAX / 16) / d[i]) goto bad;
+            count *= d[i];
         }
     }
-    if (dims[5] > dims[1] * dims[4]) goto bad;
+    if (layout->nz) { /* B, C1, N1, N0, C0, R, C: R <= N1*N0, C <= C1*C0 */
+        if (d[5] > d[2] * d[3] || d[6] > d[1] * d[4]) goto bad;
+        *measured = d[0] * d[5] * d[6];
+    }
+    else { /* N, C1, H, W, C0, C: C <= C1*C0 */
+        if (d[5] > d[1] * d[4]) goto bad;
+        *measured = d[0] * d[5] * d[2] * d[3];
+    }
     *device = count;
     return 0;
 bad:
-    PyErr_SetString(PyExc_ValueError, "metrics_raw: blocks must be (N, C1, H, W, C0, C), "
-                                      "positive, C <= C1*C0");
+    PyErr_SetString(PyExc_ValueError, "metrics_raw: blocks must be (N, C1, H, W, C0, C) or "
+                                      "(B, C1, N1, N0, C0, R, C), positive, within the padding");
     return -1;
 }
 
@@ -804,14 +827,32 @@ static void nc1hwc0_to_nchw(const float *src, const Py_ssize_t dims[6], float *o
     }
 }
 
+/* FRACTAL_NZ values `src` (dims B, C1, N1, N0, C0) as ND (B, R, C) in `out`, rows beyond R and
+ * columns beyond C (the padding) left out: align's _nz_to_nd, transpose (0, 2, 3, 1, 4) to
+ * (B, N1*N0, C1*C0), then the cut */
+static void nz_to_nd(const float *src, const Py_ssize_t dims[7], float *out)
+{
+    Py_ssize_t batch = dims[0], c1 = dims[1], n1 = dims[2], n0 = dims[3], c0 = dims[4];
+    Py_ssize_t rows = dims[5], cols = dims[6];
+    for (Py_ssize_t b = 0; b < batch; b++) {
+        for (Py_ssize_t r = 0; r < rows; r++) {
+            const float *row = src + ((b * c1 * n1 + r / n0) * n0 + r % n0) * c0;
+            for (Py_ssize_t col = 0; col < cols; col++)
+                out[col] = row[(col / c0) * n1 * n0 * c0 + col % c0];
+            out += cols;
+        }
+    }
+}
+
 static PyObject *metrics_raw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer left = {0}, right = {0};
     Vector vec[1] = {{.held = 0}};
     PyObject *result = NULL;
     if (nargs != 12 && check_count(nargs, 11, "metrics_raw") < 0) return NULL;
-    Py_ssize_t dims[6] = {0}, device = 0;
-    if (nargs == 12 && read_blocks(args[11], dims, &device) < 0) return NULL;
+    Layout layout = {0};
+    Py_ssize_t device = 0, measured = 0;
+    if (nargs == 12 && read_blocks(args[11], &layout, &device, &measured) < 0) return NULL;
     Py_ssize_t left_offset = PyLong_AsSsize_t(args[1]);
     Py_ssize_t right_offset = PyLong_AsSsize_t(args[4]);
     Py_ssize_t n = PyLong_AsSsize_t(args[6]);
@@ -820,7 +861,7 @@ static PyObject *metrics_raw(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (PyErr_Occurred() || scalar < 0) return NULL;
     int left_kind = kind_of(args[2]), right_kind = kind_of(args[5]);
     if (!left_kind || !right_kind || n < 1 || chunk < 1 || left_offset < 0 || right_offset < 0 ||
-        (nargs == 12 && n != dims[0] * dims[5] * dims[2] * dims[3])) {
+        (nargs == 12 && n != measured)) {
         PyErr_SetString(PyExc_ValueError, "metrics_raw: unsupported kind or bad numbers");
         return NULL;
     }
@@ -842,7 +883,8 @@ static PyObject *metrics_raw(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (nargs == 12) {
         const float *stored = as_float32((const char *)left.buf + left_offset, left_kind, left_n,
                                          buffer + 2 * n, buffer + 2 * n + spare);
-        nc1hwc0_to_nchw(stored, dims, buffer);
+        if (layout.nz) nz_to_nd(stored, layout.d, buffer);
+        else nc1hwc0_to_nchw(stored, layout.d, buffer);
         x = buffer;
     }
     else {

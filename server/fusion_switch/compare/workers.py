@@ -30,9 +30,11 @@ import numpy as np
 from ..readers.dump import MAX_DIMS, DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from .align import (
+    FRACTAL_NZ,
     NC1HWC0,
     NCHW,
     ND,
+    NHWC,
     Aligned,
     AlignError,
     TensorView,
@@ -466,10 +468,13 @@ class GroupComparer:
         scalar test on it). False, nothing done, for anything else: the general path then
         runs and writes its usual messages."""
         blocks = None
+        kept = False  # same 4-D layout and shape: align keeps the shape as it is
         if tensor.format != ND or right_tensor.format != ND:
-            blocks = _nc1hwc0_blocks(tensor, right_tensor)
-            if blocks is None:
-                return False
+            kept = _same_layout(tensor, right_tensor)
+            if not kept:
+                blocks = _nc1hwc0_blocks(tensor, right_tensor) or _nz_tiles(tensor, right_tensor)
+                if blocks is None:
+                    return False
         left = _raw_tensor(dump, tensor)
         if left is None:
             return False
@@ -477,7 +482,13 @@ class GroupComparer:
         if right is None or (blocks is None and right[4] != left[4]):
             return False
         n = right[4]
-        shape = (n,) if blocks is None else tuple(right_tensor.shape)
+        if kept:
+            shape, scalar = tuple(tensor.shape), False  # _same_layout turned scalars down
+        elif blocks is None:
+            shape, scalar = (n,), n == 1
+        else:
+            shape = tuple(right_tensor.shape)
+            scalar = is_scalar_shape(shape)
         left_path, right_path = row.left_path or "", row.right_path or ""
         try:
             cells = cells_from_bytes(
@@ -485,7 +496,7 @@ class GroupComparer:
                 (*left[:3], left_path),
                 (*right[:3], right_path),
                 n,
-                n == 1 if blocks is None else is_scalar_shape(shape),
+                scalar,
                 blocks,
             )
         except (TypeError, ValueError, BufferError):  # bytes the kernel turned down
@@ -497,6 +508,24 @@ class GroupComparer:
         if std is not None:
             row.std = std
         return True
+
+
+def _same_layout(tensor: DumpTensor, right: DumpTensor) -> bool:
+    """Whether :func:`.align` leaves the pair as it is but for its 4-D shape: both NCHW (or both
+    NHWC) of one 4-D shape, not a scalar, and no relabelling of the fusion-off format by the
+    fusion-on original shape (``_maybe_swap_nchw``). Its Shape cell is then that 4-D shape."""
+    layout = tensor.format
+    if layout != right.format or layout not in _KEPT_LAYOUTS:
+        return False
+    shape = tensor.shape
+    if len(shape) != 4 or shape != right.shape or is_scalar_shape(shape):
+        return False
+    target = tuple(tensor.original_shape) or tuple(right.shape)
+    name = _KEPT_LAYOUTS[layout]
+    return _maybe_swap_nchw(name, target, tuple(right.shape)) == name
+
+
+_KEPT_LAYOUTS = {NCHW: "NCHW", NHWC: "NHWC"}
 
 
 def _nc1hwc0_blocks(tensor: DumpTensor, right: DumpTensor) -> tuple[int, ...] | None:
@@ -516,6 +545,28 @@ def _nc1hwc0_blocks(tensor: DumpTensor, right: DumpTensor) -> tuple[int, ...] | 
     if _maybe_swap_nchw("NCHW", target, tuple(truth)) != "NCHW":
         return None
     return (n, c1, h, w, c0, truth[1])
+
+
+def _nz_tiles(tensor: DumpTensor, right: DumpTensor) -> tuple[int, ...] | None:
+    """``(B, C1, N1, N0, C0, R, C)`` when :func:`.align` would turn the fusion-on FRACTAL_NZ
+    ``tensor`` into the fusion-off ND ``right`` of shape (B, R, C) by ``_nz_to_nd`` alone: a
+    3-D target (the original shape, else the fusion-off shape) equal to the fusion-off shape,
+    the batch dims' product B, R and C within the padded tiles by less than a tile (align's
+    ``_check_nz_target``), not a scalar, no group; else None, and the general path converts
+    (or explains why not)."""
+    if tensor.format != FRACTAL_NZ or right.format != ND or tensor.sub_format >= 2:
+        return None
+    shape, truth = tensor.shape, right.shape
+    target = tuple(tensor.original_shape) or tuple(truth)
+    if len(shape) < 4 or len(truth) != 3 or target != tuple(truth) or is_scalar_shape(shape):
+        return None
+    c1, n1, n0, c0 = shape[-4:]
+    batch, rows, cols = truth
+    if len(shape) != 5 or shape[0] != batch:  # origin's leading dims must equal the target's
+        return None
+    if not (n1 * n0 - 16 < rows <= n1 * n0 and c1 * c0 - 16 < cols <= c1 * c0):
+        return None
+    return (batch, c1, n1, n0, c0, rows, cols)
 
 
 _RAW_KINDS = frozenset("febB")  # the stored dtypes metrics_raw decodes: float32/16, (u)int8

@@ -54,6 +54,13 @@ class _Scratch:
             self._buffers = [np.empty(size, dtype=np.float32) for _ in range(max(count, 3))]
         return [buffer[:n] for buffer in self._buffers[:count]]
 
+    def one(self, n: int) -> np.ndarray:
+        """The first buffer's first ``n`` elements (``get(1, n)[0]``, once per tensor pair)."""
+        buffers = self._buffers
+        if buffers and buffers[0].size >= n:
+            return buffers[0][:n]
+        return self.get(1, n)[0]
+
     def release_if_larger(self, limit: int) -> None:
         """Drop buffers bigger than ``limit`` elements so one huge tensor does not pin memory."""
         if self._buffers and self._buffers[0].size > limit:

@@ -94,7 +94,8 @@ def _kernel_agrees_with_numpy() -> bool:
 
 def _raw_agrees(x: np.ndarray, y: np.ndarray) -> bool:
     """``metrics_raw`` on the bytes of x and y (unaligned) as float32, float16 and int8, and on
-    x laid out in NC1HWC0 blocks, gives ``metrics``' result on the values as numpy casts them."""
+    x laid out in NC1HWC0 blocks and in FRACTAL_NZ tiles, gives ``metrics``' result on the
+    values as numpy casts them."""
     n = x.size
     with np.errstate(all="ignore"):
         for dtype in ("<f4", "<f2", "i1"):
@@ -112,6 +113,15 @@ def _raw_agrees(x: np.ndarray, y: np.ndarray) -> bool:
             blocks[:, 0, :, :, :3] = x.reshape(-1, 3, 4, 5).transpose(0, 2, 3, 1)
             shape = (n // 60, 1, 4, 5, 16, 3)
             raw = _kernel.metrics_raw(blocks, 0, "f", y, 0, "f", n, *rest, shape)  # type: ignore[union-attr]
+            if repr(raw) != repr(_kernel.metrics(x, y, *rest)):  # type: ignore[union-attr]
+                return False
+        if n % 30 == 0:  # B, R, C = n/30, 5, 6 in FRACTAL_NZ tiles of 4 x 4: padded to 8 x 8
+            tiles = np.zeros((n // 30, 2, 2, 4, 4), np.float32)
+            nd = np.zeros((n // 30, 8, 8), np.float32)
+            nd[:, :5, :6] = x.reshape(-1, 5, 6)
+            tiles[:] = nd.reshape(-1, 2, 4, 2, 4).transpose(0, 3, 1, 2, 4)
+            shape = (n // 30, 2, 2, 4, 4, 5, 6)
+            raw = _kernel.metrics_raw(tiles, 0, "f", y, 0, "f", n, *rest, shape)  # type: ignore[union-attr]
             return repr(raw) == repr(_kernel.metrics(x, y, *rest))  # type: ignore[union-attr]
     return True
 
@@ -156,13 +166,14 @@ def kernel_metrics(
 
 
 _ALL = list(ALGORITHMS)
+_NO_MESSAGES: dict[str, str] = {}
 
 
 def chosen(names: list[str], values, texts, messages: dict[str, str], std) -> MetricCells:
     """The kernel's ten values and cells (:data:`ALGORITHMS` order) narrowed to ``names``."""
-    if names == _ALL:
-        chosen_values = dict(zip(ALGORITHMS, values, strict=True))
-        chosen_texts = dict(zip(ALGORITHMS, texts, strict=True))
+    if names is _ALL or names == _ALL:  # the kernel returns exactly ten of each
+        chosen_values = dict(zip(ALGORITHMS, values, strict=False))
+        chosen_texts = dict(zip(ALGORITHMS, texts, strict=False))
     else:
         chosen_values = {name: values[POSITION[name]] for name in names}
         chosen_texts = {name: texts[POSITION[name]] for name in names}
@@ -185,12 +196,19 @@ def cells_from_bytes(
     elements each, or the left NC1HWC0 ``blocks`` ``(N, C1, H, W, C0, C)`` converted to n NCHW
     elements. Only when :func:`kernel_in_use`; ValueError (or TypeError, BufferError) for bytes
     it cannot read. numpy's error state is the caller's to set (the kernel calls np.log)."""
-    (scratch,) = SCRATCH.get(1, n)
-    layout = () if blocks is None else (blocks,)
-    values, texts, note, kl_inf, std = _kernel.metrics_raw(  # type: ignore[union-attr]
-        *left[:3], *right[:3], n, scratch, scalar, BUFFER_SIZE, np.log, *layout
-    )
-    return chosen(names, values, texts, kernel_messages(note, kl_inf, left[3], right[3]), std)
+    scratch = SCRATCH.one(n)
+    if blocks is None:
+        values, texts, note, kl_inf, std = _kernel.metrics_raw(  # type: ignore[union-attr]
+            left[0], left[1], left[2], right[0], right[1], right[2], n, scratch, scalar,
+            BUFFER_SIZE, np.log,
+        )  # fmt: skip
+    else:
+        values, texts, note, kl_inf, std = _kernel.metrics_raw(  # type: ignore[union-attr]
+            left[0], left[1], left[2], right[0], right[1], right[2], n, scratch, scalar,
+            BUFFER_SIZE, np.log, blocks,
+        )  # fmt: skip
+    messages = kernel_messages(note, kl_inf, left[3], right[3]) if note or kl_inf else _NO_MESSAGES
+    return chosen(names, values, texts, messages, std)
 
 
 def widen_half(values: np.ndarray, buffer: np.ndarray) -> np.ndarray | None:
