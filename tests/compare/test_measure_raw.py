@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-REAL = Path("/work/shared/samples/real/dumps")
+REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "dumps"  # samples/real
 DTYPES = ["<f4", "<f2", "i1", "u1"]
 # numpy's pairwise sum changes shape at 8, 128 and numpy's cast chunk (8192 elements)
 SIZES = st.one_of(st.integers(1, 300), st.sampled_from([1, 8, 9, 127, 128, 129, 8192, 8193]))

@@ -13,7 +13,7 @@ from fusion_switch.readers.exception_dump import is_exception_dump_name
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-REAL_DUMPS = Path("/work/shared/samples/real/dumps")
+REAL_DUMPS = Path(__file__).resolve().parents[1] / "data" / "real" / "dumps"  # samples/real
 
 
 def _full_check(name: str) -> str | None:
@@ -77,7 +77,6 @@ def test_names_at_the_edges(name):
     _same(name)
 
 
-@pytest.mark.skipif(not REAL_DUMPS.is_dir(), reason="samples/real is not on this machine")
 def test_every_file_of_the_real_dump_folders():
     names = [p.name for p in REAL_DUMPS.rglob("*") if p.is_file()]
     assert names
