@@ -369,6 +369,13 @@ def run_comparison(
         Path(args.out_dir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return _error(f"-out {args.out_dir}: cannot create the folder: {exc}"), None
+    replay = not getattr(args, "no_replay", False)
+    scheduler = getattr(args, "scheduler", None)
+    workers = args.workers
+    if replay and scheduler is None:  # the replay's child takes its share of the cores
+        from ..diagnose.replay_background import comparison_processes
+
+        workers = comparison_processes(args.workers)
     request = CompareRequest(
         on_dump=args.on_dump,
         off_dump=args.off_dump,
@@ -377,15 +384,14 @@ def run_comparison(
         out_dir=args.out_dir,
         algorithms=",".join(args.algorithms) if args.algorithms else None,
         max_cmp_size=args.max_cmp_size,
-        workers=args.workers,
-        scheduler=getattr(args, "scheduler", None),
+        workers=workers,
+        scheduler=scheduler,
         memory_budget=getattr(args, "memory_budget", None),
     )
     cancel = threading.Event()
     finished = threading.Event()  # set by the comparison thread when it ends
     wake = threading.Event()  # set when there is something for this thread to do
     box: dict[str, Any] = {}
-    replay = not getattr(args, "no_replay", False)
 
     replay_forked = threading.Event()  # this thread has forked the replay (or will not)
 
