@@ -26,8 +26,9 @@ def case(tmp_path_factory):
 
 def start(case, out: Path) -> subprocess.Popen:
     env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="0.4")
-    # --workers 3: this process and two pool workers
-    command = compare_command(case, out, "--workers", "3", "--progress", "jsonl")
+    # --workers 5: the replay's child takes 5 // 2 of them (comparison_processes), the comparison
+    # the other three: this process and two pool workers
+    command = compare_command(case, out, "--workers", "5", "--progress", "jsonl")
     return subprocess.Popen(
         command,
         stdout=subprocess.DEVNULL,
