@@ -100,3 +100,40 @@ def test_a_graph_read_ahead_for_a_job_that_fails_leaves_no_process(case, tmp_pat
     assert status == "2" and numpy_at_fork == "False" and taken == "False", text
     assert children == "0"
     assert "missing" in text
+
+
+NUMPY_PROBE = """
+import sys
+from fusion_switch.compare import discover, forked
+forked.GRAPH_FORK_BYTES = 0  # the generated graph is small: read it in the helper all the same
+seen = []
+def note(where):
+    seen.append(f"{where}:{'numpy' in sys.modules}")
+load, digest = discover._load_graph, discover._DigestReader.digest
+def recording_load(*a, **k):
+    note("graph")
+    return load(*a, **k)
+def recording_digest(self):
+    note("digest")
+    return digest(self)
+discover._load_graph, discover._DigestReader.digest = recording_load, recording_digest
+from fusion_switch.cli import main
+status = main(sys.argv[1:])
+print(f"{status}|{','.join(seen)}")
+"""
+
+
+def test_numpy_is_imported_while_the_fusion_off_helper_reads_not_before(case, tmp_path):
+    # numpy takes ~0.1 s to import; the job imports it in the time it would wait for the
+    # helper's digest, not before it reads the fusion-on graph (issue 16)
+    args = [
+        *("compare", "-m", str(case.on_dump), "-g", str(case.off_dump)),
+        *("-f", str(case.on_graph), "-cf", str(case.off_graph), "-out", str(tmp_path)),
+        *("--no-progress", "--workers", "1", "--no-replay"),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", NUMPY_PROBE, *args], capture_output=True, text=True, check=False
+    )
+    status, seen = done.stdout.strip().splitlines()[-1].split("|")
+    assert status == "1", done.stderr
+    assert seen == "graph:False,digest:True", done.stderr

@@ -139,6 +139,13 @@ def _scan(
     raise CompareInputError(f"{role} dump folder: {first_error}")
 
 
+def _import_measuring() -> None:
+    """Import the measuring stage's code now, while the helper finishes the fusion-off digest:
+    :func:`.engine.pair` needs it next, and numpy alone takes ~0.1 s to import, which this
+    process would otherwise spend first and then wait for the helper (issue 16)."""
+    from . import workers  # noqa: F401
+
+
 def _ahead_key(real: str, graph_names: Sequence[str]) -> str:
     return "\0".join((real, *dict.fromkeys(graph_names)))
 
@@ -282,6 +289,7 @@ def _prepare(request: CompareRequest, notes: list[str]):
             off_name = helper.name()
             if off_name is not None:  # as _scan below will index the fusion-off dumps
                 _scan_ahead(request.off_dump, (off_name, on_graph.name), leaves)
+            _import_measuring()
         off = helper.digest()
     finally:
         helper.close()

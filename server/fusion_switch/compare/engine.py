@@ -31,6 +31,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..readers.collector import collector_paused
 from ..readers.dumpdir import DumpDir
@@ -47,7 +48,9 @@ from .pairing import MergedRule, RuleOp, merge_rules
 from .result import CompareCounts, ResultRow
 from .result_csv import ResultCsvWriter
 from .runners import CompareCancelled, SchedulerError, run_dask, run_here, run_pool
-from .workers import ChunkResult, JobContext
+
+if TYPE_CHECKING:  # .workers needs numpy: imported by pair(), after the graphs are read
+    from .workers import ChunkResult, JobContext
 
 __all__ = [
     "CompareCancelled",
@@ -159,6 +162,8 @@ def _check(cancel) -> None:
 
 def pair(inputs: Inputs) -> Plan:
     """Stage ``pair``: merge both graphs into msaccucmp's pairing rule and plan the chunks."""
+    from .workers import JobContext
+
     request = inputs.request
     notes = list(inputs.notes)
     merged = merge_rules(inputs.on_rule, inputs.off_rule)

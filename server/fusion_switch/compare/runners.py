@@ -22,8 +22,10 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import TYPE_CHECKING
 
-from .workers import ChunkResult, GroupComparer, JobContext, init_worker, run_chunk
+if TYPE_CHECKING:  # .workers needs numpy: imported where a chunk is run (see .metrics)
+    from .workers import ChunkResult, JobContext
 
 _POLL_SECONDS = 0.05
 
@@ -43,6 +45,8 @@ def _check(cancel) -> None:
 
 def run_here(ctx: JobContext, chunks: Sequence[list[int]], cancel=None) -> Iterator[ChunkResult]:
     """All chunks in this process, one after the other."""
+    from .workers import GroupComparer
+
     comparer = GroupComparer(ctx)
     for number, positions in enumerate(chunks):
         _check(cancel)
@@ -77,6 +81,8 @@ def run_pool(
     if workers <= 1:
         yield from run_here(ctx, chunks, cancel)
         return
+    from .workers import GroupComparer, init_worker
+
     mp = _context(start_method)
     stop = mp.Event()
     queue = deque(enumerate(chunks))
@@ -126,6 +132,8 @@ def run_pool(
 
 
 def _feed(executor, queue: deque, in_flight: dict[Future, int], ahead: int) -> None:
+    from .workers import run_chunk
+
     while queue and len(in_flight) < ahead:
         number, positions = queue.popleft()
         in_flight[executor.submit(run_chunk, number, positions)] = number
@@ -142,6 +150,8 @@ def _check_pool(cancel, stop) -> None:
 
 def _dask_chunk(ctx: JobContext, number: int, positions: list[int]) -> ChunkResult:
     """Dask task: one chunk. The context arrives once per worker (scattered, then cached)."""
+    from .workers import GroupComparer
+
     return GroupComparer(ctx).compare_groups(positions, number)
 
 

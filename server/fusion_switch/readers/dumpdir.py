@@ -11,12 +11,12 @@ msaccucmp's own pattern so both tools see the same files (formats.md 1.7).
 from __future__ import annotations
 
 import csv
-import functools
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .exception_name import is_exception_dump_name
 
 MAPPING_FILE = "mapping.csv"
 OFFLINE_PATTERN = re.compile(
@@ -40,16 +40,6 @@ class DumpDirError(Exception):
         self.path = str(path)
         self.message = message
         super().__init__(f"{self.path}: {message}")
-
-
-@functools.cache
-def _exception_dump_name() -> Callable[[str], bool]:
-    """``exception_dump.is_exception_dump_name``, imported on first use: that module reads dumps
-    (numpy), and the fusion-off digest helper imports this one for :func:`sanitize_op_name`
-    only (issue 16)."""
-    from .exception_dump import is_exception_dump_name
-
-    return is_exception_dump_name
 
 
 def _maybe_exception_dump_name(name: str) -> bool:
@@ -199,7 +189,7 @@ def parse_dump_name(real_name: str, path: Path | str | None = None) -> DumpName 
     (default: the name itself) may be a string, made a Path on first use."""
     path = path or real_name
     # "exception_info" is no op type, 1026 no op name
-    if _maybe_exception_dump_name(real_name) and _exception_dump_name()(real_name):
+    if _maybe_exception_dump_name(real_name) and is_exception_dump_name(real_name):
         return "exception dump (a failing kernel's buffers, no op name): see fusion-switch dumps"
     if real_name.endswith(".npy"):
         match = NPY_PATTERN.match(real_name)
@@ -410,8 +400,7 @@ def _has_dump_names(folder: Path) -> bool:
 
 def _has_exception_dumps(folder: Path) -> bool:
     try:
-        exception_name = _exception_dump_name()
-        return any(exception_name(e.name) for e in os.scandir(folder))
+        return any(is_exception_dump_name(e.name) for e in os.scandir(folder))
     except OSError:
         return False
 

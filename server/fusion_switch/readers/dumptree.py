@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .dumpdir import MAPPING_FILE, parse_dump_name
-from .exception_dump import is_exception_dump_name
+from .exception_name import is_exception_dump_name
 from .stats import STATS_FILE, looks_like_stats_csv
 
 MAX_DEPTH = 8

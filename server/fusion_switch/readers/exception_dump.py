@@ -13,52 +13,23 @@ are never matched by it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from .dump import DumpError, read_dump
+from .exception_name import ExceptionName, is_exception_dump_name, parse_exception_name
 
-EXCEPTION_INFO = re.compile(r"^exception_info\.(\d+)\.(\d+)\.(\d+)$")
-KERNEL_EXCEPTION = re.compile(
-    r"^([A-Za-z0-9_-]+)\.(\d+)\.(\d+)\.([A-Za-z][A-Za-z0-9_]*|\d+)\.(\d+)\.(\d{10,19})$"
-)
+__all__ = [
+    "NOT_RECORDED",
+    "ExceptionBuffer",
+    "ExceptionDump",
+    "ExceptionName",
+    "is_exception_dump_name",
+    "parse_exception_name",
+    "read_exception_dump",
+]
+
 NOT_RECORDED = "no dtype or shape recorded"
-
-
-@dataclass(frozen=True)
-class ExceptionName:
-    """The fields of an exception dump's file name (``kernel`` is "" for exception_info)."""
-
-    kernel: str
-    stream_id: int
-    task_id: int
-    time: int
-    core_type: str = ""
-    core_id: int | None = None
-
-
-def parse_exception_name(name: str) -> ExceptionName | None:
-    """The fields of an exception dump file name, or None when the name is not one."""
-    m = EXCEPTION_INFO.match(name)
-    if m:
-        return ExceptionName("", int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    m = KERNEL_EXCEPTION.match(name)
-    if m and not (len(m.group(5)) == 16 and m.group(5).isdigit()):
-        # a 16-digit 5th field would make it an op dump {type}.{name}.{task}.{stream}.{time}...
-        return ExceptionName(
-            kernel=m.group(1),
-            stream_id=int(m.group(2)),
-            task_id=int(m.group(3)),
-            time=int(m.group(6)),
-            core_type=m.group(4),
-            core_id=int(m.group(5)),
-        )
-    return None
-
-
-def is_exception_dump_name(name: str) -> bool:
-    return parse_exception_name(name) is not None
 
 
 @dataclass(frozen=True)

@@ -18,15 +18,10 @@ One module per concept:
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from .cells import NAN_TEXT, MetricCells, MetricResult, format_value
-from .compute import SizeMismatchError, compute_metrics, metric_cells
-from .fused import SCRATCH
-from .native import (
-    NUMPY_ONLY_VARIABLE,
-    cells_from_bytes,
-    kernel_in_use,
-    kernel_probe_vectors,
-)
 from .selection import (
     ALGORITHMS,
     BOOL_ALGORITHMS,
@@ -34,6 +29,29 @@ from .selection import (
     closest_algorithms,
     parse_algorithms,
 )
+
+# Imported on first use: these need numpy (~0.1 s to import), and `compare` reads its graphs and
+# dump folders before it needs any of them; it imports numpy while it waits for its helper then.
+_LAZY = {
+    "SizeMismatchError": ".compute",
+    "compute_metrics": ".compute",
+    "metric_cells": ".compute",
+    "SCRATCH": ".fused",
+    "NUMPY_ONLY_VARIABLE": ".native",
+    "cells_from_bytes": ".native",
+    "kernel_in_use": ".native",
+    "kernel_probe_vectors": ".native",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ALGORITHMS",
