@@ -75,6 +75,43 @@ def test_the_report_is_the_same_when_the_parent_measures_the_end(damaged, monkey
     assert _children() <= before
 
 
+def test_helping_before_other_work_gives_the_same_report_and_helps_once(damaged, monkeypatch):
+    """write_outputs helps first, judges the rows while the child finishes, then takes the
+    report (issue 16); result() must not ask a second time."""
+    alone = replay_outcome(damaged, None, [], workers=2)
+    monkeypatch.setattr(replay, "MIN_HANDED", 1)
+    real = replay_background.measure_handed
+    calls: list[int] = []
+
+    def counting(subs, off_ops, store):
+        calls.append(len(subs))
+        return real(subs, off_ops, store)
+
+    monkeypatch.setattr(replay_background, "measure_handed", counting)
+    background = BackgroundReplay(damaged, None, workers=2, processes=1, share=True).start()
+    try:
+        background.help()
+        assert len(calls) == 1 and calls[0] >= 1  # measured here, before result()
+        background.help()
+        shared = background.result([])
+    finally:
+        background.close()
+    assert len(calls) == 1
+    assert _json(shared) == _json(alone)
+    assert list(shared.unreadable.items()) == list(alone.unreadable.items())
+
+
+def test_help_without_a_share_channel_does_nothing(damaged):
+    alone = replay_outcome(damaged, None, [], workers=2)
+    background = BackgroundReplay(damaged, None, workers=2, processes=1).start()
+    try:
+        background.help()
+        report = background.result([])
+    finally:
+        background.close()
+    assert _json(report) == _json(alone)
+
+
 def test_a_failure_in_the_parent_leaves_the_work_to_the_child(damaged, monkeypatch):
     alone = replay_outcome(damaged, None, [], workers=2)
     measured: list[str] = []

@@ -113,6 +113,7 @@ class BackgroundReplay:
         self.processes = processes  # of those, how many the child uses (None: all)
         # share: this process measures the end of the replay while it waits (replay_share)
         self._channel: ShareChannel | None = None
+        self._helped = False
         if share and "fork" in multiprocessing.get_all_start_methods():
             self._channel = ShareChannel()
         # not daemonic: the child forks the replay's measuring workers
@@ -134,11 +135,19 @@ class BackgroundReplay:
                 self._channel = None
         return self
 
+    def help(self) -> None:
+        """Measure what the child hands over of its unstarted sub-graphs, now (once; nothing
+        when it was started without ``share``). Called before other work this process has
+        left, that work then overlaps with the end of the child's, which ends with the
+        verdicts and the report; :meth:`result` calls it otherwise."""
+        if self._channel is not None and not self._helped:
+            self._helped = True
+            help_child(self._channel.parent, self._measure_handed)
+
     def result(self, notes: list[str]) -> ReplayReport | None:
         """The child's report (its notes appended to ``notes``), or the replay run here.
-        Waiting for it, this process first measures what the child hands over."""
-        if self._channel is not None:
-            help_child(self._channel.parent, self._measure_handed)
+        Waiting for it, this process first measures what the child hands over (:meth:`help`)."""
+        self.help()
         message = self._call.answer()
         if message is not None and message[0] == "ok":
             notes.extend(message[2])

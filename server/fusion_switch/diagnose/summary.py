@@ -444,7 +444,9 @@ def _write_outputs(
         background = BackgroundReplay(outcome, table, workers).start()
     else:
         background = None
-    try:  # the rows are judged while the replay runs
+    try:  # the rows are judged while the replay runs (its child finishing its last part)
+        if background is not None:
+            background.help()
         attribution = attribute(
             list(getattr(outcome, "rows", []) or []),
             on_graph,
