@@ -220,6 +220,9 @@ def test_ctrl_c_stops_cleanly_without_a_report(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a pause after each progress line, so that Ctrl-C lands before the comparison ends:
+        # 400 ops are compared within milliseconds (CI once saw the CSV finished first)
+        env=dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="0.5"),
     )
     assert proc.stderr is not None
     first = proc.stderr.readline()  # the first progress line, before anything is read

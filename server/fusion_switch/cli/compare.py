@@ -201,6 +201,16 @@ def _byte_size(text: str) -> int:
     return int(value)
 
 
+def _test_delay() -> float:
+    """`FUSION_SWITCH_COMPARE_DELAY` (seconds, tests only): both progress kinds sleep after
+    each line they write, so tests can make a tiny case slow enough to observe progress,
+    cancellation and concurrent requests (a 400-op comparison ends within milliseconds)."""
+    try:
+        return max(0.0, float(os.environ.get(DELAY_VARIABLE, "") or 0.0))
+    except ValueError:
+        return 0.0
+
+
 class Progress:
     """A bar redrawn in place on a terminal; plain lines (every 10%) otherwise."""
 
@@ -211,21 +221,27 @@ class Progress:
         self.last_step = -1
         self.last_draw = 0.0
         self.lock = threading.Lock()
+        self.delay = _test_delay()
 
     def __call__(self, done: int, total: int, message: str = "") -> None:
         if not self.enabled:
             return
+        if self._write(done, total, message) and self.delay:
+            time.sleep(self.delay)
+
+    def _write(self, done: int, total: int, message: str) -> bool:
+        """Write the report if it shows something new; whether it did."""
         with self.lock:
             if total == 0 and done == 0:  # the job started; the op count is not known yet
                 line = f"compare: {message}..."
                 self.stream.write(f"\r{line}" if self.tty else f"{line}\n")
                 self.stream.flush()
-                return
+                return True
             fraction = done / total if total else 1.0
             if self.tty:
                 now = time.monotonic()
                 if now - self.last_draw < 0.05 and done < total:
-                    return
+                    return False
                 self.last_draw = now
                 width = 30
                 filled = int(width * fraction)
@@ -236,10 +252,11 @@ class Progress:
             else:
                 step = int(fraction * 10)
                 if step == self.last_step:
-                    return
+                    return False
                 self.last_step = step
                 self.stream.write(f"compare: {done}/{total} ops ({fraction * 100:.0f}%)\n")
             self.stream.flush()
+            return True
 
     def clear(self) -> None:
         if self.tty:
@@ -251,16 +268,12 @@ class JsonLinesProgress:
     """One JSON object per progress call on its own line, flushed at once (for programs that
     read the progress while the job runs, such as the language server).
 
-    `FUSION_SWITCH_COMPARE_DELAY` (seconds, tests only) sleeps after each report, so tests can
-    make a tiny case slow enough to observe progress, cancellation and concurrent requests."""
+    Slowed down for tests as :class:`Progress` is (:func:`_test_delay`)."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.lock = threading.Lock()
-        try:
-            self.delay = max(0.0, float(os.environ.get(DELAY_VARIABLE, "") or 0.0))
-        except ValueError:
-            self.delay = 0.0
+        self.delay = _test_delay()
 
     def __call__(self, done: int, total: int, message: str = "") -> None:
         with self.lock:
