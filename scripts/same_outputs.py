@@ -12,6 +12,7 @@ when everything is identical, 1 otherwise (each difference is printed).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -50,6 +51,30 @@ def _compare(source: Path, case, out: Path) -> tuple[int, str]:
     return done.returncode, done.stdout
 
 
+TIMING_KEY = re.compile(r"elapsed\w*|seconds|wall\w*|created|started|finished")
+
+
+def _read(path: Path, out: Path):
+    """The masked text; for summary.json its parsed value, masked the same way (how floats are
+    spelt, ``1e-05`` or ``1e-5``, is the JSON encoder's business, not the comparison's)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".json":
+        return _mask(text, out)
+    return _masked_json(json.loads(text), out)
+
+
+def _masked_json(value, out: Path):
+    if isinstance(value, dict):
+        return {
+            k: "T" if TIMING_KEY.fullmatch(k) else _masked_json(v, out) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_masked_json(v, out) for v in value]
+    if isinstance(value, str):
+        return re.sub(r"\d{14}", "STAMP", value.replace(str(out), "OUT"))
+    return value
+
+
 def _differences(old_out: Path, new_out: Path, old_run, new_run) -> list[str]:
     found = []
     if old_run[0] != new_run[0]:
@@ -65,7 +90,7 @@ def _differences(old_out: Path, new_out: Path, old_run, new_run) -> list[str]:
         a, b = old_out / name, new_out / name
         if not a.is_file() or not b.is_file():
             found.append(f"{name} missing")
-        elif _mask(a.read_text(), old_out) != _mask(b.read_text(), new_out):
+        elif _read(a, old_out) != _read(b, new_out):
             found.append(name)
     return found
 

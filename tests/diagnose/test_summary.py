@@ -99,6 +99,29 @@ def test_atomic_write_keeps_the_old_file_when_interrupted(tmp_path, monkeypatch)
     assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
 
 
+def test_summary_json_is_compact_utf8_that_reads_back_the_same(tmp_path):
+    data = {
+        "ops": [
+            {"name": "层_conv1", "cos": 0.999, "kl": 4.66245183e-07, "max": 1.7976931348623157e308}
+        ],
+        "nothing": None,
+        "small": 1e-05,
+        "count": 12,
+        "flag": True,
+    }
+    target = write_json_atomic(tmp_path / "summary.json", data)
+    raw = target.read_bytes()
+    assert raw.endswith(b"}\n") and b"\n" not in raw[:-1] and b", " not in raw
+    assert "层_conv1".encode() in raw  # UTF-8 as it is, not \\u escapes
+    assert json.loads(raw) == data  # every float reads back to the same value
+
+
+def test_a_nan_or_infinity_that_reaches_the_summary_is_written_as_null(tmp_path):
+    # the summary spells a missing number null (json_number maps NaN and infinities before)
+    target = write_json_atomic(tmp_path / "s.json", {"a": float("nan"), "b": float("inf")})
+    assert json.loads(target.read_text(encoding="utf-8")) == {"a": None, "b": None}
+
+
 def test_write_outputs_on_an_empty_outcome_gives_a_clear_verdict(tmp_path):
     outcome = SimpleNamespace(
         rows=[],

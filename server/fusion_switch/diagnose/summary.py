@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from .. import __version__
 from ..readers.collector import collector_paused, leave_to_exit
 from .attribution import (
@@ -47,14 +49,16 @@ SUMMARY_NAME = "summary.json"
 REPORT_NAME = "report.html"
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+def write_text_atomic(path: str | os.PathLike, text: str | bytes) -> Path:
+    """Write ``text`` (UTF-8 bytes as they are) to ``path`` through a temporary file in the same
+    folder and a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
-        with open(tmp, "x", encoding="utf-8") as handle:
-            handle.write(text)
+        with open(tmp, "xb") as handle:
+            handle.write(data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -63,9 +67,16 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     return path
 
 
+_JSON_ENCODER = msgspec.json.Encoder()
+
+
 def write_json_atomic(path: str | os.PathLike, data: Any) -> Path:
-    """Compact JSON (the C encoder: a 5,000-op summary in milliseconds), strict (no NaN)."""
-    return write_text_atomic(path, json.dumps(data, separators=(",", ":"), allow_nan=False) + "\n")
+    """Compact UTF-8 JSON. msgspec's encoder: 3 ms for a 5,000-op summary where the standard
+    library's took 25 ms, at the end of every run (issue 16). Its floats are the shortest
+    round-trip texts as Python's (``4.66e-7`` where ``json`` wrote ``4.66e-07``); a NaN or an
+    infinity becomes ``null``, the summary's own spelling of a missing number
+    (:func:`.attribution.json_number` maps them before, so none reaches it)."""
+    return write_text_atomic(path, _JSON_ENCODER.encode(data) + b"\n")
 
 
 def _metric(finding: OpFinding, name: str, worst: str) -> float | None:
