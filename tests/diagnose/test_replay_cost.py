@@ -24,7 +24,7 @@ from fusion_switch.diagnose.replay_background import BackgroundReplay
 from fusion_switch.diagnose.replay_job import replay_outcome
 from fusion_switch.readers import dumpdir
 from fusion_switch.synth.generator import generate_case
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 
@@ -123,13 +123,41 @@ def test_round_to_gives_the_bits_of_the_frexp_formula(dtype, data):
 @pytest.mark.parametrize("dtype", ROUNDED)
 @given(data=st.data())
 def test_round_to_takes_the_cast_on_normal_values_and_keeps_the_bits(dtype, data):
-    """Arrays entirely in the normal range (with zeros, as after a ReLU) take the fast cast."""
+    """Arrays entirely in the normal range (with zeros, as after a ReLU): the fast paths."""
     bits = noise._MANTISSA_BITS[dtype]
     low, high = (2.0**-14, 65504.0) if dtype == "DT_FLOAT16" else (2.0**-126, 1e38)
     magnitude = st.floats(low, high) | ties_and_edges(bits).filter(lambda v: low <= abs(v) <= high)
     signed = st.tuples(magnitude, st.sampled_from([1.0, -1.0, 0.0])).map(lambda p: p[0] * p[1])
     values = np.asarray(data.draw(st.lists(signed, min_size=1, max_size=60)), dtype=np.float64)
     assert same_bits(noise.round_to(values, dtype), noise._round_frexp(values, bits))
+
+
+def _old_round_float16(values: np.ndarray) -> np.ndarray:
+    """Rounding to fp16 before it went through the bit operations only: a numpy cast when every
+    value is 0 or in the normal fp16 range, the bit operations otherwise."""
+    from test_replay_cpu import normal_range  # the check as noise.py made it
+
+    if normal_range(values, 2.0**-14, noise.FP16_MAX):
+        return values.astype(np.float16).astype(np.float64)
+    return noise._round_bits(values, 11)
+
+
+fp16_element = st.one_of(
+    any_float,
+    ties_and_edges(11),
+    st.floats(-70000.0, 70000.0),
+    st.floats(-(2.0**-13), 2.0**-13),  # around the fp16 subnormals
+    st.sampled_from([0.0, -0.0, 2.0**-14, 2.0**-24, 65504.0, 65519.99, 65520.0]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(values=st.lists(fp16_element, max_size=40), sign=st.sampled_from([1.0, -1.0]))
+def test_rounding_to_fp16_gives_the_bits_it_gave_with_the_cast(values, sign):
+    x = np.asarray(values, dtype=np.float64) * sign
+    assert same_bits(noise.round_to(x, "DT_FLOAT16"), _old_round_float16(x))
+    normal = x[np.isfinite(x) & ((np.abs(x) >= 2.0**-14) & (np.abs(x) <= 65504.0) | (x == 0))]
+    assert same_bits(noise.round_to(normal, "DT_FLOAT16"), _old_round_float16(normal))
 
 
 def test_round_to_keeps_the_fp16_precision_beyond_its_range_and_below_its_normals():

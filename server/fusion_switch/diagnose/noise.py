@@ -48,24 +48,16 @@ def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
         if dtype == "DT_FLOAT":
             single = _float32_cast(values)
             return single if single is not None else _round_bits(values, bits)
-        cast = _CASTS.get(dtype)
-        if cast is not None and _normal_range(values, *cast[1:]):
-            return values.astype(cast[0]).astype(np.float64)
+        # fp16 and bf16: the bit operations, with no cast. A fp16 cast gave the same bits in
+        # the normal range only, and checking that range then casting in software cost ~1.7x
+        # the bit operations (0.034 s against 0.020 s for the 1,083 fp16 roundings of a
+        # 5,000-op run; half of them had fp16 subnormals and took the bit operations anyway)
         return _round_bits(values, bits)
     integer = _INT_TYPES.get(dtype)
     if integer is not None:
         finite = np.where(np.isfinite(values), values, 0.0)
         return np.trunc(finite).astype(integer).astype(np.float64)
     return values
-
-
-# dtype -> (numpy type, smallest normal, largest finite): inside that range (or 0) a cast to the
-# numpy type rounds to nearest even exactly as the formula does; outside it the cast would
-# flush to a subnormal or overflow to inf, where the formula keeps the precision and stays finite
-_CASTS = {
-    "DT_FLOAT": (np.float32, 2.0**-126, float(np.finfo(np.float32).max)),
-    "DT_FLOAT16": (np.float16, 2.0**-14, FP16_MAX),
-}
 
 
 _F32_SMALLEST = np.float32(2.0**-126)
@@ -90,20 +82,6 @@ def _float32_cast(values: np.ndarray) -> np.ndarray | None:
     if not magnitude.min() > _F32_SMALLEST and values[magnitude <= _F32_SMALLEST].any():
         return None
     return single.astype(np.float64)
-
-
-def _normal_range(values: np.ndarray, smallest: float, largest: float) -> bool:
-    """Every value is 0 or has a magnitude in [smallest, largest] (a NaN is not)."""
-    if values.size == 0:
-        return False
-    high, low = values.max(), values.min()  # the largest magnitude is at one of the ends
-    if not (high <= largest and -low <= largest):  # also False for a NaN
-        return False
-    if low >= smallest or high <= -smallest:  # one sign, no value near 0: nothing tiny
-        return True
-    magnitude = np.abs(values)
-    tiny = magnitude < smallest
-    return not tiny.any() or not magnitude[tiny].any()  # what is tiny is 0
 
 
 _EXPONENT = np.uint64(0x7FF0_0000_0000_0000)
