@@ -53,7 +53,9 @@ def _to_float(value: Any) -> float:
 
 def attr_value(attr_def: Any) -> Any:
     """Python value of one ``AttrDef`` dict (see the module docstring)."""
-    if not isinstance(attr_def, Mapping) or not attr_def:
+    # type() first: AttrDefs are dicts, and an isinstance against the Mapping ABC costs ~6x more
+    # (~50,000 conversions in the replay and the report of a 5,000-op run)
+    if (type(attr_def) is not dict and not isinstance(attr_def, Mapping)) or not attr_def:
         return None
     if "list" in attr_def:
         listed = attr_def["list"] or {}
