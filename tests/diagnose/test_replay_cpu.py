@@ -24,6 +24,7 @@ from fusion_switch.diagnose.kernels.pooling import _out_size, pool2d
 from fusion_switch.diagnose.kernels.registry import KernelError
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rounding_reference import normal_range
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
@@ -299,21 +300,6 @@ def test_softmax_and_sigmoid_in_place_give_the_bits_of_the_expressions_they_repl
         got_sigmoid = lookup("Sigmoid").fn([x])[0]
     assert same_bits(got_softmax, expected_softmax)
     assert same_bits(got_sigmoid, expected_sigmoid)
-
-
-def normal_range(values: np.ndarray, smallest: float, largest: float) -> bool:
-    """Every value is 0 or has a magnitude in [smallest, largest] (a NaN is not): the check
-    the rounding made before a cast (noise.py until the fp16 rounding dropped its cast)."""
-    if values.size == 0:
-        return False
-    high, low = values.max(), values.min()
-    if not (high <= largest and -low <= largest):
-        return False
-    if low >= smallest or high <= -smallest:
-        return True
-    magnitude = np.abs(values)
-    tiny = magnitude < smallest
-    return not tiny.any() or not magnitude[tiny].any()
 
 
 def _old_round_float32(values: np.ndarray) -> np.ndarray:
