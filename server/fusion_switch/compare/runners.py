@@ -81,7 +81,7 @@ def run_pool(
     if workers <= 1:
         yield from run_here(ctx, chunks, cancel)
         return
-    from .workers import GroupComparer, init_worker
+    from .workers import GroupComparer, init_worker, run_chunk
 
     mp = _context(start_method)
     stop = mp.Event()
@@ -102,7 +102,7 @@ def run_pool(
     gc.freeze()
     try:
         try:
-            _feed(executor, queue, in_flight, ahead)
+            _feed(executor, run_chunk, queue, in_flight, ahead)
         finally:
             gc.unfreeze()
         while queue or in_flight:
@@ -120,7 +120,7 @@ def run_pool(
                     pending[number] = result
                 else:
                     wait(in_flight, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)
-            _feed(executor, queue, in_flight, ahead)
+            _feed(executor, run_chunk, queue, in_flight, ahead)
             while next_chunk in pending:
                 yield pending.pop(next_chunk)
                 next_chunk += 1
@@ -131,9 +131,7 @@ def run_pool(
     executor.shutdown(wait=True)
 
 
-def _feed(executor, queue: deque, in_flight: dict[Future, int], ahead: int) -> None:
-    from .workers import run_chunk
-
+def _feed(executor, run_chunk, queue: deque, in_flight: dict[Future, int], ahead: int) -> None:
     while queue and len(in_flight) < ahead:
         number, positions = queue.popleft()
         in_flight[executor.submit(run_chunk, number, positions)] = number
