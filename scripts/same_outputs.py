@@ -36,11 +36,18 @@ def _run(source: Path, args: list[str]) -> subprocess.CompletedProcess:
     )
 
 
+TIMING_KEY = re.compile(r"elapsed\w*|seconds|wall\w*|created|started|finished")
+
+
+def _mask_names(text: str, folder: Path) -> str:
+    """The output folder and the time stamps in file names."""
+    return re.sub(r"\d{14}", "STAMP", text.replace(str(folder), "OUT"))
+
+
 def _mask(text: str, folder: Path) -> str:
-    text = text.replace(str(folder), "OUT")
-    text = re.sub(r"\d{14}", "STAMP", text)
+    text = _mask_names(text, folder)
     text = re.sub(r" in [0-9.]+ s\b", " in T s", text)  # the replay's wall time on stdout
-    return re.sub(r'"(elapsed\w*|seconds|wall\w*|created|started|finished)": ?[^,}\n]+', "T", text)
+    return re.sub(rf'"({TIMING_KEY.pattern})": ?[^,}}\n]+', "T", text)
 
 
 def _compare(source: Path, case, out: Path) -> tuple[int, str]:
@@ -49,9 +56,6 @@ def _compare(source: Path, case, out: Path) -> tuple[int, str]:
     args += ["-cf", str(case.off_graph), "-out", str(out), "--no-progress", "--workers", "2"]
     done = _run(source, args)
     return done.returncode, done.stdout
-
-
-TIMING_KEY = re.compile(r"elapsed\w*|seconds|wall\w*|created|started|finished")
 
 
 def _read(path: Path, out: Path):
@@ -71,7 +75,7 @@ def _masked_json(value, out: Path):
     if isinstance(value, list):
         return [_masked_json(v, out) for v in value]
     if isinstance(value, str):
-        return re.sub(r"\d{14}", "STAMP", value.replace(str(out), "OUT"))
+        return _mask_names(value, out)
     return value
 
 
