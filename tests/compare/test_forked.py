@@ -138,3 +138,81 @@ def test_the_digest_reader_does_not_use_a_call_started_ahead_without_fork(tmp_pa
         assert reader.digest().name  # read in this process
     finally:
         reader.close()
+
+
+def _kept(value: int, tell) -> forked.Kept:
+    """Answers ``value`` at once, then (kept) the request times ``value``, in the same process."""
+    tell("early")
+    held = {"value": value}
+
+    def then(receive):
+        request = receive()
+        if request is None:
+            return None
+        return {"pid": os.getpid(), "value": held["value"] * request}
+
+    return forked.Kept(value, then)
+
+
+def test_a_kept_child_answers_then_serves_one_request_with_what_it_kept():
+    call = ForkedCall(_kept, (6,), early=True, keep=True).start()
+    try:
+        assert call.early() == "early"
+        assert call.answer() == 6 and call.kept and call.busy  # the child stays
+        pid = call._process.pid
+        assert call.follow(7)
+        assert call.answer() == {"pid": pid, "value": 42}
+        assert not call.busy and not call.kept
+        assert call.follow(1) is False  # one request only: the call is over
+    finally:
+        call.close()
+
+
+def test_a_kept_child_closed_without_a_request_ends():
+    closed = []
+
+    class Companion:
+        def close(self):
+            closed.append(True)
+
+    call = ForkedCall(_kept, (6,), early=True, keep=True).start()
+    call.companion = Companion()
+    assert call.answer() == 6 and call.kept
+    child = psutil.Process(call._process.pid)
+    call.close()
+    assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+    assert closed == [True]  # what the starter kept with the call ends with it
+    assert multiprocessing.active_children() == []
+
+
+def test_a_kept_child_that_ends_before_the_request_gives_no_second_answer():
+    call = ForkedCall(_kept, (6,), early=True, keep=True).start()
+    try:
+        assert call.answer() == 6
+        os.kill(call._process.pid, 9)
+        call._process.join()
+        call.follow(7)  # the pipe may take the request before the end is seen, or not
+        assert call.answer() is None and not call.busy
+    finally:
+        call.close()
+
+
+def test_a_call_not_kept_cannot_be_followed():
+    call = ForkedCall(_double, (1,), keep=True).start()
+    try:
+        assert call.answer()["value"] == 2 and not call.kept
+        assert call.follow(3) is False
+    finally:
+        call.close()
+
+
+def test_a_kept_call_handed_on_is_claimed_or_ended_by_key():
+    call = forked.start_ahead(("t", 4), _kept, (2,), early=True, keep=True)
+    assert call is not None and forked.take_ahead(("t", 4)) is call
+    assert call.daemon is False  # it may fork the replay's workers
+    assert call.answer() == 2
+    forked.keep_ahead(("t", 5), call)
+    assert forked.take_ahead(("t", 5)) is call
+    forked.keep_ahead(("t", 5), call)
+    forked.close_ahead()
+    assert forked.take_ahead(("t", 5)) is None and multiprocessing.active_children() == []

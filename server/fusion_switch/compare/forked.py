@@ -13,6 +13,11 @@ With ``early=True`` the target also gets ``tell``, which sends one value ahead o
 :func:`start_ahead` starts a call before the code that will use it is even imported (the
 command line forks the fusion-off graph's reader before numpy loads); that code claims it
 with :func:`take_ahead`, and :func:`close_ahead` ends any call nobody claimed.
+
+A target that returns :class:`Kept` answers and stays: its child then waits for one more
+request from the caller (:meth:`ForkedCall.follow`) and answers it with what it kept (the
+fusion-off graph's helper keeps the graph for the replay, which would otherwise read it again
+in a process of its own).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
-_EARLY, _ANSWER = "early", "answer"
+_EARLY, _ANSWER, _KEPT = "early", "answer", "kept"
 GRAPH_FORK_BYTES = 64 << 10  # smaller graph files are read in the process: a fork costs more
 
 
@@ -33,7 +38,31 @@ def _send(connection: Any, kind: str, value: Any) -> None:
         connection.send_bytes(pickle.dumps((kind, value), protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _run(target: Callable[..., Any], args: tuple, connection: Any, early: bool = False) -> None:
+class Kept:
+    """What a target returns to answer now and stay: ``then(receive)`` runs after ``answer``
+    is sent; ``receive()`` waits for the caller's request (None when the caller closed the call
+    without one) and what ``then`` returns is the second answer (None: no answer)."""
+
+    def __init__(self, answer: Any, then: Callable[[Callable[[], Any]], Any]) -> None:
+        self.answer = answer
+        self.then = then
+
+
+def _request(connection: Any) -> Any | None:
+    with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError):
+        return pickle.loads(connection.recv_bytes())
+    return None
+
+
+def _run(
+    target: Callable[..., Any],
+    args: tuple,
+    connection: Any,
+    early: bool = False,
+    theirs: Any = None,
+) -> None:
+    if theirs is not None:  # the caller's end: only the caller holds it, so that its close is
+        theirs.close()  # an end of file here
     try:
         if early:
             told = []
@@ -46,6 +75,13 @@ def _run(target: Callable[..., Any], args: tuple, connection: Any, early: bool =
             answer = target(*args, tell=tell)
         else:
             answer = target(*args)
+        if isinstance(answer, Kept):
+            _send(connection, _KEPT, answer.answer)
+            then = answer.then
+            answer = None  # the first answer is sent: not kept alive while ``then`` runs
+            answer = then(lambda: _request(connection))
+            if answer is None:
+                return
         _send(connection, _ANSWER, answer)
     except BaseException:  # the caller does the work again, and reports what goes wrong then
         pass
@@ -58,12 +94,20 @@ class ForkedCall:
     e.g. in ``finally``; it kills a child that is still running)."""
 
     def __init__(
-        self, target: Callable[..., Any], args: tuple = (), daemon: bool = True, early: bool = False
+        self,
+        target: Callable[..., Any],
+        args: tuple = (),
+        daemon: bool = True,
+        early: bool = False,
+        keep: bool = False,
     ) -> None:
         self.target = target
         self.args = args
         self.daemon = daemon  # a daemonic child cannot fork workers of its own
         self.early_value = early  # the target takes ``tell`` (see :meth:`early`)
+        self.keep = keep  # the target may return Kept (see :meth:`follow`)
+        self.kept = False  # the child answered with Kept and waits for a request
+        self.companion: Any = None  # what the starter keeps with the call, closed with it
         self._process: Any = None
         self._connection: Any = None
         self._received: tuple | None = None  # the answer, read while waiting for an early value
@@ -72,9 +116,12 @@ class ForkedCall:
         if "fork" not in multiprocessing.get_all_start_methods():
             return self
         context = multiprocessing.get_context("fork")
-        receiver, sender = context.Pipe(duplex=False)
+        receiver, sender = context.Pipe(duplex=self.keep)
+        theirs = receiver if self.keep else None
         process = context.Process(
-            target=_run, args=(self.target, self.args, sender, self.early_value), daemon=self.daemon
+            target=_run,
+            args=(self.target, self.args, sender, self.early_value, theirs),
+            daemon=self.daemon,
         )
         try:
             process.start()
@@ -102,14 +149,33 @@ class ForkedCall:
         return None
 
     def answer(self) -> Any | None:
-        """The target's return value, or None when no child ran or it gave no answer."""
+        """The target's return value, or None when no child ran or it gave no answer. A
+        child that answered with :class:`Kept` stays (:attr:`kept`) for :meth:`follow`;
+        otherwise the call is closed."""
         message, self._received = self._received, None
         if message is None:
             message = self._receive()
             if message is not None and message[0] == _EARLY:  # told, but early() not called
                 message = self._receive()
+        self.kept = message is not None and message[0] == _KEPT
+        if self.kept:
+            return message[1]
         self.close()
         return message[1] if message is not None and message[0] == _ANSWER else None
+
+    def follow(self, request: Any) -> bool:
+        """Send the request a :attr:`kept` child waits for; its answer comes from
+        :meth:`answer`. False (the call closed) when there is no such child or the request
+        could not be sent: the caller does the work itself."""
+        if not self.kept or self._connection is None:
+            return False
+        self.kept = False
+        try:
+            self._connection.send_bytes(pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+            return True
+        except (OSError, ValueError, pickle.PicklingError, TypeError, AttributeError):
+            self.close()
+            return False
 
     def _receive(self) -> tuple | None:
         if self._connection is None:
@@ -121,6 +187,10 @@ class ForkedCall:
         return None
 
     def close(self) -> None:
+        if self.companion is not None:  # ends with the call
+            with contextlib.suppress(Exception):
+                self.companion.close()
+            self.companion = None
         if self._connection is not None:
             self._connection.close()
             self._connection = None
@@ -139,10 +209,29 @@ def path_key(kind: str, path: str | os.PathLike) -> tuple:
     return (kind, os.path.realpath(path))
 
 
-def start_ahead(key: tuple, target: Callable[..., Any], args: tuple, early: bool = False) -> None:
-    """Start ``target(*args)`` in a child now, for the code that will ask for ``key`` later."""
+def start_ahead(
+    key: tuple,
+    target: Callable[..., Any],
+    args: tuple,
+    early: bool = False,
+    keep: bool = False,
+) -> ForkedCall | None:
+    """Start ``target(*args)`` in a child now, for the code that will ask for ``key`` later;
+    the call, or None when no child could be started. ``keep``: the target may stay for a
+    request (:class:`Kept`); such a child may fork processes of its own (it is not daemonic),
+    so the caller must end it: :func:`close_ahead`."""
     close_ahead(key)
-    call = ForkedCall(target, args, early=early).start()
+    call = ForkedCall(target, args, daemon=not keep, early=early, keep=keep).start()
+    if not call.busy:
+        return None
+    _AHEAD[key] = call
+    return call
+
+
+def keep_ahead(key: tuple, call: ForkedCall) -> None:
+    """Register a running call under ``key`` (a kept child handed on to the code that will
+    send its request): :func:`take_ahead` claims it, :func:`close_ahead` ends it."""
+    close_ahead(key)
     if call.busy:
         _AHEAD[key] = call
 
