@@ -142,9 +142,9 @@ def steps(tree, files: dict, out: Path):
 
 _HELPER_IMPORTS = """
 import re, sys, time, inspect
-import fusion_switch.cli, fusion_switch.cli.compare as cli, fusion_switch.compare.forked
+import fusion_switch.cli, fusion_switch.cli.compare_ahead as cli, fusion_switch.compare.forked
 module = re.search(r"from \\.\\.compare\\.(\\w+) import digest_in_child",
-                   inspect.getsource(cli._fusion_off_digest)).group(1)
+                   inspect.getsource(cli.fusion_off_digest)).group(1)
 wall, cpu = time.perf_counter(), time.process_time()
 __import__("fusion_switch.compare." + module)
 print(time.perf_counter() - wall, time.process_time() - cpu, "numpy" in sys.modules)

@@ -25,9 +25,9 @@ def test_the_digest_helper_body_loads_no_numpy_and_digests_the_graph(generated):
     script = textwrap.dedent(
         """
         import json, pickle, sys
-        from fusion_switch.cli.compare import _fusion_off_digest
+        from fusion_switch.cli.compare_ahead import fusion_off_digest
         told = []
-        kind, digest = _fusion_off_digest(sys.argv[1], told.append)
+        kind, digest = fusion_off_digest(sys.argv[1], tell=told.append)
         heavy = sorted(
             name for name in sys.modules
             if name == "numpy" or name.startswith(("fusion_switch.compare.metrics",

@@ -386,8 +386,12 @@ def _compare_arguments(case, out) -> list[str]:
 def test_the_command_line_starts_the_replay_before_the_tensors_are_compared(
     small_case, tmp_path, monkeypatch
 ):
+    """Without the fusion-off helper to run it in (test_replay_host.py), the replay's child is
+    forked from the comparing process, before the comparison's thread goes on."""
     from fusion_switch.cli import main
-    from fusion_switch.compare import engine
+    from fusion_switch.compare import engine, forked
+
+    monkeypatch.setattr(forked, "GRAPH_FORK_BYTES", 1 << 40)  # no helper: read here
 
     events: list[str] = []
     real_start, real_measure = BackgroundReplay.start, engine.measure

@@ -19,7 +19,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -436,6 +435,8 @@ def run_comparison(
         try:
             if found is None or finished.is_set() or cancel.is_set():
                 return
+            from ..compare.discover import host_key
+            from ..compare.forked import take_ahead
             from ..diagnose.replay_background import ReplaySource  # not for --no-replay
 
             source = ReplaySource.of(found)
@@ -447,7 +448,10 @@ def run_comparison(
                 source.off_graph,
                 found.swapped_dumps,
             )
-            box["replay"] = start_replay(source, given, args.fusion_result, args.workers)
+            host = take_ahead(host_key(args.off_graph)) if args.off_graph else None
+            if host is not None:  # nothing is forked here (see BackgroundReplay.start)
+                replay_forked.set()
+            box["replay"] = start_replay(source, given, args.fusion_result, args.workers, host)
         finally:
             if found is not None:
                 replay_forked.set()
@@ -724,8 +728,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         progress = Progress(sys.stderr, enabled=not args.no_progress)
     from ..compare.forked import close_ahead
+    from .compare_ahead import read_fusion_off_graph_ahead
 
-    _read_fusion_off_graph_ahead(args)
+    read_fusion_off_graph_ahead(args)
     try:
         return _run(args, progress)
     finally:
@@ -761,32 +766,6 @@ def _run(args: argparse.Namespace, progress: Progress | JsonLinesProgress) -> in
     except BrokenPipeError:  # `| head`: the reader left; the files are written
         quiet_stdout()
     return status
-
-
-def _read_fusion_off_graph_ahead(args: argparse.Namespace) -> None:
-    """Fork the fusion-off graph's digest helper now, before numpy, the dump trees and the job
-    load here: it reads the graph beside all of that (issue 16: the job waited ~0.26 s for
-    it). Only for one graph file big enough to be read in a helper anyway; the job takes it
-    over (``discover._DigestReader``), or :func:`run` closes it."""
-    from ..compare.forked import GRAPH_FORK_BYTES, path_key, start_ahead
-
-    path = args.off_graph
-    if not path or args.rank is not None or args.on_graph is None:
-        return
-    try:
-        if not os.path.isfile(path) or os.path.getsize(path) < GRAPH_FORK_BYTES:
-            return
-    except (OSError, ValueError):
-        return  # the job reports it
-    start_ahead(path_key("digest", path), _fusion_off_digest, (path,), early=True)
-
-
-def _fusion_off_digest(path: str, tell: Callable[[str], None]) -> tuple:
-    """The helper's body: the graph reader and the pairing rule are imported in the child,
-    beside this process (not the job's modules: no numpy, issue 16)."""
-    from ..compare.pairing import digest_in_child
-
-    return digest_in_child(path, tell)
 
 
 def quiet_stdout() -> None:

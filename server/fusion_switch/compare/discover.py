@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..readers.dumpdir import DumpDir, DumpDirError, holds_dump_files, scan_dump_dir
 from ..readers.graph import Graph, GraphError, deferred_graph, drop_handed, load_graph
 from . import forked
-from .forked import ForkedCall, path_key, take_ahead
+from .forked import ForkedCall, close_ahead, keep_ahead, path_key, take_ahead
 from .metrics import AlgorithmSelectionError, parse_algorithms
 from .pairing import (
     FusionRule,
@@ -146,6 +146,12 @@ def _import_measuring() -> None:
     from . import workers  # noqa: F401
 
 
+def host_key(off_graph: str | os.PathLike) -> tuple:
+    """The key under which the fusion-off graph's helper, kept after its digest, waits for
+    the replay's request (:func:`.forked.take_ahead`)."""
+    return path_key("replay-host", off_graph)
+
+
 def _ahead_key(real: str, graph_names: Sequence[str]) -> str:
     return "\0".join((real, *dict.fromkeys(graph_names)))
 
@@ -251,6 +257,9 @@ class _DigestReader:
 
     def digest(self) -> _GraphDigest:
         message = self._call.answer()
+        if self._call.kept:  # it stays with the graph, for the replay to claim (replay_host)
+            keep_ahead(host_key(self.path), self._call)
+            self._call = ForkedCall(digest_in_child)  # never started: closing it is a no-op
         if message is not None and message[0] == "ok":
             return message[1]
         if message is not None and message[0] == "graph":
@@ -296,6 +305,7 @@ def _prepare(request: CompareRequest, notes: list[str]):
     off_graph = deferred_graph(request.off_graph, off.name)
     graphs_swapped = off.fusion_marks > _fusion_marks(on_graph) == 0
     if graphs_swapped:
+        close_ahead(host_key(request.off_graph))  # its graph is the fusion-on one after all
         early = None
         given_on = on_graph
         on_graph = _load_graph(request.off_graph, "fusion-off")

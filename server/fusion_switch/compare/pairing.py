@@ -23,6 +23,7 @@ Everything here depends only on the two graphs, never on dump files.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import traceback
@@ -36,6 +37,7 @@ from typing import Any
 
 from ..readers.dumpdir import sanitize_op_name
 from ..readers.graph import Graph, GraphError, Op, load_graph
+from .forked import Kept
 
 SPECIAL_OP_TYPES = ("Cast", "TransData")
 """Producers msaccucmp looks through (input j → that op's input j) when pairing inputs."""
@@ -670,14 +672,23 @@ def graph_digest(graph: Graph, rule: FusionRule | None = None) -> GraphDigest:
     )
 
 
-def digest_in_child(path: str | os.PathLike, tell: Callable[[str], None]) -> tuple:
+def digest_in_child(
+    path: str | os.PathLike,
+    tell: Callable[[str], None],
+    then: Callable[[Graph, Callable[[], Any]], Any] | None = None,
+) -> tuple | Kept:
     """Helper-process body: ("ok", digest), ("graph", GraphError fields) or ("bug", text).
     The graph's name is told as soon as the graph is read: the parent indexes the fusion-off
-    dump folder with it while this process works out the pairing rule."""
+    dump folder with it while this process works out the pairing rule. ``then``: the digest
+    is answered with :class:`.forked.Kept`, and the process stays to run ``then(graph,
+    receive)`` for the caller's next request (the replay, on the graph read here)."""
     try:
         graph = load_graph(path)
         tell(graph.name)
-        return ("ok", graph_digest(graph))
+        digest = ("ok", graph_digest(graph))
+        if then is None:
+            return digest
+        return Kept(digest, functools.partial(then, graph))
     except GraphError as error:
         return ("graph", (error.path, error.message, error.line, error.column))
     except Exception:  # reported by the parent, which then reads the graph itself

@@ -14,6 +14,15 @@ Whatever goes wrong in the child (fork refused, crash, kill, an exception), the 
 again here, so a failure looks exactly as it would have without the child. Started before the
 comparison with ``share``, the child hands the end of its measuring to this process once this
 one waits for it (:mod:`.replay_share`).
+
+The command line has a better child for it (issue 16): the helper it forked at its very start
+to read the fusion-off graph (:func:`.forked.start_ahead`), kept once it answered the graph's
+digest (``host``; its side is :func:`serve_kept`). That process holds the fusion-off graph
+already, which a child forked here would read again (~0.13 s at 5,000 ops), and it was forked
+before this process loaded numpy, the fusion-on graph and the dump indexes, of which a child
+forked here carries a copy (~100 MB of RSS, counted again in the process tree's). It gets
+what it lacks in the request: a view of the fusion-on graph (:mod:`.on_view`) and the dump
+folders' paths. It answers as the forked child does, and its failures are handled the same way.
 """
 
 from __future__ import annotations
@@ -21,13 +30,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..compare.forked import ForkedCall
 from .evidence import EvidenceStore
+from .on_view import graph_of_view, on_view
 from .replay import ReplayReport, _registry, measure_handed
 from .replay_job import dump_dirs, replay_outcome
 from .replay_share import ChildShare, ShareChannel, help_child
@@ -60,6 +70,11 @@ def _child(
     processes: int | None,
     channel: ShareChannel | None = None,
 ) -> tuple:
+    _leave_to_parent(parent, channel)
+    return _answer(outcome, table, workers, processes, channel)
+
+
+def _leave_to_parent(parent: int, channel: ShareChannel | None) -> None:
     from ..compare.workers import die_with_parent
 
     # Ctrl-C and SIGTERM are the parent's to handle: it kills this process (and this process's
@@ -67,10 +82,19 @@ def _child(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     die_with_parent(parent)
-    share = None
     if channel is not None:
         channel.parent.close()
-        share = ChildShare(channel.child)
+
+
+def _answer(
+    outcome: Any,
+    table: Any,
+    workers: int | None,
+    processes: int | None,
+    channel: ShareChannel | None,
+) -> tuple:
+    """The child's answer: the replay's report and its notes."""
+    share = ChildShare(channel.child) if channel is not None else None
     notes: list[str] = []
     try:
         report = replay_outcome(outcome, table, notes, workers, processes, share)
@@ -78,6 +102,37 @@ def _child(
         if share is not None:
             share.decline()  # the parent may be waiting for an answer to its request
     return ("ok", report, notes)
+
+
+def serve_kept(
+    off_graph: Any, receive: Callable[[], Any], channel: ShareChannel | None, parent: int
+) -> tuple | None:
+    """The kept fusion-off helper's side (``then`` of :func:`.pairing.digest_in_child`): wait
+    for :meth:`BackgroundReplay.start`'s request and answer it as :func:`_child` does, with
+    ``off_graph``, the graph this process read. None when the caller closes without one."""
+    _leave_to_parent(parent, channel)
+    _registry()  # numpy and the kernels: imported while the parent finishes discover
+    request = receive()
+    if request is None:
+        return None
+    view, on_dump_dir, off_dump_dir, table, workers, processes = request
+    on_graph = graph_of_view(view)
+    del request, view  # the rows, once the ops are built: not kept while the replay runs
+    source = ReplaySource(on_graph, off_graph, Path(on_dump_dir), Path(off_dump_dir))
+    return _answer(source, table, workers, processes, channel)
+
+
+def _request(source: Any, table: Any, workers: int | None, processes: int | None) -> tuple | None:
+    """What :func:`serve_kept` needs besides the fusion-off graph, or None when ``source``
+    lacks it (then the replay runs as without the kept helper)."""
+    on_graph = getattr(source, "on_graph", None)
+    on_dir, off_dir = getattr(source, "on_dump_dir", None), getattr(source, "off_dump_dir", None)
+    if on_graph is None or on_dir is None or off_dir is None:
+        return None
+    view = on_view(on_graph)
+    if view is None:
+        return None
+    return (view, os.fspath(on_dir), os.fspath(off_dir), table, workers, processes)
 
 
 def overlapping_processes(workers: int | None) -> int:
@@ -106,27 +161,39 @@ class BackgroundReplay:
         workers: int | None = None,
         processes: int | None = None,
         share: bool = False,
+        host: ForkedCall | None = None,
     ) -> None:
         self.outcome = outcome
         self.table = table
         self.workers = workers  # processes the replay may use (None: every core)
         self.processes = processes  # of those, how many the child uses (None: all)
         # share: this process measures the end of the replay while it waits (replay_share)
+        self.share = share and "fork" in multiprocessing.get_all_start_methods()
+        # the kept fusion-off helper (companion: the ShareChannel it was forked with), if any
+        self.host = host
         self._channel: ShareChannel | None = None
         self._helped = False
-        if share and "fork" in multiprocessing.get_all_start_methods():
-            self._channel = ShareChannel()
-        # not daemonic: the child forks the replay's measuring workers
-        args = (outcome, table, os.getpid(), workers, processes, self._channel)
-        self._call = ForkedCall(_child, args, daemon=False)
+        self._call = ForkedCall(_child)  # replaced in start()
 
     def start(self) -> BackgroundReplay:
-        if (self.workers or os.cpu_count() or 1) >= 2:
-            if self._channel is not None:
-                # this process imports the kernels anyway to measure what the child hands over:
-                # imported before the fork, the child does not import them again
-                _registry()
-            self._call.start()  # else nothing to overlap with: the replay runs in result()
+        if (self.workers or os.cpu_count() or 1) < 2:
+            self._close_host()  # nothing to overlap with: the replay runs in result()
+            return self
+        if self.share:
+            # this process imports the kernels anyway to measure what the child hands over:
+            # imported before the fork, the child does not import them again
+            _registry()
+        if self.host is not None:
+            # given a kept helper, never fork: the caller's threads may be running by now;
+            # if the helper cannot take the request, the replay runs in result()
+            self._ask_host()
+            return self
+        if self.share:
+            self._channel = ShareChannel()
+        # not daemonic: the child forks the replay's measuring workers
+        args = (self.outcome, self.table, os.getpid(), self.workers, self.processes)
+        self._call = ForkedCall(_child, (*args, self._channel), daemon=False)
+        self._call.start()
         if self._channel is not None:
             if self._call.busy:
                 self._channel.forked()
@@ -134,6 +201,26 @@ class BackgroundReplay:
                 self._channel.close()
                 self._channel = None
         return self
+
+    def _ask_host(self) -> bool:
+        """Send the request to the kept fusion-off helper; False (it closed) without one."""
+        host, self.host = self.host, None
+        if host is None:
+            return False
+        request = _request(self.outcome, self.table, self.workers, self.processes)
+        if request is None or not host.follow(request):
+            host.close()
+            return False
+        self._call = host
+        channel = host.companion
+        if self.share and isinstance(channel, ShareChannel):
+            self._channel = channel  # its child end is closed here already
+        return True
+
+    def _close_host(self) -> None:
+        if self.host is not None:
+            self.host.close()
+            self.host = None
 
     def help(self) -> None:
         """Measure what the child hands over of its unstarted sub-graphs, now (once; nothing
@@ -158,6 +245,7 @@ class BackgroundReplay:
         return measure_handed(subs, off_ops, EvidenceStore(*dump_dirs(self.outcome)))
 
     def close(self) -> None:
+        self._close_host()
         self._call.close()
         if self._channel is not None:
             self._channel.close()

@@ -40,10 +40,14 @@ class GraphIndex:
 
     @classmethod
     def of(cls, graph: Any) -> GraphIndex:
+        """``graph.ops`` indexed; a partial view of a graph (:class:`.on_view.OnGraphView`)
+        gives each op's position in the whole graph as ``positions``."""
         ops: dict[str, Any] = {}
         order: dict[str, int] = {}
         origin: dict[str, str] = {}
-        for position, op in enumerate(getattr(graph, "ops", []) or []):
+        listed = getattr(graph, "ops", []) or []
+        positions = getattr(graph, "positions", None) or range(len(listed))
+        for position, op in zip(positions, listed, strict=True):
             ops[op.name] = op
             order[op.name] = position
             for name in op.msaccucmp_original_names if op.has_original_names else [op.name]:

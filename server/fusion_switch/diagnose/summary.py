@@ -372,16 +372,18 @@ def start_replay(
     given: Mapping[str, Any],
     fusion_result: str | os.PathLike | None = None,
     workers: int | None = None,
+    host: Any = None,
 ) -> StartedReplay:
     """Start the replay of ``source`` (graphs and dump folders, e.g. a ``CompareOutcome`` or
     :meth:`ReplaySource.of`) in a forked child now: it needs no row of the comparison, so it
-    runs while the tensors are compared. Pass the result to :func:`write_outputs`, or
+    runs while the tensors are compared. ``host``: the kept fusion-off helper to run it in
+    (see :mod:`.replay_background`). Pass the result to :func:`write_outputs`, or
     ``close()`` it when the comparison fails."""
     from .replay_background import BackgroundReplay, overlapping_processes
 
     rules = rule_table(getattr(source, "on_graph", None), given, fusion_result)
     processes = overlapping_processes(workers)
-    background = BackgroundReplay(source, rules.table, workers, processes, share=True)
+    background = BackgroundReplay(source, rules.table, workers, processes, share=True, host=host)
     return StartedReplay(rules, background.start())
 
 
