@@ -175,6 +175,17 @@ def replay(*a, **k):
         os._exit(9)
     return real_replay(*a, **k)
 graph.read_graph, replay_background.replay_outcome = load, replay
+from fusion_switch.diagnose import replay_job
+def counted(module, what):
+    real = getattr(module, "scan_dump_dir", None)
+    if real is None:
+        return
+    def scan(path, *a, **k):
+        note(what)
+        return real(path, *a, **k)
+    module.scan_dump_dir = scan
+counted(replay_background, "index ahead")
+counted(replay_job, "index in the replay")
 os.environ["MAIN_PID"] = str(os.getpid())
 note("main")
 from fusion_switch.cli import main
@@ -250,6 +261,11 @@ def test_the_replay_runs_in_the_helper_that_read_the_fusion_off_graph_once(
     replays = [pid for pid, what in events if what == "replay"]
     assert len(reads) == 1 and reads[0] != main  # read once, in the helper
     assert replays == reads  # the replay answered by that same process
+    # which indexed both dump folders while it waited for the request, and not again after
+    assert [what for pid, what in events if pid == reads[0] and "index" in what] == [
+        "index ahead",
+        "index ahead",
+    ]
     before = forked_child[1]
     assert len([e for e in before if e[1] == f"read {off}"]) == 2  # what it replaces read it twice
     assert _outputs(tmp_path / "o") == _outputs(forked_child[0])

@@ -38,7 +38,10 @@ def read_fusion_off_graph_ahead(args: argparse.Namespace) -> None:
 
         channel = ShareChannel()
     key = path_key("digest", path)
-    call = start_ahead(key, fusion_off_digest, (path, channel), early=True, keep=bool(channel))
+    folders = (args.on_dump, args.off_dump)
+    call = start_ahead(
+        key, fusion_off_digest, (path, channel, folders), early=True, keep=bool(channel)
+    )
     if channel is not None:
         if call is None:
             channel.close()
@@ -47,20 +50,25 @@ def read_fusion_off_graph_ahead(args: argparse.Namespace) -> None:
             call.companion = channel
 
 
-def fusion_off_digest(path: str, channel: Any = None, *, tell: Callable[[str], None]) -> Any:
+def fusion_off_digest(
+    path: str, channel: Any = None, folders: tuple = (), *, tell: Callable[[str], None]
+) -> Any:
     """The helper's body: the graph reader and the pairing rule are imported in the child,
     beside this process (not the job's modules: no numpy, issue 16). ``channel``: stay for
-    the replay afterwards (see :func:`read_fusion_off_graph_ahead`)."""
+    the replay afterwards (see :func:`read_fusion_off_graph_ahead`); ``folders``: the dump
+    folders as given, for it to index while it waits."""
     from ..compare.pairing import digest_in_child
 
     if channel is None:
         return digest_in_child(path, tell)
-    then = functools.partial(serve_replay, channel=channel, parent=os.getppid())
+    then = functools.partial(serve_replay, channel=channel, parent=os.getppid(), folders=folders)
     return digest_in_child(path, tell, then)
 
 
-def serve_replay(graph: Any, receive: Callable[[], Any], channel: Any, parent: int) -> Any:
+def serve_replay(
+    graph: Any, receive: Callable[[], Any], channel: Any, parent: int, folders: tuple = ()
+) -> Any:
     """The kept helper's second part: the replay's modules are imported only here."""
     from ..diagnose.replay_background import serve_kept
 
-    return serve_kept(graph, receive, channel, parent)
+    return serve_kept(graph, receive, channel, parent, folders)

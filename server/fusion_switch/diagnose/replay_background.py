@@ -27,6 +27,7 @@ folders' paths. It answers as the forked child does, and its failures are handle
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compare.forked import ForkedCall
+from ..readers.dumpdir import DumpDirError, holds_dump_files, scan_dump_dir
 from .evidence import EvidenceStore
 from .on_view import graph_of_view, on_view
 from .replay import ReplayReport, _registry, measure_handed
@@ -105,21 +107,44 @@ def _answer(
 
 
 def serve_kept(
-    off_graph: Any, receive: Callable[[], Any], channel: ShareChannel | None, parent: int
+    off_graph: Any,
+    receive: Callable[[], Any],
+    channel: ShareChannel | None,
+    parent: int,
+    folders: tuple = (),
 ) -> tuple | None:
     """The kept fusion-off helper's side (``then`` of :func:`.pairing.digest_in_child`): wait
     for :meth:`BackgroundReplay.start`'s request and answer it as :func:`_child` does, with
-    ``off_graph``, the graph this process read. None when the caller closes without one."""
+    ``off_graph``, the graph this process read. None when the caller closes without one.
+    ``folders``: the dump folders as given, indexed while waiting when they hold the dump
+    files themselves (used if the request names them)."""
     _leave_to_parent(parent, channel)
     _registry()  # numpy and the kernels: imported while the parent finishes discover
+    indexed = _index_leaves(folders)
     request = receive()
     if request is None:
         return None
     view, on_dump_dir, off_dump_dir, table, workers, processes = request
     on_graph = graph_of_view(view)
     del request, view  # the rows, once the ops are built: not kept while the replay runs
+    on_dumps = indexed.get(os.path.realpath(on_dump_dir))
+    off_dumps = indexed.get(os.path.realpath(off_dump_dir))
     source = ReplaySource(on_graph, off_graph, Path(on_dump_dir), Path(off_dump_dir))
+    source.on_dumps, source.off_dumps = on_dumps, off_dumps
     return _answer(source, table, workers, processes, channel)
+
+
+def _index_leaves(folders: tuple) -> dict[str, Any]:
+    """The folders of ``folders`` that hold dump files themselves, indexed, by real path (the
+    index of such a folder does not depend on the graph names the comparison scans it with).
+    Any problem is left to the replay, which indexes the folder then."""
+    indexed: dict[str, Any] = {}
+    for folder in folders:
+        with contextlib.suppress(DumpDirError, OSError, TypeError, ValueError):
+            real = os.path.realpath(folder)
+            if real not in indexed and holds_dump_files(real):
+                indexed[real] = scan_dump_dir(real)
+    return indexed
 
 
 def _request(source: Any, table: Any, workers: int | None, processes: int | None) -> tuple | None:
