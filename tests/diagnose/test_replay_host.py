@@ -18,15 +18,17 @@ from pathlib import Path
 import pytest
 from fusion_switch.compare.engine import CompareRequest, run_compare
 from fusion_switch.diagnose.evidence import EvidenceStore
-from fusion_switch.diagnose.on_view import graph_of_view, on_view
+from fusion_switch.diagnose.on_view import Producer, graph_of_view, on_view
 from fusion_switch.diagnose.replay import replay_run
 from fusion_switch.diagnose.replay_job import dump_dirs
 from fusion_switch.diagnose.rules import op_rules
 from fusion_switch.diagnose.subgraph import (
+    PASS_THROUGH_TYPES,
     GraphIndex,
     NotReconstructible,
     build_subgraph,
     fused_ops,
+    is_fused,
 )
 from fusion_switch.readers.graph import load_graph
 from fusion_switch.synth.generator import generate_case
@@ -80,9 +82,20 @@ def _subgraph_facts(op, on: GraphIndex, off: GraphIndex):
     return ([m.name for m in sub.members], sub.boundary, sub.outputs, sub.absent)
 
 
+def _producer_facts(op) -> tuple:
+    """What the replay reads of an op that feeds a fused op (``origin_of_input``)."""
+    origins = [(d.origin_name, d.origin_output_index) for d in op.output_descs]
+    through = op.data_inputs if op.type in PASS_THROUGH_TYPES else []
+    names = (op.has_original_names, op.original_names, op.msaccucmp_original_names)
+    return (op.name, op.type, is_fused(op), list(through), *names, origins)
+
+
 def _same_subgraphs(graph, off_graph) -> int:
     view = _sent(graph)
     whole, part, off = GraphIndex.of(graph), GraphIndex.of(view), GraphIndex.of(off_graph)
+    for op, position in zip(view.ops, view.positions, strict=True):
+        if isinstance(op, Producer):
+            assert _producer_facts(op) == _producer_facts(graph.ops[position])
     fused, seen = fused_ops(graph), fused_ops(view)
     assert [_op_facts(op) for op in seen] == [_op_facts(op) for op in fused]
     for op, viewed in zip(fused, seen, strict=True):

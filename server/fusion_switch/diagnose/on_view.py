@@ -58,7 +58,8 @@ class OriginDesc:
 class Producer:
     """What the replay reads of an op that is not fused but feeds a fused op
     (:func:`.subgraph.origin_of_input`): the values of those accessors of the graph's
-    :class:`Op`, taken when the view was made. Not fused, so never run or attributed."""
+    :class:`Op`, taken when the view was made. Not fused (:func:`.subgraph.is_fused`), so
+    never run or attributed."""
 
     __slots__ = (
         "data_inputs",
@@ -73,20 +74,15 @@ class Producer:
     pass_names: list[str] = []  # noqa: RUF012  (read only)
 
     def __init__(self, row: tuple) -> None:
-        (
-            _,
-            self.name,
-            self.type,
-            inputs,
-            self.has_original_names,
-            originals,
-            msaccucmp_originals,
-            outputs,
-        ) = row
+        _, self.name, self.type, inputs, self.has_original_names, originals, listed, origins = row
         self.data_inputs = list(inputs)
         self.original_names = list(originals)
-        self.msaccucmp_original_names = list(msaccucmp_originals)
-        self.output_descs = [OriginDesc(name, index) for name, index in outputs]
+        # None: absent, which msaccucmp reads as the op's own name
+        self.msaccucmp_original_names = [self.name] if listed is None else list(listed)
+        # (name, index, name, index...): one flat tuple, fewer objects to pickle
+        self.output_descs = [
+            OriginDesc(origins[i], origins[i + 1]) for i in range(0, len(origins), 2)
+        ]
 
 
 @dataclass
@@ -104,38 +100,40 @@ def on_view(graph: Any) -> tuple | None:
     """The parts of ``graph`` the replay reads, as plain values (see the module docstring);
     None for a graph built in memory with converted attributes only (no file's raw ones)."""
     ops = list(getattr(graph, "ops", []) or [])
-    by_name: dict[str, list[int]] = {}
-    fused: set[int] = set()
+    fused: list[bool] = []
     walk: list[str] = []
-    for position, op in enumerate(ops):
-        by_name.setdefault(op.name, []).append(position)
-        if is_fused(op):
+    through: dict[str, list[str]] = {}  # pass-through op name -> its first inputs' producers
+    for op in ops:
+        is_it = is_fused(op)
+        fused.append(is_it)
+        if is_it:
             if _converted_only(op):
                 return None
-            fused.add(position)
             walk.append(op.name)
-            walk.extend(ref_name(ref)[0] for ref in op.data_inputs)
+            walk.extend(_producer(ref) for ref in op.data_inputs)
+        if op.type in PASS_THROUGH_TYPES:
+            inputs = op.data_inputs
+            if inputs:
+                through.setdefault(op.name, []).append(_producer(inputs[0]))
     wanted: set[str] = set()
     while walk:
         name = walk.pop()
-        if name in wanted:
-            continue
-        wanted.add(name)
-        for position in by_name.get(name, ()):
-            op = ops[position]
-            if op.type in PASS_THROUGH_TYPES:
-                inputs = op.data_inputs
-                if inputs:
-                    walk.append(ref_name(inputs[0])[0])
-    kept = sorted(p for name in wanted for p in by_name.get(name, ()))
+        if name not in wanted:
+            wanted.add(name)
+            walk.extend(through.get(name, ()))
     rows = [
-        _fused_row(position, ops[position])
-        if position in fused
-        else _producer_row(position, ops[position])
-        for position in kept
+        (_fused_row if fused[position] else _producer_row)(position, op)
+        for position, op in enumerate(ops)
+        if op.name in wanted
     ]
     path = getattr(graph, "path", None)
     return (getattr(graph, "name", ""), None if path is None else str(path), rows)
+
+
+def _producer(ref: str) -> str:
+    """``ref_name(ref)[0]``, without its int() for the usual ``name:digits``."""
+    name, colon, index = ref.rpartition(":")
+    return name if colon and index.isdigit() and index.isascii() else ref_name(ref)[0]
 
 
 def _converted_only(op: Op) -> bool:
@@ -165,16 +163,19 @@ def _desc_row(desc: TensorDesc) -> tuple:
 def _producer_row(position: int, op: Op) -> tuple:
     # data inputs are walked through pass-through ops only
     inputs = op.data_inputs if op.type in PASS_THROUGH_TYPES else ()
-    return (
-        position,
-        op.name,
-        op.type,
-        tuple(inputs),
-        op.has_original_names,
-        tuple(op.original_names),
-        tuple(op.msaccucmp_original_names),
-        tuple((desc.origin_name, desc.origin_output_index) for desc in op.output_descs),
+    if op._attrs is None and ORIGINAL_OP_NAMES not in op.raw_attrs:
+        names: tuple = (False, (), None)  # what the accessors give then, without them
+    else:
+        listed = op.msaccucmp_original_names
+        names = (
+            op.has_original_names,
+            tuple(op.original_names),
+            None if listed == [op.name] else tuple(listed),
+        )
+    origins = tuple(
+        value for desc in op.output_descs for value in (desc.origin_name, desc.origin_output_index)
     )
+    return (position, op.name, op.type, tuple(inputs), *names, origins)
 
 
 def graph_of_view(view: tuple) -> OnGraphView:
