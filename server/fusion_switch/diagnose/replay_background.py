@@ -38,6 +38,7 @@ from typing import Any
 
 from ..compare.forked import ForkedCall
 from ..readers.dumpdir import DumpDirError, holds_dump_files, scan_dump_dir
+from ..readers.graph_model import share_equal_attrs
 from .evidence import EvidenceStore
 from .on_view import graph_of_view, on_view
 from .replay import ReplayReport, _registry, measure_handed
@@ -119,7 +120,11 @@ def serve_kept(
     ``folders``: the dump folders as given, indexed while waiting when they hold the dump
     files themselves (used if the request names them)."""
     _leave_to_parent(parent, channel)
-    _registry()  # numpy and the kernels: imported while the parent finishes discover
+    # while the parent finishes discover: repeated attribute values shared (the imports and
+    # the replay then allocate into the space freed), numpy and the kernels imported, the dump
+    # folders indexed
+    share_equal_attrs(getattr(off_graph, "ops", []) or [])
+    _registry()
     indexed = _index_leaves(folders)
     request = receive()
     if request is None:
