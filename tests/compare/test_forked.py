@@ -216,3 +216,34 @@ def test_a_kept_call_handed_on_is_claimed_or_ended_by_key():
     forked.keep_ahead(("t", 5), call)
     forked.close_ahead()
     assert forked.take_ahead(("t", 5)) is None and multiprocessing.active_children() == []
+
+
+ABANDONED = """
+import sys
+from fusion_switch.compare import forked
+
+def kept(tell):
+    return forked.Kept("digest", lambda receive: receive())
+
+call = forked.start_ahead(("t", 9), kept, (), early=True, keep=True)
+forked.take_ahead(("t", 9))  # claimed, then abandoned by an error on the way
+assert call.answer() == "digest" and call.kept
+print(call._process.pid, flush=True)
+held = [call]  # still referenced at exit, as by a traceback
+"""
+
+
+def test_a_kept_child_nobody_closed_does_not_keep_the_process_from_exiting():
+    """Such a child is not daemonic: multiprocessing's exit handler would join it for ever."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", ABANDONED], capture_output=True, text=True, timeout=30
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the process did not exit: its kept child was joined") from None
+    assert done.returncode == 0, done.stderr
+    pid = int(done.stdout.split()[0])
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE

@@ -199,6 +199,17 @@ def counted(module, what):
     module.scan_dump_dir = scan
 counted(replay_background, "index ahead")
 counted(replay_job, "index in the replay")
+if os.environ.get("SLOW_SHARE") and hasattr(replay_background, "_Arriving"):
+    import time
+    real_share, real_read = replay_background.share_equal_attrs, replay_background._Arriving._run
+    def slow_share(ops):
+        time.sleep(1.5)  # a helper slow to get ready: the request must not wait for it
+        note("shared")
+        return real_share(ops)
+    def read(self, receive):
+        real_read(self, receive)
+        note("request read")
+    replay_background.share_equal_attrs, replay_background._Arriving._run = slow_share, read
 os.environ["MAIN_PID"] = str(os.getpid())
 note("main")
 from fusion_switch.cli import main
@@ -324,3 +335,81 @@ def test_a_job_that_fails_leaves_no_kept_helper(device_case, tmp_path):
     status, children, _, text = _run(device_case, tmp_path / "o", 0, on_dump=empty)
     assert status == 2 and children == 0, text
     assert "no dump files found" in text
+
+
+FAILING_START = """
+import sys
+from fusion_switch.compare import forked
+from fusion_switch.diagnose import on_view, replay_background
+forked.GRAPH_FORK_BYTES = 0
+def broken(graph):
+    raise RuntimeError("the view failed")
+replay_background.on_view = broken
+from fusion_switch.cli import main
+sys.argv = ["fusion-switch", *sys.argv[1:]]
+main()  # as the program: exits through the interpreter's exit handlers
+"""
+
+
+def test_a_replay_request_that_fails_to_build_does_not_keep_compare_from_exiting(
+    device_case, tmp_path
+):
+    """The kept helper is not daemonic (it may fork the replay's workers): a helper nobody
+    closes would be joined at exit for ever. An error while the request is built must end it."""
+    case = device_case
+    args = [
+        *("compare", "-m", str(case.on_dump), "-g", str(case.off_dump)),
+        *("-f", str(case.on_graph), "-cf", str(case.off_graph), "-out", str(tmp_path / "o")),
+        *("--no-progress", "--workers", "2"),
+    ]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", FAILING_START, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("compare did not exit: the kept helper was left running")
+    assert "the view failed" in done.stderr
+
+
+def test_the_helper_reads_the_request_while_it_gets_ready(device_case, forked_child, tmp_path):
+    """The request (~1 MB at 5,000 ops) is more than a pipe holds: the comparing process's
+    send would wait for the helper's preparations unless the helper reads it at once."""
+    env = {"SLOW_SHARE": "1"}
+    status, children, events, text = _run(device_case, tmp_path / "o", 0, "--workers", "2", env=env)
+    assert status == forked_child[3] and children == 0, text
+    helper = [what for pid, what in events if what in ("shared", "request read")]
+    assert helper == ["request read", "shared"]
+    assert _outputs(tmp_path / "o") == _outputs(forked_child[0])
+
+
+class _Host:
+    """A kept helper that takes nothing: records whether it was closed."""
+
+    kept, busy, companion = True, True, None
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def follow(self, request) -> bool:
+        raise AssertionError("not reached")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_request_that_cannot_be_built_ends_the_helper(monkeypatch):
+    from fusion_switch.diagnose import replay_background
+
+    def broken(source, *rest):
+        raise KeyboardInterrupt  # e.g. Ctrl-C while the view is built
+
+    monkeypatch.setattr(replay_background, "_request", broken)
+    host = _Host()
+    replay = replay_background.BackgroundReplay(object(), None, workers=2, host=host)
+    with pytest.raises(KeyboardInterrupt):
+        replay.start()
+    assert host.closed

@@ -22,10 +22,12 @@ in a process of its own).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import multiprocessing
 import os
 import pickle
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -61,8 +63,9 @@ def _run(
     early: bool = False,
     theirs: Any = None,
 ) -> None:
-    if theirs is not None:  # the caller's end: only the caller holds it, so that its close is
-        theirs.close()  # an end of file here
+    if theirs is not None:  # the caller's end: not held here, so that the caller's close (and
+        theirs.close()  # its death) can be an end of file here; processes the caller forks
+        # later hold it too, so ForkedCall.close() kills a kept child rather than count on it
     try:
         if early:
             told = []
@@ -131,6 +134,8 @@ class ForkedCall:
         finally:
             sender.close()
         self._process, self._connection = process, receiver
+        if self.keep:
+            _watch_kept(self)
         return self
 
     @property
@@ -199,6 +204,25 @@ class ForkedCall:
                 self._process.kill()
             self._process.join()
             self._process = None
+
+
+_KEPT_CALLS: weakref.WeakSet[ForkedCall] = weakref.WeakSet()
+
+
+def _watch_kept(call: ForkedCall) -> None:
+    """A child that may stay is not daemonic, and multiprocessing's exit handler joins such
+    children: one nobody closed (an error on the way, a job abandoned after Ctrl-C) would
+    keep this process from exiting. Registered after that handler (multiprocessing has just
+    started a process), this one runs before it and ends them."""
+    if not _KEPT_CALLS and not getattr(_watch_kept, "registered", False):
+        atexit.register(_close_kept)
+        _watch_kept.registered = True  # type: ignore[attr-defined]
+    _KEPT_CALLS.add(call)
+
+
+def _close_kept() -> None:
+    for call in list(_KEPT_CALLS):
+        call.close()
 
 
 _AHEAD: dict[tuple, ForkedCall] = {}

@@ -31,6 +31,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,13 +121,16 @@ def serve_kept(
     ``folders``: the dump folders as given, indexed while waiting when they hold the dump
     files themselves (used if the request names them)."""
     _leave_to_parent(parent, channel)
+    # the request is read as soon as it comes (the parent's send does not wait for what
+    # follows: ~1 MB at 5,000 ops, more than a pipe holds)
+    arriving = _Arriving(receive)
     # while the parent finishes discover: repeated attribute values shared (the imports and
     # the replay then allocate into the space freed), numpy and the kernels imported, the dump
     # folders indexed
     share_equal_attrs(getattr(off_graph, "ops", []) or [])
     _registry()
     indexed = _index_leaves(folders)
-    request = receive()
+    request = arriving.result()
     if request is None:
         return None
     view, on_dump_dir, off_dump_dir, table, workers, processes = request
@@ -137,6 +141,22 @@ def serve_kept(
     source = ReplaySource(on_graph, off_graph, Path(on_dump_dir), Path(off_dump_dir))
     source.on_dumps, source.off_dumps = on_dumps, off_dumps
     return _answer(source, table, workers, processes, channel)
+
+
+class _Arriving:
+    """``receive()`` in a thread of its own; :meth:`result` waits for what it gave."""
+
+    def __init__(self, receive: Callable[[], Any]) -> None:
+        self._value: Any = None
+        self._thread = threading.Thread(target=self._run, args=(receive,), daemon=True)
+        self._thread.start()
+
+    def _run(self, receive: Callable[[], Any]) -> None:
+        self._value = receive()
+
+    def result(self) -> Any:
+        self._thread.join()
+        return self._value
 
 
 def _index_leaves(folders: tuple) -> dict[str, Any]:
@@ -237,10 +257,13 @@ class BackgroundReplay:
         host, self.host = self.host, None
         if host is None:
             return False
-        request = _request(self.outcome, self.table, self.workers, self.processes)
-        if request is None or not host.follow(request):
-            host.close()
-            return False
+        adopted = False
+        try:  # whatever fails here (the view, the pickling, an interruption) ends the helper
+            request = _request(self.outcome, self.table, self.workers, self.processes)
+            adopted = request is not None and host.follow(request)
+        finally:
+            if not adopted:
+                host.close()
         self._call = host
         channel = host.companion
         if self.share and isinstance(channel, ShareChannel):
