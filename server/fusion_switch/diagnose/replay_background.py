@@ -31,7 +31,6 @@ import contextlib
 import multiprocessing
 import os
 import signal
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,16 +120,16 @@ def serve_kept(
     ``folders``: the dump folders as given, indexed while waiting when they hold the dump
     files themselves (used if the request names them)."""
     _leave_to_parent(parent, channel)
-    # the request is read as soon as it comes (the parent's send does not wait for what
-    # follows: ~1 MB at 5,000 ops, more than a pipe holds)
-    arriving = _Arriving(receive)
     # while the parent finishes discover: repeated attribute values shared (the imports and
     # the replay then allocate into the space freed), numpy and the kernels imported, the dump
     # folders indexed
     share_equal_attrs(getattr(off_graph, "ops", []) or [])
     _registry()
     indexed = _index_leaves(folders)
-    request = arriving.result()
+    # read only now (the objects built in the space the sharing freed; a thread reading it at
+    # once cost ~2 MB of RSS): the parent's send of a request larger than a pipe holds waits
+    # until then, in its main thread, where Ctrl-C still interrupts it
+    request = receive()
     if request is None:
         return None
     view, on_dump_dir, off_dump_dir, table, workers, processes = request
@@ -141,22 +140,6 @@ def serve_kept(
     source = ReplaySource(on_graph, off_graph, Path(on_dump_dir), Path(off_dump_dir))
     source.on_dumps, source.off_dumps = on_dumps, off_dumps
     return _answer(source, table, workers, processes, channel)
-
-
-class _Arriving:
-    """``receive()`` in a thread of its own; :meth:`result` waits for what it gave."""
-
-    def __init__(self, receive: Callable[[], Any]) -> None:
-        self._value: Any = None
-        self._thread = threading.Thread(target=self._run, args=(receive,), daemon=True)
-        self._thread.start()
-
-    def _run(self, receive: Callable[[], Any]) -> None:
-        self._value = receive()
-
-    def result(self) -> Any:
-        self._thread.join()
-        return self._value
 
 
 def _index_leaves(folders: tuple) -> dict[str, Any]:
