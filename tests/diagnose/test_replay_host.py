@@ -391,3 +391,18 @@ def test_a_request_that_cannot_be_built_ends_the_helper(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         replay.start()
     assert host.closed
+
+
+def test_start_replay_ends_the_helper_it_was_given_when_it_fails(monkeypatch):
+    """From the hand-over on, the helper is start_replay's: whatever fails before the
+    BackgroundReplay holds it (here the rule table) must not leave it running."""
+    from fusion_switch.diagnose import summary
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no rule table")
+
+    monkeypatch.setattr(summary, "rule_table", broken)
+    host = _Host()
+    with pytest.raises(RuntimeError, match="no rule table"):
+        summary.start_replay(object(), {}, None, 2, host)
+    assert host.closed

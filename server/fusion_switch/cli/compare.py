@@ -451,12 +451,7 @@ def run_comparison(
             host = take_ahead(host_key(args.off_graph)) if args.off_graph else None
             if host is not None:  # nothing is forked here (see BackgroundReplay.start)
                 replay_forked.set()
-            try:
-                box["replay"] = start_replay(source, given, args.fusion_result, args.workers, host)
-            except BaseException:
-                if host is not None:  # not daemonic: left running, the exit would wait for it
-                    host.close()
-                raise
+            box["replay"] = start_replay(source, given, args.fusion_result, args.workers, host)
         finally:
             if found is not None:
                 replay_forked.set()

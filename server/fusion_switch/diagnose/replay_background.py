@@ -235,23 +235,22 @@ class BackgroundReplay:
                 self._channel = None
         return self
 
-    def _ask_host(self) -> bool:
-        """Send the request to the kept fusion-off helper; False (it closed) without one."""
+    def _ask_host(self) -> None:
+        """Send the request to the kept fusion-off helper, which becomes the child. A helper
+        that cannot take it is ended, whatever failed (the view, the pickling, an
+        interruption): the replay then runs in :meth:`result`."""
         host, self.host = self.host, None
-        if host is None:
-            return False
         adopted = False
-        try:  # whatever fails here (the view, the pickling, an interruption) ends the helper
+        try:
             request = _request(self.outcome, self.table, self.workers, self.processes)
             adopted = request is not None and host.follow(request)
         finally:
             if not adopted:
                 host.close()
-        self._call = host
-        channel = host.companion
-        if self.share and isinstance(channel, ShareChannel):
-            self._channel = channel  # its child end is closed here already
-        return True
+        if adopted:
+            self._call = host
+            if self.share and isinstance(host.companion, ShareChannel):
+                self._channel = host.companion  # its child end is closed here already
 
     def _close_host(self) -> None:
         if self.host is not None:

@@ -377,14 +377,22 @@ def start_replay(
     """Start the replay of ``source`` (graphs and dump folders, e.g. a ``CompareOutcome`` or
     :meth:`ReplaySource.of`) in a forked child now: it needs no row of the comparison, so it
     runs while the tensors are compared. ``host``: the kept fusion-off helper to run it in
-    (see :mod:`.replay_background`). Pass the result to :func:`write_outputs`, or
-    ``close()`` it when the comparison fails."""
+    (see :mod:`.replay_background`), this function's to end if anything fails (it is not
+    daemonic: left running, the exit would wait for it). Pass the result to
+    :func:`write_outputs`, or ``close()`` it when the comparison fails."""
     from .replay_background import BackgroundReplay, overlapping_processes
 
-    rules = rule_table(getattr(source, "on_graph", None), given, fusion_result)
-    processes = overlapping_processes(workers)
-    background = BackgroundReplay(source, rules.table, workers, processes, share=True, host=host)
-    return StartedReplay(rules, background.start())
+    try:
+        rules = rule_table(getattr(source, "on_graph", None), given, fusion_result)
+        processes = overlapping_processes(workers)
+        background = BackgroundReplay(
+            source, rules.table, workers, processes, share=True, host=host
+        )
+        return StartedReplay(rules, background.start())
+    except BaseException:
+        if host is not None:
+            host.close()
+        raise
 
 
 @dataclass
