@@ -207,6 +207,7 @@ class ForkedCall:
 
 
 _KEPT_CALLS: weakref.WeakSet[ForkedCall] = weakref.WeakSet()
+_KEPT_WATCHED = False  # _close_kept registered
 
 
 def _watch_kept(call: ForkedCall) -> None:
@@ -214,9 +215,10 @@ def _watch_kept(call: ForkedCall) -> None:
     children: one nobody closed (an error on the way, a job abandoned after Ctrl-C) would
     keep this process from exiting. Registered after that handler (multiprocessing has just
     started a process), this one runs before it and ends them."""
-    if not _KEPT_CALLS and not getattr(_watch_kept, "registered", False):
+    global _KEPT_WATCHED
+    if not _KEPT_WATCHED:
         atexit.register(_close_kept)
-        _watch_kept.registered = True  # type: ignore[attr-defined]
+        _KEPT_WATCHED = True
     _KEPT_CALLS.add(call)
 
 

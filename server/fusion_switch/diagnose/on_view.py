@@ -110,11 +110,11 @@ def on_view(graph: Any) -> tuple | None:
             if _converted_only(op):
                 return None
             walk.append(op.name)
-            walk.extend(_producer(ref) for ref in op.data_inputs)
+            walk.extend(ref_name(ref)[0] for ref in op.data_inputs)
         if op.type in PASS_THROUGH_TYPES:
             inputs = op.data_inputs
             if inputs:
-                through.setdefault(op.name, []).append(_producer(inputs[0]))
+                through.setdefault(op.name, []).append(ref_name(inputs[0])[0])
     wanted: set[str] = set()
     while walk:
         name = walk.pop()
@@ -128,12 +128,6 @@ def on_view(graph: Any) -> tuple | None:
     ]
     path = getattr(graph, "path", None)
     return (getattr(graph, "name", ""), None if path is None else str(path), rows)
-
-
-def _producer(ref: str) -> str:
-    """``ref_name(ref)[0]``, without its int() for the usual ``name:digits``."""
-    name, colon, index = ref.rpartition(":")
-    return name if colon and index.isdigit() and index.isascii() else ref_name(ref)[0]
 
 
 def _converted_only(op: Op) -> bool:
