@@ -481,10 +481,10 @@ def share_equal_attrs(ops: Iterable[Op]) -> int:
     """Let equal one-member scalar AttrDefs (``{"s": "NCHW"}``, ``{"i": 0}``...) of ``ops`` and
     their descs be one dict; returns how many were replaced. Nothing changes an AttrDef dict
     once the graph is built (it is only read), so an equal one can stand for it. Graph reading
-    does not do it (a
-    pass over every attribute costs ~25 ms at 5,000 ops): the fusion-off helper does it while it
-    waits for the replay's request, which then allocates into the freed space (issue 16: of
-    ~110,000 desc attributes at 5,000 ops, ~53,000 are such repeats, ~10 MB of dicts)."""
+    does not do it (a pass over every attribute costs ~25 ms at 5,000 ops): the fusion-off
+    helper does it while it waits for the replay's request, which then allocates into the
+    freed space (issue 16: of ~110,000 desc attributes at 5,000 ops, ~53,000 are such
+    repeats, ~10 MB of dicts)."""
     shared: dict[tuple, dict] = {}
     replaced = 0
     for op in ops:
