@@ -1,6 +1,6 @@
 """The optional C extensions; everything else about the package is in pyproject.toml.
 
-Both only make things faster, never different: without a C compiler the install still succeeds
+They only make things faster, never different: without a C compiler the install still succeeds
 and the same results come from Python and numpy. ``FUSION_SWITCH_PURE_PYTHON=1`` builds without
 them, for a wheel that installs on any platform (scripts/build_wheelhouse.sh).
 """
@@ -16,6 +16,17 @@ EXTENSIONS = [
         "fusion_switch.compare._kernel",
         sources=["server/fusion_switch/compare/_kernel.c"],
         extra_compile_args=["-O3", "-ffp-contract=off", "-fno-trapping-math"],
+        optional=True,
+    ),
+    Extension(
+        "fusion_switch.diagnose._rounding",
+        sources=["server/fusion_switch/diagnose/_rounding.c"],
+        extra_compile_args=[
+            "-O3",
+            "-ffp-contract=off",
+            "-fno-trapping-math",
+            "-fno-strict-aliasing",
+        ],
         optional=True,
     ),
     Extension(

@@ -14,10 +14,16 @@ tolerance for a fused op is ``max(1, NOISE_MARGIN x`` the worst floor of its mem
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+try:
+    from . import _rounding  # built by pip install from diagnose/_rounding.c; optional
+except ImportError:  # pragma: no cover - exercised on machines without a C compiler
+    _rounding = None
 
 FLOORS = {"DT_FLOAT16": 2.0**-10, "DT_BF16": 2.0**-7, "DT_FLOAT": 1e-5, "DT_DOUBLE": 1e-12}
 DEFAULT_FLOOR = 1e-5
@@ -45,6 +51,8 @@ def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     bits = _MANTISSA_BITS.get(dtype)
     if bits is not None:
+        if compiled_in_use():
+            return _compiled_round(values, dtype)
         if dtype == "DT_FLOAT":
             single = _float32_cast(values)
             return single if single is not None else _round_bits(values, bits)
@@ -58,6 +66,19 @@ def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
         finite = np.where(np.isfinite(values), values, 0.0)
         return np.trunc(finite).astype(integer).astype(np.float64)
     return values
+
+
+def _compiled_round(values: np.ndarray, dtype: str) -> np.ndarray:
+    """:func:`round_to` by ``_rounding.c``; a tensor its loops decline (a special value) takes
+    the numpy path whole."""
+    bits = _MANTISSA_BITS[dtype]
+    values = np.ascontiguousarray(values)
+    out = np.empty_like(values)
+    if dtype == "DT_FLOAT" and _rounding.round_float32(values, out):
+        return out
+    if _rounding.round_bits(values, out, bits):
+        return out
+    return _round_bits(values, bits)
 
 
 _F32_SMALLEST = np.float32(2.0**-126)
@@ -123,6 +144,12 @@ def score(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:
     replay = np.asarray(replay, dtype=np.float64).reshape(-1)
     if real.size == 0:
         return 0.0
+    if compiled_in_use() and real.size == replay.size:
+        parts = _rounding.extremes(np.ascontiguousarray(real), np.ascontiguousarray(replay))
+        if parts is None:  # some value is not finite (or a difference overflows)
+            return _score_masked(real, replay, dtype)
+        difference, ref = parts
+        return difference / (ref if ref > 0 else 1.0) / floor_of(dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         diff = real - replay
         high, low = float(diff.max()), float(diff.min())
@@ -146,6 +173,88 @@ def _score_masked(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:
     diff = float(np.max(np.abs(real[both] - replay[both])))
     ref = float(np.max(np.abs(replay[both])))
     return diff / (ref if ref > 0 else 1.0) / floor_of(dtype)
+
+
+NUMPY_ONLY_VARIABLE = "FUSION_SWITCH_REPLAY_MATH"
+"""Set to ``numpy`` to round and score with numpy alone (to rule the compiled loops out)."""
+_COMPILED_STATE: list[bool] = []  # [] not yet checked, [True] agreed with numpy, [False] not
+
+
+def compiled_in_use() -> bool:
+    """Whether rounding and scores use ``_rounding.c``: it was built, it is not switched off by
+    ``FUSION_SWITCH_REPLAY_MATH=numpy``, and on first use it gave the numpy path's bits on
+    :func:`probe_values`."""
+    if not _COMPILED_STATE:
+        off = os.environ.get(NUMPY_ONLY_VARIABLE, "").lower() == "numpy"
+        _COMPILED_STATE.append(_rounding is not None and not off and _agrees_with_numpy())
+    return _COMPILED_STATE[0]
+
+
+def probe_values() -> list[np.ndarray]:
+    """Values where rounding and extremes show a difference: ties at each precision, the ends
+    of the float32 and fp16 ranges, subnormals, zeros of both signs, infinities and NaN."""
+    top = float(np.finfo(np.float32).max)
+    edges = [
+        1.0 + 2.0**-11,  # fp16 tie, rounds to even
+        1.0 + 3 * 2.0**-11,
+        1.0 + 2.0**-24,  # float32 tie
+        1.0 + 3 * 2.0**-24,
+        -(1.0 + 2.0**-8),  # bf16 tie
+        top,
+        np.nextafter(top, np.inf),
+        3.4028235677973366e38,  # rounds down to the float32 maximum
+        2.0**-126,
+        2.0**-127,
+        65504.0,
+        65520.0,
+        2.0**-24,
+        0.1,
+        -1e-300,
+        0.0,
+        -0.0,
+    ]
+    ramp = np.linspace(-3.0, 7.0, 301) ** 3
+    return [
+        np.array(edges),
+        ramp,
+        np.array([1.0, 5e-324, 3.0]),  # a float64 subnormal
+        np.array([1.0, math.inf]),
+        np.array([math.nan, 2.0]),
+        np.array([1e39, -2.0]),
+        np.array([]),
+    ]
+
+
+def _agrees_with_numpy() -> bool:
+    """The compiled loops against the numpy path (:func:`_numpy_round`, :func:`_numpy_score`)."""
+    values = probe_values()
+    for x in values:
+        for dtype in _MANTISSA_BITS:
+            if _compiled_round(x, dtype).tobytes() != _numpy_round(x, dtype).tobytes():
+                return False
+    for x in values:
+        for y in values:
+            if x.size != y.size or x.size == 0:
+                continue
+            parts = _rounding.extremes(x, y)
+            with np.errstate(invalid="ignore", over="ignore"):
+                finite = np.isfinite(x - y).all()
+            if parts is None:
+                if finite:
+                    return False
+                continue
+            if not finite or parts != (float(np.abs(x - y).max()), float(np.abs(y).max())):
+                return False
+    return True
+
+
+def _numpy_round(values: np.ndarray, dtype: str) -> np.ndarray:
+    """:func:`round_to` without the compiled loops."""
+    bits = _MANTISSA_BITS[dtype]
+    if dtype == "DT_FLOAT":
+        single = _float32_cast(values)
+        return single if single is not None else _round_bits(values, bits)
+    return _round_bits(values, bits)
 
 
 def coarser(first: str, second: str) -> str:

@@ -1,0 +1,230 @@
+/*
+ * The replay's rounding to a dtype and the extremes behind its score, one pass each.
+ *
+ * fusion_switch.diagnose.noise does both with numpy: about ten array operations per rounding and
+ * five per score, each a pass over the tensor plus a temporary, for tensors of a few thousand
+ * values. These loops give the same bits, because they are the same IEEE operations:
+ *
+ *   - rounding to float32 is the C cast (round to nearest, ties to even), as numpy's astype;
+ *   - rounding to fewer significant bits (fp16, bf16) is the integer arithmetic of
+ *     noise._round_bits on the float64 bit patterns;
+ *   - the score's extremes are maxima of |real - replay| and |replay|, float64 subtractions in
+ *     any order (a maximum does not depend on it).
+ *
+ * Whatever these loops do not cover they decline (return False or None) and the caller takes the
+ * numpy path for the whole tensor: a value out of float32's normal range, a zero/subnormal/
+ * infinite/NaN float64 pattern for the bit rounding, a difference that is not finite for the
+ * score. fusion_switch.diagnose.noise holds them to its numpy path on awkward values before it
+ * uses them (and FUSION_SWITCH_REPLAY_MATH=numpy switches them off).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* An AVX2 copy of the loops, chosen at load time where the CPU has it (x86-64 Linux, GCC). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(ROUNDING_NO_CLONES)
+#define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
+#define EXPONENT 0x7FF0000000000000ULL
+#define MAGNITUDE 0x7FFFFFFFFFFFFFFFULL
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Vector;
+
+/* A C-contiguous float64 buffer (numpy array of any shape). */
+static int get_doubles(PyObject *obj, Vector *vec, int writable)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &vec->view, flags) < 0) return -1;
+    vec->held = 1;
+    const char *format = vec->view.format;
+    if (format[0] == '<' || format[0] == '=' || format[0] == '@') format++;
+    if (vec->view.itemsize != 8 || format[0] != 'd' || format[1] != '\0') {
+        PyErr_SetString(PyExc_TypeError, "expected a C-contiguous float64 array");
+        return -1;
+    }
+    return 0;
+}
+
+static void release(Vector *vec, int count)
+{
+    for (int k = 0; k < count; k++)
+        if (vec[k].held) PyBuffer_Release(&vec[k].view);
+}
+
+/* Two arrays of doubles, `values` read and `out` written, of the same size. */
+static int get_pair(PyObject *const *args, Vector *vec, int out_writable)
+{
+    if (get_doubles(args[0], &vec[0], 0) < 0 || get_doubles(args[1], &vec[1], out_writable) < 0)
+        return -1;
+    if (vec[0].view.len != vec[1].view.len) {
+        PyErr_SetString(PyExc_ValueError, "the arrays differ in size");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_count(Py_ssize_t nargs, Py_ssize_t want, const char *name)
+{
+    if (nargs == want) return 0;
+    PyErr_Format(PyExc_TypeError, "%s takes %zd arguments (%zd given)", name, want, nargs);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ float32 */
+
+/* 1 when every value was cast as the formula rounds it; 0 when one was not: out of float32's
+ * range (an infinity or NaN too) or in its subnormals. No early exit: the loop vectorises. */
+VECTOR_CLONES
+static int cast_float32(const double *v, double *out, Py_ssize_t n)
+{
+    int ok = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float single = (float)v[i];
+        float magnitude = fabsf(single);
+        ok &= (magnitude <= FLT_MAX) & ((magnitude > FLT_MIN) | (v[i] == 0.0));
+        out[i] = (double)single;
+    }
+    return ok;
+}
+
+PyDoc_STRVAR(round_float32_doc,
+             "round_float32(values, out) -> bool\n\n"
+             "out = values cast to float32 and back (float64 arrays of the same size); False, "
+             "with out partly written, when a value is outside float32's normal range.");
+
+static PyObject *round_float32(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[2] = {{0}};
+    PyObject *result = NULL;
+    if (check_count(nargs, 2, "round_float32") < 0 || get_pair(args, vec, 1) < 0) goto done;
+    int cast = cast_float32(vec[0].view.buf, vec[1].view.buf, vec[0].view.len / 8);
+    result = PyBool_FromLong(cast);
+done:
+    release(vec, 2);
+    return result;
+}
+
+/* ------------------------------------------------------------------ fewer bits */
+
+/* noise._round_bits on the patterns: add half an ulp of the kept bits minus one, plus one when
+ * the last kept bit is odd (ties to even), then clear the dropped bits. 0 when a pattern has a
+ * zero or all-ones exponent and is not a zero (subnormal, infinity, NaN). */
+VECTOR_CLONES
+static int round_patterns(const uint64_t *p, uint64_t *out, Py_ssize_t n, int bits)
+{
+    const int drop = 53 - bits;
+    const uint64_t low = (1ULL << drop) - 1;
+    const uint64_t half = (1ULL << (drop - 1)) - 1;
+    uint64_t special = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t pattern = p[i];
+        uint64_t exponent = pattern & EXPONENT;
+        special |= ((exponent == 0) | (exponent == EXPONENT)) & ((pattern & MAGNITUDE) != 0);
+        out[i] = (pattern + half + ((pattern >> drop) & 1)) & ~low;
+    }
+    return special == 0;
+}
+
+PyDoc_STRVAR(round_bits_doc,
+             "round_bits(values, out, bits) -> bool\n\n"
+             "out = values rounded to `bits` significant bits (2..52), ties to even; False, with "
+             "out partly written, at a subnormal, infinite or NaN value.");
+
+static PyObject *round_bits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[2] = {{0}};
+    PyObject *result = NULL;
+    if (check_count(nargs, 3, "round_bits") < 0) goto done;
+    long bits = PyLong_AsLong(args[2]);
+    if (bits == -1 && PyErr_Occurred()) goto done;
+    if (bits < 2 || bits > 52) {
+        PyErr_SetString(PyExc_ValueError, "bits must be from 2 to 52");
+        goto done;
+    }
+    if (get_pair(args, vec, 1) < 0) goto done;
+    int rounded = round_patterns(vec[0].view.buf, vec[1].view.buf, vec[0].view.len / 8, (int)bits);
+    result = PyBool_FromLong(rounded);
+done:
+    release(vec, 2);
+    return result;
+}
+
+/* ------------------------------------------------------------------ score */
+
+/* The largest |real - replay| and |replay|; 0 when a difference is not finite.
+ *
+ * Compared as bit patterns: for magnitudes (sign bit clear) the order of the patterns as
+ * integers is the order of the values, with infinity and NaN above every finite value, and an
+ * integer maximum vectorises where a float one (NaN and signed zeros in the way) does not. */
+VECTOR_CLONES
+static int largest_parts(const double *real, const double *replay, Py_ssize_t n,
+                         double *difference_out, double *replay_out)
+{
+    int64_t largest_difference = 0, largest_replay = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double difference = fabs(real[i] - replay[i]), magnitude = fabs(replay[i]);
+        int64_t d, m;
+        memcpy(&d, &difference, sizeof d);
+        memcpy(&m, &magnitude, sizeof m);
+        largest_difference = d > largest_difference ? d : largest_difference;
+        largest_replay = m > largest_replay ? m : largest_replay;
+    }
+    memcpy(difference_out, &largest_difference, sizeof *difference_out);
+    memcpy(replay_out, &largest_replay, sizeof *replay_out);
+    return *difference_out <= DBL_MAX; /* false for infinity and NaN */
+}
+
+PyDoc_STRVAR(extremes_doc,
+             "extremes(real, replay) -> (max |real - replay|, max |replay|) or None\n\n"
+             "Two float64 arrays of the same size, not empty; None when a difference is not "
+             "finite (then some value is not, or a difference overflows).");
+
+static PyObject *extremes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[2] = {{0}};
+    PyObject *result = NULL;
+    if (check_count(nargs, 2, "extremes") < 0 || get_pair(args, vec, 0) < 0) goto done;
+    const double *real = vec[0].view.buf, *replay = vec[1].view.buf;
+    Py_ssize_t n = vec[0].view.len / 8;
+    if (n == 0) {
+        PyErr_SetString(PyExc_ValueError, "empty arrays");
+        goto done;
+    }
+    double largest_difference = 0.0, largest_replay = 0.0;
+    int finite = largest_parts(real, replay, n, &largest_difference, &largest_replay);
+    if (!finite) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    else {
+        result = Py_BuildValue("(dd)", largest_difference, largest_replay);
+    }
+done:
+    release(vec, 2);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"round_float32", (PyCFunction)(void (*)(void))round_float32, METH_FASTCALL,
+     round_float32_doc},
+    {"round_bits", (PyCFunction)(void (*)(void))round_bits, METH_FASTCALL, round_bits_doc},
+    {"extremes", (PyCFunction)(void (*)(void))extremes, METH_FASTCALL, extremes_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_rounding",
+    "the replay's rounding and score extremes, bit for bit as noise.py (see _rounding.c)", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__rounding(void) { return PyModule_Create(&module); }

@@ -1,0 +1,199 @@
+"""``diagnose/_rounding.c``: the replay's rounding and score extremes give the numpy path's bits.
+
+The numpy path (``noise._numpy_round``, ``noise._round_bits``, ``noise._score_masked`` and the
+finite branch of ``score`` with the loops switched off) is the oracle; every float64 bit pattern
+is fair game, the AVX2 copy and the portable build are held to the same bits, and anything the
+loops decline (specials) must still come out as the numpy path gives it.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import math
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fusion_switch.diagnose import noise
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+DTYPES = ["DT_FLOAT", "DT_FLOAT16", "DT_BF16"]
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def numpy_only(fn, *args):
+    """``fn(*args)`` with the compiled loops switched off (as on a machine without them)."""
+    state = noise._COMPILED_STATE[:]
+    noise._COMPILED_STATE[:] = [False]
+    try:
+        return fn(*args)
+    finally:
+        noise._COMPILED_STATE[:] = state
+
+
+def test_the_loops_are_built_and_in_use():
+    """CI builds the package with gcc: a missing extension would silently cost replay time."""
+    assert noise._rounding is not None
+    assert noise.compiled_in_use()
+
+
+def test_the_environment_switches_the_loops_off():
+    code = "from fusion_switch.diagnose import noise; print(noise.compiled_in_use())"
+    env = {**os.environ, noise.NUMPY_ONLY_VARIABLE: "numpy"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_a_disagreeing_build_is_not_used(monkeypatch):
+    class Wrong:
+        @staticmethod
+        def round_float32(values, out):
+            out[...] = values  # no rounding at all
+            return True
+
+        @staticmethod
+        def round_bits(values, out, bits):
+            out[...] = values
+            return True
+
+        @staticmethod
+        def extremes(real, replay):
+            return (0.0, 1.0)
+
+    monkeypatch.setattr(noise, "_rounding", Wrong)
+    monkeypatch.setattr(noise, "_COMPILED_STATE", [])
+    assert not noise.compiled_in_use()
+    x = np.array([1.0 + 2.0**-20])
+    assert noise.round_to(x, "DT_FLOAT16")[0] == 1.0  # rounded by the numpy path
+
+
+patterns = st.integers(0, 2**64 - 1).map(lambda k: np.array([k], np.uint64).view(np.float64)[0])
+ordinary = st.floats(-1e6, 1e6) | st.floats(-1e-6, 1e-6) | st.floats(-1e40, 1e40)
+values_strategy = st.lists(patterns | ordinary, min_size=0, max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(values=values_strategy, dtype=st.sampled_from(DTYPES))
+def test_round_to_gives_the_numpy_bits_on_any_pattern(values, dtype):
+    x = np.array(values, dtype=np.float64)
+    assert same_bits(noise.round_to(x, dtype), numpy_only(noise.round_to, x, dtype))
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(ordinary, min_size=1, max_size=40), dtype=st.sampled_from(DTYPES))
+def test_round_to_gives_the_frexp_formula_on_finite_values(values, dtype):
+    x = np.array(values, dtype=np.float64)
+    bits = {"DT_FLOAT": 24, "DT_FLOAT16": 11, "DT_BF16": 8}[dtype]
+    assert same_bits(noise.round_to(x, dtype), noise._round_frexp(x, bits))
+
+
+def test_round_to_leaves_its_input_alone_and_keeps_the_shape():
+    x = np.linspace(-5, 5, 24).reshape(2, 3, 4) ** 3
+    before = x.copy()
+    for dtype in DTYPES:
+        rounded = noise.round_to(x, dtype)
+        assert rounded.shape == x.shape and rounded is not x
+        assert not np.shares_memory(rounded, x)
+    assert same_bits(x, before)
+
+
+def test_round_to_takes_views_that_are_not_contiguous():
+    x = (np.linspace(-5, 5, 60).reshape(6, 10) ** 3).T[::2]
+    for dtype in DTYPES:
+        assert same_bits(noise.round_to(x, dtype), numpy_only(noise.round_to, x, dtype))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(patterns | ordinary, patterns | ordinary), min_size=0, max_size=30),
+    dtype=st.sampled_from(DTYPES),
+)
+def test_score_gives_the_numpy_number_on_any_pattern(pairs, dtype):
+    real = np.array([a for a, _ in pairs], dtype=np.float64)
+    replay = np.array([b for _, b in pairs], dtype=np.float64)
+    got = noise.score(real, replay, dtype)
+    expected = numpy_only(noise.score, real, replay, dtype)
+    assert got == expected or (math.isnan(got) and math.isnan(expected))
+
+
+def test_score_of_signed_zeros_and_equal_tensors():
+    zeros = np.array([0.0, -0.0, 0.0])
+    assert noise.score(zeros, -zeros, "DT_FLOAT") == 0.0
+    x = np.array([1.5, -2.5, 3.0])
+    assert noise.score(x, x, "DT_FLOAT16") == 0.0
+    replay = np.array([1.0, 2.0 + 2.0**-10])
+    assert noise.score(np.array([1.0, 2.0]), replay, "DT_FLOAT16") == (
+        2.0**-10 / (2.0 + 2.0**-10) / 2.0**-10
+    )
+
+
+def test_the_loops_refuse_what_they_cannot_read():
+    r = noise._rounding
+    with pytest.raises(TypeError, match="float64"):
+        r.round_bits(np.ones(3, np.float32), np.empty(3), 11)
+    with pytest.raises(ValueError, match="differ in size"):
+        r.round_float32(np.ones(3), np.empty(4))
+    with pytest.raises(ValueError, match="bits"):
+        r.round_bits(np.ones(3), np.empty(3), 60)
+    with pytest.raises(ValueError, match="empty"):
+        r.extremes(np.empty(0), np.empty(0))
+    with pytest.raises((BufferError, ValueError), match="contiguous"):
+        r.round_bits(np.ones(6)[::2], np.empty(3), 11)
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        r.extremes(np.ones(2))
+
+
+@pytest.fixture(scope="module")
+def portable(tmp_path_factory):
+    """The loops compiled again without their AVX2 copy: what aarch64 and older x86-64 run."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.fail("no C compiler: CI installs gcc (scripts/test.sh)")
+    source = Path(noise.__file__).with_name("_rounding.c")
+    target = tmp_path_factory.mktemp("portable") / (
+        "_rounding" + sysconfig.get_config_var("EXT_SUFFIX")
+    )
+    subprocess.run(
+        [
+            compiler,
+            *("-O3", "-ffp-contract=off", "-fno-trapping-math", "-fno-strict-aliasing"),
+            *("-DROUNDING_NO_CLONES", "-shared", "-fPIC"),
+            f"-I{sysconfig.get_paths()['include']}",
+            *(str(source), "-o", str(target)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    loader = importlib.machinery.ExtensionFileLoader("_rounding", str(target))
+    spec = importlib.util.spec_from_file_location("_rounding", target, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 7, 8, 129, 6400, 20011])
+def test_the_portable_build_gives_the_same_bits(portable, n):
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n) * 10.0 ** rng.integers(-40, 40, n)
+    y = x + rng.standard_normal(n) * 1e-3
+    built = noise._rounding
+    for bits in (8, 11, 24):
+        a, b = np.empty(n), np.empty(n)
+        assert built.round_bits(x, a, bits) == portable.round_bits(x, b, bits)
+        assert same_bits(a, b)
+    a, b = np.empty(n), np.empty(n)
+    assert built.round_float32(x, a) == portable.round_float32(x, b)
+    assert same_bits(a, b)
+    assert built.extremes(x, y) == portable.extremes(x, y)
+    y[n // 2] = math.nan
+    assert built.extremes(x, y) is None and portable.extremes(x, y) is None
