@@ -256,3 +256,24 @@ def test_kernels_run_with_one_blas_thread_and_restore_the_count(monkeypatch):
         assert getter() == 2
     finally:
         setter(before)
+
+
+def test_the_blas_count_is_restored_when_a_kernel_raises():
+    from fusion_switch.diagnose.kernels.blas import _controls, one_thread
+
+    controls = _controls()
+    if controls is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS found in /proc/self/maps")
+    setter, getter = controls
+    before = getter()
+    setter(2)
+    try:
+        with pytest.raises(KeyError), one_thread():
+            assert getter() == 1
+            with one_thread():  # nested: the inner block leaves the count to the outer one
+                assert getter() == 1
+            assert getter() == 1
+            raise KeyError("a kernel failing")
+        assert getter() == 2
+    finally:
+        setter(before)

@@ -15,10 +15,9 @@ The OpenBLAS that numpy loaded is found in ``/proc/self/maps`` and driven throug
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np  # noqa: F401  (numpy's BLAS must be loaded before it is looked up)
 
@@ -53,20 +52,21 @@ def _controls() -> tuple[Callable[[int], None], Callable[[], int]] | None:
     return None
 
 
-@contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """BLAS limited to one thread inside the block (no-op when OpenBLAS is not found)."""
-    controls = _controls()
-    if controls is None:
-        yield
-        return
-    setter, getter = controls
-    before = getter()
-    if before == 1:
-        yield
-        return
-    setter(1)
-    try:
-        yield
-    finally:
-        setter(before)
+class one_thread:
+    """BLAS limited to one thread inside the block (no-op when OpenBLAS is not found). A class,
+    not a generator: it is entered for every kernel call (~1 µs less each)."""
+
+    __slots__ = ("_before",)
+
+    def __enter__(self) -> None:
+        self._before = None
+        controls = _controls()
+        if controls is not None:
+            before = controls[1]()
+            if before != 1:
+                controls[0](1)
+                self._before = before
+
+    def __exit__(self, *exc: object) -> None:
+        if self._before is not None:
+            _controls()[0](self._before)  # type: ignore[index]
