@@ -197,3 +197,31 @@ def test_the_portable_build_gives_the_same_bits(portable, n):
     assert built.extremes(x, y) == portable.extremes(x, y)
     y[n // 2] = math.nan
     assert built.extremes(x, y) is None and portable.extremes(x, y) is None
+
+
+ZERO_D = [0.1, 2.5, -0.0, 1e-310, math.inf, -math.inf, math.nan, 1e39, 65520.0]
+
+
+@pytest.mark.parametrize("dtype", [*DTYPES, "DT_INT32"])
+@pytest.mark.parametrize("value", ZERO_D)
+def test_round_to_keeps_a_0d_value_0d_in_both_paths(dtype, value):
+    """A reduction over every axis gives a 0-d array, which the replay rounds like any output.
+    The compiled path gave it back as shape (1,) (the next kernel then saw a vector, not a
+    scalar), and the numpy path raised TypeError on a 0-d infinity, NaN or subnormal."""
+    x = np.array(value)
+    one = numpy_only(noise.round_to, x.reshape(1), dtype)
+    for rounded in (noise.round_to(x, dtype), numpy_only(noise.round_to, x, dtype)):
+        assert isinstance(rounded, np.ndarray) and rounded.shape == ()
+        assert rounded.tobytes() == one.tobytes()
+    assert noise.round_to(np.float64(value), dtype).shape == ()
+
+
+def test_rounding_to_an_integer_dtype_out_of_its_range_warns_nothing():
+    """numpy printed 'invalid value encountered in cast' on the user's terminal mid-compare."""
+    import warnings
+
+    x = np.array([1e39, -1e39, 3.7, math.nan])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rounded = noise.round_to(x, "DT_INT32")
+    assert rounded[2] == 3.0 and rounded[3] == 0.0

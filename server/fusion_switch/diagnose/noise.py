@@ -49,6 +49,8 @@ def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
     """Round float64 values to the precision of ``dtype`` without its range: a value above
     65504 stays finite (the fp16 range is a localisation variant, not part of the replay)."""
     values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 0:  # a reduction over every axis: rounded as one value, kept 0-d
+        return round_to(values.reshape(1), dtype).reshape(())
     bits = _MANTISSA_BITS.get(dtype)
     if bits is not None:
         if compiled_in_use():
@@ -64,7 +66,8 @@ def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
     integer = _INT_TYPES.get(dtype)
     if integer is not None:
         finite = np.where(np.isfinite(values), values, 0.0)
-        return np.trunc(finite).astype(integer).astype(np.float64)
+        with np.errstate(invalid="ignore"):  # out of the type's range: what the cast gives
+            return np.trunc(finite).astype(integer).astype(np.float64)
     return values
 
 
