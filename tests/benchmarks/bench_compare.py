@@ -249,11 +249,13 @@ def csv_agreement(ours: Path, theirs: Path) -> str:
 def compiled_parts() -> str:
     """Which C extensions this install has: without them the same outputs come slower."""
     from fusion_switch.compare import metrics
+    from fusion_switch.diagnose import noise
     from fusion_switch.readers import protowire
 
     kernel = "in use" if metrics.kernel_in_use() else "NOT in use (numpy path)"
     wire = "built" if protowire._wire is not None else "NOT built (Python loop)"
-    return f"metrics kernel {kernel}; dump header scan {wire}"
+    rounding = "in use" if noise.compiled_in_use() else "NOT in use (numpy path)"
+    return f"metrics kernel {kernel}; dump header scan {wire}; replay rounding {rounding}"
 
 
 def compare_arguments(case, out: Path, graph_folders: bool = False) -> list[str]:
