@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import time
 
 import psutil
+import pytest
 from fusion_switch.compare import forked
 from fusion_switch.compare.forked import ForkedCall
 
@@ -247,3 +249,73 @@ def test_a_kept_child_nobody_closed_does_not_keep_the_process_from_exiting():
     assert done.returncode == 0, done.stderr
     pid = int(done.stdout.split()[0])
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+_ORPHANED_CALL = """
+import sys, time
+from fusion_switch.compare.forked import ForkedCall
+
+def big_answer():
+    return b"x" * (4 << 20)  # more than a pipe holds: the send waits for the caller to read
+
+call = ForkedCall(big_answer, keep={keep}).start()
+print(call._process.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def _gone(pid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_child_whose_caller_was_killed_ends(keep):
+    """`compare --no-replay` killed with SIGKILL while its graph reader was sending the digest
+    left the reader blocked for ever: it held the pipe's read end too, so its write never
+    failed (found by a kill test at random delays)."""
+    import signal
+    import subprocess
+    import sys
+
+    caller = subprocess.Popen(
+        [sys.executable, "-c", _ORPHANED_CALL.format(keep=keep)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    child = int(caller.stdout.readline())
+    try:
+        time.sleep(0.3)  # the child is blocked in its send
+        caller.send_signal(signal.SIGKILL)
+        caller.wait(5)
+        assert _gone(child, 5.0), psutil.Process(child).cmdline()
+    finally:
+        caller.stdout.close()
+        with contextlib.suppress(psutil.NoSuchProcess):
+            psutil.Process(child).kill()
+
+
+def _slow_answer() -> int:
+    time.sleep(0.8)
+    return 42
+
+
+def test_ctrl_c_at_the_terminal_is_left_to_the_caller():
+    """Ctrl-C reaches the whole process group; the caller decides (it closes the call or
+    waits), so the child neither stops nor prints a KeyboardInterrupt traceback."""
+    import signal
+
+    call = ForkedCall(_slow_answer).start()
+    try:
+        time.sleep(0.2)
+        os.kill(call._process.pid, signal.SIGINT)  # what the terminal sends it
+        assert call.answer() == 42
+    finally:
+        call.close()

@@ -27,6 +27,9 @@ import contextlib
 import multiprocessing
 import os
 import pickle
+import signal
+import sys
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -62,10 +65,17 @@ def _run(
     connection: Any,
     early: bool = False,
     theirs: Any = None,
+    caller: int | None = None,
 ) -> None:
+    # Ctrl-C at a terminal reaches the whole process group: it is the caller's to handle (it
+    # closes the call, or waits for it), not a reason to stop here or print a traceback
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if caller is not None:
+        _end_with(caller)
     if theirs is not None:  # the caller's end: not held here, so that the caller's close (and
-        theirs.close()  # its death) can be an end of file here; processes the caller forks
-        # later hold it too, so ForkedCall.close() kills a kept child rather than count on it
+        theirs.close()  # its death) is an end of file, or a failed send, here; processes the
+        # caller forks later hold it too, so ForkedCall.close() kills the child rather than
+        # count on it
     try:
         if early:
             told = []
@@ -90,6 +100,23 @@ def _run(
         pass
     finally:
         connection.close()
+
+
+def _end_with(caller: int) -> None:
+    """End this child when its caller's process dies, even killed with SIGKILL: Linux's
+    parent-death signal (sent when the forking *thread* ends: armed only for calls started in
+    the main thread, see :meth:`ForkedCall.start`). Elsewhere the closed pipe ends it at its
+    next send or receive."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != caller:  # gone before the signal was armed
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 class ForkedCall:
@@ -120,10 +147,17 @@ class ForkedCall:
             return self
         context = multiprocessing.get_context("fork")
         receiver, sender = context.Pipe(duplex=self.keep)
-        theirs = receiver if self.keep else None
+        main = threading.current_thread() is threading.main_thread()
         process = context.Process(
             target=_run,
-            args=(self.target, self.args, sender, self.early_value, theirs),
+            args=(
+                self.target,
+                self.args,
+                sender,
+                self.early_value,
+                receiver,
+                os.getpid() if main else None,
+            ),
             daemon=self.daemon,
         )
         try:
