@@ -127,3 +127,59 @@ def test_formula_like_op_names_are_neutralised_in_the_csv(small, tmp_path):
     named = [cell for cell in cells if "-b0_cast16" in cell]
     assert named, "the renamed op is in the CSV"
     assert not [cell for cell in named if cell.startswith("-")], named
+
+
+_SIGNAL_AT = """
+import os, signal, sys, time
+import fusion_switch.cli.compare_tree as tree
+import fusion_switch.diagnose.summary as summary
+
+signum, where = int(sys.argv[1]), sys.argv[2]
+
+def signalled(original):
+    def call(*args, **kwargs):
+        if where == "outputs":  # once the rows are judged, as the first output is written
+            original_atomic = summary.write_text_atomic
+            def slow(path, text):
+                os.kill(os.getpid(), signum)
+                time.sleep(5)
+                return original_atomic(path, text)
+            summary.write_text_atomic = slow
+            return original(*args, **kwargs)
+        os.kill(os.getpid(), signum)
+        time.sleep(5)
+        return original(*args, **kwargs)
+    return call
+
+if where == "start":
+    tree.plan_runs = signalled(tree.plan_runs)
+else:
+    summary.write_outputs = signalled(summary.write_outputs)
+sys.argv = ["fusion-switch", *sys.argv[3:]]
+from fusion_switch.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("where", ["start", "outputs"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_at_the_start_or_while_the_outputs_are_written_ends_cleanly(
+    small, tmp_path, signum, where
+):
+    """A kill test at random delays found SIGTERM handled only while the tensors were compared:
+    at the start or while summary.json and report.html were written the process died silently
+    (status -15), once leaving a report's temporary file; Ctrl-C after the comparison gave no
+    message. Now: the usual message, 143 or 130, and no temporary file."""
+    out = tmp_path / "out"
+    args = argv(small, out, "--no-progress")[3:]
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_AT, str(int(signum)), where, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == (143 if signum == signal.SIGTERM else 130), done.stderr
+    assert "interrupted" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    present = sorted(p.name for p in out.iterdir()) if out.exists() else []
+    assert all(not name.endswith((".tmp", ".part")) for name in present), present
+    assert "summary.json" not in present and "report.html" not in present, present

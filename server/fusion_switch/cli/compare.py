@@ -542,8 +542,16 @@ def _finish(
             workers=args.workers,
             started=box.pop("replay", None),
         )
-    except KeyboardInterrupt:
-        return 130, None
+    except KeyboardInterrupt as stop:
+        progress.clear()
+        csv_path = getattr(outcome, "csv_path", None)
+        kept = f" (the CSV is complete: {csv_path})" if csv_path else ""
+        print(
+            "fusion-switch compare: interrupted while writing summary.json and report.html; "
+            f"no file is half-written{kept}",
+            file=sys.stderr,
+        )
+        return (143 if isinstance(stop, _Terminated) else 130), None
     except OSError as exc:
         return _error(f"cannot write the summary or report into {args.out_dir}: {exc}"), None
     if outputs.summary["verdict"].startswith(NOTHING_COMPARED):
@@ -730,11 +738,17 @@ def run(args: argparse.Namespace) -> int:
     from ..compare.forked import close_ahead
     from .compare_ahead import read_fusion_off_graph_ahead
 
-    read_fusion_off_graph_ahead(args)
-    try:
-        return _run(args, progress)
-    finally:
-        close_ahead()  # a job that ended early (bad input, statistics) did not claim it
+    try:  # SIGTERM as Ctrl-C from the start to the last output (temporary files removed)
+        with _terminate_as_interrupt():
+            read_fusion_off_graph_ahead(args)
+            try:
+                return _run(args, progress)
+            finally:
+                close_ahead()  # a job that ended early (bad input, statistics) did not claim it
+    except KeyboardInterrupt as stop:
+        progress.clear()
+        print("fusion-switch compare: interrupted", file=sys.stderr)
+        return 143 if isinstance(stop, _Terminated) else 130
 
 
 def _run(args: argparse.Namespace, progress: Progress | JsonLinesProgress) -> int:
