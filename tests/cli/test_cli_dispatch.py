@@ -59,3 +59,32 @@ def test_only_the_named_sub_command_is_registered():
     assert set(next(a for a in build_parser()._actions if a.dest == "command").choices) == set(
         SUBCOMMANDS
     )
+
+
+def test_ctrl_c_during_a_class_definition_is_an_interrupt(capsys):
+    """Python 3.11 turns an exception raised in ``__set_name__`` (a dataclass field, at import)
+    into RuntimeError: Ctrl-C at that moment printed a traceback and exited 1, which `compare`
+    also uses for "differences found" (found by a kill test at random delays)."""
+    from fusion_switch import cli
+
+    class Field:
+        def __set_name__(self, owner, name):
+            raise KeyboardInterrupt
+
+    def run():
+        class Model:  # what an import does when Ctrl-C lands inside it
+            value = Field()
+
+    assert cli._interruptible(run) == 130
+    assert "interrupted" in capsys.readouterr().err
+
+
+def test_sigterm_raised_as_an_interrupt_keeps_its_status(capsys):
+    from fusion_switch import cli
+    from fusion_switch.cli.compare import _Terminated
+
+    def run():
+        raise _Terminated
+
+    assert cli._interruptible(run) == 143
+    assert "interrupted" in capsys.readouterr().err

@@ -125,6 +125,13 @@ def exit_without_teardown(status: int) -> None:
 def _interruptible(run) -> int:
     try:
         return int(run() or 0)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         print("fusion-switch: interrupted", file=sys.stderr)
-        return 130
+        return getattr(stop, "exit_status", 130)  # 143 for SIGTERM (cli.compare)
+    except RuntimeError as error:
+        # Python 3.11 wraps an exception raised in __set_name__ (Ctrl-C landing in an import's
+        # class definition) in RuntimeError: still an interrupt, not an internal error
+        if isinstance(error.__cause__, KeyboardInterrupt):
+            print("fusion-switch: interrupted", file=sys.stderr)
+            return getattr(error.__cause__, "exit_status", 130)
+        raise

@@ -564,6 +564,8 @@ def _finish(
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C: the job stops its workers and removes its temporary files."""
 
+    exit_status = 143
+
 
 @contextlib.contextmanager
 def _terminate_as_interrupt():

@@ -29,10 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from .. import __version__
 from ..readers.collector import collector_paused, leave_to_exit
+from ..readers.signals_held import signals_held
+
+with signals_held():  # msgspec crashed when Ctrl-C landed in its import (readers.signals_held)
+    import msgspec
 from .attribution import (
     Attribution,
     OpFinding,

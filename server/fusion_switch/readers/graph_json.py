@@ -25,8 +25,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from .signals_held import signals_held
+
+with signals_held():
+    import msgspec
+    from msgspec import UNSET, Struct, UnsetType
 
 from .graph_model import (
     Graph,
@@ -84,7 +87,8 @@ class _Model(Struct, gc=False):
     graph: list[_Graph] | UnsetType = UNSET
 
 
-_DECODER = msgspec.json.Decoder(_Model)
+with signals_held():  # see signals_held: msgspec crashed when interrupted here
+    _DECODER = msgspec.json.Decoder(_Model)
 _BOM = b"\xef\xbb\xbf"
 
 
