@@ -319,3 +319,27 @@ def test_ctrl_c_at_the_terminal_is_left_to_the_caller():
         assert call.answer() == 42
     finally:
         call.close()
+
+
+def test_sigterm_ends_a_child_as_the_default_action_whatever_its_caller_handles():
+    """`compare` turns SIGTERM into an exception for its own clean-up; a child forked then
+    would have inherited that handler and raised inside its work (or multiprocessing's
+    bootstrap, printing a traceback). A child ends on SIGTERM as a process does by default."""
+    import signal
+
+    def raising(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, raising)
+    try:
+        call = ForkedCall(_sleep).start()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    process = call._process
+    try:
+        time.sleep(0.2)
+        os.kill(process.pid, signal.SIGTERM)
+        process.join(5)
+        assert process.exitcode == -signal.SIGTERM
+    finally:
+        call.close()

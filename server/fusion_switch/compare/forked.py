@@ -68,8 +68,11 @@ def _run(
     caller: int | None = None,
 ) -> None:
     # Ctrl-C at a terminal reaches the whole process group: it is the caller's to handle (it
-    # closes the call, or waits for it), not a reason to stop here or print a traceback
+    # closes the call, or waits for it), not a reason to stop here or print a traceback.
+    # SIGTERM ends this process as by default, not through the caller's handler (`compare`
+    # raises an exception from it for its own clean-up)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if caller is not None:
         _end_with(caller)
     if theirs is not None:  # the caller's end: not held here, so that the caller's close (and
