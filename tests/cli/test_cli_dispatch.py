@@ -81,10 +81,10 @@ def test_ctrl_c_during_a_class_definition_is_an_interrupt(capsys):
 
 def test_sigterm_raised_as_an_interrupt_keeps_its_status(capsys):
     from fusion_switch import cli
-    from fusion_switch.cli.compare import _Terminated
+    from fusion_switch.cli.interrupts import Terminated
 
     def run():
-        raise _Terminated
+        raise Terminated
 
     assert cli._interruptible(run) == 143
     assert "interrupted" in capsys.readouterr().err

@@ -343,3 +343,37 @@ def test_sigterm_ends_a_child_as_the_default_action_whatever_its_caller_handles(
         assert process.exitcode == -signal.SIGTERM
     finally:
         call.close()
+
+
+def _mask() -> list[int]:
+    import signal
+
+    return sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+
+
+def test_the_child_is_forked_with_ctrl_c_and_sigterm_held_then_takes_its_own_handlers(
+    monkeypatch,
+):
+    """Between the fork and its own handlers a child ran the caller's: a SIGTERM landing then
+    raised `compare`'s exception in multiprocessing's after-fork hooks and printed it (seen
+    once in 202 Ctrl-C to the process group). The fork now happens with both signals held; the
+    child lets them through once its own handlers are set."""
+    import signal
+
+    real_fork = os.fork
+    during_fork = []
+
+    def recording_fork():
+        during_fork.append(set(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", recording_fork)
+    before = _mask()
+    call = ForkedCall(_mask).start()
+    try:
+        in_child = call.answer()
+    finally:
+        call.close()
+    assert during_fork and {signal.SIGINT, signal.SIGTERM} <= during_fork[0]
+    assert _mask() == before  # given back here
+    assert in_child == before  # and there, once the child's handlers were set

@@ -153,6 +153,18 @@ def signalled(original):
 
 if where == "start":
     tree.plan_runs = signalled(tree.plan_runs)
+elif where == "parser":  # before compare's own code runs: the parser is being built
+    import fusion_switch.cli as cli
+    cli.build_parser = signalled(cli.build_parser)
+elif where == "after":  # the comparison (and its CSV) done, the outputs not begun
+    import fusion_switch.compare.engine as engine
+    original_run = engine.run_compare
+    def finished_then_signalled(*args, **kwargs):
+        outcome = original_run(*args, **kwargs)
+        os.kill(os.getpid(), signum)
+        time.sleep(1)
+        return outcome
+    engine.run_compare = finished_then_signalled
 else:
     summary.write_outputs = signalled(summary.write_outputs)
 sys.argv = ["fusion-switch", *sys.argv[3:]]
@@ -161,7 +173,7 @@ sys.exit(main())
 """
 
 
-@pytest.mark.parametrize("where", ["start", "outputs"])
+@pytest.mark.parametrize("where", ["parser", "start", "after", "outputs"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_at_the_start_or_while_the_outputs_are_written_ends_cleanly(
     small, tmp_path, signum, where
@@ -183,3 +195,6 @@ def test_a_signal_at_the_start_or_while_the_outputs_are_written_ends_cleanly(
     present = sorted(p.name for p in out.iterdir()) if out.exists() else []
     assert all(not name.endswith((".tmp", ".part")) for name in present), present
     assert "summary.json" not in present and "report.html" not in present, present
+    csvs = [name for name in present if name.startswith("result_")]
+    if csvs:  # a complete CSV is kept: the message says where
+        assert csvs[0] in done.stderr, done.stderr

@@ -61,6 +61,11 @@ EDITOR_SERVE = (["serve"], ["serve", "--stdio"])
 LARGE_HEAP = ("compare",)
 
 
+# Sub-commands for which SIGTERM raises (cli.interrupts) from the first moment, before their
+# module is even imported: their clean-up stops workers and removes temporary files.
+TERMINATE_AS_INTERRUPT = ("compare",)
+
+
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     if list(words) in EDITOR_SERVE:
@@ -68,6 +73,17 @@ def main(argv: list[str] | None = None) -> int:
 
         return _interruptible(serve_stdio)
     command = words[0] if words and words[0] in SUBCOMMANDS else None
+    if command in TERMINATE_AS_INTERRUPT:
+        from .interrupts import terminate_as_interrupt
+
+        with terminate_as_interrupt():
+            return _interruptible(lambda: _run_command(argv, command))
+    return _interruptible(lambda: _run_command(argv, command))
+
+
+def _run_command(argv: list[str] | None, command: str | None) -> int:
+    """Parse and run one sub-command; Ctrl-C anywhere in it (its imports included) is left to
+    :func:`_interruptible`."""
     paused = command in LARGE_HEAP and gc.isenabled()
     if paused:  # from here: its walks of the imports and the start-up were ~0.02 s (issue 16)
         gc.disable()
@@ -85,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             from ..readers.collector import exit_drops_the_heap
 
             exit_drops_the_heap()
-        status = _interruptible(lambda: args.func(args))
+        status = int(args.func(args) or 0)
         if program:
             exit_without_teardown(status)
         return status
@@ -127,7 +143,7 @@ def _interruptible(run) -> int:
         return int(run() or 0)
     except KeyboardInterrupt as stop:
         print("fusion-switch: interrupted", file=sys.stderr)
-        return getattr(stop, "exit_status", 130)  # 143 for SIGTERM (cli.compare)
+        return getattr(stop, "exit_status", 130)  # 143 for SIGTERM (cli.interrupts)
     except RuntimeError as error:
         # Python 3.11 wraps an exception raised in __set_name__ (Ctrl-C landing in an import's
         # class definition) in RuntimeError: still an interrupt, not an internal error

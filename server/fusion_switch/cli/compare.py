@@ -12,15 +12,15 @@ verdict needs cannot be read (the verdict is incomplete, never "clean"), 130 int
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import signal
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any, TextIO
+
+from .interrupts import Terminated, terminate_as_interrupt
 
 MAX_SHOWN = 5
 
@@ -502,7 +502,7 @@ def _finish(
     from ..diagnose.summary import NOTHING_COMPARED, write_outputs
 
     try:
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             while not finished.is_set():
                 wake.wait(0.1)
                 wake.clear()
@@ -512,7 +512,14 @@ def _finish(
         progress.clear()
         print("fusion-switch compare: interrupted, stopping...", file=sys.stderr)
         finished.wait(30)
-        return (143 if isinstance(stop, _Terminated) else 130), None
+        csv_path = getattr(box.get("outcome"), "csv_path", None)
+        if csv_path is not None and Path(csv_path).is_file():  # it had just finished
+            print(
+                f"fusion-switch compare: the CSV is complete: {csv_path} (summary.json and "
+                "report.html were not written)",
+                file=sys.stderr,
+            )
+        return (143 if isinstance(stop, Terminated) else 130), None
     error = box.get("error")
     if isinstance(error, CompareCancelled):
         return 130, None
@@ -551,7 +558,7 @@ def _finish(
             f"no file is half-written{kept}",
             file=sys.stderr,
         )
-        return (143 if isinstance(stop, _Terminated) else 130), None
+        return (143 if isinstance(stop, Terminated) else 130), None
     except OSError as exc:
         return _error(f"cannot write the summary or report into {args.out_dir}: {exc}"), None
     if outputs.summary["verdict"].startswith(NOTHING_COMPARED):
@@ -559,30 +566,6 @@ def _finish(
     if outputs.summary["suspects"]:
         return 1, outputs
     return (3 if outputs.summary.get("evidence_missing") else 0), outputs
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: the job stops its workers and removes its temporary files."""
-
-    exit_status = 143
-
-
-@contextlib.contextmanager
-def _terminate_as_interrupt():
-    """While the job runs, SIGTERM raises :class:`_Terminated` in the main thread."""
-
-    def handler(signum, frame):
-        raise _Terminated()
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave SIGTERM alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 BAD_FILE_PREFIX = "skipped a bad dump file"  # diagnose.summary.BAD_FILE_NOTE
@@ -741,7 +724,7 @@ def run(args: argparse.Namespace) -> int:
     from .compare_ahead import read_fusion_off_graph_ahead
 
     try:  # SIGTERM as Ctrl-C from the start to the last output (temporary files removed)
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             read_fusion_off_graph_ahead(args)
             try:
                 return _run(args, progress)
@@ -750,7 +733,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as stop:
         progress.clear()
         print("fusion-switch compare: interrupted", file=sys.stderr)
-        return 143 if isinstance(stop, _Terminated) else 130
+        return 143 if isinstance(stop, Terminated) else 130
 
 
 def _run(args: argparse.Namespace, progress: Progress | JsonLinesProgress) -> int:

@@ -34,6 +34,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ..readers.signals_held import HELD_SIGNALS, signals_held
+
 _EARLY, _ANSWER, _KEPT = "early", "answer", "kept"
 GRAPH_FORK_BYTES = 64 << 10  # smaller graph files are read in the process: a fork costs more
 
@@ -73,6 +75,9 @@ def _run(
     # raises an exception from it for its own clean-up)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # forked with both held (ForkedCall.start): what arrived since now meets these handlers
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)
     if caller is not None:
         _end_with(caller)
     if theirs is not None:  # the caller's end: not held here, so that the caller's close (and
@@ -164,7 +169,8 @@ class ForkedCall:
             daemon=self.daemon,
         )
         try:
-            process.start()
+            with signals_held():  # until the child has its own handlers (see _run)
+                process.start()
         except (OSError, AssertionError, ValueError):  # e.g. a daemon process cannot fork
             receiver.close()
             return self

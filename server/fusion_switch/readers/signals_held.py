@@ -14,13 +14,13 @@ import contextlib
 import signal
 from collections.abc import Iterator
 
-_HELD = {signal.SIGINT, signal.SIGTERM}
+HELD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
     try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
     except (AttributeError, OSError, ValueError):  # no pthread_sigmask on this platform
         yield
         return
