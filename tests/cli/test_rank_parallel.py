@@ -201,3 +201,47 @@ def test_a_silent_rank_process_ends_when_its_parent_is_killed():
         if middle.poll() is None:
             middle.kill()
         middle.stdout.close()
+
+
+def _signal_after_progress(tree, out: Path, signum: int, *extra: str) -> tuple[int, str]:
+    """Run `--rank all` with progress as JSON lines; send ``signum`` once a rank has compared
+    something; its exit status and what it printed besides progress."""
+    env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="0.2")
+    process = subprocess.Popen(
+        command(tree, out, "--progress", "jsonl", *extra),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    said = []
+    try:
+        for line in process.stderr:
+            if line.startswith("{") and json.loads(line).get("done", 0) > 0:
+                process.send_signal(signum)
+                break
+            said.append(line)
+        said += [line for line in process.stderr if not line.startswith("{")]
+        return process.wait(60), "".join(said)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stderr.close()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_ranks_in_turn_stop_at_an_interrupt(tree, tmp_path, signum):
+    """With one rank at a time, Ctrl-C or SIGTERM stopped the rank being compared and the next
+    ones still ran (found by a review of the signal handling)."""
+    status, said = _signal_after_progress(tree, tmp_path / "out", signum, "--workers", "1")
+    assert status == (143 if signum == signal.SIGTERM else 130), said
+    later = [tmp_path / "out" / f"rank_{rank}" for rank in RANKS[1:]]
+    assert not any((folder / "summary.json").exists() for folder in later), said
+    assert not (tmp_path / "out" / "ranks_summary.json").exists()
+
+
+def test_sigterm_to_ranks_side_by_side_exits_143(tree, tmp_path):
+    """SIGTERM is 143 everywhere else; `--rank all` with ranks side by side answered 130."""
+    status, said = _signal_after_progress(tree, tmp_path / "out", signal.SIGTERM, "--workers", "3")
+    assert status == 143, said

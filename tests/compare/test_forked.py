@@ -377,3 +377,24 @@ def test_the_child_is_forked_with_ctrl_c_and_sigterm_held_then_takes_its_own_han
     assert during_fork and {signal.SIGINT, signal.SIGTERM} <= during_fork[0]
     assert _mask() == before  # given back here
     assert in_child == before  # and there, once the child's handlers were set
+
+
+def test_an_interrupt_delivered_as_the_fork_ends_leaves_a_call_that_can_close_its_child(
+    monkeypatch,
+):
+    """A Ctrl-C held during the fork is raised when the signals are let through: the child
+    must already be the call's, or nothing could end it (found by a review)."""
+
+    @contextlib.contextmanager
+    def interrupted_at_release():
+        yield
+        raise KeyboardInterrupt  # what a held SIGINT does when it is delivered
+
+    monkeypatch.setattr(forked, "signals_held", interrupted_at_release)
+    call = ForkedCall(_sleep)
+    with pytest.raises(KeyboardInterrupt):
+        call.start()
+    assert call.busy
+    child = psutil.Process(call._process.pid)
+    call.close()
+    assert _gone(child.pid, 5.0)

@@ -198,3 +198,47 @@ def test_a_signal_at_the_start_or_while_the_outputs_are_written_ends_cleanly(
     csvs = [name for name in present if name.startswith("result_")]
     if csvs:  # a complete CSV is kept: the message says where
         assert csvs[0] in done.stderr, done.stderr
+
+
+_SLOW_EXIT = """
+import atexit, sys, time
+atexit.register(lambda: (sys.stderr.write("exit handlers running\\n"), sys.stderr.flush(),
+                         time.sleep(3)))
+sys.argv = ["fusion-switch", *sys.argv[1:]]
+from fusion_switch.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_while_the_exit_handlers_run_ends_the_finished_run_quietly(
+    small, tmp_path, signum
+):
+    """The run is over (outputs written); a signal now just ends the process. Compare's SIGTERM
+    exception was still installed there and printed 'Exception ignored in atexit callback'
+    with a traceback (found by a review of the signal handling)."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_EXIT, *argv(small, out, "--no-progress")[3:]],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    said = []
+    try:
+        for line in proc.stderr:
+            said.append(line)
+            if "exit handlers running" in line:
+                proc.send_signal(signum)
+                break
+        said += proc.stderr.readlines()
+        status = proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+    text = "".join(said)
+    assert "Traceback" not in text and "Exception ignored" not in text, text
+    assert status == -signum, text
+    assert (out / "summary.json").is_file() and (out / "report.html").is_file()

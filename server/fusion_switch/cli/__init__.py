@@ -119,11 +119,17 @@ def exit_without_teardown(status: int) -> None:
     interpreter then reports it as it always has."""
     import atexit
     import os
+    import signal
     import threading
 
     main_thread = threading.main_thread()
     if any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
         return
+    if threading.current_thread() is main_thread:
+        # the run is over: Ctrl-C or SIGTERM now just end the process (compare's handlers
+        # raised inside the exit handlers, which printed the exception with a traceback)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -178,6 +178,9 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
             for label, ns in plan.runs:
                 print(f"== {label}: results in {ns.out_dir}", file=sys.stderr)
                 status, outputs = runner(ns)
+                if status in (130, 143):  # Ctrl-C or SIGTERM: the next ranks do not run
+                    print(f"fusion-switch compare: stopped at {label}", file=sys.stderr)
+                    return status
                 summary = outputs.summary if outputs is not None else {}
                 results.append(_rank_result(label, ns, status, summary))
                 del outputs
@@ -286,7 +289,7 @@ def ranks_in_parallel(
     args: argparse.Namespace, plan: Plan, slots: int, progress=None
 ) -> list[dict] | int:
     """Compare the ranks ``slots`` at a time, each in a child process; their results in rank
-    order, or 130 after Ctrl-C/SIGTERM (every child is stopped and cleans up first).
+    order, or 130 after Ctrl-C, 143 after SIGTERM (every child is stopped and cleans up first).
     ``progress(done, total, message)`` gets the ops of all ranks together."""
     import signal
     import subprocess
@@ -351,11 +354,11 @@ def ranks_in_parallel(
     futures = [pool.submit(one, i, label, ns) for i, (label, ns) in enumerate(plan.runs)]
     try:
         return [future.result() for future in futures]
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         stop_children()
         print("fusion-switch compare: interrupted, stopping every rank...", file=sys.stderr)
         pool.shutdown(wait=True, cancel_futures=True)
-        return 130
+        return getattr(stop, "exit_status", 130)  # 143 for SIGTERM
     finally:
         pool.shutdown(wait=True)
         if main:
@@ -416,7 +419,11 @@ class _RankTally:
 
 
 def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
+    import signal
+
+    from .interrupts import Terminated
+
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
 def die_with_rank_parent() -> None:

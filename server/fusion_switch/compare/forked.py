@@ -168,17 +168,19 @@ class ForkedCall:
             ),
             daemon=self.daemon,
         )
-        try:
-            with signals_held():  # until the child has its own handlers (see _run)
+        # held until the child has its own handlers (see _run); one held meanwhile is raised
+        # here as the block ends, when the child is already this call's to close
+        with signals_held():
+            try:
                 process.start()
-        except (OSError, AssertionError, ValueError):  # e.g. a daemon process cannot fork
-            receiver.close()
-            return self
-        finally:
-            sender.close()
-        self._process, self._connection = process, receiver
-        if self.keep:
-            _watch_kept(self)
+            except (OSError, AssertionError, ValueError):  # e.g. a daemon process cannot fork
+                receiver.close()
+                return self
+            finally:
+                sender.close()
+            self._process, self._connection = process, receiver
+            if self.keep:
+                _watch_kept(self)
         return self
 
     @property
