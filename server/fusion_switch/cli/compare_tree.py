@@ -432,11 +432,11 @@ def die_with_rank_parent() -> None:
     parent = os.environ.pop(PARENT_VARIABLE, None)
     if not parent or not sys.platform.startswith("linux"):
         return
-    import ctypes
     import signal
 
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    from ..compare.parent_death import arm_parent_death_signal
+
+    arm_parent_death_signal(signal.SIGTERM)
     if str(os.getppid()) != parent:  # the parent was gone before the signal was armed
         os.kill(os.getpid(), signal.SIGTERM)
 

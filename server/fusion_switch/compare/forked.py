@@ -28,13 +28,13 @@ import multiprocessing
 import os
 import pickle
 import signal
-import sys
 import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from ..readers.signals_held import HELD_SIGNALS, signals_held
+from .parent_death import arm_parent_death_signal
 
 _EARLY, _ANSWER, _KEPT = "early", "answer", "kept"
 GRAPH_FORK_BYTES = 64 << 10  # smaller graph files are read in the process: a fork costs more
@@ -115,16 +115,9 @@ def _end_with(caller: int) -> None:
     parent-death signal (sent when the forking *thread* ends: armed only for calls started in
     the main thread, see :meth:`ForkedCall.start`). Elsewhere the closed pipe ends it at its
     next send or receive."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    arm_parent_death_signal(signal.SIGKILL)
     if os.getppid() != caller:  # gone before the signal was armed
         os._exit(1)
-
-
-_PR_SET_PDEATHSIG = 1
 
 
 class ForkedCall:

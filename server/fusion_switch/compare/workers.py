@@ -13,12 +13,9 @@ dump headers are cached.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import math
 import os
 import signal
-import sys
 import threading
 import time
 from collections import OrderedDict
@@ -51,6 +48,7 @@ from .metrics import (
     metric_cells,
 )
 from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
+from .parent_death import arm_parent_death_signal
 from .result import NAN, ResultRow
 
 _HEADER_CACHE_SIZE = 256
@@ -644,7 +642,6 @@ def init_worker(ctx: JobContext, stop, parent: int | None = None) -> None:
     _STOP = stop
 
 
-_PR_SET_PDEATHSIG = 1
 _WATCH_SECONDS = 0.5
 
 
@@ -655,10 +652,7 @@ def die_with_parent(parent: int) -> None:
     process; with the forkserver start method the direct parent is the fork server, which
     itself ends with the job's process."""
     watched = os.getppid()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    arm_parent_death_signal(signal.SIGKILL)
     if os.getppid() != watched or not _alive(parent):  # gone before the signal was armed
         os._exit(1)
 
