@@ -145,15 +145,17 @@ def exit_without_teardown(status: int) -> None:
 
 
 def _interruptible(run) -> int:
+    from .interrupts import interrupt_status
+
     try:
         return int(run() or 0)
     except KeyboardInterrupt as stop:
         print("fusion-switch: interrupted", file=sys.stderr)
-        return getattr(stop, "exit_status", 130)  # 143 for SIGTERM (cli.interrupts)
+        return interrupt_status(stop)
     except RuntimeError as error:
         # Python 3.11 wraps an exception raised in __set_name__ (Ctrl-C landing in an import's
         # class definition) in RuntimeError: still an interrupt, not an internal error
         if isinstance(error.__cause__, KeyboardInterrupt):
             print("fusion-switch: interrupted", file=sys.stderr)
-            return getattr(error.__cause__, "exit_status", 130)
+            return interrupt_status(error.__cause__)
         raise

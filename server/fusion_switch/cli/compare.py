@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from .interrupts import Terminated, terminate_as_interrupt
+from .interrupts import interrupt_status, terminate_as_interrupt
 
 MAX_SHOWN = 5
 
@@ -519,7 +519,7 @@ def _finish(
                 "report.html were not written)",
                 file=sys.stderr,
             )
-        return (143 if isinstance(stop, Terminated) else 130), None
+        return interrupt_status(stop), None
     error = box.get("error")
     if isinstance(error, CompareCancelled):
         return 130, None
@@ -558,7 +558,7 @@ def _finish(
             f"no file is half-written{kept}",
             file=sys.stderr,
         )
-        return (143 if isinstance(stop, Terminated) else 130), None
+        return interrupt_status(stop), None
     except OSError as exc:
         return _error(f"cannot write the summary or report into {args.out_dir}: {exc}"), None
     if outputs.summary["verdict"].startswith(NOTHING_COMPARED):
@@ -733,7 +733,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as stop:
         progress.clear()
         print("fusion-switch compare: interrupted", file=sys.stderr)
-        return 143 if isinstance(stop, Terminated) else 130
+        return interrupt_status(stop)
 
 
 def _run(args: argparse.Namespace, progress: Progress | JsonLinesProgress) -> int:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from .interrupts import interrupt_status, terminate_as_interrupt
+
 RANKS_SUMMARY = "ranks_summary.json"
 
 
@@ -348,21 +350,18 @@ def ranks_in_parallel(
                 with contextlib.suppress(OSError):
                     child.send_signal(signal.SIGTERM)
 
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _interrupt) if main else None
-    pool = ThreadPoolExecutor(slots, thread_name_prefix="rank")
-    futures = [pool.submit(one, i, label, ns) for i, (label, ns) in enumerate(plan.runs)]
-    try:
-        return [future.result() for future in futures]
-    except KeyboardInterrupt as stop:
-        stop_children()
-        print("fusion-switch compare: interrupted, stopping every rank...", file=sys.stderr)
-        pool.shutdown(wait=True, cancel_futures=True)
-        return getattr(stop, "exit_status", 130)  # 143 for SIGTERM
-    finally:
-        pool.shutdown(wait=True)
-        if main:
-            signal.signal(signal.SIGTERM, previous)
+    with terminate_as_interrupt():
+        pool = ThreadPoolExecutor(slots, thread_name_prefix="rank")
+        futures = [pool.submit(one, i, label, ns) for i, (label, ns) in enumerate(plan.runs)]
+        try:
+            return [future.result() for future in futures]
+        except KeyboardInterrupt as stop:
+            stop_children()
+            print("fusion-switch compare: interrupted, stopping every rank...", file=sys.stderr)
+            pool.shutdown(wait=True, cancel_futures=True)
+            return interrupt_status(stop)
+        finally:
+            pool.shutdown(wait=True)
 
 
 class _RankTally:
@@ -416,14 +415,6 @@ class _RankTally:
             done = sum(done for done, _ in self.ops)
             message = f"{self.ranks_done} of {len(self.ops)} ranks done"
         self.progress(min(done, total), total, message)
-
-
-def _interrupt(signum, frame) -> None:
-    import signal
-
-    from .interrupts import Terminated
-
-    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
 def die_with_rank_parent() -> None:

@@ -18,6 +18,11 @@ class Terminated(KeyboardInterrupt):
     exit_status = 143
 
 
+def interrupt_status(stop: BaseException) -> int:
+    """The exit status of an interrupt: 143 for SIGTERM (:class:`Terminated`), 130 for Ctrl-C."""
+    return getattr(stop, "exit_status", 130)
+
+
 def _raise_terminated(signum, frame) -> None:
     raise Terminated()
 
