@@ -24,6 +24,7 @@ from hypothesis.extra import numpy as hnp
 
 from tests.compare.output_files import outputs
 from tests.compare_cli import compare_command
+from tests.portable_build import build_extension
 
 NAMES = list(ALGORITHMS)
 
@@ -195,33 +196,12 @@ def test_the_command_line_writes_the_same_files_with_and_without_the_kernel(case
 def portable_kernel(tmp_path_factory):
     """The kernel compiled again without its AVX2 copy: the code every other CPU runs (aarch64,
     x86-64 without AVX2) must give the same bits as the copy this machine runs."""
-    import importlib.machinery
-    import importlib.util
-    import shutil
-    import sysconfig
-
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.fail("no C compiler: CI installs gcc (scripts/test.sh)")
-    source = Path(native.__file__).parents[1] / "_kernel.c"
-    target = tmp_path_factory.mktemp("portable") / (
-        "_kernel" + sysconfig.get_config_var("EXT_SUFFIX")
+    return build_extension(
+        Path(native.__file__).parents[1] / "_kernel.c",
+        "_kernel",
+        ["-O3", "-ffp-contract=off", "-fno-trapping-math", "-DKERNEL_NO_CLONES"],
+        tmp_path_factory.mktemp("portable"),
     )
-    subprocess.run(
-        [
-            compiler,
-            *("-O3", "-ffp-contract=off", "-fno-trapping-math", "-DKERNEL_NO_CLONES"),
-            *("-shared", "-fPIC", f"-I{sysconfig.get_paths()['include']}"),
-            *(str(source), "-o", str(target)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    loader = importlib.machinery.ExtensionFileLoader("_kernel", str(target))
-    spec = importlib.util.spec_from_file_location("_kernel", target, loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("n", [1, 7, 8, 129, 1000, 4099, 20011])

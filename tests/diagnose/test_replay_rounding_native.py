@@ -8,14 +8,10 @@ loops decline (specials) must still come out as the numpy path gives it.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import math
 import os
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +19,8 @@ import pytest
 from fusion_switch.diagnose import noise
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from tests.portable_build import build_extension
 
 DTYPES = ["DT_FLOAT", "DT_FLOAT16", "DT_BF16"]
 
@@ -156,29 +154,15 @@ def test_the_loops_refuse_what_they_cannot_read():
 @pytest.fixture(scope="module")
 def portable(tmp_path_factory):
     """The loops compiled again without their AVX2 copy: what aarch64 and older x86-64 run."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.fail("no C compiler: CI installs gcc (scripts/test.sh)")
-    source = Path(noise.__file__).with_name("_rounding.c")
-    target = tmp_path_factory.mktemp("portable") / (
-        "_rounding" + sysconfig.get_config_var("EXT_SUFFIX")
-    )
-    subprocess.run(
+    return build_extension(
+        Path(noise.__file__).with_name("_rounding.c"),
+        "_rounding",
         [
-            compiler,
             *("-O3", "-ffp-contract=off", "-fno-trapping-math", "-fno-strict-aliasing"),
-            *("-DROUNDING_NO_CLONES", "-shared", "-fPIC"),
-            f"-I{sysconfig.get_paths()['include']}",
-            *(str(source), "-o", str(target)),
+            "-DROUNDING_NO_CLONES",
         ],
-        check=True,
-        capture_output=True,
+        tmp_path_factory.mktemp("portable"),
     )
-    loader = importlib.machinery.ExtensionFileLoader("_rounding", str(target))
-    spec = importlib.util.spec_from_file_location("_rounding", target, loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("n", [1, 3, 4, 7, 8, 129, 6400, 20011])
