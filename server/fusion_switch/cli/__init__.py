@@ -145,17 +145,20 @@ def exit_without_teardown(status: int) -> None:
 
 
 def _interruptible(run) -> int:
-    from .interrupts import interrupt_status
-
     try:
         return int(run() or 0)
     except KeyboardInterrupt as stop:
-        print("fusion-switch: interrupted", file=sys.stderr)
-        return interrupt_status(stop)
+        return _interrupted(stop)
     except RuntimeError as error:
         # Python 3.11 wraps an exception raised in __set_name__ (Ctrl-C landing in an import's
         # class definition) in RuntimeError: still an interrupt, not an internal error
         if isinstance(error.__cause__, KeyboardInterrupt):
-            print("fusion-switch: interrupted", file=sys.stderr)
-            return interrupt_status(error.__cause__)
+            return _interrupted(error.__cause__)
         raise
+
+
+def _interrupted(stop: KeyboardInterrupt) -> int:
+    from .interrupts import interrupt_status  # only now: `serve` starts without it
+
+    print("fusion-switch: interrupted", file=sys.stderr)
+    return interrupt_status(stop)
