@@ -105,6 +105,11 @@ class ReplayResult:
         values = [o.observed for o in self.outputs if o.observed is not None]
         return max(values) if values else None
 
+    @property
+    def score_json(self) -> float | None:
+        """``to_json()["replay_score"]``, without building the rest (a rule's op list)."""
+        return _num(self.score)
+
     def to_json(self) -> dict:
         data = {
             "op": self.op,
@@ -114,7 +119,7 @@ class ReplayResult:
             "rules": self.rules,
             "rule_source": self.rule_source,
             "original_ops": self.members,
-            "replay_score": _num(self.score),
+            "replay_score": self.score_json,
             "observed_score": _num(self.observed),
             "tolerance": _num(self.tolerance),
             "outputs": [o.to_json() for o in self.outputs],

@@ -86,7 +86,7 @@ def rule_verdicts(
                 {
                     "op": result.op,
                     "verdict": verdict,
-                    "replay_score": result.to_json()["replay_score"],
+                    "replay_score": result.score_json,
                     "tolerance": result.tolerance,
                 }
             )
