@@ -3,10 +3,14 @@ is run for the noise floor, its sub-graph and every localisation variant)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
-from fusion_switch.diagnose.replay import Kernels
+from fusion_switch.diagnose.kernels import lookup
+from fusion_switch.diagnose.replay import Kernels, _accepted, kernel_attrs, kernel_kwargs
+from fusion_switch.readers.graph import load_graph
+from fusion_switch.synth.generator import generate_case
 
 
 class _Op:
@@ -49,3 +53,52 @@ def test_each_op_and_variant_gets_its_own_attributes():
     # variants made and dropped one after the other (a localisation): never another's values
     for i in range(50):
         assert kernels.run(_Op("variant", 10.0 + i), [np.ones(1)])[0].tolist() == [10.0 + i]
+
+
+# --- only the attributes a kernel takes are converted (issue 16), with the same values -------
+
+REAL_GRAPHS = sorted((Path(__file__).resolve().parents[1] / "data" / "real" / "graphs").iterdir())
+
+
+def _graph_files(tmp_path_factory) -> list[Path]:
+    case = generate_case(
+        tmp_path_factory.mktemp("kw") / "case",
+        n_ops=120,
+        faults=["wrong_epsilon"],
+        graph_text=False,
+    )
+    return [*REAL_GRAPHS, Path(case.on_graph), Path(case.off_graph)]
+
+
+def _readable(path: Path):
+    try:
+        return load_graph(path)
+    except Exception:  # a sample that is not a GE graph (its own tests cover it)
+        return None
+
+
+def test_kernel_kwargs_equal_every_attribute_converted_then_filtered(tmp_path_factory):
+    checked = lazily = 0
+    for path in _graph_files(tmp_path_factory):
+        fresh, converted = _readable(path), _readable(path)
+        if fresh is None:
+            continue
+        for op, twin in zip(fresh.ops, converted.ops, strict=True):
+            spec = lookup(op.type)
+            if spec is None:
+                continue
+            was_lazy = getattr(op, "_attrs", True) is None
+            got = kernel_kwargs(spec.fn, op)
+            assert got == _accepted(spec.fn, kernel_attrs(twin)), (path.name, op.name)
+            checked += 1
+            if was_lazy:
+                lazily += 1
+                # only what the kernel takes was converted: the op's whole map still is not
+                assert op._attrs is None, (path.name, op.name)
+    assert checked > 100 and lazily > 50, (checked, lazily)
+
+
+def test_kernel_kwargs_of_an_op_given_converted_attributes_keeps_them():
+    op = _Op("a", 3.0)
+    assert kernel_kwargs(_scale, op) == {"scale": 3.0}
+    assert kernel_kwargs(lambda inputs, **kw: None, op) == {"scale": 3.0, "unused": 1}

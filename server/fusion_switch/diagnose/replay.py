@@ -183,8 +183,8 @@ def kernel_attrs(op: Any) -> dict[str, Any]:
 _ACCEPTED: dict[Any, frozenset[str] | None] = {}
 
 
-def _accepted(fn: Callable, attrs: dict[str, Any]) -> dict[str, Any]:
-    """The attributes ``fn`` takes (all of them when it takes ``**kwargs``)."""
+def _accepted_names(fn: Callable) -> frozenset[str] | None:
+    """The keyword names ``fn`` takes (None when it takes ``**kwargs``: any)."""
     if fn not in _ACCEPTED:
         try:
             params = inspect.signature(fn).parameters.values()
@@ -192,8 +192,36 @@ def _accepted(fn: Callable, attrs: dict[str, Any]) -> dict[str, Any]:
             _ACCEPTED[fn] = None if var else frozenset(p.name for p in params)
         except (TypeError, ValueError):
             _ACCEPTED[fn] = None
-    names = _ACCEPTED[fn]
+    return _ACCEPTED[fn]
+
+
+def _accepted(fn: Callable, attrs: dict[str, Any]) -> dict[str, Any]:
+    """The attributes ``fn`` takes (all of them when it takes ``**kwargs``)."""
+    names = _accepted_names(fn)
     return attrs if names is None else {k: v for k, v in attrs.items() if k in names}
+
+
+def kernel_kwargs(fn: Callable, op: Any) -> dict[str, Any]:
+    """``_accepted(fn, kernel_attrs(op))``, converting only the attributes ``fn`` takes when
+    ``op`` is a graph's op (issue 16: a member has ~10 attributes, its kernel reads 2-4, and
+    converting them all was a tenth of measuring a sub-graph)."""
+    names = _accepted_names(fn)
+    raw = getattr(op, "raw_attrs", None)
+    if names is None or type(raw) is not dict or getattr(op, "_attrs", True) is not None:
+        return _accepted(fn, kernel_attrs(op))  # any kwargs, or converted already: no saving
+    attrs = {}
+    for name in names:
+        if name in raw and not name.startswith("_") and name not in _INTERNAL_ATTRS:
+            value = op.attr(name)
+            if value is not None:
+                attrs[name] = value
+    if "format" in names and "format" not in attrs:
+        descs = op.input_descs
+        if descs:
+            fmt = descs[0].origin_format or descs[0].layout
+            if fmt:
+                attrs["format"] = fmt
+    return attrs
 
 
 class Kernels:
@@ -223,7 +251,7 @@ class Kernels:
             raise Unverifiable(f"no kernel for type {op.type}")
         known = self._attrs.get(id(op))
         if known is None or known[0] is not op:
-            known = self._attrs[id(op)] = (op, _accepted(spec.fn, kernel_attrs(op)))
+            known = self._attrs[id(op)] = (op, kernel_kwargs(spec.fn, op))
         attrs = known[1]
         try:
             with np.errstate(all="ignore"):
