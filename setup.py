@@ -15,12 +15,14 @@ EXTENSIONS = [
     Extension(
         "fusion_switch.compare._kernel",
         sources=["server/fusion_switch/compare/_kernel.c"],
+        depends=["server/fusion_switch/_buffers.h"],
         extra_compile_args=["-O3", "-ffp-contract=off", "-fno-trapping-math"],
         optional=True,
     ),
     Extension(
         "fusion_switch.diagnose._rounding",
         sources=["server/fusion_switch/diagnose/_rounding.c"],
+        depends=["server/fusion_switch/_buffers.h"],
         extra_compile_args=[
             "-O3",
             "-ffp-contract=off",

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../_buffers.h"
+
 #define BLOCK 128 /* numpy's PW_BLOCKSIZE */
 
 /* Hot loops get an AVX2 copy chosen at load time where the CPU has it (x86-64 Linux); the
@@ -322,41 +324,16 @@ static void square_deviation_leaf(void *job, Py_ssize_t start, Py_ssize_t n, dou
 
 /* ------------------------------------------------------------------ Python glue */
 
-typedef struct {
-    Py_buffer view;
-    int held;
-} Vector;
-
 /* A C-contiguous float32 buffer (numpy array) of `n` elements (any length when n < 0). */
 static int get_vector(PyObject *obj, Vector *vec, Py_ssize_t n, int writable)
 {
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj, &vec->view, flags) < 0) return -1;
-    vec->held = 1;
-    const char *format = vec->view.format;
-    if (format[0] == '<' || format[0] == '=' || format[0] == '@') format++;
-    if (vec->view.itemsize != 4 || format[0] != 'f' || format[1] != '\0') {
-        PyErr_SetString(PyExc_TypeError, "expected a C-contiguous float32 vector");
+    if (get_typed(obj, vec, 4, 'f', writable, "expected a C-contiguous float32 vector") < 0)
         return -1;
-    }
     if (n >= 0 && vec->view.len / 4 != n) {
         PyErr_SetString(PyExc_ValueError, "the vectors differ in length");
         return -1;
     }
     return 0;
-}
-
-static void release(Vector *vec, int count)
-{
-    for (int k = 0; k < count; k++)
-        if (vec[k].held) PyBuffer_Release(&vec[k].view);
-}
-
-static int check_count(Py_ssize_t nargs, Py_ssize_t want, const char *name)
-{
-    if (nargs == want) return 0;
-    PyErr_Format(PyExc_TypeError, "%s takes %zd arguments (%zd given)", name, want, nargs);
-    return -1;
 }
 
 /* x and y, two non-empty float32 vectors of one length, into vec[0], vec[1]: that length, or

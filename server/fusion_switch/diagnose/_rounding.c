@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../_buffers.h"
+
 /* An AVX2 copy of the loops, chosen at load time where the CPU has it (x86-64 Linux, GCC). */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(ROUNDING_NO_CLONES)
 #define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
@@ -34,30 +36,10 @@
 #define EXPONENT 0x7FF0000000000000ULL
 #define MAGNITUDE 0x7FFFFFFFFFFFFFFFULL
 
-typedef struct {
-    Py_buffer view;
-    int held;
-} Vector;
-
 /* A C-contiguous float64 buffer (numpy array of any shape). */
 static int get_doubles(PyObject *obj, Vector *vec, int writable)
 {
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj, &vec->view, flags) < 0) return -1;
-    vec->held = 1;
-    const char *format = vec->view.format;
-    if (format[0] == '<' || format[0] == '=' || format[0] == '@') format++;
-    if (vec->view.itemsize != 8 || format[0] != 'd' || format[1] != '\0') {
-        PyErr_SetString(PyExc_TypeError, "expected a C-contiguous float64 array");
-        return -1;
-    }
-    return 0;
-}
-
-static void release(Vector *vec, int count)
-{
-    for (int k = 0; k < count; k++)
-        if (vec[k].held) PyBuffer_Release(&vec[k].view);
+    return get_typed(obj, vec, 8, 'd', writable, "expected a C-contiguous float64 array");
 }
 
 /* Two arrays of doubles, `values` read and `out` written, of the same size. */
@@ -70,13 +52,6 @@ static int get_pair(PyObject *const *args, Vector *vec, int out_writable)
         return -1;
     }
     return 0;
-}
-
-static int check_count(Py_ssize_t nargs, Py_ssize_t want, const char *name)
-{
-    if (nargs == want) return 0;
-    PyErr_Format(PyExc_TypeError, "%s takes %zd arguments (%zd given)", name, want, nargs);
-    return -1;
 }
 
 /* ------------------------------------------------------------------ float32 */
