@@ -485,3 +485,57 @@ def test_the_inputs_discover_found_replay_as_the_finished_outcome(small_case, ou
     assert (source.on_dump_dir, source.off_dump_dir) == (outcome.on_dump_dir, outcome.off_dump_dir)
     early = replay_outcome(source, None, [], workers=2, processes=1)
     assert _json(early) == _json(replay_outcome(outcome, None, [], workers=2))
+
+
+def test_cached_arrays_stay_within_the_byte_budget(outcome, monkeypatch):
+    """Issue 16: real activations are tens of MB as float64, and 24 files' worth of them held
+    1.7 GB at 3.7 GB of dumps; the arrays kept are bounded by bytes as well as by files."""
+    budget = 64 << 10
+    monkeypatch.setattr(evidence, "_CACHE_BYTES", budget)
+    store = EvidenceStore(outcome.on_dumps, outcome.off_dumps)
+    sizes = []
+    for name in [n for n in outcome.on_dumps.op_names if n in store.dirs["on"]][:40]:
+        try:
+            sizes.append(store.tensor("on", name, "output", 0).nbytes)
+        except evidence.MissingEvidence:
+            continue
+        kept = sum(a.nbytes for arrays in store._arrays.values() for a in arrays.values())
+        assert kept <= budget
+        assert kept == store._array_bytes
+    assert sum(sizes) > 4 * budget  # the budget was reached, again and again
+    assert any(store._arrays.values())  # small ones are still kept
+
+
+def test_an_array_larger_than_the_budget_is_read_but_not_kept(outcome, monkeypatch):
+    monkeypatch.setattr(evidence, "_CACHE_BYTES", 8)
+    store = EvidenceStore(outcome.on_dumps, outcome.off_dumps)
+    name = next(n for n in outcome.on_dumps.op_names if n in store.dirs["on"])
+    first = store.tensor("on", name, "output", 0)
+    assert first.nbytes > 8 and store._array_bytes == 0
+    again = store.tensor("on", name, "output", 0)
+    assert again is not first and np.array_equal(again, first)  # read again, the same values
+
+
+def test_the_report_does_not_depend_on_the_cache_budget(outcome, monkeypatch):
+    expected = replay_outcome(outcome, None, [], workers=1)
+    monkeypatch.setattr(evidence, "_CACHE_BYTES", 1)  # nothing kept: every tensor read again
+    again = replay_outcome(outcome, None, [], workers=1)
+    assert [r.to_json() for r in again.results] == [r.to_json() for r in expected.results]
+    assert again.files_read == expected.files_read
+
+
+def test_one_file_s_own_arrays_are_bounded_too(outcome, monkeypatch):
+    store = EvidenceStore(outcome.on_dumps, outcome.off_dumps)
+    for name in (n for n in outcome.on_dumps.op_names if n in store.dirs["on"]):
+        try:
+            pair = store.tensor("on", name, "input", 0), store.tensor("on", name, "output", 0)
+            break
+        except evidence.MissingEvidence:
+            continue
+    budget = max(a.nbytes for a in pair) + min(a.nbytes for a in pair) // 2  # one fits, not both
+    monkeypatch.setattr(evidence, "_CACHE_BYTES", budget)
+    store = EvidenceStore(outcome.on_dumps, outcome.off_dumps)
+    store.tensor("on", name, "input", 0)
+    last = store.tensor("on", name, "output", 0)
+    assert store._arrays == {("on", name): {("output", 0): last}}
+    assert store._array_bytes == last.nbytes <= budget

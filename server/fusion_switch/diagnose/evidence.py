@@ -25,6 +25,10 @@ from ..readers.layout import LayoutError, to_host
 # dumps (headers + float64 arrays) kept: a sub-graph needs a dozen at most, and sub-graphs share
 # almost no file. 96 held ~12 MB more on the 5,000-op case for 1% fewer reads (issue 16).
 _CACHE_FILES = 24
+# and the float64 arrays kept, in bytes: real activations are tens of MB each as float64, and
+# 24 files' worth of them held 1.7 GB at 3.7 GB of dumps (issue 16). An array larger than this
+# is read, used and not kept; the generated 5,000-op case holds 2.8 MB at most.
+_CACHE_BYTES = 32 << 20
 
 
 class MissingEvidence(Exception):
@@ -83,6 +87,7 @@ class EvidenceStore:
         self._files: OrderedDict[tuple[str, str], DumpFile | MissingEvidence] = OrderedDict()
         # arrays by file, so that evicting a file drops its arrays without a scan of them all
         self._arrays: dict[tuple[str, str], dict[tuple[str, int], np.ndarray]] = {}
+        self._array_bytes = 0  # of the arrays in _arrays
         self.files_read: set[Path] = set()
         self.unreadable: dict[str, str] = {}  # path -> reason, for the run's verdict
 
@@ -109,7 +114,7 @@ class EvidenceStore:
             self._files[key] = cached
             if len(self._files) > _CACHE_FILES:
                 old_key, _ = self._files.popitem(last=False)
-                self._arrays.pop(old_key, None)
+                self._drop_arrays(old_key)
         else:
             self._files.move_to_end(key)
         if isinstance(cached, MissingEvidence):
@@ -138,8 +143,33 @@ class EvidenceStore:
             if missing.unreadable:
                 self.unreadable[str(missing.path)] = missing.reason
             raise
-        self._arrays.setdefault((side, op_name), {})[(kind, index)] = values
+        self._keep((side, op_name), (kind, index), values)
         return values
+
+    def _keep(self, key: tuple[str, str], slot: tuple[str, int], values: np.ndarray) -> None:
+        """Cache ``values``; then drop the arrays of the least recently read other files, and
+        at last this file's other arrays, until the cached arrays fit in :data:`_CACHE_BYTES`
+        (the headers stay)."""
+        size = values.nbytes
+        if size > _CACHE_BYTES:
+            return
+        self._arrays.setdefault(key, {})[slot] = values
+        self._array_bytes += size
+        if self._array_bytes <= _CACHE_BYTES:
+            return
+        for old_key in list(self._files):  # least recently read first
+            if old_key != key:
+                self._drop_arrays(old_key)
+                if self._array_bytes <= _CACHE_BYTES:
+                    return
+        self._drop_arrays(key)
+        self._arrays[key] = {slot: values}
+        self._array_bytes = size
+
+    def _drop_arrays(self, key: tuple[str, str]) -> None:
+        dropped = self._arrays.pop(key, None)
+        if dropped:
+            self._array_bytes -= sum(array.nbytes for array in dropped.values())
 
     def dtype_code(self, side: str, op_name: str, kind: str, index: int) -> int | None:
         try:
