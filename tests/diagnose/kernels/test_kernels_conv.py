@@ -277,3 +277,45 @@ def test_the_blas_count_is_restored_when_a_kernel_raises():
         assert getter() == 2
     finally:
         setter(before)
+
+
+@pytest.mark.parametrize(
+    ("c", "o", "groups", "k", "strides", "pads", "dilations", "limit"),
+    [
+        (3, 5, 1, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # one output row at a time
+        (6, 9, 3, (2, 3), (2, 1), (0, 1, 2, 0), (1, 2), 2_000),
+        (17, 17, 17, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 5_000),
+        (4, 6, 2, (3, 2), (1, 3), (2, 2, 0, 1), (2, 1), 3_000),
+    ],
+)
+def test_a_large_im2col_is_built_a_block_of_rows_at_a_time_with_the_same_values(
+    monkeypatch, c, o, groups, k, strides, pads, dilations, limit
+):
+    """Issue 16: a real network's activation made an im2col matrix of C*kh*kw*N*OH*OW float64
+    at once (1.85 GB for 3x3, 64 channels, 112x112, batch 32); above IM2COL_BYTES it is built
+    for some output rows at a time, each block within the limit. The values are the same to
+    float64's rounding: BLAS sums a product of another width in another order (a last-bit
+    difference, 1e-16 relative, where the replay's tolerances start at 1e-5)."""
+    from fusion_switch.diagnose.kernels import conv
+
+    rng = np.random.default_rng(c * 7 + o)
+    x = rng.standard_normal((2, c, 11, 9))
+    w = rng.standard_normal((o, c // groups, *k))
+    p = dict(strides=strides, pads=pads, dilations=dilations, groups=groups)
+    whole = conv.conv2d_nchw(x, w, **p)
+    blocks = []
+    product = conv._im2col_product
+
+    def recorded(win, wg, groups_, cg):
+        n, channels, rows, ow, kh, kw = win.shape
+        blocks.append((rows, channels * kh * kw * n * rows * ow * 8))
+        return product(win, wg, groups_, cg)
+
+    monkeypatch.setattr(conv, "IM2COL_BYTES", limit)
+    monkeypatch.setattr(conv, "_im2col_product", recorded)
+    cut = conv.conv2d_nchw(x, w, **p)
+    assert len(blocks) > 1
+    assert all(size <= limit or rows == 1 for rows, size in blocks)
+    assert sum(rows for rows, _ in blocks) == whole.shape[2]
+    assert cut.shape == whole.shape
+    np.testing.assert_allclose(cut, whole, rtol=1e-13, atol=1e-13)
