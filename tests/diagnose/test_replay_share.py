@@ -147,6 +147,7 @@ def test_a_child_that_dies_does_not_leave_the_parent_waiting(damaged, monkeypatc
 def test_nothing_is_handed_over_when_the_rest_is_too_small(damaged, monkeypatch):
     measured: list[str] = []
     monkeypatch.setattr(replay, "MIN_HANDED", 10**6)
+    monkeypatch.setattr(replay, "MIN_HANDED_ELEMENTS", 10**12)
     real = replay_background.measure_handed
     monkeypatch.setattr(
         replay_background,
@@ -179,3 +180,49 @@ def test_an_interrupt_while_the_parent_measures_leaves_no_process(damaged, monke
     finally:
         background.close()
     assert _children() <= before
+
+
+@pytest.fixture(scope="module")
+def few(tmp_path_factory):
+    """Fewer fused ops than a process pool is worth (``replay._MIN_PARALLEL_OPS``): a real
+    network's graph has tens of them, each reading activations of tens of MB."""
+    root = tmp_path_factory.mktemp("few")
+    case = generate_case(root / "case", n_ops=70, faults=["wrong_epsilon"], graph_text=False)
+    request = CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, root / "o")
+    return run_compare(request)
+
+
+def test_fewer_sub_graphs_than_a_pool_is_worth_are_shared_too(few, monkeypatch):
+    """Issue 16: below _MIN_PARALLEL_OPS the child measured everything alone, and the waiting
+    parent idled with its core (3.3 s of a 5.2 s run on 3.9 GB of real-sized dumps)."""
+    alone = replay_outcome(few, None, [], workers=2)
+    assert 2 <= len(alone.results) < replay._MIN_PARALLEL_OPS
+    measured: list[str] = []
+    shared = _shared(few, monkeypatch, measured)
+    assert measured  # the parent measured a part
+    assert _json(shared) == _json(alone)
+    assert shared.files_read == alone.files_read
+    assert shared.noise.samples == alone.noise.samples
+
+
+def test_heavy_sub_graphs_are_handed_over_below_min_handed(damaged, monkeypatch):
+    """A few sub-graphs whose outputs hold many values are worth a round trip; the count alone
+    (MIN_HANDED, tuned on small tensors) kept them in the child."""
+    alone = replay_outcome(damaged, None, [], workers=2)
+    monkeypatch.setattr(replay, "MIN_HANDED", 10**6)
+    monkeypatch.setattr(replay, "MIN_HANDED_ELEMENTS", 1)
+    real = replay_background.measure_handed
+    measured: list[str] = []
+    monkeypatch.setattr(
+        replay_background,
+        "measure_handed",
+        lambda subs, off_ops, store: measured.extend(subs) or real(subs, off_ops, store),
+    )
+    background = BackgroundReplay(damaged, None, workers=2, processes=1, share=True).start()
+    try:
+        report = background.result([])
+    finally:
+        background.close()
+    assert measured
+    assert _json(report) == _json(alone)
+    assert list(report.unreadable.items()) == list(alone.unreadable.items())

@@ -32,7 +32,7 @@ import numpy as np
 
 from .evidence import EvidenceStore, MissingEvidence
 from .noise import NoiseFloor, coarser, floor_of, round_to, score
-from .replay_share import MIN_HANDED, ChildShare
+from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
 from .subgraph import (
     CONSTANT_TYPES,
     NO_TASK_TYPES,
@@ -535,16 +535,17 @@ def _measure_parts(
 ) -> list[dict]:
     global _JOB
     chunks = _chunks(subs, max(1, workers))
+    few = len(subs) < _MIN_PARALLEL_OPS  # no pool; but a waiting parent may still share them
     if (
         len(chunks) < 2
         or store_factory is None
-        or len(subs) < _MIN_PARALLEL_OPS
+        or (few and share is None)
         or "fork" not in multiprocessing.get_all_start_methods()
     ):
         return [{**_measure(replayer, subs), "files_read": set(), "unreadable": {}}]  # counted here
     _JOB = (chunks, replayer.off, replayer.kernels.lookup, store_factory)
     pool_size = min(len(chunks), processes or len(chunks)) - 1
-    if pool_size < 1:
+    if pool_size < 1 or few:
         try:  # one chunk after the other, each with its own store, as the workers would
             return _measure_serially(chunks, share)
         finally:
@@ -634,9 +635,11 @@ def _measure_serially(chunks: list[list[Subgraph]], share: ChildShare | None) ->
             if share is not None and share.asked():
                 left = keep - position if last else len(subs) - position + _sizes(chunks, index)
                 take = min(left // 2, keep - position if last else keep)
-                if take >= MIN_HANDED and share.give(
-                    *handed_over(chunks[-1][keep - take : keep], off)
-                ):
+                given = chunks[-1][keep - take : keep]
+                worth = take >= MIN_HANDED or (
+                    take > 0 and _output_values(given) >= MIN_HANDED_ELEMENTS
+                )
+                if worth and share.give(*handed_over(given, off)):
                     keep -= take
                     handed = chunks[-1][keep:]
                 else:
@@ -664,6 +667,17 @@ def _measure_serially(chunks: list[list[Subgraph]], share: ChildShare | None) ->
     if share is not None:
         share.decline()
     return parts
+
+
+def _output_values(subs: list[Subgraph]) -> int:
+    """Values the fused outputs of ``subs`` hold, by their descs: how heavy measuring them is."""
+    total = 0
+    for sub in subs:
+        for desc in sub.fused.output_descs:
+            shape = getattr(desc, "shape", ()) or ()
+            if shape and all(isinstance(d, int) and d > 0 for d in shape):
+                total += math.prod(shape)
+    return total
 
 
 def _sizes(chunks: list[list[Subgraph]], index: int) -> int:

@@ -26,6 +26,9 @@ from typing import Any
 
 HELP, WORK, NONE, DONE, FAILED = "help", "work", "none", "done", "failed"
 MIN_HANDED = 16  # fewer sub-graphs left: a round trip costs more than it saves
+# ... unless their fused outputs hold this many values: a real network's activations, where
+# one sub-graph takes tens of ms and a round trip ~1 ms (issue 16)
+MIN_HANDED_ELEMENTS = 1 << 21
 
 
 class ShareChannel:
