@@ -279,6 +279,14 @@ def main() -> int:
     parser.add_argument("--skip-msaccucmp", action="store_true")
     parser.add_argument("--case", default=None, help="reuse a case kept with --keep (its case/)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each, medians (3)")
+    parser.add_argument(
+        "--spatial",
+        type=int,
+        default=SPATIAL,
+        help=f"feature maps SxS ({SPATIAL}: ~80 KB of dumps per op; 224 with --channels 64: "
+        "activations of a real network's size, dump files of ~38 MB)",
+    )
+    parser.add_argument("--channels", type=int, default=16, help="channels per layer (16)")
     args = parser.parse_args()
     repeat = max(1, args.repeat)
 
@@ -299,7 +307,8 @@ def main() -> int:
                 root / "case",
                 n_ops=args.ops,
                 faults=[args.fault],
-                spatial=SPATIAL,
+                spatial=args.spatial,
+                channels=args.channels,
                 graph_text=False,
             )
             origin = f"generated in {time.perf_counter() - t0:.1f} s in {root}"
