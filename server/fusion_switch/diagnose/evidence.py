@@ -27,7 +27,7 @@ from ..readers.layout import LayoutError, to_host
 _CACHE_FILES = 24
 # and the float64 arrays kept, in bytes: real activations are tens of MB each as float64, and
 # 24 files' worth of them held 1.7 GB at 3.7 GB of dumps (issue 16). An array larger than this
-# is read, used and not kept; the generated 5,000-op case holds 2.8 MB at most.
+# is kept alone until the next one is read; the generated 5,000-op case holds 2.8 MB at most.
 _CACHE_BYTES = 32 << 20
 
 
@@ -149,9 +149,14 @@ class EvidenceStore:
     def _keep(self, key: tuple[str, str], slot: tuple[str, int], values: np.ndarray) -> None:
         """Cache ``values``; then drop the arrays of the least recently read other files, and
         at last this file's other arrays, until the cached arrays fit in :data:`_CACHE_BYTES`
-        (the headers stay)."""
+        (the headers stay). An array larger than that is kept alone, until the next one is
+        read: the localisation scores every variant against the same fused output."""
         size = values.nbytes
         if size > _CACHE_BYTES:
+            for old_key in list(self._arrays):
+                self._drop_arrays(old_key)
+            self._arrays[key] = {slot: values}
+            self._array_bytes = size
             return
         self._arrays.setdefault(key, {})[slot] = values
         self._array_bytes += size
