@@ -484,10 +484,13 @@ def replay_run(
             subs.append((order, op, error.reason))
     replayable = [sub for _, _, sub in subs if not isinstance(sub, str)]
     noise = _noise_of(replayer, replayable)
+    # unreadable dumps in the order a one-store run finds them, however the measuring is split
+    # (summary.json names the first): the noise floor's, the measuring's, the localisation's
+    found_by_noise = dict(store.unreadable)
     parts = _measure_parts(replayer, replayable, workers, store_factory, processes, share)
     measured: dict[str, tuple] = {}
     files_read: set[str] = set()  # by any store; this one's are added once all is measured
-    unreadable: dict = {}
+    unreadable: dict = dict(found_by_noise)
     for part in parts:
         measured.update(part["measured"])
         files_read |= part["files_read"]
@@ -516,9 +519,14 @@ def replay_run(
         noise,
         seconds=time.perf_counter() - started,
         files_read=len(files_read | {str(path) for path in store.files_read}),
-        unreadable={**unreadable, **store.unreadable},
+        unreadable={**unreadable, **_found_since(store.unreadable, found_by_noise)},
         kernels_available=kernels.available,
     )
+
+
+def _found_since(unreadable: dict, before: dict) -> dict:
+    """The entries of ``unreadable`` added or changed since it was ``before``."""
+    return {path: why for path, why in unreadable.items() if before.get(path) != why}
 
 
 _MIN_PARALLEL_OPS = 64  # fewer fused ops: a process pool costs more than it saves
