@@ -167,15 +167,21 @@ def _registry() -> tuple[Callable[[str], Any] | None, type[Exception]]:
 
 def kernel_attrs(op: Any) -> dict[str, Any]:
     """The op's attributes as a kernel reads them, plus ``format`` (its input's layout)."""
-    attrs = {
-        k: v
-        for k, v in (op.attrs or {}).items()
-        if not k.startswith("_") and k not in _INTERNAL_ATTRS and v is not None
-    }
+    attrs = {k: v for k, v in (op.attrs or {}).items() if _for_kernels(k) and v is not None}
+    return _with_format(op, attrs)
+
+
+def _for_kernels(name: str) -> bool:
+    """An attribute a kernel may get: not an internal (``_``-prefixed or fusion) one."""
+    return not name.startswith("_") and name not in _INTERNAL_ATTRS
+
+
+def _with_format(op: Any, attrs: dict[str, Any]) -> dict[str, Any]:
+    """``attrs`` with ``format`` (the layout of the op's first input) unless it has one."""
     descs = op.input_descs
-    if descs:
+    if descs and "format" not in attrs:
         fmt = descs[0].origin_format or descs[0].layout
-        if fmt and "format" not in attrs:
+        if fmt:
             attrs["format"] = fmt
     return attrs
 
@@ -211,17 +217,11 @@ def kernel_kwargs(fn: Callable, op: Any) -> dict[str, Any]:
         return _accepted(fn, kernel_attrs(op))  # any kwargs, or converted already: no saving
     attrs = {}
     for name in names:
-        if name in raw and not name.startswith("_") and name not in _INTERNAL_ATTRS:
+        if name in raw and _for_kernels(name):
             value = op.attr(name)
             if value is not None:
                 attrs[name] = value
-    if "format" in names and "format" not in attrs:
-        descs = op.input_descs
-        if descs:
-            fmt = descs[0].origin_format or descs[0].layout
-            if fmt:
-                attrs["format"] = fmt
-    return attrs
+    return _with_format(op, attrs) if "format" in names else attrs
 
 
 class Kernels:
