@@ -152,22 +152,18 @@ class EvidenceStore:
         (the headers stay). An array larger than that is kept alone, until the next one is
         read: the localisation scores every variant against the same fused output."""
         size = values.nbytes
-        if size > _CACHE_BYTES:
-            for old_key in list(self._arrays):
-                self._drop_arrays(old_key)
-            self._arrays[key] = {slot: values}
-            self._array_bytes = size
-            return
-        self._arrays.setdefault(key, {})[slot] = values
-        self._array_bytes += size
-        if self._array_bytes <= _CACHE_BYTES:
-            return
-        for old_key in list(self._files):  # least recently read first
-            if old_key != key:
-                self._drop_arrays(old_key)
-                if self._array_bytes <= _CACHE_BYTES:
-                    return
-        self._drop_arrays(key)
+        if size <= _CACHE_BYTES:
+            self._arrays.setdefault(key, {})[slot] = values
+            self._array_bytes += size
+            if self._array_bytes <= _CACHE_BYTES:
+                return
+            for old_key in list(self._files):  # least recently read first
+                if old_key != key:
+                    self._drop_arrays(old_key)
+                    if self._array_bytes <= _CACHE_BYTES:
+                        return
+        # over the budget alone, or with this file's other arrays: kept alone
+        self._arrays.clear()
         self._arrays[key] = {slot: values}
         self._array_bytes = size
 
