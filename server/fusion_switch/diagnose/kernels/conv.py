@@ -118,7 +118,7 @@ def conv2d_nchw(
     # output rows at once would take C*kh*kw*N*OH*OW float64 (1.85 GB for a 3x3 convolution
     # of 64 channels at 112x112 and batch 32), so it is built for a block of rows at a time
     # (BLAS then sums some products in another order: the same values to float64's last bit)
-    out = np.empty((o, n, oh, ow))
+    out = np.empty((o, n, oh, ow), dtype=np.result_type(x, w))  # what the product gives
     for top in range(0, oh, rows):
         block = win[:, :, top : top + rows]
         out[:, :, top : top + rows] = _im2col_product(block, wg, groups, cg).reshape(
