@@ -22,12 +22,17 @@ from fusion_switch.synth.generator import generate_case
 def damaged(tmp_path_factory):
     """A case whose fusion-off dumps are damaged here and there (truncated files), so that
     the replay meets unreadable evidence in both halves of its last chunk."""
-    root = tmp_path_factory.mktemp("share")
-    case = generate_case(root / "case", n_ops=250, faults=["wrong_epsilon"], graph_text=False)
-    dumps = sorted(p for p in case.off_dump.rglob("*") if p.is_file())
-    for path in dumps[5::17]:
-        data = path.read_bytes()
-        path.write_bytes(data[: max(9, len(data) // 3)])
+    return _compared(tmp_path_factory.mktemp("share"), n_ops=250, damaged=True)
+
+
+def _compared(root, n_ops: int, damaged: bool):
+    """A generated case compared; ``damaged``: some fusion-off dumps truncated first."""
+    case = generate_case(root / "case", n_ops=n_ops, faults=["wrong_epsilon"], graph_text=False)
+    if damaged:
+        dumps = sorted(p for p in case.off_dump.rglob("*") if p.is_file())
+        for path in dumps[5::17]:
+            data = path.read_bytes()
+            path.write_bytes(data[: max(9, len(data) // 3)])
     request = CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, root / "o")
     return run_compare(request)
 
@@ -40,9 +45,10 @@ def _children() -> set[int]:
     return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
-def _shared(outcome, monkeypatch, measured: list, workers: int = 2) -> object:
-    """The replay in a child (chunks one after the other) that is asked for help at once."""
-    monkeypatch.setattr(replay, "MIN_HANDED", 1)
+def _shared(outcome, monkeypatch, measured: list, workers: int = 2, min_handed: int = 1) -> object:
+    """The replay in a child (chunks one after the other) that is asked for help at once;
+    ``measured``: the names of the sub-graphs this process measured."""
+    monkeypatch.setattr(replay, "MIN_HANDED", min_handed)
     real = replay_background.measure_handed
 
     def counting(subs, off_ops, store):
@@ -146,19 +152,8 @@ def test_a_child_that_dies_does_not_leave_the_parent_waiting(damaged, monkeypatc
 
 def test_nothing_is_handed_over_when_the_rest_is_too_small(damaged, monkeypatch):
     measured: list[str] = []
-    monkeypatch.setattr(replay, "MIN_HANDED", 10**6)
     monkeypatch.setattr(replay, "MIN_HANDED_ELEMENTS", 10**12)
-    real = replay_background.measure_handed
-    monkeypatch.setattr(
-        replay_background,
-        "measure_handed",
-        lambda subs, off_ops, store: measured.extend(subs) or real(subs, off_ops, store),
-    )
-    background = BackgroundReplay(damaged, None, workers=2, processes=1, share=True).start()
-    try:
-        report = background.result([])
-    finally:
-        background.close()
+    report = _shared(damaged, monkeypatch, measured, min_handed=10**6)
     assert measured == []
     assert _json(report) == _json(replay_outcome(damaged, None, [], workers=2))
 
@@ -186,10 +181,7 @@ def test_an_interrupt_while_the_parent_measures_leaves_no_process(damaged, monke
 def few(tmp_path_factory):
     """Fewer fused ops than a process pool is worth (``replay._MIN_PARALLEL_OPS``): a real
     network's graph has tens of them, each reading activations of tens of MB."""
-    root = tmp_path_factory.mktemp("few")
-    case = generate_case(root / "case", n_ops=70, faults=["wrong_epsilon"], graph_text=False)
-    request = CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, root / "o")
-    return run_compare(request)
+    return _compared(tmp_path_factory.mktemp("few"), n_ops=70, damaged=False)
 
 
 def test_fewer_sub_graphs_than_a_pool_is_worth_are_shared_too(few, monkeypatch):
@@ -209,20 +201,9 @@ def test_heavy_sub_graphs_are_handed_over_below_min_handed(damaged, monkeypatch)
     """A few sub-graphs whose outputs hold many values are worth a round trip; the count alone
     (MIN_HANDED, tuned on small tensors) kept them in the child."""
     alone = replay_outcome(damaged, None, [], workers=2)
-    monkeypatch.setattr(replay, "MIN_HANDED", 10**6)
     monkeypatch.setattr(replay, "MIN_HANDED_ELEMENTS", 1)
-    real = replay_background.measure_handed
     measured: list[str] = []
-    monkeypatch.setattr(
-        replay_background,
-        "measure_handed",
-        lambda subs, off_ops, store: measured.extend(subs) or real(subs, off_ops, store),
-    )
-    background = BackgroundReplay(damaged, None, workers=2, processes=1, share=True).start()
-    try:
-        report = background.result([])
-    finally:
-        background.close()
+    report = _shared(damaged, monkeypatch, measured, min_handed=10**6)
     assert measured
     assert _json(report) == _json(alone)
     assert list(report.unreadable.items()) == list(alone.unreadable.items())
@@ -231,14 +212,7 @@ def test_heavy_sub_graphs_are_handed_over_below_min_handed(damaged, monkeypatch)
 @pytest.fixture(scope="module")
 def few_damaged(tmp_path_factory):
     """Few fused ops, some of whose fusion-off dumps are truncated."""
-    root = tmp_path_factory.mktemp("few_damaged")
-    case = generate_case(root / "case", n_ops=70, faults=["wrong_epsilon"], graph_text=False)
-    dumps = sorted(p for p in case.off_dump.rglob("*") if p.is_file())
-    for path in dumps[5::17]:
-        data = path.read_bytes()
-        path.write_bytes(data[: max(9, len(data) // 3)])
-    request = CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, root / "o")
-    return run_compare(request)
+    return _compared(tmp_path_factory.mktemp("few_damaged"), n_ops=70, damaged=True)
 
 
 @pytest.mark.parametrize("fixture", ["few_damaged", "damaged"])
