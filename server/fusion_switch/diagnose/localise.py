@@ -172,7 +172,9 @@ def _try(replayer: Any, sub: Any, planned: tuple, target: Any, change, attr) -> 
             return change(inputs, outputs) if member is target else None
 
     try:
-        values = replayer.evaluate(sub, plan, variant, reuse=(base_values, target))
+        values = replayer.evaluate(
+            sub, plan, variant, reuse=(base_values, target), outputs_only=True
+        )
         worst = 0.0
         for k, origin in sub.outputs:
             real = replayer.real_output(sub, k)

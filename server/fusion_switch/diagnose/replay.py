@@ -352,12 +352,20 @@ class Replayer:
         plan: dict[str, list],
         variant: Variant | None = None,
         reuse: tuple[dict[str, np.ndarray], Any] | None = None,
+        *,
+        outputs_only: bool = False,
     ) -> dict[str, np.ndarray]:
         """Values of every member output. ``reuse`` = (values of a previous evaluation, member):
-        members before that one are taken from it (a variant changes only what follows)."""
+        members before that one are taken from it (a variant changes only what follows).
+
+        ``outputs_only``: each value is let go once the last member reading it has run, unless
+        a fused output stands for it; the result then holds only those. On activations of a
+        real network's size (tens of MB each in float64) this keeps one or two members' outputs
+        alive instead of all of them. A localisation's unchanged replay needs them all."""
         values: dict[str, np.ndarray] = {}
+        kept, let_go = _lifetimes(sub, plan) if outputs_only else (None, None)
         skipping = reuse is not None
-        for member in sub.members:
+        for position, member in enumerate(sub.members):
             if skipping and member is reuse[1]:
                 skipping = False
             if skipping:
@@ -369,8 +377,15 @@ class Replayer:
                 changed = variant(member, inputs, outs)
                 if changed is not None:
                     outs = changed
-            for j, out in enumerate(outs):
-                values[f"{member.name}:{j}"] = round_to(out, out_dtype(member, j))
+            del inputs
+            if let_go is not None:  # before rounding: at most one more value alive
+                for key in let_go[position]:
+                    values.pop(key, None)
+            for j in range(len(outs)):
+                key = f"{member.name}:{j}"
+                if kept is None or key in kept:
+                    values[key] = round_to(outs[j], out_dtype(member, j))
+            del outs
         return values
 
     def real_output(self, sub: Subgraph, index: int) -> np.ndarray:
@@ -413,6 +428,22 @@ class Replayer:
         return results
 
 
+def _lifetimes(sub: Subgraph, plan: dict[str, list]) -> tuple[set[str], list[list[str]]]:
+    """The values of ``sub`` worth keeping (a later member reads them or a fused output stands
+    for them) and, by member position, those its last reader is done with."""
+    last: dict[str, int] = {}
+    for position, member in enumerate(sub.members):
+        for kind, ref in plan[member.name]:
+            if kind == "inside":
+                last[ref] = position
+    let_go: list[list[str]] = [[] for _ in sub.members]
+    outputs = {origin for _, origin in sub.outputs}
+    for ref, position in last.items():
+        if ref not in outputs:
+            let_go[position].append(ref)
+    return outputs | last.keys(), let_go
+
+
 def _num(value: float | None) -> float | None:
     if value is None or math.isnan(value):
         return None
@@ -430,23 +461,32 @@ def measure_noise(replayer: Replayer, members: list[Any], noise: NoiseFloor) -> 
     for member in members:
         if counts.get(member.type, 0) >= _NOISE_SAMPLES_PER_TYPE:
             continue
-        store = replayer.store
-        if not store.has("off", member.name):
+        if not replayer.store.has("off", member.name):
             continue
         try:
-            inputs: list[np.ndarray | None] = [
-                store.tensor("off", member.name, "input", i) for i in range(len(member.data_inputs))
-            ]
-            outs = replayer.kernels.run(member, inputs)
-            for j, out in enumerate(outs[:1]):
-                dtype = out_dtype(member, j)
-                real = store.tensor("off", member.name, "output", j)
-                replay = round_to(out, dtype)
-                if real.size == replay.size:
-                    noise.add(member.type, dtype, score(real, replay, dtype))
+            _noise_sample(replayer, member, noise)
             counts[member.type] = counts.get(member.type, 0) + 1
         except (Unverifiable, MissingEvidence):
             continue
+
+
+def _noise_sample(replayer: Replayer, member: Any, noise: NoiseFloor) -> None:
+    """One op's noise sample (its arrays are let go on return, and its inputs and unrounded
+    output before its dumped output is read: on real activations each is tens of MB)."""
+    store = replayer.store
+    inputs: list[np.ndarray | None] = [
+        store.tensor("off", member.name, "input", i) for i in range(len(member.data_inputs))
+    ]
+    outs = replayer.kernels.run(member, inputs)
+    del inputs
+    if not outs:
+        return
+    dtype = out_dtype(member, 0)
+    replay = round_to(outs[0], dtype)
+    del outs
+    real = store.tensor("off", member.name, "output", 0)
+    if real.size == replay.size:
+        noise.add(member.type, dtype, score(real, replay, dtype))
 
 
 def replay_run(
@@ -607,7 +647,7 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
     """The scores of one sub-graph: ("ok", outputs, evidence) or ("unverified", why, missing)."""
     try:
         plan, evidence = replayer.gather(sub)
-        values = replayer.evaluate(sub, plan)
+        values = replayer.evaluate(sub, plan, outputs_only=True)
         outputs = replayer.compare(sub, values, with_observed=True)
         return ("ok", outputs, evidence)
     except Unverifiable as error:

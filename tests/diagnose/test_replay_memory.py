@@ -1,0 +1,144 @@
+"""The replay's memory on large activations: a sub-graph's measuring keeps a member's output
+only while a later member reads it or a fused output stands for it (issue 16)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from fusion_switch.diagnose.evidence import MissingEvidence
+from fusion_switch.diagnose.localise import localise
+from fusion_switch.diagnose.replay import Kernels, Replayer, measure_one
+from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph
+from fusion_switch.readers.graph import graph_from_dict
+
+CHAIN = 6
+SHAPE = (1000, 1000)  # 8 MB per value in float64
+MB = 8e6
+
+
+def _graph(ops):
+    return graph_from_dict({"graph": [{"name": "g", "op": ops}], "name": "g"})
+
+
+def _desc(origin=""):
+    attrs = []
+    if origin:
+        attrs = [
+            {"key": "_datadump_origin_name", "value": {"s": origin}},
+            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+        ]
+    return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(SHAPE)}, "attr": attrs}
+
+
+def _chain(outputs, types=None):
+    """x -> r1 -> ... -> r6 (Relu, Abs alternating unless ``types``), fused into one op whose
+    outputs stand for ``outputs``; pass_name G and, with ``types``, pass_name_ub U."""
+    ops = [{"name": "x", "type": "Data", "output_desc": [_desc()]}]
+    for i in range(1, CHAIN + 1):
+        kind = types[i - 1] if types else ("Relu" if i % 2 else "Abs")
+        ops.append({"name": f"r{i}", "type": kind, "input": [ops[-1]["name"] + ":0"]})
+        ops[-1]["output_desc"] = [_desc()]
+    names = [f"r{i}" for i in range(1, CHAIN + 1)]
+    fused = {
+        "name": "fused",
+        "type": "Fused",
+        "input": ["x:0"],
+        "attr": [
+            {"key": "_datadump_original_op_names", "value": {"list": {"s": names}}},
+            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
+            *([{"key": "pass_name_ub", "value": {"s": "U"}}] if types else []),
+        ],
+        "output_desc": [_desc(o) for o in outputs],
+    }
+    on = GraphIndex.of(_graph([ops[0], fused]))
+    off = GraphIndex.of(_graph(ops))
+    return build_subgraph(on.ops["fused"], on, off), off
+
+
+class _Store:
+    def __init__(self, tensors):
+        self.tensors, self.files_read, self.unreadable = tensors, set(), {}
+
+    def tensor(self, side, op, kind, index):
+        try:
+            return self.tensors[(side, op, kind, index)]
+        except KeyError:
+            raise MissingEvidence(f"no fusion-{side} dump of {op}") from None
+
+
+def _replayer(outputs, types=None):
+    sub, off = _chain(outputs, types)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(SHAPE).astype(np.float32).astype(np.float64)
+    tensors = {("on", "fused", "input", 0): x}
+    for k in range(len(outputs)):
+        tensors[("on", "fused", "output", k)] = np.abs(x) * (1.0 + 1e-3 * k)
+    return Replayer(_Store(tensors), off, Kernels()), sub
+
+
+def _peak(call):
+    """The traced bytes ``call`` allocates at its peak, above what was allocated before."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("outputs", [["r6"], ["r3", "r6"]])
+def test_measuring_keeps_only_the_values_still_read_and_the_fused_outputs(outputs):
+    replayer, sub = _replayer(outputs)
+    plan, _ = replayer.gather(sub)
+    kept = replayer.evaluate(sub, plan, outputs_only=True)
+    assert sorted(kept) == [f"{o}:0" for o in outputs]
+    every = replayer.evaluate(sub, plan)
+    assert sorted(every) == [f"r{i}:0" for i in range(1, CHAIN + 1)]
+    for key, value in kept.items():
+        assert np.array_equal(value, every[key])
+
+
+@pytest.mark.parametrize("outputs", [["r6"], ["r3", "r6"]])
+def test_measuring_a_chain_holds_a_few_values_at_once_not_every_member_output(outputs):
+    replayer, sub = _replayer(outputs)
+    measured, peak = _peak(lambda: measure_one(replayer, sub))
+    assert measured[0] == "ok", measured
+    assert [o.score for o in measured[1]] == [
+        o.score for o in replayer.compare(sub, _every(replayer, sub), with_observed=True)
+    ]
+    # a member's input, its kernel output and the rounded copy, plus the outputs kept for the
+    # fused op; keeping every member's output would take CHAIN + 2 values (64 MB)
+    assert peak < (3 + len(outputs)) * MB + 2e6, f"{peak / 1e6:.0f} MB at the peak"
+
+
+def _every(replayer, sub):
+    plan, _ = replayer.gather(sub)
+    return replayer.evaluate(sub, plan)
+
+
+class _Flagged:
+    def __init__(self) -> None:
+        self.rules, self.tolerance, self.score = ["G", "U"], 1.0, 5.0
+
+
+def test_localisation_is_the_same_whether_variants_keep_every_value_or_only_the_outputs(
+    monkeypatch,
+):
+    """The localisation's unchanged replay keeps every member's output (its variants start
+    from them); the variants themselves keep only the outputs, and decide the same."""
+    types = ["Abs"] * (CHAIN - 1) + ["Relu"]  # Relu is a UB tail: two owners, variants run
+    replayer, sub = _replayer(["r6"], types)
+    found = localise(replayer, sub, _Flagged())
+    assert found["method"] == "replay variants", found
+
+    evaluate = Replayer.evaluate
+
+    def keeping_all(self, *args, outputs_only=False, **kwargs):
+        return evaluate(self, *args, **kwargs)
+
+    monkeypatch.setattr(Replayer, "evaluate", keeping_all)
+    assert localise(*_replayer(["r6"], types), _Flagged()) == found
+
