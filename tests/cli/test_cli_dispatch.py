@@ -88,3 +88,41 @@ def test_sigterm_raised_as_an_interrupt_keeps_its_status(capsys):
 
     assert cli._interruptible(run) == 143
     assert "interrupted" in capsys.readouterr().err
+
+
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+@pytest.mark.parametrize("name", ["compare", "demo"])
+def test_comparing_commands_load_blas_with_one_thread(name, monkeypatch):
+    """compare runs one process per core (and the replay beside it): BLAS's own threads
+    spin on the cores those processes need (issue 16: 35 ms of CPU for numpy's import alone,
+    ~7% of a 5,000-op comparison with the replay). Set before numpy is imported."""
+    for variable in BLAS_THREADS:
+        monkeypatch.delenv(variable, raising=False)
+    assert _run(main, [name, "--no-such-option-here"])[0] == 2
+    import os
+
+    assert {v: os.environ.get(v) for v in BLAS_THREADS} == dict.fromkeys(BLAS_THREADS, "1")
+
+
+def test_a_blas_thread_count_the_user_set_is_kept(monkeypatch):
+    import os
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    _run(main, ["compare", "--no-such-option-here"])
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "8"
+    assert os.environ["MKL_NUM_THREADS"] == "1"
+
+
+@pytest.mark.parametrize("name", ["bisect", "check", "serve", "wire"])
+def test_other_commands_leave_the_blas_threads_alone(name, monkeypatch):
+    """bisect runs the user's own job, which inherits our environment: it must get the
+    user's, not ours."""
+    import os
+
+    for variable in BLAS_THREADS:
+        monkeypatch.delenv(variable, raising=False)
+    _run(main, [name, "--no-such-option-here"])
+    assert not [v for v in BLAS_THREADS if v in os.environ]

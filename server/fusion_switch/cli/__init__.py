@@ -66,6 +66,14 @@ LARGE_HEAP = ("compare",)
 TERMINATE_AS_INTERRUPT = ("compare",)
 
 
+# Sub-commands that compare in one process per core: BLAS loads with one thread in each (its
+# own threads spun on the cores those processes need: numpy's import alone took 35 ms more
+# CPU, and a 5,000-op comparison with the replay ~7% more; issue 16). Not for commands that
+# start the user's own job (bisect), which inherits this environment.
+ONE_BLAS_THREAD = ("compare", "demo")
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
+
+
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     if list(words) in EDITOR_SERVE:
@@ -73,12 +81,24 @@ def main(argv: list[str] | None = None) -> int:
 
         return _interruptible(serve_stdio)
     command = words[0] if words and words[0] in SUBCOMMANDS else None
+    if command in ONE_BLAS_THREAD:
+        one_blas_thread()
     if command in TERMINATE_AS_INTERRUPT:
         from .interrupts import terminate_as_interrupt
 
         with terminate_as_interrupt():
             return _interruptible(lambda: _run_command(argv, command))
     return _interruptible(lambda: _run_command(argv, command))
+
+
+def one_blas_thread() -> None:
+    """Ask the BLAS numpy loads (OpenBLAS, MKL, or one built with OpenMP) for one thread,
+    unless the user chose a number: read when numpy is first imported, and inherited by the
+    processes the comparison starts."""
+    import os
+
+    for variable in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(variable, "1")
 
 
 def _run_command(argv: list[str] | None, command: str | None) -> int:
