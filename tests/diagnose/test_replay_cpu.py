@@ -257,14 +257,13 @@ def test_what_is_handed_to_the_waiting_process_measures_as_the_graph_ops_do(outc
 
     from fusion_switch.diagnose import replay
     from fusion_switch.diagnose.evidence import EvidenceStore
+    from fusion_switch.diagnose.replay_kernels import Kernels
     from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph, fused_ops
 
     on, off = GraphIndex.of(outcome.on_graph), GraphIndex.of(outcome.off_graph)
     subs = [build_subgraph(op, on, off) for op in fused_ops(outcome.on_graph)]
     assert len(subs) > 20
-    here = replay.Replayer(
-        EvidenceStore(outcome.on_dumps, outcome.off_dumps), off, replay.Kernels()
-    )
+    here = replay.Replayer(EvidenceStore(outcome.on_dumps, outcome.off_dumps), off, Kernels())
     expected = {sub.fused.name: replay.measure_one(here, sub) for sub in subs}
     assert any(m[0] == "ok" for m in expected.values())
     light, off_ops = replay.handed_over(subs, off)

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 from fusion_switch.diagnose.kernels import lookup
-from fusion_switch.diagnose.replay import Kernels, _accepted, kernel_attrs, kernel_kwargs
+from fusion_switch.diagnose.replay_kernels import Kernels, _accepted, kernel_attrs, kernel_kwargs
 from fusion_switch.readers.graph import load_graph
 from fusion_switch.synth.generator import generate_case
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from fusion_switch.diagnose.evidence import MissingEvidence
 from fusion_switch.diagnose.localise import localise
-from fusion_switch.diagnose.replay import Kernels, Replayer, measure_one
+from fusion_switch.diagnose.replay import Replayer, measure_one
+from fusion_switch.diagnose.replay_kernels import Kernels
 from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph
 from fusion_switch.readers.graph import graph_from_dict
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fusion_switch.diagnose.noise import score
-from fusion_switch.diagnose.replay import Kernels, Replayer
+from fusion_switch.diagnose.replay import Replayer
+from fusion_switch.diagnose.replay_kernels import Kernels
 from fusion_switch.diagnose.subgraph import (
     PASS_THROUGH_TYPES,
     GraphIndex,

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 from fusion_switch.diagnose.noise import NoiseFloor, floor_of, round_to, score
-from fusion_switch.diagnose.replay import Kernels, Replayer, Unverifiable
+from fusion_switch.diagnose.replay import Replayer
+from fusion_switch.diagnose.replay_kernels import Kernels, Unverifiable
 from fusion_switch.diagnose.rules import FROM_GRAPH, INFERRED, infer_rules, op_rules
 from fusion_switch.diagnose.subgraph import GraphIndex, NotReconstructible, build_subgraph
 from fusion_switch.diagnose.verdict import op_verdict_for_rule

@@ -23,7 +23,7 @@ import numpy as np
 
 from .evidence import MissingEvidence
 from .noise import FP16_MAX, coarser, score
-from .replay import Unverifiable, out_dtype
+from .replay_kernels import Unverifiable, out_dtype
 from .subgraph import ref_name
 
 TAIL_TYPES = frozenset(

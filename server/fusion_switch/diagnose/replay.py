@@ -17,7 +17,6 @@ fusion off because the inputs did), ``clean`` (both agree), ``unverified`` with 
 
 from __future__ import annotations
 
-import inspect
 import math
 import multiprocessing
 import os
@@ -32,6 +31,7 @@ import numpy as np
 
 from .evidence import EvidenceStore, MissingEvidence
 from .noise import NoiseFloor, coarser, floor_of, round_to, score
+from .replay_kernels import Kernels, Unverifiable, kernel_attrs, out_dtype
 from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
 from .subgraph import (
     CONSTANT_TYPES,
@@ -45,17 +45,9 @@ from .subgraph import (
 )
 
 INTRODUCES, PROPAGATES, CLEAN, UNVERIFIED = "introduces", "propagates", "clean", "unverified"
-_INTERNAL_ATTRS = {"pass_name", "pass_name_ub", "fusion_scope", "group_op_name"}
 _NOISE_SAMPLES_PER_TYPE = 4  # per op type: the floor of correct kernels, cheaply
 
 Variant = Callable[[Any, list, list], "list | None"]  # (member, inputs, outputs) -> outputs
-
-
-class Unverifiable(Exception):
-    def __init__(self, reason: str, missing: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.missing = missing  # a dump that was needed could not be read
 
 
 @dataclass
@@ -152,134 +144,6 @@ class ReplayReport:
 
     def by_op(self) -> dict[str, ReplayResult]:
         return {r.op: r for r in self.results}
-
-
-# ----------------------------------------------------------------------------- kernels
-
-
-def _registry() -> tuple[Callable[[str], Any] | None, type[Exception]]:
-    try:
-        from .kernels import KernelError, lookup
-    except ImportError:
-        return None, Exception
-    return lookup, KernelError
-
-
-def kernel_attrs(op: Any) -> dict[str, Any]:
-    """The op's attributes as a kernel reads them, plus ``format`` (its input's layout)."""
-    attrs = {k: v for k, v in (op.attrs or {}).items() if _for_kernels(k) and v is not None}
-    return _with_format(op, attrs)
-
-
-def _for_kernels(name: str) -> bool:
-    """An attribute a kernel may get: not an internal (``_``-prefixed or fusion) one."""
-    return not name.startswith("_") and name not in _INTERNAL_ATTRS
-
-
-def _with_format(op: Any, attrs: dict[str, Any]) -> dict[str, Any]:
-    """``attrs`` with ``format`` (the layout of the op's first input) unless it has one."""
-    descs = op.input_descs
-    if descs and "format" not in attrs:
-        fmt = descs[0].origin_format or descs[0].layout
-        if fmt:
-            attrs["format"] = fmt
-    return attrs
-
-
-_ACCEPTED: dict[Any, frozenset[str] | None] = {}
-
-
-def _accepted_names(fn: Callable) -> frozenset[str] | None:
-    """The keyword names ``fn`` takes (None when it takes ``**kwargs``: any)."""
-    if fn not in _ACCEPTED:
-        try:
-            params = inspect.signature(fn).parameters.values()
-            var = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-            _ACCEPTED[fn] = None if var else frozenset(p.name for p in params)
-        except (TypeError, ValueError):
-            _ACCEPTED[fn] = None
-    return _ACCEPTED[fn]
-
-
-def _accepted(fn: Callable, attrs: dict[str, Any]) -> dict[str, Any]:
-    """The attributes ``fn`` takes (all of them when it takes ``**kwargs``)."""
-    names = _accepted_names(fn)
-    return attrs if names is None else {k: v for k, v in attrs.items() if k in names}
-
-
-def kernel_kwargs(fn: Callable, op: Any) -> dict[str, Any]:
-    """``_accepted(fn, kernel_attrs(op))``, converting only the attributes ``fn`` takes when
-    ``op`` is a graph's op (issue 16: a member has ~10 attributes, its kernel reads 2-4, and
-    converting them all was a tenth of measuring a sub-graph)."""
-    names = _accepted_names(fn)
-    raw = getattr(op, "raw_attrs", None)
-    if names is None or type(raw) is not dict or getattr(op, "_attrs", True) is not None:
-        return _accepted(fn, kernel_attrs(op))  # any kwargs, or converted already: no saving
-    attrs = {}
-    for name in names:
-        if name in raw and _for_kernels(name):
-            value = op.attr(name)
-            if value is not None:
-                attrs[name] = value
-    return _with_format(op, attrs) if "format" in names else attrs
-
-
-class Kernels:
-    """Looks kernels up once per type; raises Unverifiable when one is missing or fails."""
-
-    def __init__(self, lookup: Callable[[str], Any] | None = None) -> None:
-        found, self.error_type = _registry()
-        self.lookup = lookup or found
-        self._specs: dict[str, Any] = {}
-        # the attributes each op's kernel takes, by op (kept alive: the id stays its own); an op
-        # is run for the noise floor, its sub-graph and any localisation variant
-        self._attrs: dict[int, tuple[Any, dict[str, Any]]] = {}
-
-    @property
-    def available(self) -> bool:
-        return self.lookup is not None
-
-    def run(self, op: Any, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
-        if op.type in RESHAPE_TYPES and inputs and inputs[0] is not None:
-            return [_reshaped(op, inputs[0])]
-        if self.lookup is None:
-            raise Unverifiable("no kernel registry installed")
-        if op.type not in self._specs:
-            self._specs[op.type] = self.lookup(op.type)
-        spec = self._specs[op.type]
-        if spec is None:
-            raise Unverifiable(f"no kernel for type {op.type}")
-        known = self._attrs.get(id(op))
-        if known is None or known[0] is not op:
-            known = self._attrs[id(op)] = (op, kernel_kwargs(spec.fn, op))
-        attrs = known[1]
-        try:
-            with np.errstate(all="ignore"):
-                outs = spec.fn(inputs, **attrs)
-        except self.error_type as error:
-            raise Unverifiable(f"kernel {op.type} ({op.name}): {error}") from None
-        except (TypeError, ValueError, IndexError, KeyError) as error:
-            raise Unverifiable(f"kernel {op.type} ({op.name}) failed: {error}") from None
-        return [np.asarray(o, dtype=np.float64) for o in outs]
-
-
-RESHAPE_TYPES = frozenset({"Reshape", "Squeeze", "Unsqueeze", "ExpandDims", "Flatten", "FlattenV2"})
-
-
-def _reshaped(op: Any, value: np.ndarray) -> np.ndarray:
-    """A view op's output: its input with the output desc's (original) shape."""
-    desc = op.output_descs[0] if op.output_descs else None
-    shape = (desc.origin_shape or desc.shape) if desc is not None else None
-    if not shape or int(np.prod(shape)) != value.size:
-        raise Unverifiable(f"{op.type} {op.name}: output shape unknown or does not fit")
-    return np.asarray(value, dtype=np.float64).reshape(tuple(shape))
-
-
-def out_dtype(op: Any, index: int) -> str:
-    descs = op.output_descs
-    if index < len(descs):
-        return descs[index].dtype or descs[index].origin_data_type or "DT_FLOAT"
-    return "DT_FLOAT"
 
 
 # ----------------------------------------------------------------------------- evaluation

@@ -41,8 +41,9 @@ from ..readers.dumpdir import DumpDirError, holds_dump_files, scan_dump_dir
 from ..readers.graph_model import share_equal_attrs
 from .evidence import EvidenceStore
 from .on_view import graph_of_view, on_view
-from .replay import ReplayReport, _registry, measure_handed
+from .replay import ReplayReport, measure_handed
 from .replay_job import dump_dirs, replay_outcome
+from .replay_kernels import kernel_registry
 from .replay_share import ChildShare, ShareChannel, help_child
 
 
@@ -124,7 +125,7 @@ def serve_kept(
     # the replay then allocate into the space freed), numpy and the kernels imported, the dump
     # folders indexed
     share_equal_attrs(getattr(off_graph, "ops", []) or [])
-    _registry()
+    kernel_registry()
     indexed = _index_leaves(folders)
     # read only now (the objects built in the space the sharing freed; a thread reading it at
     # once cost ~2 MB of RSS): the parent's send of a request larger than a pipe holds waits
@@ -215,7 +216,7 @@ class BackgroundReplay:
         if self.share:
             # this process imports the kernels anyway to measure what the child hands over:
             # imported before the fork, the child does not import them again
-            _registry()
+            kernel_registry()
         if self.host is not None:
             # given a kept helper, never fork: the caller's threads may be running by now;
             # if the helper cannot take the request, the replay runs in result()
