@@ -4,18 +4,18 @@
     .venv/bin/python tests/benchmarks/bench_compare.py --case DIR/case [--repeat N]
 
 Generates a case (5,000 original ops is about 400 MB of dumps, as in DESIGN.md 4; or reuses one
-kept earlier with --keep), then measures, each as a separate process: reading every dump byte
-once (the floor), `fusion-switch compare --no-replay` (CSV + attribution + summary + report, all
-cores), the same with the replay, and msaccucmp 26.2 (through tests/compare/oracle.py's
-dump-header patch, logging as shipped, one process). Each is run --repeat times, interleaved,
-and the medians are reported (the machine may be shared). Prints wall time, peak RSS and PSS of
-the process tree (psutil, children included), CPU, the ratios, whether the CSVs agree, the time
-to the first progress report, and issue 16's budgets with PASS/FAIL: the compare >= 30x faster
-than msaccucmp on every run (each run of ours against the msaccucmp run beside it, and the
-slowest of ours against the fastest msaccucmp), peak memory <= 0.5x msaccucmp's, <= 3x the read
-time; with the replay <= 5x the read time; first progress within 1 s. A ratio is printed with
-as many decimals as it takes for the printed figure to be on the same side of the limit as the
-exact one.
+kept earlier with --keep), then measures, each as a separate process: reading every input byte
+once, the dumps and the two graphs (the floor), `fusion-switch compare --no-replay` (CSV +
+attribution + summary + report, all cores), the same with the replay, and msaccucmp 26.2 (through
+tests/compare/oracle.py's dump-header patch, logging as shipped, one process). Each is run --repeat
+times, interleaved, and the medians are reported (the machine may be shared). Prints wall time,
+peak RSS and PSS of the process tree (psutil, children included), CPU, the ratios, whether the CSVs
+agree, the time to the first progress report, and issue 16's budgets with PASS/FAIL: the compare >=
+30x faster than msaccucmp on every run (each run of ours against the msaccucmp run beside it, and
+the slowest of ours against the fastest msaccucmp), peak memory <= 0.5x msaccucmp's, <= 3x the read
+time; with the replay <= 5x the read time; first progress within 1 s. A ratio is printed with as
+many decimals as it takes for the printed figure to be on the same side of the limit as the exact
+one.
 """
 
 from __future__ import annotations
@@ -43,12 +43,17 @@ SPATIAL = 20  # 20x20 feature maps: ~80 KB of dumps per original op, as the refe
 READ_SCRIPT = """
 import os, sys
 total = 0
+def read(path):
+    global total
+    with open(path, 'rb') as f:
+        while chunk := f.read(1 << 20):
+            total += len(chunk)
 for root in sys.argv[1:]:
+    if os.path.isfile(root):
+        read(root)
     for folder, _, files in os.walk(root):
         for name in files:
-            with open(os.path.join(folder, name), 'rb') as f:
-                while chunk := f.read(1 << 20):
-                    total += len(chunk)
+            read(os.path.join(folder, name))
 print(total)
 """
 
@@ -323,7 +328,9 @@ def main() -> int:
         )
         print(f"compiled parts: {compiled_parts()}")
         dumps = [str(case.root / "fusion_on" / "dump"), str(case.root / "fusion_off" / "dump")]
-        read_command = [sys.executable, "-c", READ_SCRIPT, *dumps]
+        # every input byte (issue 16): the dumps and the two graphs
+        graphs = [str(case.on_graph), str(case.off_graph)]
+        read_command = [sys.executable, "-c", READ_SCRIPT, *dumps, *graphs]
         ours_out, theirs_out = root / "ours", root / "msaccucmp"
         ours_command = [
             *(sys.executable, "-m", "fusion_switch"),
@@ -421,7 +428,7 @@ def main() -> int:
             "\nwall time and peak memory (process tree; CPU = user + system, all processes; "
             "wall and CPU from unsampled runs, the peaks from a sampled run after each):"
         )
-        row("read dump bytes once", read)
+        row("read every input once", read)
         row("compare --no-replay", plain)
         row("  the same, numpy metrics", numpy_plain)
         row("  the same, -f/-cf folders", folders)

@@ -69,7 +69,8 @@ def curve(root: Path, sizes: list[int]) -> None:
         else:
             case = _generate(folder / "case", ops, seed=1)
         dumps = [str(folder / "case" / side / "dump") for side in ("fusion_on", "fusion_off")]
-        read = measure([sys.executable, "-c", READ_SCRIPT, *dumps], folder / "read.log")
+        graphs = [str(case.on_graph), str(case.off_graph)]  # every input byte, as bench_compare
+        read = measure([sys.executable, "-c", READ_SCRIPT, *dumps, *graphs], folder / "read.log")
         ours = measure(_ours(case, folder / "out"), folder / "ours.log")
         per_k = ours[0] / case.n_fused_ops * 1000
         print(
