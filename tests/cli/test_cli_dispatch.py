@@ -93,27 +93,38 @@ def test_sigterm_raised_as_an_interrupt_keeps_its_status(capsys):
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
 
 
+def _unset(monkeypatch, variables) -> None:
+    """Unset ``variables`` for one test; restored after it even if the test sets them (a
+    plain ``delenv`` of an unset variable records nothing to restore)."""
+    for variable in variables:
+        monkeypatch.setenv(variable, "restored-after-the-test")
+        monkeypatch.delenv(variable)
+
+
 @pytest.mark.parametrize("name", ["compare", "demo"])
 def test_comparing_commands_load_blas_with_one_thread(name, monkeypatch):
     """compare runs one process per core (and the replay beside it): BLAS's own threads
     spin on the cores those processes need (issue 16: 35 ms of CPU for numpy's import alone,
     ~7% of a 5,000-op comparison with the replay). Set before numpy is imported."""
-    for variable in BLAS_THREADS:
-        monkeypatch.delenv(variable, raising=False)
+    _unset(monkeypatch, BLAS_THREADS)
     assert _run(main, [name, "--no-such-option-here"])[0] == 2
     import os
 
     assert {v: os.environ.get(v) for v in BLAS_THREADS} == dict.fromkeys(BLAS_THREADS, "1")
 
 
-def test_a_blas_thread_count_the_user_set_is_kept(monkeypatch):
+@pytest.mark.parametrize("chosen", BLAS_THREADS)
+def test_a_blas_thread_count_the_user_chose_in_any_variable_is_kept_alone(chosen, monkeypatch):
+    """One variable set (OMP_NUM_THREADS=2, say) is the user's choice: adding
+    OPENBLAS_NUM_THREADS=1 beside it would override it (OpenBLAS reads that one first)."""
     import os
 
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
-    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    _unset(monkeypatch, BLAS_THREADS)
+    monkeypatch.setenv(chosen, "2")
     _run(main, ["compare", "--no-such-option-here"])
-    assert os.environ["OPENBLAS_NUM_THREADS"] == "8"
-    assert os.environ["MKL_NUM_THREADS"] == "1"
+    assert {v: os.environ.get(v) for v in BLAS_THREADS} == {
+        v: ("2" if v == chosen else None) for v in BLAS_THREADS
+    }
 
 
 @pytest.mark.parametrize("name", ["bisect", "check", "serve", "wire"])
@@ -122,7 +133,6 @@ def test_other_commands_leave_the_blas_threads_alone(name, monkeypatch):
     user's, not ours."""
     import os
 
-    for variable in BLAS_THREADS:
-        monkeypatch.delenv(variable, raising=False)
+    _unset(monkeypatch, BLAS_THREADS)
     _run(main, [name, "--no-such-option-here"])
     assert not [v for v in BLAS_THREADS if v in os.environ]

@@ -93,12 +93,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def one_blas_thread() -> None:
     """Ask the BLAS numpy loads (OpenBLAS, MKL, or one built with OpenMP) for one thread,
-    unless the user chose a number: read when numpy is first imported, and inherited by the
-    processes the comparison starts."""
+    unless the user chose a number in any of the variables (OpenBLAS reads its own before
+    OMP_NUM_THREADS: setting it beside the user's would override their choice). Read when
+    numpy is first imported, and inherited by the processes the comparison starts."""
     import os
 
-    for variable in BLAS_THREAD_VARIABLES:
-        os.environ.setdefault(variable, "1")
+    if not any(variable in os.environ for variable in BLAS_THREAD_VARIABLES):
+        os.environ.update(dict.fromkeys(BLAS_THREAD_VARIABLES, "1"))
 
 
 def _run_command(argv: list[str] | None, command: str | None) -> int:
