@@ -235,7 +235,13 @@ class Replayer:
             if skipping:
                 values.update((k, v) for k, v in reuse[0].items() if ref_name(k)[0] == member.name)
                 continue
-            inputs = [values[v] if kind == "inside" else v for kind, v in plan[member.name]]
+            try:
+                inputs = [values[v] if kind == "inside" else v for kind, v in plan[member.name]]
+            except KeyError as missing:
+                raise Unverifiable(
+                    f"sub-graph not reconstructible: {member.name} reads {missing.args[0]}, "
+                    "which its producer's replay does not give"
+                ) from None
             outs = self.kernels.run(member, inputs)
             if variant is not None:
                 changed = variant(member, inputs, outs)
