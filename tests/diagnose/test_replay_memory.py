@@ -188,3 +188,67 @@ def test_a_member_reading_an_output_its_producer_kernel_does_not_give_is_unverif
     verdict, reason, _ = measure_one(replayer, sub)
     assert verdict == "unverified"
     assert "r1:1" in reason and "r2" in reason, reason
+
+
+def _awkward(n: int) -> np.ndarray:
+    """Random values and the ones that bend arithmetic: zeros of both signs, infinities,
+    NaN, the extremes of float32 and float64, subnormals, and where exp overflows."""
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 3.4e38, -3.4e38, 1e-45, -1e-45, 5e-324]
+    special += [1.7976931348623157e308, -1.7976931348623157e308, 710.0, -710.0, 3.0, -3.0, 6.0]
+    rng = np.random.default_rng(11)
+    values = np.concatenate([special, rng.standard_normal(n) * 8, rng.uniform(-800, 800, n)])
+    return values.reshape(1, -1)
+
+
+def _sigmoid_before(x):
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+KERNELS_BEFORE = {  # the expressions the kernels evaluated before they worked in place
+    "FastGelu": lambda x: x * _sigmoid_before(1.702 * x),
+    "Swish": lambda x: x * _sigmoid_before(1.5 * x),
+    "HardSwish": lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0,
+    "Mish": lambda x: x * np.tanh(np.logaddexp(0.0, x)),
+}
+
+
+@pytest.mark.parametrize("op_type", sorted(KERNELS_BEFORE))
+def test_activations_worked_in_place_give_the_same_bits_in_one_array(op_type):
+    """LLM activations are the replay's largest arrays: these kernels now hold one array of
+    x's size (their output) where they held two at once, with the same bits (-0.0 included)."""
+    from fusion_switch.diagnose.kernels import lookup
+
+    spec = lookup(op_type)
+    attrs = {"scale": 1.5} if op_type == "Swish" else {}
+    x = _awkward(50_000)
+    with np.errstate(all="ignore"):
+        expected = KERNELS_BEFORE[op_type](x)
+        got = spec.fn([x], **attrs)[0]
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert np.array_equal(got, expected, equal_nan=True), op_type
+    numbers = ~np.isnan(expected)  # a NaN's sign bit may differ: no score reads it
+    assert np.array_equal(got[numbers].view(np.int64), expected[numbers].view(np.int64))
+
+    big = np.random.default_rng(2).standard_normal((1000, 1000))
+    with np.errstate(all="ignore"):
+        _, peak = _peak(lambda: spec.fn([big], **attrs))
+    assert peak < 1.2 * big.nbytes, f"{op_type}: {peak / big.nbytes:.2f} arrays at the peak"
+    zero_d = spec.fn([np.asarray(0.5)], **attrs)[0]
+    assert zero_d.shape == () and zero_d == KERNELS_BEFORE[op_type](np.asarray(0.5))
+
+
+def test_batch_norm_adds_its_offset_in_place_with_the_same_bits():
+    from fusion_switch.diagnose.kernels import lookup
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 1000, 25, 20))  # NCHW, 8 MB
+    scale, offset, mean = (rng.standard_normal(1000) for _ in range(3))
+    var = rng.uniform(0.1, 2.0, 1000)
+    fn = lookup("BatchNorm").fn
+    inputs = [x, scale, offset, mean, var]
+    got, peak = _peak(lambda: fn(inputs, format="NCHW", epsilon=1e-3)[0])
+    a = (scale / np.sqrt(var + 1e-3)).reshape(1, -1, 1, 1)
+    b = offset.reshape(1, -1, 1, 1) - mean.reshape(1, -1, 1, 1) * a
+    assert np.array_equal(got, x * a + b)
+    assert peak < 1.2 * x.nbytes, f"{peak / x.nbytes:.2f} arrays at the peak"

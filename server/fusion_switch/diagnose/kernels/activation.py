@@ -25,10 +25,25 @@ from .registry import KernelError, kernel
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     # 1 / (1 + exp(-x)), the same operations in place (one array instead of four)
     t = np.negative(x, out=np.empty_like(x))  # an array even for a 0-d x
+    return _sigmoid_of_negated(t)
+
+
+def _sigmoid_of_negated(t: np.ndarray) -> np.ndarray:
+    """``t`` = -x becomes sigmoid(x), in place."""
     with np.errstate(over="ignore"):
         np.exp(t, out=t)
     t += 1.0
     return np.divide(1.0, t, out=t)
+
+
+def _times_sigmoid(x: np.ndarray, scale: float) -> np.ndarray:
+    """x * sigmoid(scale * x) in one array (FastGelu, Swish): the operations of
+    ``x * _sigmoid(scale * x)`` with the same values (-(scale * x) is (scale * x) negated,
+    exactly), where that held three arrays of x's size at once: on an LLM's MLP activation
+    (tens of millions of values, float64) each is hundreds of MB (issue 16)."""
+    t = np.asarray(scale * x)  # an array even for a 0-d x
+    np.negative(t, out=t)
+    return np.multiply(x, _sigmoid_of_negated(t), out=t)
 
 
 @kernel("Relu")
@@ -87,14 +102,12 @@ def gelu(inputs):
 
 @kernel("FastGelu", "FastGeluV2")
 def fast_gelu(inputs):
-    x = need(inputs, 0, "x")
-    return [x * _sigmoid(1.702 * x)]
+    return [_times_sigmoid(need(inputs, 0, "x"), 1.702)]
 
 
 @kernel("Swish", attrs=("scale",))
 def swish(inputs, *, scale=1.0):
-    x = need(inputs, 0, "x")
-    return [x * _sigmoid(as_float(scale, "scale") * x)]
+    return [_times_sigmoid(need(inputs, 0, "x"), as_float(scale, "scale"))]
 
 
 @kernel("Elu", attrs=("alpha", "scale", "input_scale"))
@@ -112,7 +125,12 @@ def elu(inputs, *, alpha=1.0, scale=1.0, input_scale=1.0):
 @kernel("HardSwish")
 def hard_swish(inputs):
     x = need(inputs, 0, "x")
-    return [x * np.clip(x + 3.0, 0.0, 6.0) / 6.0]
+    # x * clip(x + 3, 0, 6) / 6, the same operations in one array instead of two at a time
+    t = np.asarray(x + 3.0)
+    np.clip(t, 0.0, 6.0, out=t)
+    np.multiply(x, t, out=t)
+    t /= 6.0
+    return [t]
 
 
 @kernel("Softplus")
@@ -123,4 +141,7 @@ def softplus(inputs):
 @kernel("Mish")
 def mish(inputs):
     x = need(inputs, 0, "x")
-    return [x * np.tanh(np.logaddexp(0.0, x))]
+    # x * tanh(softplus(x)), the same operations in one array instead of two at a time
+    t = np.asarray(np.logaddexp(0.0, x))
+    np.tanh(t, out=t)
+    return [np.multiply(x, t, out=t)]

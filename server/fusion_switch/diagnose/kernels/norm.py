@@ -84,7 +84,9 @@ def batch_norm(inputs, *, format=None, epsilon=1e-4, data_format=None, is_traini
     mu, sigma2 = _per_channel(mean, x, axis, "mean"), _per_channel(var, x, axis, "variance")
     a = gamma / np.sqrt(sigma2 + eps)
     b = beta - mu * a
-    return [x * a + b, mean, var]
+    y = x * a  # then + b in place: one array of x's size instead of two
+    y += b
+    return [y, mean, var]
 
 
 @kernel(
