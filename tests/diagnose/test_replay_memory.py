@@ -269,3 +269,32 @@ def test_batch_norm_adds_its_offset_in_place_with_the_same_bits():
     b = offset.reshape(1, -1, 1, 1) - mean.reshape(1, -1, 1, 1) * a
     assert np.array_equal(got, x * a + b)
     assert peak < 1.2 * x.nbytes, f"{peak / x.nbytes:.2f} arrays at the peak"
+
+
+def test_measuring_lets_a_replayed_output_go_before_it_reads_the_fusion_off_dump():
+    """The scores of one fused output need three arrays of its size: the replay, the fused
+    output and the fusion-off output. The replay is let go once scored, before the fusion-off
+    output is read for the observed score: two at a time, not three."""
+    import weakref
+
+    replayer, sub = _replayer(["r6"])
+    store = replayer.store
+    store.tensors[("off", "r6", "output", 0)] = store.tensors[("on", "fused", "output", 0)] * 2
+    plan, _ = replayer.gather(sub)
+    values = replayer.evaluate(sub, plan, outputs_only=True)
+    expected = replayer.compare(sub, dict(values), with_observed=True)
+    replay = weakref.ref(values["r6:0"])
+    alive_when_off_read = []
+    read = store.tensor
+
+    def tensor(side, op, kind, index):
+        if side == "off":
+            alive_when_off_read.append(replay() is not None)
+        return read(side, op, kind, index)
+
+    store.tensor = tensor
+    got = replayer.compare(sub, values, with_observed=True, release=True)
+    assert alive_when_off_read == [False]
+    assert values == {}
+    assert [(o.score, o.observed) for o in got] == [(o.score, o.observed) for o in expected]
+    assert expected[0].observed is not None

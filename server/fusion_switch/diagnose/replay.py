@@ -267,9 +267,18 @@ class Replayer:
             ) from None
 
     def compare(
-        self, sub: Subgraph, values: dict[str, np.ndarray], with_observed: bool
+        self,
+        sub: Subgraph,
+        values: dict[str, np.ndarray],
+        with_observed: bool,
+        *,
+        release: bool = False,
     ) -> list[OutputReplay]:
+        """The scores of every fused output. ``release``: each replayed value is taken out of
+        ``values`` once its last output is scored, before the fusion-off output is read for
+        the observed score (on real activations each of the three is tens of MB)."""
         results = []
+        last = {origin: k for k, origin in sub.outputs}
         for k, origin in sub.outputs:
             if origin not in values:
                 name = ref_name(origin)[0]
@@ -286,6 +295,10 @@ class Replayer:
                 )
             producer = self.off.ops[ref_name(origin)[0]]
             dtype = coarser(out_dtype(producer, ref_name(origin)[1]), out_dtype(sub.fused, k))
+            replay_score = score(real, replay, dtype)
+            del replay
+            if release and last[origin] == k:
+                del values[origin]
             observed = None
             if with_observed:
                 try:
@@ -294,7 +307,7 @@ class Replayer:
                         observed = score(real, off, dtype)
                 except MissingEvidence:
                     observed = None
-            results.append(OutputReplay(k, origin, dtype, score(real, replay, dtype), observed))
+            results.append(OutputReplay(k, origin, dtype, replay_score, observed))
         return results
 
 
@@ -518,7 +531,7 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
     try:
         plan, evidence = replayer.gather(sub)
         values = replayer.evaluate(sub, plan, outputs_only=True)
-        outputs = replayer.compare(sub, values, with_observed=True)
+        outputs = replayer.compare(sub, values, with_observed=True, release=True)
         return ("ok", outputs, evidence)
     except Unverifiable as error:
         return ("unverified", error.reason, error.missing)
