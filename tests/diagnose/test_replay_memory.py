@@ -298,3 +298,19 @@ def test_measuring_lets_a_replayed_output_go_before_it_reads_the_fusion_off_dump
     assert values == {}
     assert [(o.score, o.observed) for o in got] == [(o.score, o.observed) for o in expected]
     assert expected[0].observed is not None
+
+
+def test_batch_norm_keeps_the_former_result_type_for_mixed_precision_inputs():
+    """Review finding: y = x * a; y += b kept the dtype of x * a where x * a + b widened to
+    b's (float32 x and scale, float64 offset). The registry gives float64 only; the kernel
+    must still give what it gave for any inputs."""
+    from fusion_switch.diagnose.kernels import norm
+
+    x = np.ones((1, 2, 1, 1), np.float32) / 3
+    scale = variance = np.ones(2, np.float32)
+    mean, offset = np.zeros(2, np.float32), np.full(2, 0.1)
+    y = norm.batch_norm([x, scale, offset, mean, variance], format="NCHW")[0]
+    a = (scale / np.sqrt(variance + np.float32(1e-4))).reshape(1, -1, 1, 1)
+    b = offset.reshape(1, -1, 1, 1) - mean.reshape(1, -1, 1, 1) * a
+    assert y.dtype == (x * a + b).dtype == np.float64
+    assert np.array_equal(y, x * a + b)

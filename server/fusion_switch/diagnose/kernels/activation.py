@@ -31,7 +31,8 @@ _BLOCK = 1 << 16
 
 def _blockwise(x: np.ndarray, steps, dtype=None) -> np.ndarray:
     """``steps(x_block, out_block)`` over ``x`` a block at a time; the output has x's shape
-    and ``dtype`` (x's unless given)."""
+    and ``dtype`` (x's unless given). A non-contiguous x is copied first (``ravel``): the
+    replay's values are contiguous."""
     flat = np.ravel(x)
     out = np.empty(flat.shape, dtype=dtype if dtype is not None else flat.dtype)
     for start in range(0, flat.size, _BLOCK):

@@ -85,7 +85,10 @@ def batch_norm(inputs, *, format=None, epsilon=1e-4, data_format=None, is_traini
     a = gamma / np.sqrt(sigma2 + eps)
     b = beta - mu * a
     y = x * a  # then + b in place: one array of x's size instead of two
-    y += b
+    if np.result_type(y, b) == y.dtype:
+        y += b
+    else:  # b is wider (mixed-precision inputs): x * a + b's type, as before
+        y = y + b
     return [y, mean, var]
 
 
