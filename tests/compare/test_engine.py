@@ -479,3 +479,14 @@ def test_a_tensor_that_breaks_the_engine_loses_only_its_own_row(generated, tmp_p
     assert any("planted" in error for error in broken.errors)
     kept = [r for r in op_rows if r.tensor_index != hit[0].tensor_index]
     assert kept and all(after[r.tensor_index].metric_text == r.metric_text for r in kept)
+
+
+def test_the_comparison_lets_its_work_buffers_go_when_it_returns(tmp_path):
+    """The metrics' scratch buffers grow to the largest tensor (three float32 arrays of its
+    size: 77 MB for a 224x224x128 activation) and were kept while the process went on to the
+    replay's share and the outputs (issue 16: the comparing process's peak on real-sized
+    dumps). They are let go once the comparison returns."""
+    from fusion_switch.compare.metrics import SCRATCH
+
+    run_compare(make_case(tmp_path))
+    assert SCRATCH.held_bytes() == 0

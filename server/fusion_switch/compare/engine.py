@@ -149,7 +149,12 @@ def run_compare(
         if progress:
             groups = len(plan.groups)
             progress(0, plan.total_ops, f"comparing {plan.total_ops} ops in {groups} groups")
-        return write(plan, measure(plan, cancel), progress, cancel)
+        try:
+            return write(plan, measure(plan, cancel), progress, cancel)
+        finally:
+            from .workers import release_work_buffers
+
+            release_work_buffers()
 
 
 def _check(cancel) -> None:

@@ -55,6 +55,13 @@ _HEADER_CACHE_SIZE = 256
 _SCRATCH_LIMIT = 16 * 1024 * 1024  # elements; bigger work buffers are freed after each op
 
 
+def release_work_buffers() -> None:
+    """Let the metrics' work buffers go once this process has compared its tensors: they are
+    sized to the largest tensor (tens of MB each on real activations), and the process goes
+    on to the replay's share and the outputs (issue 16)."""
+    SCRATCH.release_if_larger(0)
+
+
 @dataclass
 class JobContext:
     """Everything a worker needs; picklable, sent once per worker process."""

@@ -61,6 +61,10 @@ class _Scratch:
             return buffers[0][:n]
         return self.get(1, n)[0]
 
+    def held_bytes(self) -> int:
+        """Bytes of the work buffers kept (these and the float64 one of the mean and std)."""
+        return sum(b.nbytes for b in self._buffers) + _WIDE[0].nbytes
+
     def release_if_larger(self, limit: int) -> None:
         """Drop buffers bigger than ``limit`` elements so one huge tensor does not pin memory."""
         if self._buffers and self._buffers[0].size > limit:
