@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from .interrupts import interrupt_status, terminate_as_interrupt
+from .interrupts import interrupt_status, interrupts_latched, terminate_as_interrupt
 
 MAX_SHOWN = 5
 
@@ -502,11 +502,13 @@ def _finish(
     from ..diagnose.summary import NOTHING_COMPARED, write_outputs
 
     try:
-        with terminate_as_interrupt():
+        with terminate_as_interrupt(), interrupts_latched() as raise_dropped:
             while not finished.is_set():
                 wake.wait(0.1)
                 wake.clear()
                 on_wake()
+                raise_dropped()  # a Ctrl-C whose exception a finalizer dropped
+            raise_dropped()
     except KeyboardInterrupt as stop:
         cancel.set()
         progress.clear()

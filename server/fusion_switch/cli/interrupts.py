@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 
 
 class Terminated(KeyboardInterrupt):
@@ -40,3 +41,52 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def interrupts_latched() -> Iterator[Callable[[], None]]:
+    """Inside the block Ctrl-C and SIGTERM raise as they did before it, and are remembered;
+    the function yielded raises the last one again. Python runs a signal's handler between
+    any two bytecodes of the main thread, inside a finalizer too (multiprocessing's
+    ``Finalize`` closes a process's pipes from a weak reference's callback), and an exception
+    raised there is printed and dropped: Ctrl-C then did nothing (issue 16, found when BLAS
+    had no threads of its own to take the signal first). A waiting loop calls the function
+    after each wait: it raises only an interrupt nobody caught."""
+    seen: list[BaseException] = []
+    previous: dict[int, object] = {}
+
+    def remembering(handler: Callable) -> Callable:
+        def handle(signum, frame) -> None:
+            try:
+                handler(signum, frame)
+            except BaseException as stop:
+                seen.append(stop)
+                raise
+
+        return handle
+
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                previous[signum] = signal.signal(signum, remembering(handler))
+    except ValueError:  # not the main thread: no handler runs here
+        pass
+
+    def raise_dropped() -> None:
+        if seen:
+            raise seen.pop()
+
+    printing = sys.unraisablehook
+
+    def unprinted(unraisable) -> None:  # raised again here: not an "Exception ignored" too
+        if not any(unraisable.exc_value is stop for stop in seen):
+            printing(unraisable)
+
+    sys.unraisablehook = unprinted
+    try:
+        yield raise_dropped
+    finally:
+        sys.unraisablehook = printing
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
