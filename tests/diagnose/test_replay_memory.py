@@ -8,20 +8,15 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from fusion_switch.diagnose.evidence import MissingEvidence
 from fusion_switch.diagnose.localise import localise
 from fusion_switch.diagnose.replay import Replayer, measure_one
 from fusion_switch.diagnose.replay_kernels import Kernels
 from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph
-from fusion_switch.readers.graph import graph_from_dict
+from replay_support import MemoryStore, one_graph
 
 CHAIN = 6
 SHAPE = (1000, 1000)  # 8 MB per value in float64
 MB = 8e6
-
-
-def _graph(ops):
-    return graph_from_dict({"graph": [{"name": "g", "op": ops}], "name": "g"})
 
 
 def _desc(origin=""):
@@ -56,20 +51,9 @@ def _chain(outputs, types=None, reads=None):
         ],
         "output_desc": [_desc(o) for o in outputs],
     }
-    on = GraphIndex.of(_graph([ops[0], fused]))
-    off = GraphIndex.of(_graph(ops))
+    on = GraphIndex.of(one_graph([ops[0], fused]))
+    off = GraphIndex.of(one_graph(ops))
     return build_subgraph(on.ops["fused"], on, off), off
-
-
-class _Store:
-    def __init__(self, tensors):
-        self.tensors, self.files_read, self.unreadable = tensors, set(), {}
-
-    def tensor(self, side, op, kind, index):
-        try:
-            return self.tensors[(side, op, kind, index)]
-        except KeyError:
-            raise MissingEvidence(f"no fusion-{side} dump of {op}") from None
 
 
 def _replayer(outputs, types=None):
@@ -79,7 +63,7 @@ def _replayer(outputs, types=None):
     tensors = {("on", "fused", "input", 0): x}
     for k in range(len(outputs)):
         tensors[("on", "fused", "output", k)] = np.abs(x) * (1.0 + 1e-3 * k)
-    return Replayer(_Store(tensors), off, Kernels()), sub
+    return Replayer(MemoryStore(tensors), off, Kernels()), sub
 
 
 def _peak(call):
@@ -184,7 +168,7 @@ def test_a_member_reading_an_output_its_producer_kernel_does_not_give_is_unverif
     sub, off = _chain(["r6"], reads={"r2": "r1:1"})
     rng = np.random.default_rng(5)
     x = rng.standard_normal(SHAPE)
-    store = _Store({("on", "fused", "input", 0): x, ("on", "fused", "output", 0): x})
+    store = MemoryStore({("on", "fused", "input", 0): x, ("on", "fused", "output", 0): x})
     replayer = Replayer(store, off, Kernels())
     verdict, reason, _ = measure_one(replayer, sub)
     assert verdict == "unverified"

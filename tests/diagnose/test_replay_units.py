@@ -13,7 +13,7 @@ from fusion_switch.diagnose.replay_kernels import Kernels, Unverifiable
 from fusion_switch.diagnose.rules import FROM_GRAPH, INFERRED, infer_rules, op_rules
 from fusion_switch.diagnose.subgraph import GraphIndex, NotReconstructible, build_subgraph
 from fusion_switch.diagnose.verdict import op_verdict_for_rule
-from fusion_switch.readers.graph import graph_from_dict
+from replay_support import MemoryStore, one_graph
 
 
 @pytest.mark.parametrize(
@@ -91,10 +91,6 @@ def test_rules_inferred_from_fusion_result_and_catalogue_patterns():
     assert infer_rules(["Mul", "SoftmaxV2", "BatchMatMulV2"], table) == []
 
 
-def _graph(ops):
-    return graph_from_dict({"graph": [{"name": "g", "op": ops}], "name": "g"})
-
-
 def _out(origin="", index=0, shape=(2, 3)):
     attrs = []
     if origin:
@@ -109,7 +105,7 @@ def _names(*names):
     return {"key": "_datadump_original_op_names", "value": {"list": {"s": list(names)}}}
 
 
-OFF = _graph(
+OFF = one_graph(
     [
         {"name": "x", "type": "Data", "output_desc": [_out()]},
         {"name": "a", "type": "Relu", "input": ["x:0"], "output_desc": [_out()]},
@@ -118,24 +114,12 @@ OFF = _graph(
 )
 
 
-class _Store:
-    def __init__(self, tensors):
-        self.tensors, self.files_read, self.unreadable = tensors, set(), {}
-
-    def tensor(self, side, op, kind, index):
-        from fusion_switch.diagnose.evidence import MissingEvidence
-
-        try:
-            return self.tensors[(side, op, kind, index)]
-        except KeyError:
-            raise MissingEvidence(f"no fusion-{side} dump of {op}") from None
-
-
 def _replay(fused_op, tensors):
-    on = GraphIndex.of(_graph([{"name": "x", "type": "Data", "output_desc": [_out()]}, fused_op]))
+    data = {"name": "x", "type": "Data", "output_desc": [_out()]}
+    on = GraphIndex.of(one_graph([data, fused_op]))
     off = GraphIndex.of(OFF)
     sub = build_subgraph(on.ops[fused_op["name"]], on, off)
-    replayer = Replayer(_Store(tensors), off, Kernels())
+    replayer = Replayer(MemoryStore(tensors), off, Kernels())
     plan, _ = replayer.gather(sub)
     return replayer.compare(sub, replayer.evaluate(sub, plan), with_observed=False)
 
@@ -172,7 +156,7 @@ def test_unverified_reasons(fused, tensors, reason):
 
 
 def test_a_fused_op_whose_originals_are_unknown_is_not_reconstructible():
-    on = GraphIndex.of(_graph([{**FUSED, "attr": [_names("zz")]}]))
+    on = GraphIndex.of(one_graph([{**FUSED, "attr": [_names("zz")]}]))
     with pytest.raises(NotReconstructible, match="none of its original ops"):
         build_subgraph(on.ops["ab"], on, GraphIndex.of(OFF))
 
