@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -490,3 +491,47 @@ def test_the_comparison_lets_its_work_buffers_go_when_it_returns(tmp_path):
 
     run_compare(make_case(tmp_path))
     assert SCRATCH.held_bytes() == 0
+
+
+def test_a_forked_worker_inherits_the_kernel_probe_and_the_group_order(
+    generated, tmp_path, monkeypatch
+):
+    """The kernel's first-use probe and the groups' sort run once, before the pool forks: a
+    worker that ran them again spent ~20 ms before its first chunk (issue 16)."""
+    from fusion_switch.compare import pairing, workers
+    from fusion_switch.compare.metrics import native
+
+    calls = tmp_path / "calls"
+
+    def recorded(what, function):
+        def call(*args, **kwargs):
+            with open(calls, "a") as out:
+                out.write(f"{what} {os.getpid()}\n")
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(native, "_KERNEL_STATE", [])
+    monkeypatch.setattr(
+        native,
+        "_kernel_agrees_with_numpy",
+        recorded("probe", native._kernel_agrees_with_numpy),
+    )
+    monkeypatch.setattr(
+        pairing.MergedRule, "ordered_groups", recorded("sort", pairing.MergedRule.ordered_groups)
+    )
+    monkeypatch.setattr(
+        workers.GroupComparer,
+        "compare_groups",
+        recorded("chunk", workers.GroupComparer.compare_groups),
+    )
+    pooled = run_compare(request_for(generated, tmp_path / "pool", 2))
+    single = run_compare(request_for(generated, tmp_path / "one", 1))
+    assert read_result_csv(pooled.csv_path) == read_result_csv(single.csv_path)
+    seen: dict[str, set[int]] = {}
+    for line in calls.read_text().splitlines():
+        what, pid = line.split()
+        seen.setdefault(what, set()).add(int(pid))
+    assert len(seen["chunk"]) == 2, seen  # this process and the pool's worker compared chunks
+    assert seen["probe"] == {os.getpid()}
+    assert seen["sort"] == {os.getpid()}

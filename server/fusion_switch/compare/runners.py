@@ -90,12 +90,15 @@ def run_pool(
     pending: dict[int, ChunkResult] = {}
     next_chunk = 0
     ahead = 2 * (workers - 1)
-    here: GroupComparer | None = None
+    # Before the pool forks: the kernel's first-use probe and the groups' order are worked out
+    # once, here, and a forked worker inherits both (issue 16: each worker spent ~20 ms on
+    # them after the fork, before its first chunk).
+    here = GroupComparer(ctx)
     executor = ProcessPoolExecutor(
         max_workers=workers - 1,
         mp_context=mp,
         initializer=init_worker,
-        initargs=(ctx, stop, os.getpid()),
+        initargs=(ctx, stop, os.getpid(), here.groups),
     )
     # Objects created so far (graphs, pairing) are read-only for the workers: keep the cyclic
     # GC from touching them in forked children, so their pages stay shared (copy-on-write).
@@ -113,7 +116,6 @@ def run_pool(
             if not finished:
                 if queue:
                     number, positions = queue.popleft()
-                    here = here or GroupComparer(ctx)
                     result = here.compare_groups(positions, number, cancel)
                     if result.cancelled:
                         _check_pool(cancel, stop)

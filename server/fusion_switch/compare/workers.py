@@ -139,9 +139,11 @@ def _dtype_name(dtype: np.dtype) -> str:
 class GroupComparer:
     """Compares groups of one job; keeps a small cache of fusion-off dump headers."""
 
-    def __init__(self, ctx: JobContext) -> None:
+    def __init__(self, ctx: JobContext, groups: list[list[RuleOp]] | None = None) -> None:
+        """``groups``: ``ctx.merged.ordered_groups()`` when the caller has it already (a
+        forked worker gets its parent's: sorting there again wrote to pages it shares)."""
         self.ctx = ctx
-        self.groups = ctx.merged.ordered_groups()
+        self.groups = groups if groups is not None else ctx.merged.ordered_groups()
         self._headers: OrderedDict[Path, DumpFile | DumpError] = OrderedDict()
         self.errors: list[str] = []
         self._reported: set[str] = set()
@@ -635,9 +637,11 @@ _COMPARER: GroupComparer | None = None
 _STOP = None
 
 
-def init_worker(ctx: JobContext, stop, parent: int | None = None) -> None:
+def init_worker(
+    ctx: JobContext, stop, parent: int | None = None, groups: list[list[RuleOp]] | None = None
+) -> None:
     """Process-pool initializer: keep the job context in this process, and never outlive the
-    parent (``parent``: its pid)."""
+    parent (``parent``: its pid). ``groups``: the parent's ``ordered_groups()``."""
     global _COMPARER, _STOP
     # Ctrl-C and a SIGTERM to the whole process group reach us too: the parent cancels through
     # ``stop`` and shuts the pool down instead, so that it can remove its temporary files.
@@ -645,7 +649,7 @@ def init_worker(ctx: JobContext, stop, parent: int | None = None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if parent is not None:
         die_with_parent(parent)
-    _COMPARER = GroupComparer(ctx)
+    _COMPARER = GroupComparer(ctx, groups)
     _STOP = stop
 
 
