@@ -116,10 +116,13 @@ def localise(replayer: Any, sub: Any, result: Any) -> dict | None:
     base = result.score or 0.0
     for member in sub.members:
         best: tuple[float, str] | None = None
+        own: tuple | BaseException | None = None  # its run in the unchanged replay
         for number, (label, change, attr) in enumerate(_variants(member)):
             if number >= MAX_VARIANTS_PER_OP:
                 break
-            variant_score = _try(replayer, sub, (plan, base_values), member, change, attr)
+            if own is None:
+                own = _own_run(replayer, sub, (plan, base_values), member)
+            variant_score = _try(replayer, sub, (plan, base_values), member, change, attr, own)
             if variant_score is not None and (best is None or variant_score < best[0]):
                 best = (variant_score, label)
         if best is not None and best[0] <= result.tolerance:
@@ -152,39 +155,89 @@ def _single_op_ub(fused: Any) -> set[str]:
     return {value} if isinstance(value, str) and value else set()
 
 
-def _try(replayer: Any, sub: Any, planned: tuple, target: Any, change, attr) -> float | None:
-    """The replay score with one change applied to ``target`` (None: not applicable).
-    ``planned`` = (inputs plan, values of the unchanged replay)."""
+_INAPPLICABLE = (Unverifiable, MissingEvidence, ValueError, TypeError, IndexError, ArithmeticError)
+
+
+def _own_run(replayer: Any, sub: Any, planned: tuple, target: Any) -> tuple | BaseException:
+    """(inputs, outputs) of ``target``'s kernel in the unchanged replay, or what the run
+    raised. Run once for all of its variants: each ran it again (issue 16: a Conv2D on a
+    real network's activation takes a tenth of a second), and an attribute variant ran it
+    besides its own run."""
     plan, base_values = planned
-    kernels = replayer.kernels
-    if attr is not None:
-        if attr[0] == "type":
-            altered = _WithAttrs(target, target.attrs, attr[1])
-        else:
-            altered = _WithAttrs(target, {**(target.attrs or {}), attr[0]: attr[1]})
-
-        def variant(member, inputs, outputs):
-            return kernels.run(altered, inputs) if member is target else None
-
-    else:
-
-        def variant(member, inputs, outputs):
-            return change(inputs, outputs) if member is target else None
-
     try:
+        return replayer.rerun(sub, plan, (base_values, target))
+    except _INAPPLICABLE as error:
+        return error
+
+
+def _same_bits(changed: list, outputs: list) -> bool:
+    """Whether ``changed`` holds the very bits of ``outputs`` (compared a block at a time:
+    no temporary of an activation's size)."""
+    if len(changed) != len(outputs):
+        return False
+    for a, b in zip(changed, outputs, strict=True):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        if a is b:
+            continue
+        if a.dtype.itemsize not in (1, 2, 4, 8) or not (
+            a.flags.c_contiguous and b.flags.c_contiguous
+        ):
+            return False  # not proven the same: the variant runs
+        unsigned = np.dtype(f"u{a.dtype.itemsize}")
+        x, y = a.reshape(-1).view(unsigned), b.reshape(-1).view(unsigned)
+        for start in range(0, x.size, _BLOCK):
+            if not np.array_equal(x[start : start + _BLOCK], y[start : start + _BLOCK]):
+                return False
+    return True
+
+
+_BLOCK = 1 << 16
+
+
+def _worst(replayer: Any, sub: Any, values: dict) -> float | None:
+    """The worst score of the fused outputs replayed as ``values`` (None: one is missing or
+    has another size)."""
+    worst = 0.0
+    for k, origin in sub.outputs:
+        real = replayer.real_output(sub, k)
+        replay = values.get(origin)
+        if replay is None or replay.size != real.size:
+            return None
+        worst = max(worst, score(real, replay, _dtype(replayer, sub, k, origin)))
+    return worst
+
+
+def _try(replayer: Any, sub: Any, planned: tuple, target: Any, change, attr, own) -> float | None:
+    """The replay score with one change applied to ``target``: to its outputs (``change``) or
+    to an attribute it is run with (``attr``). None: not applicable (shape change, kernel
+    refusal), or no bit of ``target``'s outputs changed: the unchanged replay is the flagged
+    score, above the tolerance, so such a variant explains nothing. ``own``: ``target``'s run
+    in the unchanged replay (:func:`_own_run`) that every variant starts from."""
+    if isinstance(own, BaseException):
+        return None  # the kernel refused its inputs: each variant's run would raise it again
+    inputs, outputs = own
+    plan, base_values = planned
+    try:
+        if attr is not None:
+            changed = replayer.kernels.run(_altered(target, attr), inputs)
+        else:
+            changed = change(inputs, outputs)
+        if changed is None or _same_bits(changed, outputs):
+            return None
         values = replayer.evaluate(
-            sub, plan, variant, reuse=(base_values, target), outputs_only=True
+            sub, plan, reuse=(base_values, target), outputs_only=True, replaced=changed
         )
-        worst = 0.0
-        for k, origin in sub.outputs:
-            real = replayer.real_output(sub, k)
-            replay = values.get(origin)
-            if replay is None or replay.size != real.size:
-                return None
-            worst = max(worst, score(real, replay, _dtype(replayer, sub, k, origin)))
-        return worst
-    except (Unverifiable, MissingEvidence, ValueError, TypeError, IndexError, ArithmeticError):
-        return None  # an inapplicable variant (shape change, kernel refusal)
+        return _worst(replayer, sub, values)
+    except _INAPPLICABLE:
+        return None
+
+
+def _altered(target: Any, attr: tuple) -> Any:
+    if attr[0] == "type":
+        return _WithAttrs(target, target.attrs, attr[1])
+    return _WithAttrs(target, {**(target.attrs or {}), attr[0]: attr[1]})
 
 
 def _dtype(replayer: Any, sub: Any, k: int, origin: str) -> str:

@@ -47,8 +47,6 @@ from .subgraph import (
 INTRODUCES, PROPAGATES, CLEAN, UNVERIFIED = "introduces", "propagates", "clean", "unverified"
 _NOISE_SAMPLES_PER_TYPE = 4  # per op type: the floor of correct kernels, cheaply
 
-Variant = Callable[[Any, list, list], "list | None"]  # (member, inputs, outputs) -> outputs
-
 
 @dataclass
 class OutputReplay:
@@ -150,8 +148,8 @@ class ReplayReport:
 
 
 class Replayer:
-    """Evaluates sub-graphs of one run. ``variant`` (localisation) may replace one member's
-    outputs: ``variant(member, inputs, outputs) -> outputs or None``."""
+    """Evaluates sub-graphs of one run. The localisation's variants replace one member's
+    outputs (``evaluate``'s ``reuse`` and ``replaced``)."""
 
     def __init__(self, store: EvidenceStore, off: GraphIndex, kernels: Kernels) -> None:
         self.store = store
@@ -214,13 +212,15 @@ class Replayer:
         self,
         sub: Subgraph,
         plan: dict[str, list],
-        variant: Variant | None = None,
         reuse: tuple[dict[str, np.ndarray], Any] | None = None,
         *,
         outputs_only: bool = False,
+        replaced: list[np.ndarray] | None = None,
     ) -> dict[str, np.ndarray]:
         """Values of every member output. ``reuse`` = (values of a previous evaluation, member):
         members before that one are taken from it (a variant changes only what follows).
+        ``replaced``: with ``reuse``, the outputs that member gives instead of its kernel's (a
+        change the caller made to the outputs :meth:`rerun` gave).
 
         ``outputs_only``: each value is let go once the last member reading it has run, unless
         a fused output stands for it; the result then holds only those. On activations of a
@@ -235,18 +235,11 @@ class Replayer:
             if skipping:
                 values.update((k, v) for k, v in reuse[0].items() if ref_name(k)[0] == member.name)
                 continue
-            try:
-                inputs = [values[v] if kind == "inside" else v for kind, v in plan[member.name]]
-            except KeyError as missing:
-                raise Unverifiable(
-                    f"sub-graph not reconstructible: {member.name} reads {missing.args[0]}, "
-                    "which its producer's replay does not give"
-                ) from None
-            outs = self.kernels.run(member, inputs)
-            if variant is not None:
-                changed = variant(member, inputs, outs)
-                if changed is not None:
-                    outs = changed
+            inputs = _member_inputs(member, plan, values)
+            if replaced is not None and reuse is not None and member is reuse[1]:
+                outs = replaced
+            else:
+                outs = self.kernels.run(member, inputs)
             del inputs
             if let_go is not None:  # before rounding: at most one more value alive
                 for key in let_go[position]:
@@ -257,6 +250,20 @@ class Replayer:
                     values[key] = round_to(outs[j], out_dtype(member, j))
             del outs
         return values
+
+    def rerun(
+        self, sub: Subgraph, plan: dict[str, list], reuse: tuple[dict[str, np.ndarray], Any]
+    ) -> tuple[list, list[np.ndarray]]:
+        """(inputs, kernel outputs) of the ``reuse`` member as :meth:`evaluate` with that
+        ``reuse`` runs it, before any variant: its output changes can share one run."""
+        base, target = reuse
+        values: dict[str, np.ndarray] = {}
+        for member in sub.members:
+            if member is target:
+                inputs = _member_inputs(member, plan, values)
+                return inputs, self.kernels.run(member, inputs)
+            values.update((k, v) for k, v in base.items() if ref_name(k)[0] == member.name)
+        raise ValueError(f"{getattr(target, 'name', target)} is not a member of {sub.fused.name}")
 
     def real_output(self, sub: Subgraph, index: int) -> np.ndarray:
         try:
@@ -309,6 +316,16 @@ class Replayer:
                     observed = None
             results.append(OutputReplay(k, origin, dtype, replay_score, observed))
         return results
+
+
+def _member_inputs(member: Any, plan: dict[str, list], values: dict[str, np.ndarray]) -> list:
+    try:
+        return [values[v] if kind == "inside" else v for kind, v in plan[member.name]]
+    except KeyError as missing:
+        raise Unverifiable(
+            f"sub-graph not reconstructible: {member.name} reads {missing.args[0]}, "
+            "which its producer's replay does not give"
+        ) from None
 
 
 def _lifetimes(sub: Subgraph, plan: dict[str, list]) -> tuple[set[str], list[list[str]]]:
