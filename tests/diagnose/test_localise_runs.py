@@ -1,7 +1,9 @@
-"""The localisation runs each original op's kernel once for all of its variants, and does not
-replay what a variant leaves unchanged (issue 16: on a real network's activations one flagged
-Conv2D/BatchNorm/Relu op took 0.47 s, alone at the end of the run). It decides what the
-former way decided: every variant replayed from scratch, the member's kernel run first."""
+"""The localisation runs an original op once for all of its output changes, an attribute
+variant runs only the altered kernel, and what follows the op is not replayed when a variant
+leaves its rounded outputs unchanged (issue 16:
+on a real network's activations one flagged Conv2D/BatchNorm/Relu op took 0.47 s, alone at
+the end of the run). It decides what the former way decided: every variant replayed from
+scratch, the member's unchanged kernel run first."""
 
 from __future__ import annotations
 
@@ -119,21 +121,26 @@ def _former_values(replayer, sub, planned, target, change, attr) -> dict:
     return values
 
 
-def _former_try(replayer, sub, planned, target, change, attr, own):
-    """A variant's score as it was computed before, ignoring ``own``."""
-    try:
-        values = _former_values(replayer, sub, planned, target, change, attr)
-        worst = 0.0
-        for k, origin in sub.outputs:
-            real = replayer.real_output(sub, k)
-            replay = values.get(origin)
-            if replay is None or replay.size != real.size:
-                return None
-            dtype = localise_module._dtype(replayer, sub, k, origin)
-            worst = max(worst, score(real, replay, dtype))
-        return worst
-    except (Unverifiable, MissingEvidence, ValueError, TypeError, IndexError, ArithmeticError):
-        return None
+def _former_scores(replayer, sub, planned, target, variants):
+    """Each variant's score as it was computed before: from scratch, one after the other."""
+    for _, change, attr in variants:
+        try:
+            values = _former_values(replayer, sub, planned, target, change, attr)
+        except (Unverifiable, MissingEvidence, ValueError, TypeError, IndexError, ArithmeticError):
+            yield None
+            continue
+        yield _former_worst(replayer, sub, values)
+
+
+def _former_worst(replayer, sub, values):
+    worst = 0.0
+    for k, origin in sub.outputs:
+        real = replayer.real_output(sub, k)
+        replay = values.get(origin)
+        if replay is None or replay.size != real.size:
+            return None
+        worst = max(worst, score(real, replay, localise_module._dtype(replayer, sub, k, origin)))
+    return worst
 
 
 def _flagged_score(replayer, sub) -> float | None:
@@ -158,7 +165,7 @@ def test_the_localisation_decides_as_when_every_variant_was_replayed_from_scratc
             continue  # within the tolerance: not a flagged op, never localised
         found = localise(replayer, sub, _Flagged(flagged))
         with monkeypatch.context() as former:
-            former.setattr(localise_module, "_try", _former_try)
+            former.setattr(localise_module, "_scores", _former_scores)
             assert localise(replayer, sub, _Flagged(flagged)) == found, seed
         if found.get("explained_by"):
             explained += 1
@@ -179,12 +186,11 @@ def _counting(monkeypatch):
     return runs
 
 
-def test_each_member_runs_once_for_its_variants_and_unchanged_variants_replay_nothing(
-    monkeypatch,
-):
+def test_unchanged_variants_replay_nothing_after_their_op(monkeypatch):
     """m1 (Relu) on values in (0, 6): skipping it, the fp16 range and computing it as Relu6
-    change nothing, so after its own run only its Relu6 variant runs, and m2 is not replayed
-    after any of them; m2 (Relu6) likewise: its own run and its Relu variant's."""
+    change nothing, so m2 is never replayed after them; m2 (Relu6) likewise. The former way
+    ran 13 kernels here: m2 after each of m1's variants, and the varied op again for each
+    variant, before the altered one for an attribute variant."""
     shape = (4, 8)
     sub, off = _chain(["Relu", "Relu6"], shape)
     x = np.linspace(0.5, 5.5, 32).reshape(shape)
@@ -194,11 +200,34 @@ def test_each_member_runs_once_for_its_variants_and_unchanged_variants_replay_no
     runs = _counting(monkeypatch)
     found = localise(replayer, sub, flagged)
     assert found["method"] == "replay variants", found
-    # the unchanged replay (m1, m2); m1's own run and its Relu6 variant; the same for m2
+    # the unchanged replay; m1 once for its skip and its fp16 range, its Relu6 variant;
+    # then the same for m2
     assert runs == ["m1", "m2", "m1", "altered", "m2", "altered"], runs
 
 
-def test_a_change_of_an_early_member_replays_what_follows_once_per_variant(monkeypatch):
+def test_a_change_that_rounds_away_replays_nothing_after_its_op(monkeypatch):
+    """A change below float32's precision leaves the rounded output as it was."""
+    shape = (2, 6)
+    sub, off = _chain(["Neg", "Relu"], shape)
+    x = np.linspace(-3, 3, 12).reshape(shape)
+    tensors = {("on", "fused", "input", 0): x, ("on", "fused", "output", 0): x + 1.0}
+    replayer = Replayer(MemoryStore(tensors), off, Kernels())
+    plan, _ = replayer.gather(sub)
+    base = replayer.evaluate(sub, plan)
+    first = sub.members[0]
+    runs = _counting(monkeypatch)
+
+    def trying(change):
+        variants = [("changed", change, None)]
+        return next(localise_module._scores(replayer, sub, (plan, base), first, variants))
+
+    assert trying(lambda i, outputs: [outputs[0] * (1 + 1e-12)]) is None
+    assert runs == ["m1"], runs  # m1's own run for the change; m2 not replayed
+    assert trying(lambda i, outputs: [outputs[0] * 1.5]) is not None
+    assert runs == ["m1", "m1", "m2"], runs
+
+
+def test_a_change_of_an_early_member_replays_what_follows(monkeypatch):
     shape = (2, 6)
     sub, off = _chain(["Neg", "Relu"], shape)
     x = np.linspace(-3, 3, 12).reshape(shape)
@@ -208,8 +237,9 @@ def test_a_change_of_an_early_member_replays_what_follows_once_per_variant(monke
     runs = _counting(monkeypatch)
     found = localise(replayer, sub, flagged)
     assert found["guilty"] == ["G"], found  # skipping the Neg explains the output
-    # unchanged replay; Neg once, then Relu after its skip (the fp16 range changes nothing);
-    # Relu once, its skip replayed (nothing after it to run), Relu6 run for its variant
+    # unchanged replay; Neg once for its output changes, Relu replayed after its skip (its
+    # fp16 range changes nothing); Relu once for its output changes (nothing follows it),
+    # computed as Relu6 (no change on values <= 3)
     assert runs == ["m1", "m2", "m1", "m2", "m2", "altered"], runs
 
 
@@ -225,3 +255,23 @@ def test_bits_decide_what_is_unchanged():
     other = big.copy()
     other[-1] += 1
     assert same([big], [big.copy()]) and not same([big], [other])
+
+
+def test_the_fp16_range_is_a_clip_to_the_bit():
+    clipped = localise_module._clipped
+    rng = np.random.default_rng(2)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0, -65504.0, 65505.0, -1e300, 1e-320]
+    for values in (
+        np.array(special),
+        np.array([np.nan, np.nan]),
+        np.array([np.nan, 7e4]),
+        np.array([1.0, -0.0]),
+        rng.standard_normal((3, 50)) * 1e5,
+        rng.standard_normal((3, 50)),
+        np.empty((0, 3)),
+    ):
+        got, want = clipped(values, 65504.0), np.clip(values, -65504.0, 65504.0)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes(), values
+        if want.tobytes() == values.tobytes():
+            assert got is values  # nothing beyond the range: no copy

@@ -151,17 +151,17 @@ def test_a_variant_leaving_out_an_output_a_later_member_reads_is_inapplicable():
     """A variant whose change gives fewer outputs than later members read (an alternative
     kernel with fewer outputs, say) is not applicable, as a shape change is; it must not end
     the localisation with a KeyError."""
-    from fusion_switch.diagnose.localise import _own_run, _try
+    from fusion_switch.diagnose.localise import _scores
 
     replayer, sub = _replayer(["r6"])
     plan, _ = replayer.gather(sub)
     base = replayer.evaluate(sub, plan)
-    first = sub.members[0]
-    own = _own_run(replayer, sub, (plan, base), first)
-    assert _try(replayer, sub, (plan, base), first, lambda inputs, outputs: [], None, own) is None
-    doubled = _try(
-        replayer, sub, (plan, base), first, lambda inputs, outputs: [2 * outputs[0]], None, own
-    )
+    variants = [
+        ("no output", lambda inputs, outputs: [], None),
+        ("doubled", lambda inputs, outputs: [2 * outputs[0]], None),
+    ]
+    none, doubled = _scores(replayer, sub, (plan, base), sub.members[0], variants)
+    assert none is None
     assert doubled is not None  # a change that keeps the outputs' number scores
 
 

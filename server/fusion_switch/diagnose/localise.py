@@ -15,6 +15,7 @@ the verdict is "undecided between A and B": neither is counted as proven, and bi
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .evidence import MissingEvidence
-from .noise import FP16_MAX, coarser, score
+from .noise import FP16_MAX, coarser, round_to, score
 from .replay_kernels import Unverifiable, out_dtype
 from .subgraph import ref_name
 
@@ -65,7 +66,7 @@ def _variants(member: Any) -> Iterator[tuple[str, Callable | None, tuple | None]
         return [np.asarray(first, dtype=np.float64).reshape(outputs[0].shape), *outputs[1:]]
 
     def fp16_range(inputs, outputs):
-        return [np.clip(o, -FP16_MAX, FP16_MAX) for o in outputs]
+        return [_clipped(o, FP16_MAX) for o in outputs]
 
     yield "skipped (output = its first input)", skip, None
     yield "fp16 range applied to its output", fp16_range, None
@@ -95,6 +96,17 @@ def _variants(member: Any) -> Iterator[tuple[str, Callable | None, tuple | None]
                 yield f"perm {list(other)}", None, ("perm", list(other))
 
 
+def _clipped(values: np.ndarray, bound: float) -> np.ndarray:
+    """``np.clip(values, -bound, bound)``; ``values`` itself when no value is beyond the
+    bound (most activations: then nothing of an activation's size is allocated)."""
+    if values.size == 0:
+        return values
+    high, low = np.fmax.reduce(values, axis=None), np.fmin.reduce(values, axis=None)
+    if np.isnan(high) or (high <= bound and low >= -bound):  # NaN stays NaN in a clip
+        return values
+    return np.clip(values, -bound, bound)
+
+
 def localise(replayer: Any, sub: Any, result: Any) -> dict | None:
     """Name the pass whose original op explains the flagged op's output, or say undecided."""
     fused = sub.fused
@@ -116,13 +128,9 @@ def localise(replayer: Any, sub: Any, result: Any) -> dict | None:
     base = result.score or 0.0
     for member in sub.members:
         best: tuple[float, str] | None = None
-        own: tuple | BaseException | None = None  # its run in the unchanged replay
-        for number, (label, change, attr) in enumerate(_variants(member)):
-            if number >= MAX_VARIANTS_PER_OP:
-                break
-            if own is None:
-                own = _own_run(replayer, sub, (plan, base_values), member)
-            variant_score = _try(replayer, sub, (plan, base_values), member, change, attr, own)
+        variants = list(itertools.islice(_variants(member), MAX_VARIANTS_PER_OP))
+        scores = _scores(replayer, sub, (plan, base_values), member, variants)
+        for (label, _, _), variant_score in zip(variants, scores, strict=True):
             if variant_score is not None and (best is None or variant_score < best[0]):
                 best = (variant_score, label)
         if best is not None and best[0] <= result.tolerance:
@@ -158,14 +166,10 @@ def _single_op_ub(fused: Any) -> set[str]:
 _INAPPLICABLE = (Unverifiable, MissingEvidence, ValueError, TypeError, IndexError, ArithmeticError)
 
 
-def _own_run(replayer: Any, sub: Any, planned: tuple, target: Any) -> tuple | BaseException:
-    """(inputs, outputs) of ``target``'s kernel in the unchanged replay, or what the run
-    raised. Run once for all of its variants: each ran it again (issue 16: a Conv2D on a
-    real network's activation takes a tenth of a second), and an attribute variant ran it
-    besides its own run."""
-    plan, base_values = planned
+def _guarded(call: Callable, *args: Any) -> Any:
+    """``call(*args)``, or the error it raised that makes a variant inapplicable."""
     try:
-        return replayer.rerun(sub, plan, (base_values, target))
+        return call(*args)
     except _INAPPLICABLE as error:
         return error
 
@@ -209,25 +213,82 @@ def _worst(replayer: Any, sub: Any, values: dict) -> float | None:
     return worst
 
 
-def _try(replayer: Any, sub: Any, planned: tuple, target: Any, change, attr, own) -> float | None:
-    """The replay score with one change applied to ``target``: to its outputs (``change``) or
-    to an attribute it is run with (``attr``). None: not applicable (shape change, kernel
-    refusal), or no bit of ``target``'s outputs changed: the unchanged replay is the flagged
-    score, above the tolerance, so such a variant explains nothing. ``own``: ``target``'s run
-    in the unchanged replay (:func:`_own_run`) that every variant starts from."""
-    if isinstance(own, BaseException):
-        return None  # the kernel refused its inputs: each variant's run would raise it again
-    inputs, outputs = own
+def _scores(
+    replayer: Any, sub: Any, planned: tuple, target: Any, variants: list[tuple]
+) -> Iterator[float | None]:
+    """The worst score of each of ``target``'s variants, in order (None: not applicable, or
+    it changes nothing). Output changes share one run of ``target``'s kernel; attribute
+    changes run the altered kernel alone, one variant at a time."""
+    plan, base_values = planned
+    inputs = _guarded(replayer.inputs_of, sub, plan, (base_values, target))
+    changes = [(n, change) for n, (_, change, _) in enumerate(variants) if change is not None]
+    changed = _output_changes(replayer, target, inputs, changes, base_values)
+    for number, (_, change, attr) in enumerate(variants):
+        if change is not None:
+            outputs = changed.pop(number)
+        else:
+            outputs = _attribute_change(replayer, target, inputs, attr, base_values)
+        score_of = _replayed(replayer, sub, planned, target, outputs)
+        outputs = None  # let go before the next variant is computed
+        yield score_of
+
+
+def _output_changes(
+    replayer: Any, target: Any, inputs, changes: list[tuple[int, Callable]], base_values: dict
+) -> dict[int, list | None]:
+    """``target``'s rounded outputs under each output change (by variant number), from one
+    run of its kernel on ``inputs`` (issue 16: each change ran it again; a Conv2D on a real
+    network's activation takes a tenth of a second). None where the change does not apply
+    or leaves the rounded outputs as they are (:func:`_rounded_change`). The run's outputs
+    are let go before any variant is replayed further."""
+    prepared: dict[int, list | None] = dict.fromkeys(number for number, _ in changes)
+    if not changes or isinstance(inputs, BaseException):
+        return prepared
+    outputs = _guarded(replayer.kernels.run, target, inputs)
+    if isinstance(outputs, BaseException):
+        return prepared  # the unchanged run raised: each change's run would raise it again
+    for number, change in changes:
+        with contextlib.suppress(*_INAPPLICABLE):  # this change does not apply
+            changed = change(inputs, outputs)
+            if changed is not None and not _same_bits(changed, outputs):
+                prepared[number] = _rounded_change(target, changed, base_values)
+            changed = None
+    return prepared
+
+
+def _attribute_change(replayer: Any, target: Any, inputs, attr: tuple, base_values: dict):
+    """``target``'s rounded outputs run with another attribute (only the altered kernel:
+    it ran the unchanged one first, for nothing), or None as :func:`_output_changes`."""
+    if isinstance(inputs, BaseException):
+        return None
+    try:
+        return _rounded_change(
+            target, replayer.kernels.run(_altered(target, attr), inputs), base_values
+        )
+    except _INAPPLICABLE:
+        return None
+
+
+def _rounded_change(target: Any, changed: list | None, base_values: dict) -> list | None:
+    """``changed`` rounded as the replay rounds ``target``'s outputs; None when it is None or
+    keeps every bit of the unchanged replay's: that replay is the flagged score, above the
+    tolerance, so the variant explains nothing and what follows is not replayed."""
+    if changed is None:
+        return None
+    rounded = [round_to(value, out_dtype(target, j)) for j, value in enumerate(changed)]
+    unchanged = [v for k, v in base_values.items() if ref_name(k)[0] == target.name]
+    return None if _same_bits(rounded, unchanged) else rounded
+
+
+def _replayed(replayer: Any, sub: Any, planned: tuple, target: Any, outputs) -> float | None:
+    """The worst score with ``target``'s outputs replaced by ``outputs`` (None: no variant
+    to replay, or it is not applicable: a shape change, a kernel refusal further on)."""
+    if outputs is None:
+        return None
     plan, base_values = planned
     try:
-        if attr is not None:
-            changed = replayer.kernels.run(_altered(target, attr), inputs)
-        else:
-            changed = change(inputs, outputs)
-        if changed is None or _same_bits(changed, outputs):
-            return None
         values = replayer.evaluate(
-            sub, plan, reuse=(base_values, target), outputs_only=True, replaced=changed
+            sub, plan, reuse=(base_values, target), outputs_only=True, replaced=outputs
         )
         return _worst(replayer, sub, values)
     except _INAPPLICABLE:

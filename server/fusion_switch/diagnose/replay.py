@@ -219,8 +219,8 @@ class Replayer:
     ) -> dict[str, np.ndarray]:
         """Values of every member output. ``reuse`` = (values of a previous evaluation, member):
         members before that one are taken from it (a variant changes only what follows).
-        ``replaced``: with ``reuse``, the outputs that member gives instead of its kernel's (a
-        change the caller made to the outputs :meth:`rerun` gave).
+        ``replaced``: with ``reuse``, that member's outputs, rounded as this method rounds
+        them, instead of its kernel's (a variant the caller computed on :meth:`inputs_of`).
 
         ``outputs_only``: each value is let go once the last member reading it has run, unless
         a fused output stands for it; the result then holds only those. On activations of a
@@ -236,10 +236,8 @@ class Replayer:
                 values.update((k, v) for k, v in reuse[0].items() if ref_name(k)[0] == member.name)
                 continue
             inputs = _member_inputs(member, plan, values)
-            if replaced is not None and reuse is not None and member is reuse[1]:
-                outs = replaced
-            else:
-                outs = self.kernels.run(member, inputs)
+            given = replaced is not None and reuse is not None and member is reuse[1]
+            outs = replaced if given else self.kernels.run(member, inputs)
             del inputs
             if let_go is not None:  # before rounding: at most one more value alive
                 for key in let_go[position]:
@@ -247,21 +245,19 @@ class Replayer:
             for j in range(len(outs)):
                 key = f"{member.name}:{j}"
                 if kept is None or key in kept:
-                    values[key] = round_to(outs[j], out_dtype(member, j))
+                    values[key] = outs[j] if given else round_to(outs[j], out_dtype(member, j))
             del outs
         return values
 
-    def rerun(
+    def inputs_of(
         self, sub: Subgraph, plan: dict[str, list], reuse: tuple[dict[str, np.ndarray], Any]
-    ) -> tuple[list, list[np.ndarray]]:
-        """(inputs, kernel outputs) of the ``reuse`` member as :meth:`evaluate` with that
-        ``reuse`` runs it, before any variant: its output changes can share one run."""
+    ) -> list:
+        """The inputs :meth:`evaluate` with this ``reuse`` gives its member."""
         base, target = reuse
         values: dict[str, np.ndarray] = {}
         for member in sub.members:
             if member is target:
-                inputs = _member_inputs(member, plan, values)
-                return inputs, self.kernels.run(member, inputs)
+                return _member_inputs(member, plan, values)
             values.update((k, v) for k, v in base.items() if ref_name(k)[0] == member.name)
         raise ValueError(f"{getattr(target, 'name', target)} is not a member of {sub.fused.name}")
 
