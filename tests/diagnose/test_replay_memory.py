@@ -160,7 +160,7 @@ def test_a_variant_leaving_out_an_output_a_later_member_reads_is_inapplicable():
         ("no output", lambda inputs, outputs: [], None),
         ("doubled", lambda inputs, outputs: [2 * outputs[0]], None),
     ]
-    none, doubled = _scores(replayer, sub, (plan, base), sub.members[0], variants)
+    none, doubled = _scores(replayer, sub, (plan, base), sub.members[0], variants, True)
     assert none is None
     assert doubled is not None  # a change that keeps the outputs' number scores
 

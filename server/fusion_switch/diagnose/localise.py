@@ -126,10 +126,11 @@ def localise(replayer: Any, sub: Any, result: Any) -> dict | None:
         return {"undecided": candidates, "method": "variants could not be replayed"}
     explained: list[tuple[str, str, float]] = []
     base = result.score or 0.0
+    drop = base > result.tolerance  # always so for a flagged op (see _scores)
     for member in sub.members:
         best: tuple[float, str] | None = None
         variants = list(itertools.islice(_variants(member), MAX_VARIANTS_PER_OP))
-        scores = _scores(replayer, sub, (plan, base_values), member, variants)
+        scores = _scores(replayer, sub, (plan, base_values), member, variants, drop)
         for (label, _, _), variant_score in zip(variants, scores, strict=True):
             if variant_score is not None and (best is None or variant_score < best[0]):
                 best = (variant_score, label)
@@ -163,7 +164,17 @@ def _single_op_ub(fused: Any) -> set[str]:
     return {value} if isinstance(value, str) and value else set()
 
 
-_INAPPLICABLE = (Unverifiable, MissingEvidence, ValueError, TypeError, IndexError, ArithmeticError)
+# MemoryError: numpy raises it before it allocates, when a variant makes a later op broadcast
+# to a size no machine holds (a perm variant before an elementwise op)
+_INAPPLICABLE = (
+    Unverifiable,
+    MissingEvidence,
+    ValueError,
+    TypeError,
+    IndexError,
+    ArithmeticError,
+    MemoryError,
+)
 
 
 def _guarded(call: Callable, *args: Any) -> Any:
@@ -214,33 +225,44 @@ def _worst(replayer: Any, sub: Any, values: dict) -> float | None:
 
 
 def _scores(
-    replayer: Any, sub: Any, planned: tuple, target: Any, variants: list[tuple]
+    replayer: Any, sub: Any, planned: tuple, target: Any, variants: list[tuple], drop: bool
 ) -> Iterator[float | None]:
-    """The worst score of each of ``target``'s variants, in order (None: not applicable, or
-    it changes nothing). Output changes share one run of ``target``'s kernel; attribute
-    changes run the altered kernel alone, one variant at a time."""
+    """The worst score of each of ``target``'s variants, in order (None: not applicable, or,
+    with ``drop``, it changes nothing). Output changes share one run of ``target``'s kernel;
+    attribute changes run the altered kernel alone, one variant at a time.
+
+    ``drop``: the unchanged replay's score is above the tolerance (a flagged op), so a
+    variant that changes no bit of ``target``'s rounded outputs explains nothing and what
+    follows it is not replayed. Without it every variant is replayed, as it always was."""
     plan, base_values = planned
     inputs = _guarded(replayer.inputs_of, sub, plan, (base_values, target))
     changes = [(n, change) for n, (_, change, _) in enumerate(variants) if change is not None]
-    changed = _output_changes(replayer, target, inputs, changes, base_values)
+    unchanged = base_values if drop else None
+    changed = _output_changes(replayer, target, inputs, changes, unchanged)
     for number, (_, change, attr) in enumerate(variants):
         if change is not None:
             outputs = changed.pop(number)
         else:
-            outputs = _attribute_change(replayer, target, inputs, attr, base_values)
+            outputs = _attribute_change(replayer, target, inputs, attr, unchanged)
         score_of = _replayed(replayer, sub, planned, target, outputs)
         outputs = None  # let go before the next variant is computed
         yield score_of
 
 
 def _output_changes(
-    replayer: Any, target: Any, inputs, changes: list[tuple[int, Callable]], base_values: dict
+    replayer: Any,
+    target: Any,
+    inputs,
+    changes: list[tuple[int, Callable]],
+    unchanged: dict | None,
 ) -> dict[int, list | None]:
     """``target``'s rounded outputs under each output change (by variant number), from one
     run of its kernel on ``inputs`` (issue 16: each change ran it again; a Conv2D on a real
-    network's activation takes a tenth of a second). None where the change does not apply
-    or leaves the rounded outputs as they are (:func:`_rounded_change`). The run's outputs
-    are let go before any variant is replayed further."""
+    network's activation takes a tenth of a second). None where the change does not apply,
+    or, given the ``unchanged`` replay's values, leaves the rounded outputs as they are
+    (:func:`_rounded_change`); without them a change giving None keeps the outputs, as it
+    did. The run's outputs are let go before any variant is replayed further; the rounded
+    changes are kept until replayed (two activations when the fp16 range clips one)."""
     prepared: dict[int, list | None] = dict.fromkeys(number for number, _ in changes)
     if not changes or isinstance(inputs, BaseException):
         return prepared
@@ -250,34 +272,38 @@ def _output_changes(
     for number, change in changes:
         with contextlib.suppress(*_INAPPLICABLE):  # this change does not apply
             changed = change(inputs, outputs)
-            if changed is not None and not _same_bits(changed, outputs):
-                prepared[number] = _rounded_change(target, changed, base_values)
+            if unchanged is None:
+                kept = outputs if changed is None else changed  # None: the outputs as they are
+                prepared[number] = _rounded_change(target, kept, None)
+            elif changed is not None and not _same_bits(changed, outputs):
+                prepared[number] = _rounded_change(target, changed, unchanged)
             changed = None
     return prepared
 
 
-def _attribute_change(replayer: Any, target: Any, inputs, attr: tuple, base_values: dict):
+def _attribute_change(replayer: Any, target: Any, inputs, attr: tuple, unchanged: dict | None):
     """``target``'s rounded outputs run with another attribute (only the altered kernel:
     it ran the unchanged one first, for nothing), or None as :func:`_output_changes`."""
     if isinstance(inputs, BaseException):
         return None
     try:
         return _rounded_change(
-            target, replayer.kernels.run(_altered(target, attr), inputs), base_values
+            target, replayer.kernels.run(_altered(target, attr), inputs), unchanged
         )
     except _INAPPLICABLE:
         return None
 
 
-def _rounded_change(target: Any, changed: list | None, base_values: dict) -> list | None:
-    """``changed`` rounded as the replay rounds ``target``'s outputs; None when it is None or
-    keeps every bit of the unchanged replay's: that replay is the flagged score, above the
-    tolerance, so the variant explains nothing and what follows is not replayed."""
+def _rounded_change(target: Any, changed: list | None, unchanged: dict | None) -> list | None:
+    """``changed`` rounded as the replay rounds ``target``'s outputs; None when it is None or,
+    given the ``unchanged`` replay's values, keeps every bit of its outputs there."""
     if changed is None:
         return None
     rounded = [round_to(value, out_dtype(target, j)) for j, value in enumerate(changed)]
-    unchanged = [v for k, v in base_values.items() if ref_name(k)[0] == target.name]
-    return None if _same_bits(rounded, unchanged) else rounded
+    if unchanged is None:
+        return rounded
+    before = [v for k, v in unchanged.items() if ref_name(k)[0] == target.name]
+    return None if _same_bits(rounded, before) else rounded
 
 
 def _replayed(replayer: Any, sub: Any, planned: tuple, target: Any, outputs) -> float | None:
