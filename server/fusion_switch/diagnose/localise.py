@@ -25,7 +25,7 @@ import numpy as np
 from .evidence import MissingEvidence
 from .noise import FP16_MAX, coarser, round_to, score
 from .replay_kernels import Unverifiable, out_dtype
-from .subgraph import ref_name
+from .subgraph import outputs_of, ref_name
 
 TAIL_TYPES = frozenset(
     {
@@ -302,7 +302,7 @@ def _rounded_change(target: Any, changed: list | None, unchanged: dict | None) -
     rounded = [round_to(value, out_dtype(target, j)) for j, value in enumerate(changed)]
     if unchanged is None:
         return rounded
-    before = [v for k, v in unchanged.items() if ref_name(k)[0] == target.name]
+    before = list(outputs_of(unchanged, target.name).values())
     return None if _same_bits(rounded, before) else rounded
 
 

@@ -41,6 +41,7 @@ from .subgraph import (
     Subgraph,
     build_subgraph,
     fused_ops,
+    outputs_of,
     ref_name,
 )
 
@@ -233,7 +234,7 @@ class Replayer:
             if skipping and member is reuse[1]:
                 skipping = False
             if skipping:
-                values.update((k, v) for k, v in reuse[0].items() if ref_name(k)[0] == member.name)
+                values.update(outputs_of(reuse[0], member.name))
                 continue
             inputs = _member_inputs(member, plan, values)
             given = replaced is not None and reuse is not None and member is reuse[1]
@@ -258,7 +259,7 @@ class Replayer:
         for member in sub.members:
             if member is target:
                 return _member_inputs(member, plan, values)
-            values.update((k, v) for k, v in base.items() if ref_name(k)[0] == member.name)
+            values.update(outputs_of(base, member.name))
         raise ValueError(f"{getattr(target, 'name', target)} is not a member of {sub.fused.name}")
 
     def real_output(self, sub: Subgraph, index: int) -> np.ndarray:

@@ -30,6 +30,11 @@ def ref_name(ref: str) -> tuple[str, int]:
         return ref, 0
 
 
+def outputs_of(values: dict[str, Any], name: str) -> dict[str, Any]:
+    """The entries of ``values`` (keyed ``op:index``) that are op ``name``'s outputs."""
+    return {k: v for k, v in values.items() if ref_name(k)[0] == name}
+
+
 @dataclass
 class GraphIndex:
     """Ops of one graph by name, and original name -> op name (msaccucmp's merge map)."""
