@@ -1,15 +1,56 @@
-"""Hand-made replay inputs shared by the replay's unit tests: a graph from a list of ops, and
-an evidence store holding given arrays."""
+"""Hand-made replay inputs shared by the replay's unit tests: a graph from a list of ops, a
+chain of ops fused into one, and an evidence store holding given arrays."""
 
 from __future__ import annotations
 
 from fusion_switch.diagnose.evidence import MissingEvidence
+from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph
 from fusion_switch.readers.graph import graph_from_dict
 
 
 def one_graph(ops: list[dict]):
     """A model of one graph named g holding ``ops`` (GE's JSON dump layout)."""
     return graph_from_dict({"graph": [{"name": "g", "op": ops}], "name": "g"})
+
+
+def float_desc(shape, origin: str = "") -> dict:
+    """A float32 ND output desc; with ``origin``, the original op output it stands for."""
+    attrs = []
+    if origin:
+        attrs = [
+            {"key": "_datadump_origin_name", "value": {"s": origin}},
+            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+        ]
+    return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(shape)}, "attr": attrs}
+
+
+def chain(types, shape, outputs, *, prefix: str = "m", ub: bool = True, reads=None):
+    """x -> {prefix}1 -> {prefix}2 -> ..., one op per type, fused into one op named "fused"
+    whose outputs stand for ``outputs``; pass_name G and, with ``ub``, pass_name_ub U.
+    ``reads``: another input for some members (name -> "op:index"). Returns the sub-graph
+    and the fusion-off graph's index."""
+    ops = [{"name": "x", "type": "Data", "output_desc": [float_desc(shape)]}]
+    for i, kind in enumerate(types, 1):
+        name = f"{prefix}{i}"
+        source = (reads or {}).get(name, ops[-1]["name"] + ":0")
+        ops.append(
+            {"name": name, "type": kind, "input": [source], "output_desc": [float_desc(shape)]}
+        )
+    names = [op["name"] for op in ops[1:]]
+    fused = {
+        "name": "fused",
+        "type": "Fused",
+        "input": ["x:0"],
+        "attr": [
+            {"key": "_datadump_original_op_names", "value": {"list": {"s": names}}},
+            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
+            *([{"key": "pass_name_ub", "value": {"s": "U"}}] if ub else []),
+        ],
+        "output_desc": [float_desc(shape, o) for o in outputs],
+    }
+    on = GraphIndex.of(one_graph([ops[0], fused]))
+    off = GraphIndex.of(one_graph(ops))
+    return build_subgraph(on.ops["fused"], on, off), off
 
 
 class MemoryStore:

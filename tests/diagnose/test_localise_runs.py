@@ -10,57 +10,29 @@ from __future__ import annotations
 import contextlib
 
 import numpy as np
-import pytest
 from fusion_switch.diagnose import localise as localise_module
 from fusion_switch.diagnose.evidence import MissingEvidence
 from fusion_switch.diagnose.localise import localise
-from fusion_switch.diagnose.noise import round_to, score
+from fusion_switch.diagnose.noise import round_to
 from fusion_switch.diagnose.replay import Replayer
 from fusion_switch.diagnose.replay_kernels import Kernels, Unverifiable, out_dtype
-from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph, ref_name
-from replay_support import MemoryStore, one_graph
+from fusion_switch.diagnose.subgraph import ref_name
+from replay_support import MemoryStore, chain
 
 TYPES = ["Relu", "Relu6", "Abs", "Gelu", "FastGelu", "Sigmoid", "Tanh", "Neg"]
-
-
-def _desc(shape, origin=""):
-    attrs = []
-    if origin:
-        attrs = [
-            {"key": "_datadump_origin_name", "value": {"s": origin}},
-            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
-        ]
-    return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(shape)}, "attr": attrs}
 
 
 def _chain(types, shape):
     """x -> m1 -> ... -> mn fused into one op standing for mn; the last member is a UB tail
     (pass_name_ub U), the others graph pass G: two candidate rules, so variants run."""
-    ops = [{"name": "x", "type": "Data", "output_desc": [_desc(shape)]}]
-    for i, kind in enumerate(types, 1):
-        ops.append(
-            {
-                "name": f"m{i}",
-                "type": kind,
-                "input": [ops[-1]["name"] + ":0"],
-                "output_desc": [_desc(shape)],
-            }
-        )
-    names = [f"m{i}" for i in range(1, len(types) + 1)]
-    fused = {
-        "name": "fused",
-        "type": "Fused",
-        "input": ["x:0"],
-        "attr": [
-            {"key": "_datadump_original_op_names", "value": {"list": {"s": names}}},
-            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
-            {"key": "pass_name_ub", "value": {"s": "U"}},
-        ],
-        "output_desc": [_desc(shape, names[-1])],
-    }
-    on = GraphIndex.of(one_graph([ops[0], fused]))
-    off = GraphIndex.of(one_graph(ops))
-    return build_subgraph(on.ops["fused"], on, off), off
+    return chain(types, shape, [f"m{len(types)}"])
+
+
+def _replayer(types, x, real):
+    """A replayer of the chain of ``types`` on input ``x``, whose fused output was ``real``."""
+    sub, off = _chain(types, x.shape)
+    tensors = {("on", "fused", "input", 0): x, ("on", "fused", "output", 0): real}
+    return Replayer(MemoryStore(tensors), off, Kernels()), sub
 
 
 class _Flagged:
@@ -130,18 +102,7 @@ def _former_scores(replayer, sub, planned, target, variants, drop):
         except (Unverifiable, MissingEvidence, ValueError, TypeError, IndexError, ArithmeticError):
             yield None
             continue
-        yield _former_worst(replayer, sub, values)
-
-
-def _former_worst(replayer, sub, values):
-    worst = 0.0
-    for k, origin in sub.outputs:
-        real = replayer.real_output(sub, k)
-        replay = values.get(origin)
-        if replay is None or replay.size != real.size:
-            return None
-        worst = max(worst, score(real, replay, localise_module._dtype(replayer, sub, k, origin)))
-    return worst
+        yield localise_module._worst(replayer, sub, values)  # the scoring is unchanged
 
 
 def _flagged_score(replayer, sub) -> float | None:
@@ -195,11 +156,8 @@ def test_unchanged_variants_replay_nothing_after_their_op(monkeypatch):
     change nothing, so m2 is never replayed after them; m2 (Relu6) likewise. The former way
     ran 13 kernels here: m2 after each of m1's variants, and the varied op again for each
     variant, before the altered one for an attribute variant."""
-    shape = (4, 8)
-    sub, off = _chain(["Relu", "Relu6"], shape)
-    x = np.linspace(0.5, 5.5, 32).reshape(shape)
-    tensors = {("on", "fused", "input", 0): x, ("on", "fused", "output", 0): x + 1.0}
-    replayer = Replayer(MemoryStore(tensors), off, Kernels())
+    x = np.linspace(0.5, 5.5, 32).reshape(4, 8)
+    replayer, sub = _replayer(["Relu", "Relu6"], x, x + 1.0)
     flagged = _Flagged(_flagged_score(replayer, sub))
     runs = _counting(monkeypatch)
     found = localise(replayer, sub, flagged)
@@ -211,11 +169,8 @@ def test_unchanged_variants_replay_nothing_after_their_op(monkeypatch):
 
 def test_a_change_that_rounds_away_replays_nothing_after_its_op(monkeypatch):
     """A change below float32's precision leaves the rounded output as it was."""
-    shape = (2, 6)
-    sub, off = _chain(["Neg", "Relu"], shape)
-    x = np.linspace(-3, 3, 12).reshape(shape)
-    tensors = {("on", "fused", "input", 0): x, ("on", "fused", "output", 0): x + 1.0}
-    replayer = Replayer(MemoryStore(tensors), off, Kernels())
+    x = np.linspace(-3, 3, 12).reshape(2, 6)
+    replayer, sub = _replayer(["Neg", "Relu"], x, x + 1.0)
     plan, _ = replayer.gather(sub)
     base = replayer.evaluate(sub, plan)
     first = sub.members[0]
@@ -232,11 +187,8 @@ def test_a_change_that_rounds_away_replays_nothing_after_its_op(monkeypatch):
 
 
 def test_a_change_of_an_early_member_replays_what_follows(monkeypatch):
-    shape = (2, 6)
-    sub, off = _chain(["Neg", "Relu"], shape)
-    x = np.linspace(-3, 3, 12).reshape(shape)
-    tensors = {("on", "fused", "input", 0): x, ("on", "fused", "output", 0): np.maximum(x, 0)}
-    replayer = Replayer(MemoryStore(tensors), off, Kernels())
+    x = np.linspace(-3, 3, 12).reshape(2, 6)
+    replayer, sub = _replayer(["Neg", "Relu"], x, np.maximum(x, 0))
     flagged = _Flagged(_flagged_score(replayer, sub))
     runs = _counting(monkeypatch)
     found = localise(replayer, sub, flagged)
@@ -281,23 +233,18 @@ def test_the_fp16_range_is_a_clip_to_the_bit():
             assert got is values  # nothing beyond the range: no copy
 
 
-def test_unchanged_variants_are_replayed_when_the_score_is_within_the_tolerance():
+def test_unchanged_variants_are_replayed_when_the_score_is_within_the_tolerance(monkeypatch):
     """Dropping a variant that changes nothing rests on the flagged score being above the
     tolerance (the replay localises only such ops). Asked about any other score, the
     localisation replays them as it always did: a variant that changes nothing then scores
     within the tolerance and explains (found by review)."""
-    shape = (1, 4)
-    sub, off = _chain(["Relu", "Relu6"], shape)
     x = np.array([[0.5, 1.0, 2.0, 3.0]])
-    tensors = {("on", "fused", "input", 0): x, ("on", "fused", "output", 0): x.copy()}
-    replayer = Replayer(MemoryStore(tensors), off, Kernels())
+    replayer, sub = _replayer(["Relu", "Relu6"], x, x.copy())
     within = _Flagged(0.0)
     found = localise(replayer, sub, within)
     assert [e["original_op"] for e in found["explained_by"]] == ["m1", "m2"], found
-    monkeypatch = pytest.MonkeyPatch()
-    with monkeypatch.context() as former:
-        former.setattr(localise_module, "_scores", _former_scores)
-        assert localise(replayer, sub, within) == found
+    monkeypatch.setattr(localise_module, "_scores", _former_scores)
+    assert localise(replayer, sub, within) == found
 
 
 def test_a_variant_the_machine_cannot_hold_is_not_applicable(monkeypatch):
@@ -305,11 +252,8 @@ def test_a_variant_the_machine_cannot_hold_is_not_applicable(monkeypatch):
     perm variant before a Maximum: (67308, 1) against (1, 67308), 33.8 GiB); numpy then
     raises MemoryError before it allocates. The variant is not applicable, as a shape change
     is; it must not end the replay (found by review, older than the twelfth round)."""
-    shape = (2, 6)
-    sub, off = _chain(["Neg", "Relu"], shape)
-    x = np.linspace(-3, 3, 12).reshape(shape)
-    tensors = {("on", "fused", "input", 0): x, ("on", "fused", "output", 0): np.maximum(x, 0)}
-    replayer = Replayer(MemoryStore(tensors), off, Kernels())
+    x = np.linspace(-3, 3, 12).reshape(2, 6)
+    replayer, sub = _replayer(["Neg", "Relu"], x, np.maximum(x, 0))
     flagged = _Flagged(_flagged_score(replayer, sub))
     run = Kernels.run
 

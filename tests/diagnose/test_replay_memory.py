@@ -11,49 +11,19 @@ import pytest
 from fusion_switch.diagnose.localise import localise
 from fusion_switch.diagnose.replay import Replayer, measure_one
 from fusion_switch.diagnose.replay_kernels import Kernels
-from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph
-from replay_support import MemoryStore, one_graph
+from replay_support import MemoryStore, chain
 
 CHAIN = 6
 SHAPE = (1000, 1000)  # 8 MB per value in float64
 MB = 8e6
 
 
-def _desc(origin=""):
-    attrs = []
-    if origin:
-        attrs = [
-            {"key": "_datadump_origin_name", "value": {"s": origin}},
-            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
-        ]
-    return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(SHAPE)}, "attr": attrs}
-
-
 def _chain(outputs, types=None, reads=None):
     """x -> r1 -> ... -> r6 (Relu, Abs alternating unless ``types``), fused into one op whose
     outputs stand for ``outputs``; pass_name G and, with ``types``, pass_name_ub U. ``reads``:
     another input for some members (name -> "op:index")."""
-    ops = [{"name": "x", "type": "Data", "output_desc": [_desc()]}]
-    for i in range(1, CHAIN + 1):
-        kind = types[i - 1] if types else ("Relu" if i % 2 else "Abs")
-        source = (reads or {}).get(f"r{i}", ops[-1]["name"] + ":0")
-        ops.append({"name": f"r{i}", "type": kind, "input": [source]})
-        ops[-1]["output_desc"] = [_desc()]
-    names = [f"r{i}" for i in range(1, CHAIN + 1)]
-    fused = {
-        "name": "fused",
-        "type": "Fused",
-        "input": ["x:0"],
-        "attr": [
-            {"key": "_datadump_original_op_names", "value": {"list": {"s": names}}},
-            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
-            *([{"key": "pass_name_ub", "value": {"s": "U"}}] if types else []),
-        ],
-        "output_desc": [_desc(o) for o in outputs],
-    }
-    on = GraphIndex.of(one_graph([ops[0], fused]))
-    off = GraphIndex.of(one_graph(ops))
-    return build_subgraph(on.ops["fused"], on, off), off
+    kinds = types or ["Relu" if i % 2 else "Abs" for i in range(1, CHAIN + 1)]
+    return chain(kinds, SHAPE, outputs, prefix="r", ub=bool(types), reads=reads)
 
 
 def _replayer(outputs, types=None):
