@@ -535,3 +535,49 @@ def test_a_forked_worker_inherits_the_kernel_probe_and_the_group_order(
     assert len(seen["chunk"]) == 2, seen  # this process and the pool's worker compared chunks
     assert seen["probe"] == {os.getpid()}
     assert seen["sort"] == {os.getpid()}
+
+
+def test_counts_classify_every_row_as_its_definition_says():
+    """_count (inlined for speed) against the plain reading of each row's kind."""
+    from fusion_switch.compare.engine import _count
+    from fusion_switch.compare.result import ResultRow
+
+    rng = np.random.default_rng(7)
+    reasons = (
+        [],
+        ["[op] There is no the ground truth dump file for op:output:0."],
+        ["bad shape"],
+        ["bad shape", "There is no the ground truth dump file"],
+    )
+    values = (None, float("nan"), 0.5, 1.0)
+    rows = []
+    for i in range(400):
+        names = ("CosineSimilarity", "MaxAbsoluteError")[: int(rng.integers(0, 3))]
+        rows.append(
+            ResultRow(
+                index=i,
+                op_type="T",
+                npu_dump="x",
+                ground_truth="y",
+                op_name=f"op{int(rng.integers(0, 50))}",
+                tensor_index=None if rng.random() < 0.2 else f"op:output:{i}",
+                metrics={n: values[int(rng.integers(0, 4))] for n in names},
+                fail_reason=list(reasons[int(rng.integers(0, 4))]),
+            )
+        )
+    counts = _count(rows, [[1], [2], [3]], ["e1", "e2"])
+    no_left = [r for r in rows if r.tensor_index is None]
+    compared = [r for r in rows if r.compared]
+    rest = [r for r in rows if r.tensor_index is not None and not r.compared]
+    no_right = [r for r in rest if any("no the ground truth" in x for x in r.fail_reason)]
+    assert counts.as_dict() == {
+        "groups": 3,
+        "ops": len({r.op_name for r in rows}),
+        "rows": 400,
+        "compared": len(compared),
+        "no_left_dump": len(no_left),
+        "no_right_dump": len(no_right),
+        "failed": len(rest) - len(no_right),
+        "bad_files": 2,
+    }
+    assert min(len(no_left), len(compared), len(no_right), len(rest) - len(no_right)) > 10
