@@ -90,3 +90,29 @@ def test_a_bad_fusion_off_graph_read_by_the_helper_is_reported_as_before(
     with pytest.raises(discover_module.CompareInputError) as raised:
         discover(request)
     assert str(raised.value).startswith("fusion-off graph:") and str(broken) in str(raised.value)
+
+
+def test_the_metrics_kernel_is_probed_while_the_helper_works(generated, tmp_path, monkeypatch):
+    """The compiled kernel's first-use probe (~9 ms) runs before the fusion-off digest is
+    taken, not after pairing on the critical path."""
+    from fusion_switch.compare.metrics import native
+
+    monkeypatch.setattr(forked, "GRAPH_FORK_BYTES", 0)  # always the helper
+    monkeypatch.setattr(native, "_KERNEL_STATE", [])  # not probed yet in this process
+    events: list[tuple] = []
+    probe, digest = native._kernel_agrees_with_numpy, discover_module._DigestReader.digest
+
+    def recording_probe():
+        events.append(("probe",))
+        return probe()
+
+    def recording_digest(self):
+        events.append(("digest", self.busy))
+        return digest(self)
+
+    monkeypatch.setattr(native, "_kernel_agrees_with_numpy", recording_probe)
+    monkeypatch.setattr(discover_module._DigestReader, "digest", recording_digest)
+    discover(_request(generated, tmp_path / "out"))
+    if native._kernel is None:
+        pytest.skip("the compiled kernel is not built here")  # then nothing is probed
+    assert events[:2] == [("probe",), ("digest", True)]

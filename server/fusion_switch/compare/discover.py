@@ -142,8 +142,11 @@ def _scan(
 def _import_measuring() -> None:
     """Import the measuring stage's code now, while the helper finishes the fusion-off digest:
     :func:`.engine.pair` needs it next, and numpy alone takes ~0.1 s to import, which this
-    process would otherwise spend first and then wait for the helper (issue 16)."""
-    from . import workers  # noqa: F401
+    process would otherwise spend first and then wait for the helper (issue 16). The compiled
+    metrics kernel's first-use probe (~9 ms) runs here too, for the same reason."""
+    from . import workers
+
+    workers.kernel_in_use()
 
 
 def host_key(off_graph: str | os.PathLike) -> tuple:
