@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..readers.collector import collector_paused, leave_to_exit
+from ..readers.collector import collector_paused
 from ..readers.dumpdir import DumpDir
 from ..readers.graph import Graph
 from .discover import (
@@ -155,10 +155,6 @@ def run_compare(
             from .workers import release_work_buffers
 
             release_work_buffers()
-            # the merged rule and the groups (a RuleOp per op): freed one by one here, they
-            # took ~13 ms at 5,000 ops before the verdict (kept only for an exit that drops
-            # the heap whole, see leave_to_exit)
-            leave_to_exit(plan)
 
 
 def _check(cancel) -> None:
