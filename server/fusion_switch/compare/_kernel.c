@@ -44,7 +44,6 @@
  * The eight lanes are exactly numpy's eight interleaved partial sums.
  */
 typedef float f32x8 __attribute__((vector_size(32)));
-typedef double f64x8 __attribute__((vector_size(64)));
 typedef int i32x8 __attribute__((vector_size(32)));
 
 static inline f32x8 load_f32x8(const float *a)
@@ -54,17 +53,11 @@ static inline f32x8 load_f32x8(const float *a)
     return v;
 }
 
-static inline f64x8 load_f64x8(const double *a)
-{
-    f64x8 v;
-    memcpy(&v, a, sizeof v);
-    return v;
-}
-
 /*
  * One leaf of numpy's pairwise summation (at most BLOCK elements): fewer than 8 are added in
  * turn; otherwise eight interleaved partial sums, combined as a balanced tree, then the rest.
- * Defined for float (float32 sums) and double (float64 sums).
+ * The float32 sums use it on stored values; the float64 leaves below (wide_leaf,
+ * square_deviation_leaf) make the same additions on values they do not store.
  */
 #define LEAF_SUM(name, T, VT, load)                                                          \
     static inline T name(const T *a, Py_ssize_t n)                                         \
@@ -83,7 +76,6 @@ static inline f64x8 load_f64x8(const double *a)
     }
 
 LEAF_SUM(leaf_sum_f32, float, f32x8, load_f32x8)
-LEAF_SUM(leaf_sum_f64, double, f64x8, load_f64x8)
 
 /*
  * A leaf computes its elements start .. start+n-1 (n <= BLOCK) of K quantities and stores each
@@ -300,13 +292,43 @@ typedef struct {
     double mean;
 } Spread;
 
+/*
+ * The two float64 leaves make LEAF_SUM's additions in LEAF_SUM's order without storing their
+ * values first: stored and read back, they took as long as the whole first pass (a third of
+ * the kernel's time, issue 16). The eight partial sums are two vectors of four (lanes 0-3 and
+ * 4-7): GCC spilled one vector of eight doubles to memory at every step.
+ */
+typedef float f32x4 __attribute__((vector_size(16)));
+typedef double f64x4 __attribute__((vector_size(32)));
+
+static inline f64x4 wide4(const float *v)
+{
+    f32x4 half;
+    memcpy(&half, v, sizeof half);
+    return __builtin_convertvector(half, f64x4);
+}
+
+static inline double tree8(f64x4 lo, f64x4 hi)
+{
+    return ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((hi[0] + hi[1]) + (hi[2] + hi[3]));
+}
+
 VECTOR_CLONES
 static void wide_leaf(void *job, Py_ssize_t start, Py_ssize_t n, double *out)
 {
     const float *v = ((Spread *)job)->v + start;
-    double e[BLOCK];
-    for (Py_ssize_t i = 0; i < n; i++) e[i] = (double)v[i];
-    *out = leaf_sum_f64(e, n);
+    double res = -0.0;
+    Py_ssize_t i = 0;
+    if (n >= 8) {
+        f64x4 lo = wide4(v), hi = wide4(v + 4);
+        for (i = 8; i < n - (n % 8); i += 8) {
+            lo += wide4(v + i);
+            hi += wide4(v + i + 4);
+        }
+        res = tree8(lo, hi);
+    }
+    for (; i < n; i++) res += (double)v[i];
+    *out = res;
 }
 
 VECTOR_CLONES
@@ -314,12 +336,25 @@ static void square_deviation_leaf(void *job, Py_ssize_t start, Py_ssize_t n, dou
 {
     Spread *s = job;
     const float *v = s->v + start;
-    double e[BLOCK];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        double deviation = (double)v[i] - s->mean;
-        e[i] = deviation * deviation;
+    const double mean = s->mean;
+    double res = -0.0;
+    Py_ssize_t i = 0;
+    if (n >= 8) {
+        f64x4 d_lo = wide4(v) - mean, d_hi = wide4(v + 4) - mean;
+        f64x4 lo = d_lo * d_lo, hi = d_hi * d_hi;
+        for (i = 8; i < n - (n % 8); i += 8) {
+            d_lo = wide4(v + i) - mean;
+            d_hi = wide4(v + i + 4) - mean;
+            lo += d_lo * d_lo;
+            hi += d_hi * d_hi;
+        }
+        res = tree8(lo, hi);
     }
-    *out = leaf_sum_f64(e, n);
+    for (; i < n; i++) {
+        double deviation = (double)v[i] - mean;
+        res += deviation * deviation;
+    }
+    *out = res;
 }
 
 /* ------------------------------------------------------------------ Python glue */
