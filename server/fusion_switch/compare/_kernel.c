@@ -298,14 +298,15 @@ typedef struct {
  * the kernel's time, issue 16). The eight partial sums are two vectors of four (lanes 0-3 and
  * 4-7): GCC spilled one vector of eight doubles to memory at every step.
  */
-typedef float f32x4 __attribute__((vector_size(16)));
 typedef double f64x4 __attribute__((vector_size(32)));
 
+/* Four floats widened (vcvtps2pd where the target has it); an initialiser, not
+ * __builtin_convertvector, which GCC has only from version 9 (Ascend servers' openEuler and
+ * EulerOS ship GCC 7). */
 static inline f64x4 wide4(const float *v)
 {
-    f32x4 half;
-    memcpy(&half, v, sizeof half);
-    return __builtin_convertvector(half, f64x4);
+    f64x4 out = {(double)v[0], (double)v[1], (double)v[2], (double)v[3]};
+    return out;
 }
 
 static inline double tree8(f64x4 lo, f64x4 hi)
