@@ -5,7 +5,11 @@ asking first, and the remaining commands (issue 15). Compare paths come from Wor
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import time
 
 import pytest
 from code_server import CodeServer, make_workspace
@@ -39,6 +43,7 @@ def vscode(tmp_path_factory, browser, artifacts):
     page.goto(server.url(folder))
     page.wait_for_selector(".monaco-workbench", timeout=120_000)
     ui = Ui(page, folder, artifacts)
+    ui.case = case
     ui.open_file("fusion_switch.cfg")
     page.locator(".statusbar-item", has_text="Ascend910B1").first.wait_for()
     yield ui
@@ -46,14 +51,44 @@ def vscode(tmp_path_factory, browser, artifacts):
     server.stop()
 
 
+def _held_comparison(on_dump: str, seconds: float = 30.0) -> int:
+    """The comparison's process group, stopped (SIGSTOP) as soon as its leader appears: this
+    case compares in well under a second, often before the notification's Cancel can be
+    clicked, and the test must not depend on who wins that race. Cancelling still works: the
+    server's SIGTERM waits until the group continues, and its kill does not wait at all."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+                with open(f"/proc/{entry}/stat") as f:
+                    session = int(f.read().rsplit(")", 1)[1].split()[3])
+            except (OSError, ValueError, IndexError):
+                continue
+            # the job's leader: `... compare -m <on dump> ...`, alone in its session
+            if b"compare" in argv and on_dump.encode() in argv and session == int(entry):
+                os.killpg(int(entry), signal.SIGSTOP)
+                return int(entry)
+        time.sleep(0.002)
+    raise AssertionError(f"no comparison of {on_dump} started within {seconds} s")
+
+
 def test_compare_shows_progress_and_cancel_stops_it(vscode):
     page = vscode.page
     vscode.palette("Fusion Switch: Compare Fusion On vs Off")
-    toast = page.locator(".notification-toast", has_text="comparing fusion on vs off").first
-    toast.wait_for()
-    vscode.shot("recipe-01-compare-progress")
-    toast.hover()
-    toast.get_by_role("button", name="Cancel").click()
+    group = _held_comparison(str(vscode.case.on_dump))
+    try:
+        toast = page.locator(".notification-toast", has_text="comparing fusion on vs off").first
+        toast.wait_for()
+        vscode.shot("recipe-01-compare-progress")
+        toast.hover()
+        toast.get_by_role("button", name="Cancel").click()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGCONT)
     page.locator(".notification-toast", has_text="cancelled").first.wait_for()
     vscode.shot("recipe-02-compare-cancelled")
 
