@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(neovim emacs-nox elpa-eglot chromium gcc libc6-dev)  # gcc: the metrics kernel
+apt_packages=(neovim emacs-nox elpa-eglot chromium gcc libc6-dev clang)  # gcc: the C extensions; clang: the kernel built by clang too
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

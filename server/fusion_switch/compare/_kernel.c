@@ -300,19 +300,13 @@ typedef struct {
  */
 typedef double f64x4 __attribute__((vector_size(32)));
 
-/* Four floats widened (vcvtps2pd where the target has it); an initialiser, not
- * __builtin_convertvector, which GCC has only from version 9 (Ascend servers' openEuler and
- * EulerOS ship GCC 7). */
-static inline f64x4 wide4(const float *v)
-{
-    f64x4 out = {(double)v[0], (double)v[1], (double)v[2], (double)v[3]};
-    return out;
-}
-
-static inline double tree8(f64x4 lo, f64x4 hi)
-{
-    return ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((hi[0] + hi[1]) + (hi[2] + hi[3]));
-}
+/* Four floats widened (vcvtps2pd where the target has it). Macros, not functions: clang
+ * rejects a 256-bit vector passed to or returned from a function compiled without AVX, which the
+ * AVX2 clones below would call. An initialiser, not __builtin_convertvector, which GCC has only
+ * from version 9 (Ascend servers' openEuler and EulerOS ship GCC 7). */
+#define WIDE4(v) ((f64x4){(double)(v)[0], (double)(v)[1], (double)(v)[2], (double)(v)[3]})
+#define TREE8(lo, hi)                                                                        \
+    ((((lo)[0] + (lo)[1]) + ((lo)[2] + (lo)[3])) + (((hi)[0] + (hi)[1]) + ((hi)[2] + (hi)[3])))
 
 VECTOR_CLONES
 static void wide_leaf(void *job, Py_ssize_t start, Py_ssize_t n, double *out)
@@ -321,12 +315,12 @@ static void wide_leaf(void *job, Py_ssize_t start, Py_ssize_t n, double *out)
     double res = -0.0;
     Py_ssize_t i = 0;
     if (n >= 8) {
-        f64x4 lo = wide4(v), hi = wide4(v + 4);
+        f64x4 lo = WIDE4(v), hi = WIDE4(v + 4);
         for (i = 8; i < n - (n % 8); i += 8) {
-            lo += wide4(v + i);
-            hi += wide4(v + i + 4);
+            lo += WIDE4(v + i);
+            hi += WIDE4(v + i + 4);
         }
-        res = tree8(lo, hi);
+        res = TREE8(lo, hi);
     }
     for (; i < n; i++) res += (double)v[i];
     *out = res;
@@ -341,15 +335,15 @@ static void square_deviation_leaf(void *job, Py_ssize_t start, Py_ssize_t n, dou
     double res = -0.0;
     Py_ssize_t i = 0;
     if (n >= 8) {
-        f64x4 d_lo = wide4(v) - mean, d_hi = wide4(v + 4) - mean;
+        f64x4 d_lo = WIDE4(v) - mean, d_hi = WIDE4(v + 4) - mean;
         f64x4 lo = d_lo * d_lo, hi = d_hi * d_hi;
         for (i = 8; i < n - (n % 8); i += 8) {
-            d_lo = wide4(v + i) - mean;
-            d_hi = wide4(v + i + 4) - mean;
+            d_lo = WIDE4(v + i) - mean;
+            d_hi = WIDE4(v + i + 4) - mean;
             lo += d_lo * d_lo;
             hi += d_hi * d_hi;
         }
-        res = tree8(lo, hi);
+        res = TREE8(lo, hi);
     }
     for (; i < n; i++) {
         double deviation = (double)v[i] - mean;
