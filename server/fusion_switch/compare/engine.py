@@ -45,7 +45,7 @@ from .discover import (
     unmatched_dumps_note,
 )
 from .pairing import MergedRule, RuleOp, merge_rules
-from .result import CompareCounts, ResultRow
+from .result import NO_GROUND_TRUTH, CompareCounts, ResultRow
 from .result_csv import ResultCsvWriter
 from .runners import CompareCancelled, SchedulerError, run_dask, run_here, run_pool
 
@@ -364,7 +364,7 @@ def _count(rows: list[ResultRow], groups, errors: list[str]) -> CompareCounts:
                 compared += 1
                 break
         else:
-            if any(_NO_GROUND_TRUTH in reason for reason in row.fail_reason):
+            if any(NO_GROUND_TRUTH in reason for reason in row.fail_reason):
                 no_right += 1
             else:
                 failed += 1
@@ -372,6 +372,3 @@ def _count(rows: list[ResultRow], groups, errors: list[str]) -> CompareCounts:
     counts.no_left_dump, counts.compared = no_left, compared
     counts.no_right_dump, counts.failed = no_right, failed
     return counts
-
-
-_NO_GROUND_TRUTH = "There is no the ground truth dump file"

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 NAN = "NaN"
+# msaccucmp's CompareFailReason for a tensor without a fusion-off counterpart (its wording)
+NO_GROUND_TRUTH = "There is no the ground truth dump file"
 TensorKind = Literal["input", "output"]
 
 

@@ -49,7 +49,7 @@ from .metrics import (
 )
 from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
 from .parent_death import arm_parent_death_signal
-from .result import NAN, ResultRow
+from .result import NAN, NO_GROUND_TRUTH, ResultRow
 
 _HEADER_CACHE_SIZE = 256
 _SCRATCH_LIMIT = 16 * 1024 * 1024  # elements; bigger work buffers are freed after each op
@@ -99,7 +99,7 @@ def no_left_dump_reason(op: RuleOp) -> str:
 
 
 def no_right_dump_reason(op_name: str, tensor_id: str) -> str:
-    return f"[{op_name}] There is no the ground truth dump file for {tensor_id}."
+    return f"[{op_name}] {NO_GROUND_TRUTH} for {tensor_id}."
 
 
 def _address(tensor: DumpTensor) -> str:
