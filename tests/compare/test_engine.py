@@ -18,7 +18,7 @@ from fusion_switch.compare.engine import (
     run_compare,
     unmatched_dumps_note,
 )
-from fusion_switch.compare.result_csv import read_result_csv
+from fusion_switch.compare.result_csv import ResultCsvWriter, read_result_csv
 from fusion_switch.readers.dump_write import TensorSpec, write_dump
 from fusion_switch.readers.dumpdir import DumpDir
 from fusion_switch.synth.generator import generate_case
@@ -339,9 +339,30 @@ def test_process_pool_gives_the_same_rows_as_one_process(generated, tmp_path):
     )
     single = run_compare(request_for(generated, tmp_path / "one", 1))
     assert read_result_csv(pooled.csv_path) == read_result_csv(single.csv_path)
+    assert pooled.csv_path.read_bytes() == single.csv_path.read_bytes()
     assert len(calls) > 2  # several chunks were reported
     assert [done for done, _ in calls] == sorted(done for done, _ in calls)
     assert calls[-1][0] == calls[-1][1]
+
+
+def test_pool_workers_send_their_chunks_rendered(generated, tmp_path, monkeypatch):
+    """A pool worker renders its chunks' CSV lines, so that the comparing process only copies
+    them (issue 16); the file is the same bytes as one process writes."""
+    copied: list[bool] = []
+    write = ResultCsvWriter.write
+
+    def spy(self, rows, rendered=None):
+        copied.append(rendered is not None and rendered.layout == self.layout)
+        return write(self, rows, rendered)
+
+    monkeypatch.setattr(ResultCsvWriter, "write", spy)
+    request = request_for(generated, tmp_path / "pool", 2)
+    request.algorithms = "0,1,4"  # fewer columns than the default: the layout follows the job
+    pooled = run_compare(request)
+    assert any(copied), "no chunk came rendered from the pool's worker"
+    single = request_for(generated, tmp_path / "one", 1)
+    single.algorithms = "0,1,4"
+    assert run_compare(single).csv_path.read_bytes() == pooled.csv_path.read_bytes()
 
 
 def test_swapped_parent_folders_with_several_models(generated, tmp_path):
@@ -528,6 +549,7 @@ def test_a_forked_worker_inherits_the_kernel_probe_and_the_group_order(
     pooled = run_compare(request_for(generated, tmp_path / "pool", 2))
     single = run_compare(request_for(generated, tmp_path / "one", 1))
     assert read_result_csv(pooled.csv_path) == read_result_csv(single.csv_path)
+    assert pooled.csv_path.read_bytes() == single.csv_path.read_bytes()
     seen: dict[str, set[int]] = {}
     for line in calls.read_text().splitlines():
         what, pid = line.split()

@@ -9,10 +9,12 @@ import pytest
 from fusion_switch.compare.metrics import ALGORITHMS
 from fusion_switch.compare.result import ResultRow
 from fusion_switch.compare.result_csv import (
+    CsvLayout,
     ResultCsvWriter,
     cells,
     header,
     read_result_csv,
+    render_rows,
     result_file_name,
     write_result_csv,
 )
@@ -135,6 +137,59 @@ def test_file_uses_excel_dialect_and_round_trips(tmp_path):
     head, rows = read_result_csv(path)
     assert head == header(["CosineSimilarity"])
     assert rows[0][2] == "conv_relu" and rows[1][-1] == '[input] There is no dump file "x".'
+
+
+# ----------------------------------------------------------------------------- rendered rows
+
+
+def awkward_rows() -> list[ResultRow]:
+    """Rows whose cells need quoting, neutralising and the NaN texts."""
+    formula = tensor_row()
+    formula.op_type = formula.npu_dump = "=HYPERLINK(1)"
+    quoted = tensor_row()
+    quoted.ground_truth = 'a "quoted", name'
+    quoted.shape = None
+    return [tensor_row(), op_row(), formula, quoted]
+
+
+def written_bytes(folder, layout: CsvLayout, rows, rendered=None) -> bytes:
+    name = "result_20260101000000.csv"
+    with ResultCsvWriter(
+        folder,
+        list(layout.algorithms),
+        left_address=layout.left_address,
+        right_address=layout.right_address,
+        file_name=name,
+    ) as writer:
+        writer.write(rows[:1])
+        writer.write(rows[1:], rendered)
+        return writer.commit().read_bytes()
+
+
+@pytest.mark.parametrize("left, right", [(True, True), (False, True), (True, False)])
+def test_rows_rendered_by_a_worker_are_the_bytes_the_writer_writes(tmp_path, left, right):
+    layout = CsvLayout(("CosineSimilarity", "StandardDeviation"), left, right)
+    rows = awkward_rows()
+    rendered = render_rows(rows[1:], layout)
+    assert rendered.text.count("\r\n") == 3 and " =HYPERLINK(1)" in rendered.text
+    mine = written_bytes(tmp_path / "rendered", layout, rows, rendered)
+    assert mine == written_bytes(tmp_path / "plain", layout, rows)
+
+
+def test_rows_rendered_under_another_layout_are_rendered_again(tmp_path):
+    """The text is copied only into a file of its own layout; otherwise the rows decide."""
+    rows = awkward_rows()
+    layout = CsvLayout(("CosineSimilarity",), True, True)
+    for other in (
+        CsvLayout(("CosineSimilarity",), False, True),
+        CsvLayout(("StandardDeviation",), True, True),
+    ):
+        rendered = render_rows(rows[1:], other)
+        mine = written_bytes(
+            tmp_path / f"r{len(other.algorithms)}{other.left_address}", layout, rows, rendered
+        )
+        assert mine == written_bytes(tmp_path / "plain", layout, rows)
+        assert rendered.text.encode() not in mine
 
 
 def test_result_file_name_is_a_local_timestamp():

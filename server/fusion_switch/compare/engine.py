@@ -46,7 +46,7 @@ from .discover import (
 )
 from .pairing import MergedRule, RuleOp, merge_rules
 from .result import NO_GROUND_TRUTH, CompareCounts, ResultRow
-from .result_csv import ResultCsvWriter
+from .result_csv import CsvLayout, ResultCsvWriter
 from .runners import CompareCancelled, SchedulerError, run_dask, run_here, run_pool
 
 if TYPE_CHECKING:  # .workers needs numpy: imported by pair(), after the graphs are read
@@ -179,6 +179,7 @@ def pair(inputs: Inputs) -> Plan:
         inputs.off_dir,
         inputs.algorithms,
         max(0, int(request.max_cmp_size or 0)),
+        csv_layout(inputs),
     )
     groups = merged.ordered_groups()
     costs = _group_costs(groups, inputs.on_dir)
@@ -301,12 +302,13 @@ def write(
     (a cancel that comes while the last results are reported still leaves no CSV)."""
     inputs = plan.inputs
     on_dir, off_dir = inputs.on_dir, inputs.off_dir
+    layout = csv_layout(inputs)
     try:
         writer = ResultCsvWriter(
             inputs.request.out_dir,
-            inputs.algorithms,
-            left_address=not on_dir.is_npy,
-            right_address=not off_dir.is_npy,
+            layout.algorithms,
+            left_address=layout.left_address,
+            right_address=layout.right_address,
         )
     except OSError as error:
         raise CompareInputError(f"output folder {inputs.request.out_dir}: {error}") from None
@@ -315,7 +317,7 @@ def write(
     done = 0
     try:
         for result in results:
-            writer.write(result.rows)
+            writer.write(result.rows, result.rendered)
             rows.extend(result.rows)
             errors.extend(e for e in result.errors if e not in errors)
             done += plan.chunk_ops(result.chunk)
@@ -344,6 +346,12 @@ def write(
         on_dumps=on_dir,
         off_dumps=off_dir,
     )
+
+
+def csv_layout(inputs: Inputs) -> CsvLayout:
+    """The result file's columns: the metrics asked for, and an ``Address`` column for each
+    side whose dumps are not ``.npy`` files."""
+    return CsvLayout(tuple(inputs.algorithms), not inputs.on_dir.is_npy, not inputs.off_dir.is_npy)
 
 
 def _last_op(result: ChunkResult) -> str:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import os
 import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from .metrics import NAN_TEXT
@@ -89,6 +91,39 @@ def result_file_name(now: float | None = None) -> str:
     """``result_YYYYmmddHHMMSS.csv`` in local time, like msaccucmp."""
     stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(time.time() if now is None else now))
     return f"result_{stamp}.csv"
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """The columns a result file has: the metrics in selection order and whether each side has
+    an ``Address`` column. Rows rendered under one layout are written only into a file of the
+    same layout (:meth:`ResultCsvWriter.write`)."""
+
+    algorithms: tuple[str, ...]
+    left_address: bool = True
+    right_address: bool = True
+
+
+@dataclass(frozen=True)
+class RenderedRows:
+    """Rows already turned into the file's text (:func:`render_rows`), with their layout."""
+
+    layout: CsvLayout
+    text: str
+
+
+def render_rows(rows: Iterable[ResultRow], layout: CsvLayout) -> RenderedRows:
+    """``rows`` as the lines :class:`ResultCsvWriter` would write for them under ``layout``.
+
+    A pool worker renders its own chunks (issue 16): the comparing process, which also
+    measures, then only copies their text into the file."""
+    buffer = io.StringIO(newline="")
+    algorithms = layout.algorithms
+    left, right = layout.left_address, layout.right_address
+    csv.writer(buffer).writerows(
+        cells(row, algorithms, left_address=left, right_address=right) for row in rows
+    )
+    return RenderedRows(layout, buffer.getvalue())
 
 
 def header(
@@ -159,7 +194,16 @@ class ResultCsvWriter:
             header(self.algorithms, left_address=left_address, right_address=right_address)
         )
 
-    def write(self, rows: Iterable[ResultRow]) -> None:
+    @property
+    def layout(self) -> CsvLayout:
+        return CsvLayout(tuple(self.algorithms), self.left_address, self.right_address)
+
+    def write(self, rows: Iterable[ResultRow], rendered: RenderedRows | None = None) -> None:
+        """Append ``rows``; ``rendered``: the same rows already rendered (:func:`render_rows`),
+        copied as they are when their layout is this file's (else ``rows`` are rendered)."""
+        if rendered is not None and rendered.layout == self.layout:
+            self._handle.write(rendered.text)
+            return
         for row in rows:
             self._writer.writerow(
                 cells(

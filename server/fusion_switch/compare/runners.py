@@ -150,9 +150,9 @@ def _check_pool(cancel, stop) -> None:
 
 def _dask_chunk(ctx: JobContext, number: int, positions: list[int]) -> ChunkResult:
     """Dask task: one chunk. The context arrives once per worker (scattered, then cached)."""
-    from .workers import GroupComparer
+    from .workers import GroupComparer, rendered_chunk
 
-    return GroupComparer(ctx).compare_groups(positions, number)
+    return rendered_chunk(GroupComparer(ctx), number, positions)
 
 
 @contextlib.contextmanager
