@@ -418,7 +418,11 @@ def run_comparison(
     def work() -> None:
         try:
             box["outcome"] = run_compare(
-                request, progress=progress, cancel=cancel, discovered=discovered if replay else None
+                request,
+                progress=progress,
+                cancel=cancel,
+                discovered=discovered if replay else None,
+                plan_to_exit=not replay,
             )
         except BaseException as exc:  # handed to the main thread
             box["error"] = exc
