@@ -53,6 +53,11 @@ from .result import NAN, NO_GROUND_TRUTH, ResultRow
 from .result_csv import CsvLayout, RenderedRows, render_rows
 
 _HEADER_CACHE_SIZE = 256
+# File bytes the cached headers may hold (a small file is read whole, see read_dump): at
+# 256 files of ~50 KB, 13 MB went round and round the heap of each measuring process, ~3,500
+# fresh pages faulted in per process at 5,000 ops, while every re-use of a fusion-off file
+# there came within 10 files of its previous use (issue 16).
+_HEADER_CACHE_BYTES = 2 * 1024 * 1024
 _SCRATCH_LIMIT = 16 * 1024 * 1024  # elements; bigger work buffers are freed after each op
 
 
@@ -148,6 +153,7 @@ class GroupComparer:
         self.ctx = ctx
         self.groups = groups if groups is not None else ctx.merged.ordered_groups()
         self._headers: OrderedDict[Path, DumpFile | DumpError] = OrderedDict()
+        self._header_bytes = 0  # file bytes held by the cached headers
         self.errors: list[str] = []
         self._reported: set[str] = set()
         self._right_is_npy = ctx.right.is_npy  # one file per output; scanning it is not free
@@ -166,17 +172,25 @@ class GroupComparer:
             self.errors.append(text)
 
     def _header(self, path: Path) -> DumpFile:
-        cached = self._headers.get(path)
+        """A fusion-off dump file's header (or its error), from a small LRU cache: the same
+        file serves the neighbouring ops of a group. At most :data:`_HEADER_CACHE_SIZE` files
+        and :data:`_HEADER_CACHE_BYTES` of their bytes (the newest one whatever its size)."""
+        headers = self._headers
+        cached = headers.get(path)
         if cached is None:
             try:
                 cached = read_dump(path)
             except DumpError as error:
                 cached = error
-            self._headers[path] = cached
-            if len(self._headers) > _HEADER_CACHE_SIZE:
-                self._headers.popitem(last=False)
+            headers[path] = cached
+            self._header_bytes += _held_bytes(cached)
+            while len(headers) > 1 and (
+                len(headers) > _HEADER_CACHE_SIZE or self._header_bytes > _HEADER_CACHE_BYTES
+            ):
+                _, dropped = headers.popitem(last=False)
+                self._header_bytes -= _held_bytes(dropped)
         else:
-            self._headers.move_to_end(path)
+            headers.move_to_end(path)
         if isinstance(cached, DumpError):
             self._error(cached)
             raise cached
@@ -519,6 +533,12 @@ class GroupComparer:
         if std is not None:
             row.std = std
         return True
+
+
+def _held_bytes(cached: DumpFile | DumpError) -> int:
+    """The file bytes a cached header keeps in memory (a small file's whole content)."""
+    content = getattr(cached, "_content", None)
+    return len(content) if content is not None else 0
 
 
 def _same_layout(tensor: DumpTensor, right: DumpTensor) -> bool:
