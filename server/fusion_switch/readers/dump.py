@@ -505,7 +505,8 @@ def _make_tensor(
 
 # A file up to this size is read whole, in one system call, and its tensors decoded from
 # memory: most dumps of a network are this small, and opening the file again for each tensor
-# cost more than decoding it. (Headers are cached: 256 of them hold at most 32 MB this way.)
+# cost more than decoding it. (The measuring processes cache headers: see
+# compare.workers._HEADER_CACHE_BYTES for the bytes those may hold.)
 SMALL_FILE_BYTES = 128 * 1024
 
 
