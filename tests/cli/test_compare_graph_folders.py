@@ -46,10 +46,10 @@ def reads(monkeypatch, tmp_path):
     log = tmp_path / "reads.log"
     real = graph_module.read_graph
 
-    def counting(path):
+    def counting(path, *args, **kwargs):
         with open(log, "a") as out:
             out.write(f"{os.getpid()} {Path(path).name}\n")
-        return real(path)
+        return real(path, *args, **kwargs)
 
     monkeypatch.setattr(graph_module, "read_graph", counting)
 

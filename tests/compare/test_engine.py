@@ -190,6 +190,28 @@ def test_swapped_graphs_keep_their_flags_in_the_note(tmp_path):
     assert f"fusion-off graph {tmp_path / 'stranger.json'} (-f): check that -f is" in note
 
 
+def test_the_fusion_on_graph_is_read_without_input_descs(generated, tmp_path):
+    """Nothing of the comparison reads a fusion-on op's input descs (issue 16); the fusion-off
+    graph keeps them (the replay's original ops take their layout)."""
+    outcome = run_compare(request_for(generated, tmp_path / "out", 1))
+    assert not outcome.on_graph.input_descs_read
+    assert all(not op.input_descs for op in outcome.on_graph.ops)
+    assert outcome.off_graph.input_descs_read
+    assert any(op.input_descs for op in outcome.off_graph.ops)
+
+
+def test_swapped_graphs_give_the_fusion_off_side_its_input_descs(generated, tmp_path):
+    """-f and -cf given the other way round: the graph read as the fusion-on one (without
+    input descs) turns out to be the fusion-off one, which the replay reads whole."""
+    request = request_for(generated, tmp_path / "out", 1)
+    request.on_graph, request.off_graph = request.off_graph, request.on_graph
+    outcome = run_compare(request)
+    assert any("graphs were given the other way round" in n for n in outcome.notes)
+    assert Path(outcome.off_graph.path) == Path(generated.off_graph)
+    assert outcome.off_graph.input_descs_read
+    assert any(op.input_descs for op in outcome.off_graph.ops)
+
+
 def _dump_dir(*op_names: str) -> DumpDir:
     return DumpDir(Path("dumps"), Path("dumps"), _files={name: [] for name in op_names})
 

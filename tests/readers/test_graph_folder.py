@@ -64,10 +64,10 @@ def reads(monkeypatch, tmp_path):
     counted = _Reads(tmp_path / "reads.log")
     real = graph_module.read_graph
 
-    def counting(path):
+    def counting(path, *args, **kwargs):
         with open(counted.log, "a") as log:
             log.write(Path(path).name + "\n")
-        return real(path)
+        return real(path, *args, **kwargs)
 
     monkeypatch.setattr(graph_module, "read_graph", counting)
     return counted

@@ -84,6 +84,30 @@ def test_real_graphs_as_json_read_the_same_both_ways(path, atc):
     assert assert_same_or_declined(data) == (path.name not in _DECLINED_AS_JSON)
 
 
+def _without_input_descs(graph) -> Any:
+    """A snapshot of ``graph`` with every op's input descs emptied."""
+    for part in graph.all_graphs:
+        for op in part.ops:
+            op.input_descs = []
+    return snapshot(graph)
+
+
+@pytest.mark.parametrize("path", [*ATC_JSON, *REAL_GRAPHS], ids=lambda p: p.name)
+def test_a_graph_read_without_input_descs_is_the_graph_without_them(path):
+    """``input_descs=False`` (the comparison's fusion-on graph, issue 16) leaves out the ops'
+    input descs and nothing else, and says so; the general reading, for a file the typed one
+    declines (or a text graph), gives them all."""
+    lite = load_graph(path, input_descs=False)
+    full = load_graph(path)
+    assert full.input_descs_read
+    if graph_json.graph_from_json(path.read_bytes()) is None or path.suffix != ".json":
+        assert lite.input_descs_read and snapshot(lite) == snapshot(full)
+        return
+    assert not lite.input_descs_read and all(not g.input_descs_read for g in lite.all_graphs)
+    assert all(not op.input_descs for g in lite.all_graphs for op in g.ops)
+    assert snapshot(lite) == _without_input_descs(full)
+
+
 @pytest.fixture(scope="module")
 def synth_cases(tmp_path_factory):
     root = tmp_path_factory.mktemp("synth")
@@ -102,6 +126,39 @@ def test_generated_graphs_take_the_typed_reading_and_read_the_same(synth_cases):
             assert fast(data) == general(data, "g.json")
             graph = load_graph(path)  # through the file: the same, path included
             assert snapshot(graph) == snapshot(graph_from_dict(load_graph_dict(path), path))
+
+
+def test_generated_graphs_read_without_input_descs_lose_only_them(synth_cases):
+    for case in synth_cases:
+        for path in (case.on_graph, case.off_graph):
+            full = load_graph(path)
+            assert any(op.input_descs for op in full.ops), path
+            lite = load_graph(path, input_descs=False)
+            assert not lite.input_descs_read
+            assert snapshot(lite) == _without_input_descs(full)
+
+
+def test_input_descs_left_out_are_not_read_at_all(tmp_path):
+    """Skipped unread: an input desc the typed reading would decline (a number where a desc
+    is) does not send the file to the general reading, which rejects it."""
+    model = {
+        "name": "m",
+        "graph": [
+            {
+                "name": "g",
+                "op": [
+                    {"name": "a", "type": "Data", "output_desc": [{"dtype": "DT_FLOAT"}]},
+                    {"name": "b", "type": "Relu", "input": ["a:0"], "input_desc": [7]},
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(model))
+    lite = load_graph(path, input_descs=False)
+    assert [op.name for op in lite.ops] == ["a", "b"] and not lite.input_descs_read
+    with pytest.raises(GraphError):
+        load_graph(path)
 
 
 def test_load_graph_takes_the_typed_reading_for_json(monkeypatch, synth_cases):

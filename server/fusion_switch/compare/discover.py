@@ -107,9 +107,9 @@ def _algorithms(selection, notes: list[str]) -> list[str]:
     return chosen
 
 
-def _load_graph(path: str | os.PathLike, role: str) -> Graph:
+def _load_graph(path: str | os.PathLike, role: str, input_descs: bool = True) -> Graph:
     try:
-        return load_graph(path)
+        return load_graph(path, input_descs)
     except GraphError as error:
         raise CompareInputError(f"{role} graph: {error}") from None
 
@@ -284,7 +284,9 @@ def _prepare(request: CompareRequest, notes: list[str]):
     early: DumpDir | None = None
     leaves: dict[str, DumpDir] = {}
     try:
-        on_graph = _load_graph(request.on_graph, "fusion-on")
+        # Nothing reads a fusion-on op's input descs (fused ops are paired by their inputs'
+        # names and output descs, and never replayed): ~20 ms and ~10 MB less at 5,000 ops.
+        on_graph = _load_graph(request.on_graph, "fusion-on", input_descs=False)
         on_rule = fusion_rule(on_graph)
         on_names = _op_names(on_graph)
         # While the helper finishes: index the fusion-on dumps as _scan would on its first try,
@@ -313,7 +315,9 @@ def _prepare(request: CompareRequest, notes: list[str]):
         given_on = on_graph
         on_graph = _load_graph(request.off_graph, "fusion-off")
         off, on_rule = _digest(given_on, on_rule), fusion_rule(on_graph)
-        off_graph = given_on
+        # read without its input descs, as a fusion-on graph: the replay's original ops need
+        # them (the layout their kernels take), so it is read again if the replay runs
+        off_graph = deferred_graph(request.on_graph, given_on.name)
         notes.append(
             f"The graphs were given the other way round: {given_on.path} has no fused ops, "
             f"{on_graph.path} has; using {on_graph.path} as the fusion-on graph."

@@ -293,26 +293,27 @@ def load_graph_dict(path: str | os.PathLike) -> dict[str, Any]:
     return _json_dict(path) if _is_json(path) else _text_dict(path)
 
 
-def read_graph(path: str | os.PathLike) -> Graph:
+def read_graph(path: str | os.PathLike, input_descs: bool = True) -> Graph:
     """Read a graph file into a :class:`Graph` (the same one :func:`graph_from_dict` makes of
     :func:`load_graph_dict`): JSON by :func:`.graph_json.read_graph_json` unless it declines
     the file, else, and text graphs always, through the ModelDef dict. Every read of a graph
-    file goes through here (tests count reads on it)."""
+    file goes through here (tests count reads on it). ``input_descs=False``: the JSON reading
+    may leave the ops' input descs out (see :func:`.graph_json.read_graph_json`)."""
     where = Path(path)
     if not _is_json(where):
         return graph_from_dict(_text_dict(where), path)
-    graph = read_graph_json(where, path)
+    graph = read_graph_json(where, path, input_descs)
     return graph if graph is not None else graph_from_dict(_json_dict(where), path)
 
 
-def load_graph(path: str | os.PathLike) -> Graph:
+def load_graph(path: str | os.PathLike, input_descs: bool = True) -> Graph:
     """Read a graph file (atc JSON or ``ge_proto_*.txt``) into a :class:`Graph` (or take the
-    one :func:`hand_on` kept for it)."""
+    one :func:`hand_on` kept for it). ``input_descs``: see :func:`read_graph`."""
     handed = _take_handed(path)
     if handed is not None:
         return handed
     with collector_paused():
-        return read_graph(path)
+        return read_graph(path, input_descs)
 
 
 # A graph picked from a folder (``-f DIR``) is read to score it, then read again by the job:

@@ -448,6 +448,8 @@ class Graph:
     inputs: list[str] = field(default_factory=list)
     others: list[Graph] = field(default_factory=list)
     _by_name: dict[str, Op] = field(default_factory=dict, repr=False, compare=False)
+    # False: read without the ops' input descs (empty lists), see graph_json.read_graph_json
+    input_descs_read: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._by_name = {op.name: op for op in self.ops}
