@@ -212,6 +212,31 @@ def test_swapped_graphs_give_the_fusion_off_side_its_input_descs(generated, tmp_
     assert any(op.input_descs for op in outcome.off_graph.ops)
 
 
+def test_swapped_graphs_read_whole_are_not_read_again(generated, tmp_path, monkeypatch):
+    """A graph given as fusion-on that was read with its input descs (here a text graph, which
+    the typed JSON reading never takes) is the fusion-off graph as it is: no second reading."""
+    from fusion_switch.readers import graph as graph_module
+    from fusion_switch.readers.graph_text import write_graph_text
+
+    text = tmp_path / "off.txt"
+    text.write_text(write_graph_text(json.loads(Path(generated.off_graph).read_text())))
+    reads: list[str] = []
+    real = graph_module.read_graph
+
+    def counting(path, *args, **kwargs):
+        reads.append(Path(path).name)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(graph_module, "read_graph", counting)
+    request = request_for(generated, tmp_path / "out", 1)
+    request.on_graph, request.off_graph = text, request.on_graph
+    outcome = run_compare(request)
+    assert any("graphs were given the other way round" in n for n in outcome.notes)
+    assert outcome.off_graph.input_descs_read
+    assert any(op.input_descs for op in outcome.off_graph.ops)
+    assert reads.count("off.txt") == 1, reads
+
+
 def _dump_dir(*op_names: str) -> DumpDir:
     return DumpDir(Path("dumps"), Path("dumps"), _files={name: [] for name in op_names})
 

@@ -315,9 +315,13 @@ def _prepare(request: CompareRequest, notes: list[str]):
         given_on = on_graph
         on_graph = _load_graph(request.off_graph, "fusion-off")
         off, on_rule = _digest(given_on, on_rule), fusion_rule(on_graph)
-        # read without its input descs, as a fusion-on graph: the replay's original ops need
-        # them (the layout their kernels take), so it is read again if the replay runs
-        off_graph = deferred_graph(request.on_graph, given_on.name)
+        # read as a fusion-on graph, maybe without its input descs: the replay's original ops
+        # need them (the layout their kernels take), so it is then read again if the replay runs
+        off_graph = (
+            given_on
+            if given_on.input_descs_read
+            else deferred_graph(request.on_graph, given_on.name)
+        )
         notes.append(
             f"The graphs were given the other way round: {given_on.path} has no fused ops, "
             f"{on_graph.path} has; using {on_graph.path} as the fusion-on graph."
