@@ -14,7 +14,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+import weakref
 from pathlib import Path
 
 import psutil
@@ -166,7 +168,9 @@ def test_memory_budget_and_scheduler_decide_how_many_ranks_run_at_once(tmp_path)
 
 
 CHILD = """
+import threading
 import time
+import weakref
 from fusion_switch.cli.compare_tree import die_with_rank_parent
 die_with_rank_parent()
 time.sleep(60)
@@ -245,3 +249,44 @@ def test_sigterm_to_ranks_side_by_side_exits_143(tree, tmp_path):
     """SIGTERM is 143 everywhere else; `--rank all` with ranks side by side answered 130."""
     status, said = _signal_after_progress(tree, tmp_path / "out", signal.SIGTERM, "--workers", "3")
     assert status == 143, said
+
+
+class _Holder:
+    pass
+
+
+def test_a_ctrl_c_dropped_by_a_finalizer_still_stops_ranks_side_by_side(monkeypatch, tmp_path):
+    """Python runs a signal's handler between any two bytecodes of the main thread, inside a
+    finalizer too, and drops what it raises there (see ``interrupts_latched``). The
+    `--rank all` process waited for its ranks without the latch the single comparison has, so
+    such a Ctrl-C was lost and the ranks ran on to the end (issue 16). Here the main thread
+    runs a finalizer (from a SIGUSR1 handler) while the Ctrl-C's handler runs."""
+    from fusion_switch.cli import compare_tree
+
+    monkeypatch.setattr(
+        compare_tree,
+        "rank_command",
+        lambda *_: [sys.executable, "-c", "import time; time.sleep(20)"],
+    )
+
+    def finalizer_meets_ctrl_c(signum, frame) -> None:
+        holder = _Holder()
+        weakref.finalize(holder, signal.raise_signal, signal.SIGINT)
+        del holder  # KeyboardInterrupt inside the callback: printed and dropped by Python
+
+    dropped: list[type] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: dropped.append(u.exc_type))
+    previous = signal.signal(signal.SIGUSR1, finalizer_meets_ctrl_c)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGUSR1))
+    args = argparse.Namespace(workers=2, memory_budget=None)
+    runs = [(f"rank {r}", argparse.Namespace(out_dir=tmp_path / f"rank_{r}")) for r in (0, 1)]
+    started = time.monotonic()
+    timer.start()
+    try:
+        status = compare_tree.ranks_in_parallel(args, Plan("tensor", runs=runs), 2)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+    assert status == 130
+    assert time.monotonic() - started < 15, "the ranks ran to their end"
+    assert dropped == []  # raised again, not printed as "Exception ignored"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from .interrupts import interrupt_status, terminate_as_interrupt
+from .interrupts import interrupt_status, interrupts_latched, terminate_as_interrupt
 
 RANKS_SUMMARY = "ranks_summary.json"
 
@@ -261,6 +261,7 @@ def rank_bytes(ns: argparse.Namespace) -> int:
 
 
 PARENT_VARIABLE = "FUSION_SWITCH_RANK_PARENT"  # pid a rank's process must not outlive
+_WAKE_SECONDS = 0.1  # how soon a Ctrl-C a finalizer dropped is raised again
 
 
 def rank_command(args: argparse.Namespace, ns: argparse.Namespace, workers: int, budget) -> list:
@@ -297,7 +298,7 @@ def ranks_in_parallel(
     import subprocess
     import tempfile
     import threading
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor, wait
 
     cores = args.workers or os.cpu_count() or 1
     workers = max(1, cores // slots)
@@ -354,6 +355,10 @@ def ranks_in_parallel(
         pool = ThreadPoolExecutor(slots, thread_name_prefix="rank")
         futures = [pool.submit(one, i, label, ns) for i, (label, ns) in enumerate(plan.runs)]
         try:
+            with interrupts_latched() as raise_dropped:
+                while wait(futures, timeout=_WAKE_SECONDS).not_done:
+                    raise_dropped()  # a Ctrl-C whose exception a finalizer dropped
+                raise_dropped()
             return [future.result() for future in futures]
         except KeyboardInterrupt as stop:
             stop_children()
