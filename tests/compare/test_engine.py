@@ -498,6 +498,23 @@ def test_a_memory_budget_caps_the_workers(generated, tmp_path):
     assert pair(discover(roomy)).workers == 2
 
 
+def test_memory_held_beside_the_comparison_is_taken_from_its_budget(
+    generated, tmp_path, monkeypatch
+):
+    """What ``discovered`` returns (the bytes the replay beside the comparison holds) is not
+    the workers' to use: the budget that fits two workers fits one once it is taken."""
+    from fusion_switch.compare import engine
+
+    planned = []
+    real_pair = engine.pair
+    monkeypatch.setattr(engine, "pair", lambda *a: planned.append(real_pair(*a)) or planned[-1])
+    request = request_for(generated, tmp_path / "out", 2)
+    request.memory_budget = 8 << 30
+    for reserved in (None, 0, (8 << 30) - (1 << 20)):
+        run_compare(request, discovered=lambda inputs, held=reserved: held)
+    assert [plan.workers for plan in planned] == [2, 2, 1]
+
+
 def test_stages_run_alone_and_compose_into_run_compare(generated, tmp_path):
     """Issue 10: each stage is a function over plain dataclasses; run one at a time they
     give what run_compare gives."""

@@ -121,7 +121,7 @@ def run_compare(
     request: CompareRequest,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
-    discovered: Callable[[Inputs], None] | None = None,
+    discovered: Callable[[Inputs], int | None] | None = None,
     plan_to_exit: bool = False,
 ) -> CompareOutcome:
     """Compare fusion on with fusion off: ``discover -> pair -> load/measure -> write``.
@@ -134,7 +134,9 @@ def run_compare(
 
     ``discovered(inputs)`` is called once the graphs and dump folders are known, before the
     tensors are compared: the caller may start work that needs only those (the replay, which
-    then overlaps with the comparison) without this package knowing what it is.
+    then overlaps with the comparison) without this package knowing what it is. It returns the
+    bytes of ``request.memory_budget`` that work holds meanwhile (None: none); the comparison's
+    workers share the rest.
 
     ``plan_to_exit``: leave the job's plan (the merged rule and the groups, a RuleOp per op) to
     a process exit that drops the heap whole (:func:`.leave_to_exit`) rather than free it
@@ -148,9 +150,8 @@ def run_compare(
             progress(0, 0, STARTING)
         inputs = discover(request)
         _check(cancel)
-        if discovered is not None:
-            discovered(inputs)
-        plan = pair(inputs)
+        reserved = discovered(inputs) if discovered is not None else None
+        plan = pair(inputs, reserved or 0)
         _check(cancel)
         if progress:
             groups = len(plan.groups)
@@ -173,8 +174,10 @@ def _check(cancel) -> None:
 # ----------------------------------------------------------------------------- pair
 
 
-def pair(inputs: Inputs) -> Plan:
-    """Stage ``pair``: merge both graphs into msaccucmp's pairing rule and plan the chunks."""
+def pair(inputs: Inputs, reserved: int = 0) -> Plan:
+    """Stage ``pair``: merge both graphs into msaccucmp's pairing rule and plan the chunks.
+    ``reserved``: bytes of the memory budget held by other work while the tensors are compared
+    (the replay beside them)."""
     from .workers import JobContext
 
     request = inputs.request
@@ -193,7 +196,8 @@ def pair(inputs: Inputs) -> Plan:
     costs = _group_costs(groups, inputs.on_dir)
     workers = _worker_count(request, sum(costs), max(1, len(costs)))
     if request.memory_budget and request.scheduler is None:
-        workers = min(workers, workers_within(request.memory_budget, max(costs, default=0)))
+        budget = max(0, request.memory_budget - reserved)
+        workers = min(workers, workers_within(budget, max(costs, default=0)))
     return Plan(
         inputs=inputs,
         job=job,
@@ -267,11 +271,15 @@ _WORKER_BASE_BYTES = 96 << 20  # a forked worker's own pages: interpreter, numpy
 _WORKER_BYTES_PER_DUMP_BYTE = 8  # decoded values, the aligned copy, float64 metric buffers
 
 
+def worker_bytes(largest_group_bytes: int) -> int:
+    """Memory one comparing worker needs for groups of up to ``largest_group_bytes``."""
+    return _WORKER_BASE_BYTES + _WORKER_BYTES_PER_DUMP_BYTE * largest_group_bytes
+
+
 def workers_within(budget: int, largest_group_bytes: int) -> int:
     """How many workers fit in ``budget`` bytes, each holding one tensor pair of the largest
     group at a time (at least one: a budget below one worker's need still runs, on one)."""
-    need = _WORKER_BASE_BYTES + _WORKER_BYTES_PER_DUMP_BYTE * largest_group_bytes
-    return max(1, budget // need)
+    return max(1, budget // worker_bytes(largest_group_bytes))
 
 
 # ----------------------------------------------------------------------------- load + measure
