@@ -3,6 +3,8 @@ subprocess (one place for msaccucmp's flags: -m/-g dumps, -f/-cf graphs, -out)."
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,3 +17,15 @@ def compare_command(case, out: Path, *extra: str) -> list[str]:
         *("-f", str(case.on_graph), "-cf", str(case.off_graph)),
         *("-out", str(out), *extra),
     ]
+
+
+def compare_summary(case, out: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """Run :func:`compare_command` (no progress bar); the process and its summary.json."""
+    result = subprocess.run(
+        compare_command(case, out, "--no-progress", *extra),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    return result, json.loads((out / "summary.json").read_text())

@@ -414,6 +414,7 @@ def run_comparison(
         # comparison thread must not be inside the pool's or anyone's critical section then.
         while not replay_forked.wait(0.05) and not cancel.is_set():
             pass
+        return box.get("reserved")  # of --memory-budget, by the replay beside the comparison
 
     def work() -> None:
         try:
@@ -453,9 +454,23 @@ def run_comparison(
                 found.swapped_dumps,
             )
             host = take_ahead(host_key(args.off_graph)) if args.off_graph else None
+            fit = None  # no budget, or --scheduler's (the Dask workers' limits): beside
+            if getattr(args, "memory_budget", None) and not getattr(args, "scheduler", None):
+                from ..diagnose.replay_budget import fit_source
+
+                fit = fit_source(args.memory_budget, source, args.workers)
+            if fit is not None and not fit.beside:  # after the comparison, in this process
+                if host is not None:
+                    host.close()  # its fusion-off graph is not held while the tensors compare
+                box["replay_after"] = fit
+                return
+            box["reserved"] = fit.reserved if fit is not None else None  # before the release
             if host is not None:  # nothing is forked here (see BackgroundReplay.start)
                 replay_forked.set()
-            box["replay"] = start_replay(source, given, args.fusion_result, args.workers, host)
+            processes, share = (fit.processes, fit.share) if fit is not None else (None, True)
+            box["replay"] = start_replay(
+                source, given, args.fusion_result, args.workers, host, processes, share
+            )
         finally:
             if found is not None:
                 replay_forked.set()
@@ -536,6 +551,9 @@ def _finish(
             raise error
         return _error(f"internal error: {type(error).__name__}: {error}"), None
     outcome = box["outcome"]
+    after = box.get("replay_after")  # the replay did not fit beside the comparison
+    if after is not None:
+        outcome.notes.append(after.note)
     inputs = _given_inputs(
         args,
         outcome.on_dump_dir,
@@ -552,7 +570,7 @@ def _finish(
             fusion_result=args.fusion_result,
             inputs=inputs,
             replay=not getattr(args, "no_replay", False),
-            workers=args.workers,
+            workers=1 if after is not None else args.workers,  # 1: here, no process beside
             started=box.pop("replay", None),
         )
     except KeyboardInterrupt as stop:

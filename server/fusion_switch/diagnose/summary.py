@@ -375,20 +375,25 @@ def start_replay(
     fusion_result: str | os.PathLike | None = None,
     workers: int | None = None,
     host: Any = None,
+    processes: int | None = None,
+    share: bool = True,
 ) -> StartedReplay:
     """Start the replay of ``source`` (graphs and dump folders, e.g. a ``CompareOutcome`` or
     :meth:`ReplaySource.of`) in a forked child now: it needs no row of the comparison, so it
     runs while the tensors are compared. ``host``: the kept fusion-off helper to run it in
     (see :mod:`.replay_background`), this function's to end if anything fails (it is not
     daemonic: left running, the exit would wait for it). Pass the result to
-    :func:`write_outputs`, or ``close()`` it when the comparison fails."""
+    :func:`write_outputs`, or ``close()`` it when the comparison fails. ``processes``: the
+    replay's processes (None: half of the cores it may use); ``share``: this process may
+    measure the replay's end once the rows are done (see :mod:`.replay_budget`)."""
     from .replay_background import BackgroundReplay, overlapping_processes
 
     try:
         rules = rule_table(getattr(source, "on_graph", None), given, fusion_result)
-        processes = overlapping_processes(workers)
+        if processes is None:
+            processes = overlapping_processes(workers)
         background = BackgroundReplay(
-            source, rules.table, workers, processes, share=True, host=host
+            source, rules.table, workers, processes, share=share, host=host
         )
         return StartedReplay(rules, background.start())
     except BaseException:

@@ -1,0 +1,116 @@
+"""How the replay fits in ``compare --memory-budget`` (issue 16).
+
+The budget bounded the comparison's workers only, and the replay came on top: a process beside
+the comparison, holding float64 copies of a fused op's tensors, and at the end the comparing
+process measuring a share of it too. On activations of a real network's size (dump files of
+~38 MB) a run given 200 MB peaked at ~410 MB. Now the replay's need is estimated from the
+largest fused op's fusion-on dump, and:
+
+- it runs beside the comparison only when one comparing worker and the replay's processes fit
+  in the budget together; the comparison's workers then share what the replay leaves;
+- the comparing process measures the end of the replay with it (``share``) only when one more
+  replay's need fits beside those processes (the comparison's workers are gone by then);
+- otherwise it runs after the comparison, in the comparing process, which then holds the rows
+  and the replay's arrays but no comparison buffer.
+
+The estimates are upper bounds of what was measured (see the constants), as the comparison's
+are (:func:`..compare.engine.workers_within`); as for those, the graphs the comparing process
+holds come on top.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .subgraph import fused_ops
+
+# A replay process's own pages: interpreter, numpy, the kernels, the dump folders' indexes.
+REPLAY_BASE_BYTES = 96 << 20
+# Per byte of the fusion-off graph's file, whose ops it holds (with the fusion-on graph's
+# view): ~4.4x measured at 5,000 ops, as for a rank's process (``cli.compare_tree``).
+REPLAY_BYTES_PER_GRAPH_BYTE = 6
+# Per byte of the largest fused op's fusion-on dump (its inputs and outputs, dumped in fp16 or
+# fp32): float64 copies of them, the replayed members' outputs, the fusion-off outputs scored
+# against them, and the evidence cache. Measured ~5x at 38 MB dump files; 8x leaves room for
+# members that widen a tensor (a broadcast, a concatenation).
+REPLAY_BYTES_PER_DUMP_BYTE = 8
+
+
+def largest_dump_bytes(ops: Iterable[Any], folder: Any) -> int:
+    """The size of the largest dump file of ``ops`` in ``folder`` (a ``DumpDir``); 0 if none."""
+    largest = 0
+    for op in ops:
+        location = folder.latest_location(op.name) if folder is not None else None
+        if location is None:
+            continue
+        try:
+            largest = max(largest, os.stat(location).st_size)
+        except OSError:  # gone since the folder was listed: the replay reports it
+            continue
+    return largest
+
+
+def replay_bytes(on_graph: Any, on_dumps: Any, off_graph_path: Any = None) -> int:
+    """Memory one replay process needs: its base, the fusion-off graph (``off_graph_path``, its
+    file), and the copies of the largest fused op's tensors (one sub-graph at a time)."""
+    largest = largest_dump_bytes(fused_ops(on_graph), on_dumps)
+    graph = 0
+    if off_graph_path is not None:
+        try:
+            graph = os.stat(off_graph_path).st_size
+        except OSError:  # a graph that cannot be read again is the replay's to report
+            graph = 0
+    return (
+        REPLAY_BASE_BYTES
+        + REPLAY_BYTES_PER_GRAPH_BYTE * graph
+        + REPLAY_BYTES_PER_DUMP_BYTE * largest
+    )
+
+
+@dataclass(frozen=True)
+class ReplayFit:
+    """Where the replay runs within a memory budget."""
+
+    beside: bool  # beside the comparison (False: after it, in the comparing process)
+    processes: int  # replay processes beside the comparison
+    share: bool  # the comparing process measures the replay's end once its rows are done
+    reserved: int  # bytes of the budget the replay holds while the tensors are compared
+    note: str | None = None  # why the replay waits for the comparison, for the summary
+
+
+def fit_replay(budget: int, replay_need: int, worker_need: int, processes: int) -> ReplayFit:
+    """Fit the replay (``replay_need`` bytes per process, up to ``processes`` of them beside
+    the comparison) and at least one comparing worker (``worker_need``) in ``budget``."""
+    room = (budget - worker_need) // max(1, replay_need)
+    if room < 1:
+        mib = 1 << 20
+        return ReplayFit(
+            beside=False,
+            processes=1,
+            share=False,
+            reserved=0,
+            note=(
+                f"replay: run after the comparison to stay within --memory-budget "
+                f"({budget // mib} MiB): beside it, the replay (~{replay_need // mib} MiB) and "
+                f"one comparing worker (~{worker_need // mib} MiB) would not fit"
+            ),
+        )
+    beside = max(1, min(processes, room))
+    share = (beside + 1) * replay_need <= budget
+    return ReplayFit(True, beside, share, beside * replay_need)
+
+
+def fit_source(budget: int, source: Any, workers: int | None) -> ReplayFit:
+    """:func:`fit_replay` for a replay of ``source`` (``ReplaySource``: graphs and indexed dump
+    folders) beside a comparison of the same dumps, with ``workers`` cores in all."""
+    from ..compare.engine import worker_bytes
+    from .replay_background import overlapping_processes
+
+    on_graph, on_dumps = source.on_graph, source.on_dumps
+    # one comparing worker holds at least the largest fusion-on dump's group
+    worker = worker_bytes(largest_dump_bytes(getattr(on_graph, "ops", []) or [], on_dumps))
+    replay = replay_bytes(on_graph, on_dumps, getattr(source.off_graph, "path", None))
+    return fit_replay(budget, replay, worker, overlapping_processes(workers))

@@ -1,0 +1,119 @@
+"""`compare --memory-budget` holds with the replay on (issue 16).
+
+The budget bounded the comparison's workers only: the replay's process beside them, and the
+comparing process measuring the replay's end, came on top (a run given 200 MB peaked at ~410 MB
+on activations of a real network's size). Now the replay runs beside the comparison only when
+both fit, and after it, in the comparing process, otherwise; the verdict is the same."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from compare_cli import compare_summary
+from fusion_switch.compare.engine import worker_bytes
+from fusion_switch.diagnose.replay_budget import (
+    REPLAY_BASE_BYTES,
+    REPLAY_BYTES_PER_DUMP_BYTE,
+    REPLAY_BYTES_PER_GRAPH_BYTE,
+    fit_replay,
+    largest_dump_bytes,
+    replay_bytes,
+)
+from fusion_switch.diagnose.subgraph import fused_ops
+from fusion_switch.readers.dumpdir import scan_dump_dir
+from fusion_switch.readers.graph import load_graph
+from fusion_switch.synth.generator import generate_case
+
+MiB = 1 << 20
+
+
+def test_the_replay_goes_beside_the_comparison_only_when_both_fit():
+    both = fit_replay(budget=1000 * MiB, replay_need=300 * MiB, worker_need=400 * MiB, processes=1)
+    assert both.beside and both.processes == 1 and both.reserved == 300 * MiB
+    assert both.share  # the comparing process measuring the end: 2 x 300 MiB fit
+    assert both.note is None
+    tight = fit_replay(budget=699 * MiB, replay_need=300 * MiB, worker_need=400 * MiB, processes=1)
+    assert not tight.beside and not tight.share and tight.reserved == 0
+    assert "699 MiB" in tight.note and "~300 MiB" in tight.note and "~400 MiB" in tight.note
+
+
+def test_the_comparing_process_helps_the_replay_only_when_one_more_replay_fits():
+    # once the rows are done the comparing workers are gone: the replay's process and the
+    # comparing process measuring its end hold a replay's need each
+    fit = fit_replay(budget=750 * MiB, replay_need=400 * MiB, worker_need=300 * MiB, processes=1)
+    assert fit.beside and not fit.share  # 400 + 300 fit, 2 x 400 do not
+    fit = fit_replay(budget=800 * MiB, replay_need=400 * MiB, worker_need=300 * MiB, processes=1)
+    assert fit.beside and fit.share
+
+
+def test_replay_processes_beside_the_comparison_are_as_many_as_fit():
+    fit = fit_replay(budget=1000 * MiB, replay_need=200 * MiB, worker_need=300 * MiB, processes=4)
+    assert fit.processes == 3 and fit.reserved == 600 * MiB and fit.share  # 4 x 200 fit
+    fit = fit_replay(budget=1000 * MiB, replay_need=450 * MiB, worker_need=100 * MiB, processes=4)
+    assert fit.processes == 2 and fit.reserved == 900 * MiB and not fit.share  # 3 x 450 do not
+    fit = fit_replay(budget=10_000 * MiB, replay_need=200 * MiB, worker_need=300 * MiB, processes=4)
+    assert fit.processes == 4 and fit.share
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    return generate_case(
+        tmp_path_factory.mktemp("budget"),
+        n_ops=40,
+        seed=5,
+        faults=["wrong_epsilon"],
+        graph_text=False,
+    )
+
+
+def test_the_replay_needs_its_base_its_graph_and_the_largest_fused_dump_eight_times(case):
+    on_graph = load_graph(case.on_graph)
+    on_dumps = scan_dump_dir(case.on_dump)
+    fused = fused_ops(on_graph)
+    assert fused
+    largest = max(os.path.getsize(on_dumps.latest(op.name)) for op in fused if op.name in on_dumps)
+    assert largest_dump_bytes(fused, on_dumps) == largest
+    assert (
+        replay_bytes(on_graph, on_dumps) == REPLAY_BASE_BYTES + REPLAY_BYTES_PER_DUMP_BYTE * largest
+    )
+    graph = os.path.getsize(case.off_graph)  # the fusion-off graph the replay process holds
+    assert replay_bytes(on_graph, on_dumps, case.off_graph) == (
+        REPLAY_BASE_BYTES
+        + REPLAY_BYTES_PER_GRAPH_BYTE * graph
+        + REPLAY_BYTES_PER_DUMP_BYTE * largest
+    )
+    # the comparing worker's need, from all fusion-on ops: at least the fused ones'
+    assert largest_dump_bytes(on_graph.ops, on_dumps) >= largest
+    assert worker_bytes(largest) > 0
+
+
+def _compare(case, out: Path, *extra: str) -> dict:
+    result, summary = compare_summary(case, out, *extra)
+    assert result.returncode == 1, result.stderr  # the injected fault is found
+    return summary
+
+
+def _verdicts(summary: dict) -> tuple:
+    return (
+        summary["verdict"],
+        [(s["rule"], s["verdict"], s["ops"]) for s in summary["suspects"]],
+        [(v["rule"], v["verdict"]) for v in summary["rules"]],
+    )
+
+
+def test_a_budget_too_small_for_both_runs_the_replay_after_the_comparison(case, tmp_path):
+    free = _compare(case, tmp_path / "free")
+    tight = _compare(case, tmp_path / "tight", "--memory-budget", "100M")
+    roomy = _compare(case, tmp_path / "roomy", "--memory-budget", "8G")
+    notes = {name: s["inputs"]["notes"] for name, s in (("free", free), ("tight", tight))}
+    after = [n for n in notes["tight"] if n.startswith("replay: run after the comparison")]
+    assert len(after) == 1 and "--memory-budget (100 MiB)" in after[0], notes["tight"]
+    assert not any(n.startswith("replay: run after") for n in notes["free"])
+    assert not any(n.startswith("replay: run after") for n in roomy["inputs"]["notes"])
+    assert _verdicts(tight) == _verdicts(free) == _verdicts(roomy)
+    assert {s["rule"] for s in free["suspects"]} == {f["rule"] for f in case.truth["faults"]}
+    for name in ("free", "tight", "roomy"):  # the rows too
+        csv = next((tmp_path / name).glob("result_*.csv")).read_text().splitlines()[1:]
+        assert csv == next((tmp_path / "free").glob("result_*.csv")).read_text().splitlines()[1:]
