@@ -15,8 +15,9 @@ from compare_cli import compare_summary
 from fusion_switch.compare.engine import worker_bytes
 from fusion_switch.diagnose.replay_budget import (
     REPLAY_BASE_BYTES,
-    REPLAY_BYTES_PER_DUMP_BYTE,
     REPLAY_BYTES_PER_GRAPH_BYTE,
+    copies_per_dump_byte,
+    dump_dtypes,
     fit_replay,
     largest_dump_bytes,
     replay_bytes,
@@ -68,25 +69,69 @@ def case(tmp_path_factory):
     )
 
 
-def test_the_replay_needs_its_base_its_graph_and_the_largest_fused_dump_eight_times(case):
+def test_the_replay_needs_its_base_its_graph_and_two_float64_copies_of_the_largest_dump(case):
     on_graph = load_graph(case.on_graph)
     on_dumps = scan_dump_dir(case.on_dump)
     fused = fused_ops(on_graph)
     assert fused
     largest = max(os.path.getsize(on_dumps.latest(op.name)) for op in fused if op.name in on_dumps)
     assert largest_dump_bytes(fused, on_dumps) == largest
-    assert (
-        replay_bytes(on_graph, on_dumps) == REPLAY_BASE_BYTES + REPLAY_BYTES_PER_DUMP_BYTE * largest
-    )
+    # two float64 copies: 8 bytes per dumped float16 byte, 4 per float32 one; an op's dump
+    # holds its outputs and its inputs (as their producers write them)
+    per_byte = {"DT_FLOAT16": 8, "DT_FLOAT": 4}
+    by_name = {op.name: op for op in on_graph.ops}
+
+    def need(op) -> int:
+        descs = list(op.output_descs)
+        for ref in op.data_inputs:
+            name, _, index = ref.rpartition(":")
+            descs += by_name[name].output_descs[int(index) : int(index) + 1]
+        return os.path.getsize(on_dumps.latest(op.name)) * max(per_byte[d.dtype] for d in descs)
+
+    most = max(need(op) for op in fused if op.name in on_dumps)
+    assert most >= 4 * largest
+    assert replay_bytes(on_graph, on_dumps) == REPLAY_BASE_BYTES + most
     graph = os.path.getsize(case.off_graph)  # the fusion-off graph the replay process holds
     assert replay_bytes(on_graph, on_dumps, case.off_graph) == (
-        REPLAY_BASE_BYTES
-        + REPLAY_BYTES_PER_GRAPH_BYTE * graph
-        + REPLAY_BYTES_PER_DUMP_BYTE * largest
+        REPLAY_BASE_BYTES + REPLAY_BYTES_PER_GRAPH_BYTE * graph + most
     )
     # the comparing worker's need, from all fusion-on ops: at least the fused ones'
     assert largest_dump_bytes(on_graph.ops, on_dumps) >= largest
     assert worker_bytes(largest) > 0
+
+
+@pytest.mark.parametrize(
+    ("dtypes", "per_byte"),
+    [
+        (["DT_FLOAT16"], 8),
+        (["DT_FLOAT"], 4),
+        (["DT_DOUBLE"], 2),
+        (["DT_FLOAT", "DT_INT8"], 16),  # the narrowest: one byte becomes 16 in two copies
+        (["DT_INT4"], 32),
+        (["DT_UINT1"], 128),
+        (["", "DT_NOT_A_TYPE"], 16),  # unknown: as one byte per value
+    ],
+)
+def test_a_narrower_dtype_takes_more_replay_memory_per_dumped_byte(dtypes, per_byte):
+    """The replay holds float64 copies: per dumped byte, 8 of an int8 value, 4 of a float16
+    one (an estimate by file size alone would miss an int8 op's need by half)."""
+    assert copies_per_dump_byte(dtypes) == per_byte
+
+
+def test_an_ops_inputs_count_with_its_outputs(tmp_path):
+    """A quantised op reads int8 and writes float16: its dump holds both, the int8 input
+    decides (its producer's output desc gives the dtype: fusion-on input descs are not read)."""
+    from fusion_switch.readers.graph_model import Graph, Op, TensorDesc
+
+    producer = Op("quant", "AscendQuant", output_descs=[TensorDesc(dtype="DT_INT8")])
+    fused = Op(
+        "conv",
+        "Conv2D",
+        inputs=["quant:0", "w:0", "ctrl:-1"],
+        output_descs=[TensorDesc(dtype="DT_FLOAT16")],
+    )
+    graph = Graph(name="g", ops=[producer, fused])
+    assert copies_per_dump_byte(dump_dtypes(fused, {op.name: op for op in graph.ops})) == 16
 
 
 def _compare(case, out: Path, *extra: str) -> dict:

@@ -3,9 +3,10 @@
 The budget bounded the comparison's workers only, and the replay came on top: a process beside
 the comparison, holding float64 copies of a fused op's tensors, and at the end the comparing
 process measuring a share of it too. On activations of a real network's size (dump files of
-~38 MB) a run given 200 MB peaked at ~410 MB. Now the replay's need is estimated from the
-largest fused op's fusion-on dump, and:
+~38 MB) a run given 200 MB peaked at ~410 MB. Now:
 
+- the replay's need is the replay process's base, its fusion-off graph, and float64 copies of the
+  values of the fused op that needs most (by its dump's size and narrowest dtype);
 - it runs beside the comparison only when one comparing worker and the replay's processes fit
   in the budget together; the comparison's workers then share what the replay leaves;
 - the comparing process measures the end of the replay with it (``share``) only when one more
@@ -25,49 +26,81 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .subgraph import fused_ops
+from ..readers.dtypes import data_type_code, decode_dtype
+from .subgraph import fused_ops, ref_name
 
 # A replay process's own pages: interpreter, numpy, the kernels, the dump folders' indexes.
 REPLAY_BASE_BYTES = 96 << 20
 # Per byte of the fusion-off graph's file, whose ops it holds (with the fusion-on graph's
 # view): ~4.4x measured at 5,000 ops, as for a rank's process (``cli.compare_tree``).
 REPLAY_BYTES_PER_GRAPH_BYTE = 6
-# Per byte of the largest fused op's fusion-on dump (its inputs and outputs, dumped in fp16 or
-# fp32): float64 copies of them, the replayed members' outputs, the fusion-off outputs scored
-# against them, and the evidence cache. Measured ~5x at 38 MB dump files; 8x leaves room for
+# Float64 copies of a fused op's dumped values held at once: its inputs and outputs, the
+# replayed members' outputs, the fusion-off outputs scored against them, the evidence cache.
+# Measured ~1.25 on float16 dumps of 38 MB (~5 bytes per dumped byte); 2 leaves room for
 # members that widen a tensor (a broadcast, a concatenation).
-REPLAY_BYTES_PER_DUMP_BYTE = 8
+FLOAT64_COPIES = 2
+_UNKNOWN_BITS = 8  # a dtype the graph does not name: as one byte per value
+
+
+def _dump_size(op: Any, folder: Any) -> int:
+    location = folder.latest_location(op.name) if folder is not None else None
+    if location is None:
+        return 0
+    try:
+        return os.stat(location).st_size
+    except OSError:  # gone since the folder was listed: the replay reports it
+        return 0
 
 
 def largest_dump_bytes(ops: Iterable[Any], folder: Any) -> int:
     """The size of the largest dump file of ``ops`` in ``folder`` (a ``DumpDir``); 0 if none."""
-    largest = 0
-    for op in ops:
-        location = folder.latest_location(op.name) if folder is not None else None
-        if location is None:
-            continue
-        try:
-            largest = max(largest, os.stat(location).st_size)
-        except OSError:  # gone since the folder was listed: the replay reports it
-            continue
-    return largest
+    return max((_dump_size(op, folder) for op in ops), default=0)
+
+
+def dump_dtypes(op: Any, by_name: dict[str, Any]) -> list[str]:
+    """The dtypes an op's dump holds: its outputs', and its inputs' as their producers (in
+    ``by_name``) write them (the fusion-on graph is read without input descs)."""
+    dtypes = [desc.dtype for desc in op.output_descs]
+    for ref in op.data_inputs:
+        name, index = ref_name(ref)
+        producer = by_name.get(name)
+        if producer is not None and 0 <= index < len(producer.output_descs):
+            dtypes.append(producer.output_descs[index].dtype)
+    return dtypes
+
+
+def copies_per_dump_byte(dtypes: Iterable[str]) -> int:
+    """Bytes of replay memory per byte of a dump holding ``dtypes``: :data:`FLOAT64_COPIES`
+    float64 copies of each value, at the narrowest of them (a float16 byte: 8; an int8 one:
+    16)."""
+    bits = min((_bits(dtype) for dtype in dtypes), default=_UNKNOWN_BITS)
+    return max(1, FLOAT64_COPIES * 64 // bits)
+
+
+def _bits(dtype: str) -> int:
+    code = data_type_code(dtype) if dtype else None
+    info = decode_dtype(code) if code is not None else None
+    return info.bits if info is not None and info.bits > 0 else _UNKNOWN_BITS
 
 
 def replay_bytes(on_graph: Any, on_dumps: Any, off_graph_path: Any = None) -> int:
     """Memory one replay process needs: its base, the fusion-off graph (``off_graph_path``, its
-    file), and the copies of the largest fused op's tensors (one sub-graph at a time)."""
-    largest = largest_dump_bytes(fused_ops(on_graph), on_dumps)
+    file), and the float64 copies of the fused op that needs most (one sub-graph at a time)."""
+    by_name = {op.name: op for op in getattr(on_graph, "ops", []) or []}
+    largest = max(
+        (
+            _dump_size(op, on_dumps) * copies_per_dump_byte(dump_dtypes(op, by_name))
+            for op in fused_ops(on_graph)
+        ),
+        default=0,
+    )
     graph = 0
     if off_graph_path is not None:
         try:
             graph = os.stat(off_graph_path).st_size
         except OSError:  # a graph that cannot be read again is the replay's to report
             graph = 0
-    return (
-        REPLAY_BASE_BYTES
-        + REPLAY_BYTES_PER_GRAPH_BYTE * graph
-        + REPLAY_BYTES_PER_DUMP_BYTE * largest
-    )
+    return REPLAY_BASE_BYTES + REPLAY_BYTES_PER_GRAPH_BYTE * graph + largest
 
 
 @dataclass(frozen=True)
