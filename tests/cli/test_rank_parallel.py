@@ -168,9 +168,7 @@ def test_memory_budget_and_scheduler_decide_how_many_ranks_run_at_once(tmp_path)
 
 
 CHILD = """
-import threading
 import time
-import weakref
 from fusion_switch.cli.compare_tree import die_with_rank_parent
 die_with_rank_parent()
 time.sleep(60)

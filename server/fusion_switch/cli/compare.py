@@ -135,8 +135,9 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         type=_byte_size,
         default=None,
         metavar="SIZE",
-        help="memory the workers may use together, e.g. 4G or 512M (default: no limit); "
-        "fewer workers run when one worker's share would be too small",
+        help="memory the workers and the replay may use together, e.g. 4G or 512M (default: "
+        "no limit); fewer workers run when one worker's share would be too small, and the "
+        "replay waits for the comparison when both would not fit",
     )
     req(
         "--fusion-result",
@@ -407,13 +408,15 @@ def run_comparison(
 
     replay_forked = threading.Event()  # this thread has forked the replay (or will not)
 
-    def discovered(found: Any) -> None:
+    def discovered(found: Any) -> int | None:
         box["found"] = found  # the graphs and dump folders: the replay can start (below)
         wake.set()
         # Wait while this thread forks: a fork copies every lock other threads hold, so the
         # comparison thread must not be inside the pool's or anyone's critical section then.
         while not replay_forked.wait(0.05) and not cancel.is_set():
             pass
+        if "replay_after" in box:  # no replay beside: the comparison may take every core
+            request.workers = args.workers
         return box.get("reserved")  # of --memory-budget, by the replay beside the comparison
 
     def work() -> None:
@@ -453,12 +456,17 @@ def run_comparison(
                 source.off_graph,
                 found.swapped_dumps,
             )
-            host = take_ahead(host_key(args.off_graph)) if args.off_graph else None
-            fit = None  # no budget, or --scheduler's (the Dask workers' limits): beside
-            if getattr(args, "memory_budget", None) and not getattr(args, "scheduler", None):
+            # Fitted before the kept helper is claimed: if this fails, nothing is left open.
+            # No fit without a budget, with --scheduler's (the Dask workers' limits), or on
+            # one core (the replay runs after the comparison anyway): beside, as always.
+            fit = None
+            cores = args.workers or os.cpu_count() or 1
+            budget = getattr(args, "memory_budget", None)
+            if budget and not getattr(args, "scheduler", None) and cores > 1:
                 from ..diagnose.replay_budget import fit_source
 
-                fit = fit_source(args.memory_budget, source, args.workers)
+                fit = fit_source(budget, source, args.workers)
+            host = take_ahead(host_key(args.off_graph)) if args.off_graph else None
             if fit is not None and not fit.beside:  # after the comparison, in this process
                 if host is not None:
                     host.close()  # its fusion-off graph is not held while the tensors compare

@@ -196,6 +196,7 @@ class BackgroundReplay:
         processes: int | None = None,
         share: bool = False,
         host: ForkedCall | None = None,
+        rerun_processes: int | None = None,
     ) -> None:
         self.outcome = outcome
         self.table = table
@@ -205,6 +206,9 @@ class BackgroundReplay:
         self.share = share and "fork" in multiprocessing.get_all_start_methods()
         # the kept fusion-off helper (companion: the ShareChannel it was forked with), if any
         self.host = host
+        # processes of a replay run again here when the child gives no answer (None: one per
+        # chunk); a memory budget's (see .replay_budget) keeps it to what the budget gave
+        self.rerun_processes = rerun_processes
         self._channel: ShareChannel | None = None
         self._helped = False
         self._call = ForkedCall(_child)  # replaced in start()
@@ -275,7 +279,7 @@ class BackgroundReplay:
         if message is not None and message[0] == "ok":
             notes.extend(message[2])
             return message[1]
-        return replay_outcome(self.outcome, self.table, notes, self.workers)
+        return replay_outcome(self.outcome, self.table, notes, self.workers, self.rerun_processes)
 
     def _measure_handed(self, subs: list, off_ops: dict[str, Any]) -> dict:
         return measure_handed(subs, off_ops, EvidenceStore(*dump_dirs(self.outcome)))
