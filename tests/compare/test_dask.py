@@ -50,6 +50,24 @@ def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(("result_", "."))]
 
 
+def test_dask_workers_out_of_memory_are_a_clear_error(tmp_path):
+    """A budget too small for a Dask worker's own process (50 MB each here): Dask restarts
+    the workers, the job's context scattered to them is lost, and the chunks' futures are
+    cancelled. That was "internal error: FutureCancelledError"; it names the budget now."""
+    case = generate_case(tmp_path / "case", n_ops=10, graph_text=False)
+    done = run(
+        case,
+        tmp_path / "out",
+        *("--scheduler", "local", "--workers", "2", "--memory-budget", "100M", "--no-replay"),
+    )
+    assert done.returncode == 2, done.stderr
+    said = done.stderr.splitlines()[-1]
+    assert "internal error" not in said and "Traceback" not in done.stderr
+    assert "fusion-switch compare: error: --scheduler local: a Dask worker" in said
+    assert "--memory-budget 100 MiB gives each of the 2 workers 50 MiB" in said
+    assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(("result_", "."))]
+
+
 def test_memory_budget_must_be_a_size(tmp_path):
     done = run(
         generate_case(tmp_path / "c", n_ops=10, graph_text=False),

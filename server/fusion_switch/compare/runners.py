@@ -221,7 +221,11 @@ def run_dask(
 ) -> Iterator[ChunkResult]:
     """One Dask task per chunk; results gathered in chunk order. The dump folders must be on
     storage every worker sees under the same paths (see README, "Comparing on a cluster")."""
+    from concurrent.futures import CancelledError
+
     with dask_session(scheduler, workers, memory_budget) as client:
+        from distributed import KilledWorker  # there: dask_client said so if it is missing
+
         shared = client.scatter(ctx, broadcast=True)
         futures = [
             client.submit(_dask_chunk, shared, number, positions, pure=False)
@@ -232,6 +236,26 @@ def run_dask(
                 while not future.done():
                     _check(cancel)
                     time.sleep(_POLL_SECONDS)
-                yield future.result()
+                try:
+                    result = future.result()
+                except (CancelledError, KilledWorker) as error:
+                    raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
+                yield result
         finally:
             client.cancel(futures)
+
+
+def _lost(scheduler: str, workers: int | None, memory_budget: int | None, error: Exception) -> str:
+    """Why a chunk's future was cancelled or its worker killed, and what to do about it: Dask
+    restarts a worker over its memory limit, and the job's context scattered to it is lost."""
+    detail = str(error).rstrip(".")
+    why = f"--scheduler {scheduler}: a Dask worker stopped before its chunk was done ({detail})"
+    if scheduler == "local" and memory_budget:
+        count = max(1, workers or os.cpu_count() or 1)
+        mib = 1 << 20
+        return (
+            f"{why}: --memory-budget {memory_budget // mib} MiB gives each of the {count} "
+            f"workers {memory_budget // count // mib} MiB, and a worker process alone takes "
+            "about 100 MiB: raise --memory-budget, give fewer --workers, or leave it out"
+        )
+    return f"{why}: see the workers' logs (a worker over its memory limit is restarted)"
