@@ -138,7 +138,12 @@ def fit_replay(budget: int, replay_need: int, worker_need: int, processes: int) 
 
 def fit_source(budget: int, source: Any, workers: int | None) -> ReplayFit:
     """:func:`fit_replay` for a replay of ``source`` (``ReplaySource``: graphs and indexed dump
-    folders) beside a comparison of the same dumps, with ``workers`` cores in all."""
+    folders) beside a comparison of the same dumps, with ``workers`` cores in all.
+
+    The fit comes before the comparison's pairing, so one comparing worker is counted for the
+    largest fusion-on dump; a group of several ops (one Index, L1 fusion) may need the sum of
+    theirs, as ``engine.pair`` counts it. The factors' margins (8x per byte against ~2.7x
+    measured with the compiled kernel) cover that in the cases measured."""
     from ..compare.engine import worker_bytes
     from .replay_background import overlapping_processes
 
