@@ -259,3 +259,28 @@ def test_a_replay_run_again_here_keeps_to_the_processes_the_budget_gave(monkeypa
         started.background.result([])
         started.close()
         assert calls[-1] == expected
+
+
+def test_no_fit_without_a_budget_with_a_scheduler_or_on_one_core(case, monkeypatch):
+    """Then the replay runs as it always did: beside the comparison (no budget), beside the
+    Dask workers whose limits the budget sets (``--scheduler``), after the comparison (one
+    core); no note."""
+    from fusion_switch.diagnose import replay_budget
+    from fusion_switch.diagnose.replay_background import ReplaySource
+
+    source = ReplaySource(
+        load_graph(case.on_graph),
+        load_graph(case.off_graph),
+        Path(case.on_dump),
+        Path(case.off_dump),
+        scan_dump_dir(case.on_dump),
+        scan_dump_dir(case.off_dump),
+    )
+    assert replay_budget.fit_source(None, source, 2) is None
+    assert replay_budget.fit_source(100 * MiB, source, 2, "local") is None
+    assert replay_budget.fit_source(100 * MiB, source, 1) is None
+    monkeypatch.setattr(replay_budget.os, "cpu_count", lambda: 1)
+    assert replay_budget.fit_source(100 * MiB, source, None) is None
+    monkeypatch.setattr(replay_budget.os, "cpu_count", lambda: 2)
+    fit = replay_budget.fit_source(100 * MiB, source, None)
+    assert fit is not None and not fit.beside

@@ -446,6 +446,7 @@ def run_comparison(
             from ..compare.discover import host_key
             from ..compare.forked import take_ahead
             from ..diagnose.replay_background import ReplaySource  # not for --no-replay
+            from ..diagnose.replay_budget import fit_source
 
             source = ReplaySource.of(found)
             given = _given_inputs(
@@ -456,16 +457,8 @@ def run_comparison(
                 source.off_graph,
                 found.swapped_dumps,
             )
-            # Fitted before the kept helper is claimed: if this fails, nothing is left open.
-            # No fit without a budget, with --scheduler's (the Dask workers' limits), or on
-            # one core (the replay runs after the comparison anyway): beside, as always.
-            fit = None
-            cores = args.workers or os.cpu_count() or 1
-            budget = getattr(args, "memory_budget", None)
-            if budget and not getattr(args, "scheduler", None) and cores > 1:
-                from ..diagnose.replay_budget import fit_source
-
-                fit = fit_source(budget, source, args.workers)
+            # fitted before the kept helper is claimed: if this fails, nothing is left open
+            fit = fit_source(getattr(args, "memory_budget", None), source, args.workers, scheduler)
             host = take_ahead(host_key(args.off_graph)) if args.off_graph else None
             if fit is not None and not fit.beside:  # after the comparison, in this process
                 if host is not None:

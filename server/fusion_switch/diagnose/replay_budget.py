@@ -136,14 +136,20 @@ def fit_replay(budget: int, replay_need: int, worker_need: int, processes: int) 
     return ReplayFit(True, beside, share, beside * replay_need)
 
 
-def fit_source(budget: int, source: Any, workers: int | None) -> ReplayFit:
+def fit_source(
+    budget: int | None, source: Any, workers: int | None, scheduler: str | None = None
+) -> ReplayFit | None:
     """:func:`fit_replay` for a replay of ``source`` (``ReplaySource``: graphs and indexed dump
-    folders) beside a comparison of the same dumps, with ``workers`` cores in all.
+    folders) beside a comparison of the same dumps, with ``workers`` cores in all. None, the
+    replay beside the comparison as always: no budget, a ``scheduler``'s (the budget sets the
+    Dask workers' limits), or one core (the replay runs after the comparison anyway).
 
     The fit comes before the comparison's pairing, so one comparing worker is counted for the
     largest fusion-on dump; a group of several ops (one Index, L1 fusion) may need the sum of
     theirs, as ``engine.pair`` counts it. The factors' margins (8x per byte against ~2.7x
     measured with the compiled kernel) cover that in the cases measured."""
+    if not budget or scheduler or (workers or os.cpu_count() or 1) < 2:
+        return None
     from ..compare.engine import worker_bytes
     from .replay_background import overlapping_processes
 
