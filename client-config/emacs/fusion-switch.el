@@ -57,7 +57,7 @@ or a product name such as Atlas 350.  Empty: no target-specific checks."
 
 (defcustom fusion-switch-compare-paths nil
   "Comparison inputs, relative to the project root, as a plist.
-Keys: :onDump :offDump :onGraph :offGraph :output."
+Keys: :onDump :offDump :onGraph :offGraph :output, and :memoryBudget (4G, 512M)."
   :type 'plist
   :safe #'listp)
 
@@ -74,7 +74,8 @@ Keys: :onDump :offDump :onGraph :offGraph :output."
   (list :fusionSwitch
         (list :target fusion-switch-target
               :catalogue (list :extraFiles (vconcat fusion-switch-catalogue-extra-files))
-              :compare (cl-loop for key in '(:onDump :offDump :onGraph :offGraph :output)
+              :compare (cl-loop for key in '(:onDump :offDump :onGraph :offGraph :output
+                                                 :memoryBudget)
                                 collect key
                                 collect (or (plist-get fusion-switch-compare-paths key) "")))))
 

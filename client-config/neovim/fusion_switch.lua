@@ -30,7 +30,8 @@ local defaults = {
     fusionSwitch = {
       target = '',
       catalogue = { extraFiles = {} },
-      compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '' },
+      compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '',
+        memoryBudget = '' },
     },
   },
   on_attach = nil, -- function(client, bufnr), e.g. your keymaps

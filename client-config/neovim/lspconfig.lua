@@ -42,7 +42,8 @@ require('lspconfig').fusion_switch.setup({
     fusionSwitch = {
       target = 'Ascend950PR_9599', -- --soc_version or product name, '' for none
       catalogue = { extraFiles = {} },
-      compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '' },
+      compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '',
+        memoryBudget = '' },
     },
   },
 })

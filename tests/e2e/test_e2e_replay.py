@@ -10,6 +10,8 @@ both), and the GLU gate of an earlier block is inverted inside a custom op no ke
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from e2e_support import SERVER
 from fusion_switch import cfg
@@ -93,4 +95,40 @@ async def test_only_proven_rules_are_suspects_and_unverified_ones_are_informatio
     assert f'"{UNVERIFIED[1]}": "off"' in session.texts[uri]
     assert '"ConvBatchnormFusionPass": "on"' in session.texts[uri]
     assert text_at(session.texts[uri], suspects[0].range) is not None
+    session.close(uri)
+
+
+async def test_the_memory_budget_setting_bounds_the_editors_comparison(
+    session, replay_case, tmp_path
+):
+    """fusionSwitch.compare.memoryBudget reaches the comparison the editor runs: too small
+    for the replay beside the comparison, it runs after it (summary.json says so), with the
+    same verdict; cleared, the replay runs beside it again."""
+    path = write_cfg(tmp_path)
+    uri = open_path(session, path)
+    await session.diagnostics(uri)
+
+    def budget(value: str) -> None:
+        session.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(
+                settings={"fusionSwitch": {"compare": {"memoryBudget": value}}}
+            )
+        )
+
+    budget("100M")
+    try:
+        bounded = await compare(session, uri, replay_case, tmp_path / "bounded")
+    finally:
+        budget("")
+    free = await compare(session, uri, replay_case, tmp_path / "free")
+    assert "error" not in bounded and "error" not in free, (bounded, free)
+    notes = {
+        name: json.loads((tmp_path / name / "summary.json").read_text())["inputs"]["notes"]
+        for name in ("bounded", "free")
+    }
+    after = [n for n in notes["bounded"] if n.startswith("replay: run after")]
+    assert len(after) == 1 and "--memory-budget (100 MiB)" in after[0]
+    assert not [n for n in notes["free"] if n.startswith("replay: run after")]
+    assert [s["rule"] for s in bounded["suspects"]] == [s["rule"] for s in free["suspects"]]
+    assert bounded["suspects"]
     session.close(uri)

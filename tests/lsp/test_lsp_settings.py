@@ -27,6 +27,11 @@ BASE = Settings(target="Atlas A2", extra_files=("/a.json",))
             {"compare": {"onDump": "/on", "offGraph": "/g.json"}},
             Settings(compare=CompareSettings(on_dump="/on", off_graph="/g.json")),
         ),
+        (
+            {"compare": {"memoryBudget": " 4G "}},
+            Settings(compare=CompareSettings(memory_budget="4G")),
+        ),
+        ({"fusionSwitch.compare.memoryBudget": ""}, Settings()),  # no limit
         ({}, Settings()),
         (None, Settings()),
         ("garbage", Settings()),
@@ -46,6 +51,11 @@ def test_shapes(payload, expected: Settings) -> None:
         ({"catalogue": {"extraFiles": [1, 2]}}, "fusionSwitch.catalogue.extraFiles must be a list"),
         ({"catalogue": "x"}, "fusionSwitch.catalogue must be an object"),
         ({"compare": {"output": ["x"]}}, "fusionSwitch.compare.output must be a string"),
+        (
+            {"compare": {"memoryBudget": "lots"}},
+            "fusionSwitch.compare.memoryBudget: 'lots' is not a size like 4G or 512M",
+        ),
+        ({"compare": {"memoryBudget": "1K"}}, "fusionSwitch.compare.memoryBudget: 1K: give"),
     ],
 )
 def test_bad_values_keep_the_previous_ones(payload, problem: str) -> None:
@@ -71,6 +81,7 @@ def test_settings_table_is_complete_and_well_formed() -> None:
         "fusionSwitch.compare.onGraph",
         "fusionSwitch.compare.offGraph",
         "fusionSwitch.compare.output",
+        "fusionSwitch.compare.memoryBudget",
         "fusionSwitch.trace.server",
     }
     for key, spec in SETTINGS.items():
@@ -82,8 +93,9 @@ def test_settings_table_is_complete_and_well_formed() -> None:
 def test_every_server_setting_is_read() -> None:
     """Each non-client setting in SETTINGS changes the parsed value (nothing listed is dead)."""
     values = {"string": "/some/value", "array": ["/some/file.json"]}
+    examples = {"fusionSwitch.compare.memoryBudget": "4G"}  # a size, not a path
     for key, spec in SETTINGS.items():
         if spec.get("client_only"):
             continue
-        settings, problems = parse_settings({key: values[spec["type"]]})
+        settings, problems = parse_settings({key: examples.get(key, values[spec["type"]])})
         assert problems == [] and settings != Settings(), key

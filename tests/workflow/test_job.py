@@ -144,3 +144,15 @@ def test_cancel_mid_run_removes_the_runs_temporary_file(tmp_path: Path) -> None:
     assert outcome.status == "cancelled"
     assert any(done > 0 for done in seen)
     assert sorted(p.name for p in out.iterdir()) == []
+
+
+def test_the_memory_budget_setting_reaches_the_command_line(tmp_path: Path, case) -> None:
+    """fusionSwitch.compare.memoryBudget: the editor's comparison keeps to it as `compare
+    --memory-budget` does (workers and replay together); empty: no limit."""
+    from fusion_switch.workflow.job import command_line
+
+    given = paths(case, tmp_path / "out")
+    assert "--memory-budget" not in command_line(given)
+    assert "--memory-budget" not in CompareJob(given, memory_budget="").argv
+    argv = CompareJob(given, memory_budget="512M").argv
+    assert argv[argv.index("--memory-budget") + 1] == "512M"

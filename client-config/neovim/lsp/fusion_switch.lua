@@ -12,7 +12,8 @@ return {
     fusionSwitch = {
       target = '', -- e.g. 'Ascend950PR_9599'
       catalogue = { extraFiles = {} },
-      compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '' },
+      compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '',
+        memoryBudget = '' },
     },
   },
 }

@@ -184,21 +184,14 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
 def _byte_size(text: str) -> int:
     """``4G``, ``512M``, ``1048576``: bytes (binary units, an optional trailing B)."""
-    cleaned = text.strip().upper().removesuffix("B").removesuffix("I")
-    unit = cleaned[-1:] if cleaned[-1:] in _UNITS and not cleaned[-1:].isdigit() else ""
-    number = cleaned[: len(cleaned) - len(unit)]
+    from ..workflow.sizes import parse_size
+
     try:
-        value = float(number) * _UNITS[unit]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 4G or 512M") from None
-    if value < 1 << 20:
-        raise argparse.ArgumentTypeError(f"{text}: give at least 1M")
-    return int(value)
+        return parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _test_delay() -> float:

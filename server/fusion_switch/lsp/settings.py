@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..workflow.sizes import parse_size
+
 SECTION = "fusionSwitch"
 
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -59,6 +61,14 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "default": "",
         "description": "Folder for the comparison results (CSV, JSON summary, HTML report).",
     },
+    "fusionSwitch.compare.memoryBudget": {
+        "type": "string",
+        "default": "",
+        "description": (
+            "Memory the comparison's workers and its replay may use together, such as 4G or "
+            "512M (compare --memory-budget). Empty means no limit."
+        ),
+    },
     "fusionSwitch.trace.server": {
         "type": "string",
         "enum": ["off", "messages", "verbose"],
@@ -76,6 +86,7 @@ class CompareSettings:
     on_graph: str = ""
     off_graph: str = ""
     output: str = ""
+    memory_budget: str = ""  # as typed (4G); checked when read, passed to compare as it is
 
 
 @dataclass(frozen=True)
@@ -132,6 +143,17 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         problems.append(f"{name} must be a string, got {type(obj[key]).__name__}; ignored")
         return current
 
+    def size(obj: dict, key: str, current: str) -> str:
+        name = f"fusionSwitch.compare.{key}"
+        value = text(obj, key, name, current)
+        if value and value != current:
+            try:
+                parse_size(value)
+            except ValueError as error:
+                problems.append(f"{name}: {error}; ignored")
+                return current
+        return value
+
     target = text(section, "target", "fusionSwitch.target", base.target)
 
     extra_files = base.extra_files
@@ -156,6 +178,7 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
             on_graph=text(cmp_raw, "onGraph", "fusionSwitch.compare.onGraph", compare.on_graph),
             off_graph=text(cmp_raw, "offGraph", "fusionSwitch.compare.offGraph", compare.off_graph),
             output=text(cmp_raw, "output", "fusionSwitch.compare.output", compare.output),
+            memory_budget=size(cmp_raw, "memoryBudget", compare.memory_budget),
         )
     elif cmp_raw is not None:
         problems.append("fusionSwitch.compare must be an object; ignored")

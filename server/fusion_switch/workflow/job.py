@@ -66,7 +66,12 @@ class JobOutcome:
 ProgressCallback = Callable[[int, int, str], None]
 
 
-def command_line(paths: ComparePaths, python: str | None = None) -> list[str]:
+def command_line(
+    paths: ComparePaths, python: str | None = None, memory_budget: str = ""
+) -> list[str]:
+    """The `compare` run: JSON summary on stdout, progress as JSON lines on stderr;
+    ``memory_budget`` as the user typed it (empty: no limit)."""
+    budget = ["--memory-budget", memory_budget] if memory_budget else []
     return [
         python or sys.executable,
         "-m",
@@ -86,6 +91,7 @@ def command_line(paths: ComparePaths, python: str | None = None) -> list[str]:
         "json",
         "--progress",
         "jsonl",
+        *budget,
     ]
 
 
@@ -130,10 +136,11 @@ class CompareJob:
         *,
         python: str | None = None,
         env: dict[str, str] | None = None,
+        memory_budget: str = "",
     ) -> None:
         self.paths = paths
         self.on_progress = on_progress
-        self.argv = command_line(paths, python)
+        self.argv = command_line(paths, python, memory_budget)
         self.env = env
         self.cancelled = False
         self._process: asyncio.subprocess.Process | None = None

@@ -141,7 +141,7 @@ async def compare(ls: FusionSwitchServer, params: dict):
         )
     paths = compare_paths(ls, params, cfg_path)
     bar = ProgressBar(ls)
-    job = CompareJob(paths, bar.report)
+    job = CompareJob(paths, bar.report, memory_budget=ls.state.settings.compare.memory_budget)
     ls.state.compare_job = job
     try:
         await bar.begin(job, f"Comparing fusion on vs off for {file_name(doc.uri)}")
