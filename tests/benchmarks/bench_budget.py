@@ -30,14 +30,9 @@ from bench_compare import (
     compare_arguments,
     measure,
 )
+from fusion_switch.workflow.sizes import parse_size
 
 AFTER = "replay: run after the comparison"
-
-
-def _size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper()
-    return int(float(text[:-1]) * units[text[-1]]) if text[-1:] in units else int(text)
 
 
 def _verdict(out: Path) -> tuple[str, list, str]:
@@ -119,7 +114,7 @@ def main() -> int:
             "within budget   verdict as unbounded"
         )
         for budget, replay, low, high, peak, where, same in rows:
-            limit = _size(budget) if budget else None
+            limit = parse_size(budget) if budget else None
             within = "-" if limit is None else ("PASS" if peak <= limit else "FAIL")
             print(
                 f"{budget or 'none':8s}  {'replay' if replay else '--no-replay':11s}  "
@@ -132,7 +127,7 @@ def main() -> int:
                 f"{'msaccucmp 26.2':21s}  {theirs[0]:5.2f}        {theirs[1] / mb:8.0f} MiB"
                 f"   (exit {theirs[2]})"
             )
-        failed = any((r[0] and r[4] > _size(r[0])) or r[6] is False for r in rows)
+        failed = any((r[0] and r[4] > parse_size(r[0])) or r[6] is False for r in rows)
         return 1 if failed else 0
     finally:
         if not args.keep:

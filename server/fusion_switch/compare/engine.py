@@ -225,13 +225,7 @@ def _group_costs(groups: list[list[RuleOp]], left: DumpDir) -> list[int]:
     for members in groups:
         cost = 4096
         for op in members:
-            location = left.latest_location(op.name)
-            if location is not None:
-                try:
-                    size = os.stat(location).st_size
-                except OSError:  # gone since the folder was listed: its read reports it
-                    size = 0
-                cost += size
+            cost += left.latest_bytes(op.name)
         costs.append(cost)
     return costs
 

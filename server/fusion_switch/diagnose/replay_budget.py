@@ -43,13 +43,7 @@ _UNKNOWN_BITS = 8  # a dtype the graph does not name: as one byte per value
 
 
 def _dump_size(op: Any, folder: Any) -> int:
-    location = folder.latest_location(op.name) if folder is not None else None
-    if location is None:
-        return 0
-    try:
-        return os.stat(location).st_size
-    except OSError:  # gone since the folder was listed: the replay reports it
-        return 0
+    return folder.latest_bytes(op.name) if folder is not None else 0
 
 
 def largest_dump_bytes(ops: Iterable[Any], folder: Any) -> int:

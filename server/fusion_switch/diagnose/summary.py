@@ -390,17 +390,14 @@ def start_replay(
 
     try:
         rules = rule_table(getattr(source, "on_graph", None), given, fusion_result)
-        bounded = processes  # a budget's: a replay run again here keeps to it too
-        if processes is None:
-            processes = overlapping_processes(workers)
         background = BackgroundReplay(
             source,
             rules.table,
             workers,
-            processes,
+            overlapping_processes(workers) if processes is None else processes,
             share=share,
             host=host,
-            rerun_processes=bounded,
+            rerun_processes=processes,  # a budget's: a replay run again here keeps to it too
         )
         return StartedReplay(rules, background.start())
     except BaseException:

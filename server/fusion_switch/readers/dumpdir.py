@@ -309,11 +309,17 @@ class DumpDir:
             names = [n for n in names if n.output_index in (None, output_index)]
         return names
 
-    def latest_location(self, op_name: str) -> str | Path | None:
-        """Where :meth:`latest` is, as the folder's listing gave it (a string, usually): for
-        a ``stat`` of every op's file without making a Path of each (issue 16)."""
+    def latest_bytes(self, op_name: str) -> int:
+        """The size of :meth:`latest` (0: no file, or gone since the folder was listed, which
+        its reading reports), stat'ed where the folder's listing gave it, without making a
+        Path of every op's file (issue 16)."""
         names = self._names(op_name, None)
-        return names[-1]._location if names else None
+        if not names:
+            return 0
+        try:
+            return os.stat(names[-1]._location).st_size
+        except OSError:
+            return 0
 
     def files_for(self, op_name: str, output_index: int | None = None) -> list[Path]:
         """Paths of an op's dump files, oldest → newest."""
