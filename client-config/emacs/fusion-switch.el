@@ -57,7 +57,8 @@ or a product name such as Atlas 350.  Empty: no target-specific checks."
 
 (defcustom fusion-switch-compare-paths nil
   "Comparison inputs, relative to the project root, as a plist.
-Keys: :onDump :offDump :onGraph :offGraph :output, and :memoryBudget (4G, 512M)."
+Keys: :onDump :offDump :onGraph :offGraph :output, :memoryBudget (4G, 512M)
+and :workers (comparing processes; 0 or unset: one per core)."
   :type 'plist
   :safe #'listp)
 
@@ -75,7 +76,7 @@ Keys: :onDump :offDump :onGraph :offGraph :output, and :memoryBudget (4G, 512M).
         (list :target fusion-switch-target
               :catalogue (list :extraFiles (vconcat fusion-switch-catalogue-extra-files))
               :compare (cl-loop for key in '(:onDump :offDump :onGraph :offGraph :output
-                                                 :memoryBudget)
+                                                 :memoryBudget :workers)
                                 collect key
                                 collect (or (plist-get fusion-switch-compare-paths key) "")))))
 

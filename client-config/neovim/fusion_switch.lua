@@ -31,7 +31,7 @@ local defaults = {
       target = '',
       catalogue = { extraFiles = {} },
       compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '',
-        memoryBudget = '' },
+        memoryBudget = '', workers = 0 },
     },
   },
   on_attach = nil, -- function(client, bufnr), e.g. your keymaps

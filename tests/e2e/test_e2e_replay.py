@@ -132,3 +132,38 @@ async def test_the_memory_budget_setting_bounds_the_editors_comparison(
     assert [s["rule"] for s in bounded["suspects"]] == [s["rule"] for s in free["suspects"]]
     assert bounded["suspects"]
     session.close(uri)
+
+
+async def test_the_workers_setting_sets_the_editors_comparison_processes(
+    session, replay_case, tmp_path
+):
+    """fusionSwitch.compare.workers reaches the comparison the editor runs as `--workers N`
+    (the command is in the server's log), with the same verdict; 0 gives every core again."""
+    path = write_cfg(tmp_path)
+    uri = open_path(session, path)
+    await session.diagnostics(uri)
+
+    def workers(value: int) -> None:
+        session.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(
+                settings={"fusionSwitch": {"compare": {"workers": value}}}
+            )
+        )
+
+    def last_command() -> str:
+        return [m.message for m in session.client.log_messages if "running " in m.message][-1]
+
+    workers(1)
+    try:
+        one = await compare(session, uri, replay_case, tmp_path / "one")
+        command_one = last_command()
+    finally:
+        workers(0)
+    every = await compare(session, uri, replay_case, tmp_path / "every")
+    command_every = last_command()
+    assert "error" not in one and "error" not in every, (one, every)
+    assert command_one.endswith(" --workers 1"), command_one
+    assert "--workers" not in command_every, command_every
+    assert [s["rule"] for s in one["suspects"]] == [s["rule"] for s in every["suspects"]]
+    assert one["suspects"]
+    session.close(uri)

@@ -32,6 +32,10 @@ BASE = Settings(target="Atlas A2", extra_files=("/a.json",))
             Settings(compare=CompareSettings(memory_budget="4G")),
         ),
         ({"fusionSwitch.compare.memoryBudget": ""}, Settings()),  # no limit
+        ({"compare": {"workers": 2}}, Settings(compare=CompareSettings(workers=2))),
+        ({"compare": {"workers": " 3 "}}, Settings(compare=CompareSettings(workers=3))),
+        ({"fusionSwitch.compare.workers": 0}, Settings()),  # every core
+        ({"compare": {"workers": ""}}, Settings()),  # Emacs sends "" for a key left unset
         ({}, Settings()),
         (None, Settings()),
         ("garbage", Settings()),
@@ -56,6 +60,10 @@ def test_shapes(payload, expected: Settings) -> None:
             "fusionSwitch.compare.memoryBudget: 'lots' is not a size like 4G or 512M",
         ),
         ({"compare": {"memoryBudget": "1K"}}, "fusionSwitch.compare.memoryBudget: 1K: give"),
+        ({"compare": {"workers": -1}}, "fusionSwitch.compare.workers must be 0 (every core) or"),
+        ({"compare": {"workers": 1.5}}, "fusionSwitch.compare.workers must be 0 (every core) or"),
+        ({"compare": {"workers": True}}, "fusionSwitch.compare.workers must be 0 (every core) or"),
+        ({"compare": {"workers": "all"}}, "fusionSwitch.compare.workers must be 0 (every core) or"),
     ],
 )
 def test_bad_values_keep_the_previous_ones(payload, problem: str) -> None:
@@ -82,17 +90,18 @@ def test_settings_table_is_complete_and_well_formed() -> None:
         "fusionSwitch.compare.offGraph",
         "fusionSwitch.compare.output",
         "fusionSwitch.compare.memoryBudget",
+        "fusionSwitch.compare.workers",
         "fusionSwitch.trace.server",
     }
     for key, spec in SETTINGS.items():
-        assert spec["type"] in {"string", "array"}, key
+        assert spec["type"] in {"string", "array", "integer"}, key
         assert spec["description"].endswith("."), key
         assert "default" in spec, key
 
 
 def test_every_server_setting_is_read() -> None:
     """Each non-client setting in SETTINGS changes the parsed value (nothing listed is dead)."""
-    values = {"string": "/some/value", "array": ["/some/file.json"]}
+    values = {"string": "/some/value", "array": ["/some/file.json"], "integer": 2}
     examples = {"fusionSwitch.compare.memoryBudget": "4G"}  # a size, not a path
     for key, spec in SETTINGS.items():
         if spec.get("client_only"):

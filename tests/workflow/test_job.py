@@ -156,3 +156,15 @@ def test_the_memory_budget_setting_reaches_the_command_line(tmp_path: Path, case
     assert "--memory-budget" not in CompareJob(given, memory_budget="").argv
     argv = CompareJob(given, memory_budget="512M").argv
     assert argv[argv.index("--memory-budget") + 1] == "512M"
+
+
+def test_the_workers_setting_reaches_the_command_line(tmp_path: Path, case) -> None:
+    """fusionSwitch.compare.workers: the editor's comparison runs on that many processes, as
+    `compare --workers` does; 0: every core (no option)."""
+    from fusion_switch.workflow.job import command_line
+
+    given = paths(case, tmp_path / "out")
+    assert "--workers" not in command_line(given)
+    assert "--workers" not in CompareJob(given, workers=0).argv
+    argv = CompareJob(given, workers=1).argv
+    assert argv[argv.index("--workers") + 1] == "1"

@@ -211,6 +211,7 @@ describe('setting scopes', () => {
     'fusionSwitch.compare.offGraph': 'resource',
     'fusionSwitch.compare.output': 'resource',
     'fusionSwitch.compare.memoryBudget': 'machine-overridable',
+    'fusionSwitch.compare.workers': 'machine-overridable',
     'fusionSwitch.server.command': 'machine-overridable',
     'fusionSwitch.server.pythonPath': 'machine-overridable',
     'fusionSwitch.trace.server': 'window',

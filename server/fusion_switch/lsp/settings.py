@@ -69,6 +69,15 @@ SETTINGS: dict[str, dict[str, Any]] = {
             "512M (compare --memory-budget). Empty means no limit."
         ),
     },
+    "fusionSwitch.compare.workers": {
+        "type": "integer",
+        "default": 0,
+        "minimum": 0,
+        "description": (
+            "Processes that compare the tensors, the comparing process included (compare "
+            "--workers). 0 means one per core."
+        ),
+    },
     "fusionSwitch.trace.server": {
         "type": "string",
         "enum": ["off", "messages", "verbose"],
@@ -87,6 +96,7 @@ class CompareSettings:
     off_graph: str = ""
     output: str = ""
     memory_budget: str = ""  # as typed (4G); checked when read, passed to compare as it is
+    workers: int = 0  # 0: one per core (compare's default)
 
 
 @dataclass(frozen=True)
@@ -154,6 +164,21 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
                 return current
         return value
 
+    def count(obj: dict, key: str, current: int) -> int:
+        """A whole number >= 0; also as a string, and "" as 0 (Emacs sends "" when unset)."""
+        if key not in obj or obj[key] is None:
+            return current
+        value = obj[key]
+        if isinstance(value, str) and (value.strip().isdigit() or not value.strip()):
+            return int(value.strip() or 0)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+        problems.append(
+            f"fusionSwitch.compare.{key} must be 0 (every core) or a number of processes, "
+            f"got {value!r}; ignored"
+        )
+        return current
+
     target = text(section, "target", "fusionSwitch.target", base.target)
 
     extra_files = base.extra_files
@@ -179,6 +204,7 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
             off_graph=text(cmp_raw, "offGraph", "fusionSwitch.compare.offGraph", compare.off_graph),
             output=text(cmp_raw, "output", "fusionSwitch.compare.output", compare.output),
             memory_budget=size(cmp_raw, "memoryBudget", compare.memory_budget),
+            workers=count(cmp_raw, "workers", compare.workers),
         )
     elif cmp_raw is not None:
         problems.append("fusionSwitch.compare must be an object; ignored")

@@ -67,11 +67,13 @@ ProgressCallback = Callable[[int, int, str], None]
 
 
 def command_line(
-    paths: ComparePaths, python: str | None = None, memory_budget: str = ""
+    paths: ComparePaths, python: str | None = None, memory_budget: str = "", workers: int = 0
 ) -> list[str]:
     """The `compare` run: JSON summary on stdout, progress as JSON lines on stderr;
-    ``memory_budget`` as the user typed it (empty: no limit)."""
-    budget = ["--memory-budget", memory_budget] if memory_budget else []
+    ``memory_budget`` as the user typed it (empty: no limit); ``workers`` comparing
+    processes (0: compare's default, one per core)."""
+    limits = ["--memory-budget", memory_budget] if memory_budget else []
+    limits += ["--workers", str(workers)] if workers else []
     return [
         python or sys.executable,
         "-m",
@@ -91,7 +93,7 @@ def command_line(
         "json",
         "--progress",
         "jsonl",
-        *budget,
+        *limits,
     ]
 
 
@@ -137,10 +139,11 @@ class CompareJob:
         python: str | None = None,
         env: dict[str, str] | None = None,
         memory_budget: str = "",
+        workers: int = 0,
     ) -> None:
         self.paths = paths
         self.on_progress = on_progress
-        self.argv = command_line(paths, python, memory_budget)
+        self.argv = command_line(paths, python, memory_budget, workers)
         self.env = env
         self.cancelled = False
         self._process: asyncio.subprocess.Process | None = None

@@ -141,7 +141,10 @@ async def compare(ls: FusionSwitchServer, params: dict):
         )
     paths = compare_paths(ls, params, cfg_path)
     bar = ProgressBar(ls)
-    job = CompareJob(paths, bar.report, memory_budget=ls.state.settings.compare.memory_budget)
+    settings = ls.state.settings.compare
+    job = CompareJob(
+        paths, bar.report, memory_budget=settings.memory_budget, workers=settings.workers
+    )
     ls.state.compare_job = job
     try:
         await bar.begin(job, f"Comparing fusion on vs off for {file_name(doc.uri)}")
