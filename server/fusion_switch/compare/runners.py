@@ -225,8 +225,13 @@ def run_dask(
 
     with dask_session(scheduler, workers, memory_budget) as client:
         from distributed import KilledWorker  # there: dask_client said so if it is missing
+        from distributed.comm.core import CommClosedError
 
-        shared = client.scatter(ctx, broadcast=True)
+        lost = (CancelledError, KilledWorker, CommClosedError)
+        try:  # a worker restarted while the context is sent to it closes the stream
+            shared = client.scatter(ctx, broadcast=True)
+        except lost as error:
+            raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
         futures = [
             client.submit(_dask_chunk, shared, number, positions, pure=False)
             for number, positions in enumerate(chunks)
@@ -238,7 +243,7 @@ def run_dask(
                     time.sleep(_POLL_SECONDS)
                 try:
                     result = future.result()
-                except (CancelledError, KilledWorker) as error:
+                except lost as error:
                     raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
                 yield result
         finally:
