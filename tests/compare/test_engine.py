@@ -484,10 +484,8 @@ def test_the_first_progress_report_comes_before_the_graphs_are_read(tmp_path):
 
 
 def test_a_memory_budget_caps_the_workers(generated, tmp_path):
-    from fusion_switch.compare.engine import discover, pair, workers_within
+    from fusion_switch.compare.engine import discover, pair
 
-    assert workers_within(10 << 30, 1 << 20) > 8
-    assert workers_within(100 << 20, 1 << 20) == 1  # below one worker's need: still one
     unlimited = pair(discover(request_for(generated, tmp_path / "a", 2)))
     assert unlimited.workers == 2
     tight = request_for(generated, tmp_path / "b", 2)

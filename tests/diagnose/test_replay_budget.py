@@ -21,7 +21,6 @@ from fusion_switch.diagnose.replay_budget import (
     copies_per_dump_byte,
     dump_dtypes,
     fit_replay,
-    largest_dump_bytes,
     replay_bytes,
 )
 from fusion_switch.diagnose.subgraph import fused_ops
@@ -77,7 +76,6 @@ def test_the_replay_needs_its_base_its_graph_and_two_float64_copies_of_the_large
     fused = fused_ops(on_graph)
     assert fused
     largest = max(os.path.getsize(on_dumps.latest(op.name)) for op in fused if op.name in on_dumps)
-    assert largest_dump_bytes(fused, on_dumps) == largest
     # two float64 copies: 8 bytes per dumped float16 byte, 4 per float32 one; an op's dump
     # holds its outputs and its inputs (as their producers write them)
     per_byte = {"DT_FLOAT16": 8, "DT_FLOAT": 4}

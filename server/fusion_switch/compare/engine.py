@@ -178,7 +178,8 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
     """Stage ``pair``: merge both graphs into msaccucmp's pairing rule and plan the chunks.
     ``reserved``: bytes of the memory budget held by other work while the tensors are compared
     (the replay beside them)."""
-    from .workers import JobContext
+    from .metrics import kernel_in_use
+    from .workers import JobContext  # numpy: imported once the graphs are read
 
     request = inputs.request
     notes = list(inputs.notes)
@@ -196,8 +197,12 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
     costs = _group_costs(groups, inputs.on_dir)
     workers = _worker_count(request, sum(costs), max(1, len(costs)))
     if request.memory_budget and request.scheduler is None:
+        from .worker_memory import largest_op_need, workers_within
+
         budget = max(0, request.memory_budget - reserved)
-        workers = min(workers, workers_within(budget, max(costs, default=0)))
+        on_graph = inputs.on_graph
+        need = largest_op_need(on_graph.ops, inputs.on_dir, on_graph, kernel_in_use())
+        workers = min(workers, workers_within(budget, need))
     return Plan(
         inputs=inputs,
         job=job,
@@ -259,21 +264,6 @@ def _worker_count(request: CompareRequest, total_bytes: int, chunks: int) -> int
     if total_bytes < _SMALL_JOB_BYTES and request.scheduler is None:
         return 1
     return max(1, min(os.cpu_count() or 1, chunks))
-
-
-_WORKER_BASE_BYTES = 96 << 20  # a forked worker's own pages: interpreter, numpy, caches
-_WORKER_BYTES_PER_DUMP_BYTE = 8  # decoded values, the aligned copy, float64 metric buffers
-
-
-def worker_bytes(largest_group_bytes: int) -> int:
-    """Memory one comparing worker needs for groups of up to ``largest_group_bytes``."""
-    return _WORKER_BASE_BYTES + _WORKER_BYTES_PER_DUMP_BYTE * largest_group_bytes
-
-
-def workers_within(budget: int, largest_group_bytes: int) -> int:
-    """How many workers fit in ``budget`` bytes, each holding one tensor pair of the largest
-    group at a time (at least one: a budget below one worker's need still runs, on one)."""
-    return max(1, budget // worker_bytes(largest_group_bytes))
 
 
 # ----------------------------------------------------------------------------- load + measure

@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..readers.dtypes import data_type_code, decode_dtype
-from .subgraph import fused_ops, ref_name
+from ..compare.worker_memory import dump_dtypes, narrowest_bits
+from .subgraph import fused_ops
 
 # A replay process's own pages: interpreter, numpy, the kernels, the dump folders' indexes.
 REPLAY_BASE_BYTES = 96 << 20
@@ -39,42 +39,17 @@ REPLAY_BYTES_PER_GRAPH_BYTE = 6
 # Measured ~1.25 on float16 dumps of 38 MB (~5 bytes per dumped byte); 2 leaves room for
 # members that widen a tensor (a broadcast, a concatenation).
 FLOAT64_COPIES = 2
-_UNKNOWN_BITS = 8  # a dtype the graph does not name: as one byte per value
 
 
 def _dump_size(op: Any, folder: Any) -> int:
     return folder.latest_bytes(op.name) if folder is not None else 0
 
 
-def largest_dump_bytes(ops: Iterable[Any], folder: Any) -> int:
-    """The size of the largest dump file of ``ops`` in ``folder`` (a ``DumpDir``); 0 if none."""
-    return max((_dump_size(op, folder) for op in ops), default=0)
-
-
-def dump_dtypes(op: Any, by_name: dict[str, Any]) -> list[str]:
-    """The dtypes an op's dump holds: its outputs', and its inputs' as their producers (in
-    ``by_name``) write them (the fusion-on graph is read without input descs)."""
-    dtypes = [desc.dtype for desc in op.output_descs]
-    for ref in op.data_inputs:
-        name, index = ref_name(ref)
-        producer = by_name.get(name)
-        if producer is not None and 0 <= index < len(producer.output_descs):
-            dtypes.append(producer.output_descs[index].dtype)
-    return dtypes
-
-
 def copies_per_dump_byte(dtypes: Iterable[str]) -> int:
     """Bytes of replay memory per byte of a dump holding ``dtypes``: :data:`FLOAT64_COPIES`
     float64 copies of each value, at the narrowest of them (a float16 byte: 8; an int8 one:
     16)."""
-    bits = min((_bits(dtype) for dtype in dtypes), default=_UNKNOWN_BITS)
-    return max(1, FLOAT64_COPIES * 64 // bits)
-
-
-def _bits(dtype: str) -> int:
-    code = data_type_code(dtype) if dtype else None
-    info = decode_dtype(code) if code is not None else None
-    return info.bits if info is not None and info.bits > 0 else _UNKNOWN_BITS
+    return max(1, FLOAT64_COPIES * 64 // narrowest_bits(dtypes))
 
 
 def replay_bytes(on_graph: Any, on_dumps: Any, off_graph_path: Any = None) -> int:
@@ -138,17 +113,16 @@ def fit_source(
     replay beside the comparison as always: no budget, a ``scheduler``'s (the budget sets the
     Dask workers' limits), or one core (the replay runs after the comparison anyway).
 
-    The fit comes before the comparison's pairing, so one comparing worker is counted for the
-    largest fusion-on dump; a group of several ops (one Index, L1 fusion) may need the sum of
-    theirs, as ``engine.pair`` counts it. The factors' margins (8x per byte against ~2.7x
-    measured with the compiled kernel) cover that in the cases measured."""
+    One comparing worker is counted as ``engine.pair`` counts it (``compare.worker_memory``:
+    the fusion-on op that needs most, by its dump's size and dtypes)."""
     if not budget or scheduler or (workers or os.cpu_count() or 1) < 2:
         return None
-    from ..compare.engine import worker_bytes
+    from ..compare.metrics import kernel_in_use
+    from ..compare.worker_memory import largest_op_need, worker_bytes
     from .replay_background import overlapping_processes
 
     on_graph, on_dumps = source.on_graph, source.on_dumps
-    # one comparing worker holds at least the largest fusion-on dump's group
-    worker = worker_bytes(largest_dump_bytes(getattr(on_graph, "ops", []) or [], on_dumps))
+    ops = getattr(on_graph, "ops", []) or []
+    worker = worker_bytes(largest_op_need(ops, on_dumps, on_graph, kernel_in_use()))
     replay = replay_bytes(on_graph, on_dumps, getattr(source.off_graph, "path", None))
     return fit_replay(budget, replay, worker, overlapping_processes(workers))

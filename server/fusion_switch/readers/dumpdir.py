@@ -284,6 +284,7 @@ class DumpDir:
     _files: dict[str, list[DumpName]] = field(default_factory=dict, repr=False)
     # graph op name -> its file-name form, for names that differ (sanitised once per name)
     _aliases: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    _sizes: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def op_names(self) -> list[str]:
@@ -312,14 +313,20 @@ class DumpDir:
     def latest_bytes(self, op_name: str) -> int:
         """The size of :meth:`latest` (0: no file, or gone since the folder was listed, which
         its reading reports), stat'ed where the folder's listing gave it, without making a
-        Path of every op's file (issue 16)."""
+        Path of every op's file (issue 16); once per op: the plan and the memory budget's
+        estimates ask again."""
+        known = self._sizes.get(op_name)
+        if known is not None:
+            return known
         names = self._names(op_name, None)
-        if not names:
-            return 0
-        try:
-            return os.stat(names[-1]._location).st_size
-        except OSError:
-            return 0
+        size = 0
+        if names:
+            try:
+                size = os.stat(names[-1]._location).st_size
+            except OSError:
+                size = 0
+        self._sizes[op_name] = size
+        return size
 
     def files_for(self, op_name: str, output_index: int | None = None) -> list[Path]:
         """Paths of an op's dump files, oldest → newest."""

@@ -291,6 +291,15 @@ class TensorDesc(_LazyAttrs):
         return ""
 
 
+def ref_name(ref: str) -> tuple[str, int]:
+    """An input reference ``"op:index"`` as (op name, output index); index 0 if none."""
+    name, _, idx = ref.rpartition(":")
+    try:
+        return name, int(idx)
+    except ValueError:
+        return ref, 0
+
+
 def _string_list(value: Any) -> list[str]:
     if isinstance(value, list):
         return [str(v) for v in value]

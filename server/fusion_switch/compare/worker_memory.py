@@ -1,0 +1,94 @@
+"""Memory one comparing worker needs, for ``compare --memory-budget`` (issue 16).
+
+A worker holds one tensor pair at a time: both sides' values, the aligned copy, and float32
+work buffers for the metrics (numpy's metrics add their temporaries). Per element of the pair,
+measured in a fresh process (``tests/compare/test_worker_memory.py``, one tensor of 1M
+elements): with the compiled kernel 14-18 bytes (int8, float16, float32; NCHW or NC1HWC0),
+with numpy's metrics 30-35. Counted here as the fusion-on value's bytes, the fusion-off one's
+(its dtype is not known yet: as the fusion-on one, or float32 if that is wider), and the work
+bytes below; the number of elements is the op's dump bytes over its narrowest dtype's size, as
+the graph names the dtypes (an upper bound: a dump holds every input and output of the op). A
+group of several ops needs its largest op's share, not their sum. Not covered: a float64
+fusion-off tensor against a narrower fusion-on one (24 bytes per element measured against
+float16; Ascend dumps rarely hold float64).
+
+The replay's fit (``diagnose.replay_budget``) counts one comparing worker the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..readers.dtypes import data_type_code, decode_dtype
+from ..readers.graph_model import ref_name
+
+# A forked worker's own pages: interpreter, numpy, caches (~58 MB measured).
+WORKER_BASE_BYTES = 96 << 20
+# Work bytes per element beside the two sides' values: three float32 buffers with the
+# kernel and a layout conversion's copy; numpy's metrics add float32 copies and temporaries.
+KERNEL_WORK_BYTES = 14
+NUMPY_WORK_BYTES = 32
+_WIDEST_ASSUMED = 4  # the fusion-off side's value: as the fusion-on one, or float32
+_UNKNOWN_BITS = 8  # a dtype the graph does not name: as one byte per value
+
+
+def dump_dtypes(op: Any, by_name: Any) -> list[str]:
+    """The dtypes an op's dump holds: its outputs', and its inputs' as their producers (in
+    ``by_name``, a dict or a graph's ``op``) write them (the fusion-on graph is read without
+    input descs)."""
+    find = by_name.get if isinstance(by_name, dict) else by_name.op
+    dtypes = [desc.dtype for desc in op.output_descs]
+    for ref in op.data_inputs:
+        name, index = ref_name(ref)
+        producer = find(name)
+        if producer is not None and 0 <= index < len(producer.output_descs):
+            dtypes.append(producer.output_descs[index].dtype)
+    return dtypes
+
+
+def narrowest_bits(dtypes: Iterable[str]) -> int:
+    """Bits per value of the narrowest of ``dtypes`` (8 for none, or one not known)."""
+    return min((_bits(dtype) for dtype in dtypes), default=_UNKNOWN_BITS)
+
+
+def _bits(dtype: str) -> int:
+    code = data_type_code(dtype) if dtype else None
+    info = decode_dtype(code) if code is not None else None
+    return info.bits if info is not None and info.bits > 0 else _UNKNOWN_BITS
+
+
+def op_need(dump_bytes: int, dtypes: Iterable[str], kernel: bool) -> int:
+    """Bytes a worker holds beyond its base to compare an op whose dump has ``dump_bytes``
+    and holds ``dtypes``; ``kernel``: the compiled metrics kernel is in use."""
+    if dump_bytes <= 0:
+        return 0
+    bits = narrowest_bits(dtypes)
+    elements = dump_bytes * 8 // bits
+    item = max(1, bits // 8)  # sub-byte values are unpacked to a byte each
+    work = KERNEL_WORK_BYTES if kernel else NUMPY_WORK_BYTES
+    return elements * (item + max(item, _WIDEST_ASSUMED) + work)
+
+
+def largest_op_need(ops: Iterable[Any], folder: Any, graph: Any, kernel: bool) -> int:
+    """:func:`op_need` of the op of ``ops`` that needs most, by its newest dump in ``folder``
+    (a ``DumpDir``) and its dtypes in ``graph``; 0 when none is dumped."""
+    most = 0
+    for op in ops:
+        size = folder.latest_bytes(op.name)
+        if size:
+            found = graph.op(op.name)
+            dtypes = dump_dtypes(found, graph) if found is not None else []
+            most = max(most, op_need(size, dtypes, kernel))
+    return most
+
+
+def worker_bytes(largest_need: int) -> int:
+    """Memory one comparing worker needs when its largest op needs ``largest_need``."""
+    return WORKER_BASE_BYTES + largest_need
+
+
+def workers_within(budget: int, largest_need: int) -> int:
+    """How many workers fit in ``budget`` bytes (at least one: a budget below one worker's
+    need still runs, on one)."""
+    return max(1, budget // worker_bytes(largest_need))
