@@ -98,6 +98,13 @@ async def test_only_proven_rules_are_suspects_and_unverified_ones_are_informatio
     session.close(uri)
 
 
+def compare_setting(session, key: str, value) -> None:
+    """Change one fusionSwitch.compare setting as an editor does."""
+    session.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"fusionSwitch": {"compare": {key: value}}})
+    )
+
+
 async def test_the_memory_budget_setting_bounds_the_editors_comparison(
     session, replay_case, tmp_path
 ):
@@ -109,11 +116,7 @@ async def test_the_memory_budget_setting_bounds_the_editors_comparison(
     await session.diagnostics(uri)
 
     def budget(value: str) -> None:
-        session.client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(
-                settings={"fusionSwitch": {"compare": {"memoryBudget": value}}}
-            )
-        )
+        compare_setting(session, "memoryBudget", value)
 
     budget("100M")
     try:
@@ -144,11 +147,7 @@ async def test_the_workers_setting_sets_the_editors_comparison_processes(
     await session.diagnostics(uri)
 
     def workers(value: int) -> None:
-        session.client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(
-                settings={"fusionSwitch": {"compare": {"workers": value}}}
-            )
-        )
+        compare_setting(session, "workers", value)
 
     def last_command() -> str:
         return [m.message for m in session.client.log_messages if "running " in m.message][-1]
