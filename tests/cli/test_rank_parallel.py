@@ -167,6 +167,34 @@ def test_memory_budget_and_scheduler_decide_how_many_ranks_run_at_once(tmp_path)
     assert rank_slots(ns, plan) == 1
 
 
+def test_a_ranks_largest_dump_counts_one_comparing_worker(tmp_path):
+    """A rank's process compares too: its slot holds one worker for its largest fusion-on
+    dump, by that file's own dtypes (an int8 file needs about twice a float16 one's per
+    byte). Counting the graphs alone let a budget hold two ranks that together went over."""
+    import numpy as np
+    from fusion_switch.compare.metrics import kernel_in_use
+    from fusion_switch.compare.worker_memory import op_need
+    from fusion_switch.readers.dump_write import TensorSpec, write_dump
+
+    leaf = tmp_path / "leaf"
+    leaf.mkdir()
+    write_dump(leaf / "Conv.small.1.1", "small", outputs=[TensorSpec(np.zeros(1000, np.int8))])
+    big = write_dump(
+        leaf / "Quant.big.2.2", "big", outputs=[TensorSpec(np.zeros(4 << 20, np.int8))]
+    )
+    (leaf / "mapping.csv").write_text("not a dump\n")
+    ns = _namespace(tmp_path, 10 << 20, workers=8, on_dump=str(leaf))
+    graphs_only = (96 << 20) + 6 * (20 << 20)
+    worker = op_need(big.stat().st_size, ["DT_INT8"], kernel_in_use())
+    assert worker > 4 << 20
+    assert rank_bytes(ns) == graphs_only + worker
+    plan = Plan("tensor", [(f"rank {r}", ns) for r in range(4)])
+    ns.memory_budget = 2 * graphs_only + 1
+    assert rank_slots(ns, plan) == 1
+    ns.memory_budget = 2 * rank_bytes(ns)
+    assert rank_slots(ns, plan) == 2
+
+
 CHILD = """
 import time
 from fusion_switch.cli.compare_tree import die_with_rank_parent

@@ -252,12 +252,45 @@ _RANK_BYTES_PER_GRAPH_BYTE = 6  # parsed graphs while being read (measured ~4.4x
 
 
 def rank_bytes(ns: argparse.Namespace) -> int:
-    """Memory one rank's comparison needs at its peak, from the size of its graph files."""
+    """Memory one rank's comparison needs at its peak: its graph files, and one comparing
+    worker (the rank's process compares too) for its largest fusion-on dump file."""
     graphs = 0
     for path in (ns.on_graph, ns.off_graph):
         with contextlib.suppress(OSError, TypeError):
             graphs += os.path.getsize(path)
-    return _RANK_BASE_BYTES + _RANK_BYTES_PER_GRAPH_BYTE * graphs
+    worker = _largest_dump_need(getattr(ns, "on_dump", None))
+    return _RANK_BASE_BYTES + _RANK_BYTES_PER_GRAPH_BYTE * graphs + worker
+
+
+def _largest_dump_need(folder: str | None) -> int:
+    """``compare.worker_memory.op_need`` of the largest file in ``folder`` (a rank's leaf), by
+    the dtypes its own header names (a header that cannot be read: as int8, the most per
+    byte); 0 without files. The graphs are not read here: the ranks' processes read them."""
+    largest, path = 0, None
+    if not folder:
+        return 0
+    with contextlib.suppress(OSError, TypeError), os.scandir(folder) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.is_file() and entry.stat().st_size > largest:
+                    largest, path = entry.stat().st_size, entry.path
+    if path is None:
+        return 0
+    from ..compare.metrics import kernel_in_use
+    from ..compare.worker_memory import op_need
+    from ..readers.dtypes import code_for_numpy, data_type_name
+    from ..readers.dump import DumpError, read_dump
+
+    try:
+        dump = read_dump(path)
+    except DumpError:
+        return op_need(largest, [], kernel_in_use())
+    if dump.npy_dtype is not None:
+        code = code_for_numpy(dump.npy_dtype)
+        dtypes = [data_type_name(code)] if code is not None else []
+    else:
+        dtypes = [data_type_name(t.data_type) for t in (*dump.inputs, *dump.outputs)]
+    return op_need(largest, dtypes, kernel_in_use())
 
 
 PARENT_VARIABLE = "FUSION_SWITCH_RANK_PARENT"  # pid a rank's process must not outlive
