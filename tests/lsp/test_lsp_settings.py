@@ -64,6 +64,7 @@ def test_shapes(payload, expected: Settings) -> None:
         ({"compare": {"workers": 1.5}}, "fusionSwitch.compare.workers must be 0 (every core) or"),
         ({"compare": {"workers": True}}, "fusionSwitch.compare.workers must be 0 (every core) or"),
         ({"compare": {"workers": "all"}}, "fusionSwitch.compare.workers must be 0 (every core) or"),
+        ({"compare": {"workers": "²"}}, "fusionSwitch.compare.workers must be 0 (every core) or"),
     ],
 )
 def test_bad_values_keep_the_previous_ones(payload, problem: str) -> None:

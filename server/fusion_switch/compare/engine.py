@@ -178,7 +178,6 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
     """Stage ``pair``: merge both graphs into msaccucmp's pairing rule and plan the chunks.
     ``reserved``: bytes of the memory budget held by other work while the tensors are compared
     (the replay beside them)."""
-    from .metrics import kernel_in_use
     from .workers import JobContext  # numpy: imported once the graphs are read
 
     request = inputs.request
@@ -197,6 +196,7 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
     costs = _group_costs(groups, inputs.on_dir)
     workers = _worker_count(request, sum(costs), max(1, len(costs)))
     if request.memory_budget and request.scheduler is None:
+        from .metrics import kernel_in_use
         from .worker_memory import largest_op_need, workers_within
 
         budget = max(0, request.memory_budget - reserved)

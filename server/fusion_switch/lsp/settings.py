@@ -169,7 +169,7 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         if key not in obj or obj[key] is None:
             return current
         value = obj[key]
-        if isinstance(value, str) and (value.strip().isdigit() or not value.strip()):
+        if isinstance(value, str) and (value.strip().isdecimal() or not value.strip()):
             return int(value.strip() or 0)
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return value
