@@ -71,15 +71,13 @@ def op_need(dump_bytes: int, dtypes: Iterable[str], kernel: bool) -> int:
 
 
 def largest_op_need(ops: Iterable[Any], folder: Any, graph: Any, kernel: bool) -> int:
-    """:func:`op_need` of the op of ``ops`` that needs most, by its newest dump in ``folder``
-    (a ``DumpDir``) and its dtypes in ``graph``; 0 when none is dumped."""
+    """:func:`op_need` of the op of ``ops`` (``graph``'s) that needs most, by its newest dump
+    in ``folder`` (a ``DumpDir``) and its dtypes; 0 when none is dumped."""
     most = 0
     for op in ops:
         size = folder.latest_bytes(op.name)
         if size:
-            found = graph.op(op.name)
-            dtypes = dump_dtypes(found, graph) if found is not None else []
-            most = max(most, op_need(size, dtypes, kernel))
+            most = max(most, op_need(size, dump_dtypes(op, graph), kernel))
     return most
 
 
