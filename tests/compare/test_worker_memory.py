@@ -149,10 +149,10 @@ def test_a_group_of_ops_is_counted_by_its_largest_op_not_their_sum():
     ops = [Op(name, "Conv2D", output_descs=[TensorDesc(dtype="DT_FLOAT16")]) for name in "abc"]
     graph = Graph(name="g", ops=ops)
     folder = _Folder({"a": 10 << 20, "b": 30 << 20, "c": 20 << 20})
-    most = largest_op_need(ops, folder, graph, kernel=True)
+    most = largest_op_need(graph, folder, kernel=True)
     assert most == op_need(30 << 20, ["DT_FLOAT16"], True)
     assert worker_bytes(most) == WORKER_BASE_BYTES + most
-    assert largest_op_need([], folder, graph, kernel=True) == 0
+    assert largest_op_need(Graph(name="empty"), folder, kernel=True) == 0
 
 
 def test_an_ops_int8_input_counts_with_its_float16_outputs():
@@ -167,7 +167,7 @@ def test_an_ops_int8_input_counts_with_its_float16_outputs():
     )
     graph = Graph(name="g", ops=[producer, conv])
     folder = _Folder({"conv": 1 << 20})
-    assert largest_op_need([conv], folder, graph, True) == op_need(1 << 20, ["DT_INT8"], True)
+    assert largest_op_need(graph, folder, True) == op_need(1 << 20, ["DT_INT8"], True)
 
 
 def test_workers_within_a_budget():

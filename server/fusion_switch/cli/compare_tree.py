@@ -266,14 +266,15 @@ def _largest_dump_need(folder: str | None) -> int:
     """``compare.worker_memory.op_need`` of the largest file in ``folder`` (a rank's leaf), by
     the dtypes its own header names (a header that cannot be read: as int8, the most per
     byte); 0 without files. The graphs are not read here: the ranks' processes read them."""
-    largest, path = 0, None
     if not folder:
         return 0
+    largest, path = 0, None
     with contextlib.suppress(OSError, TypeError), os.scandir(folder) as entries:
         for entry in entries:
             with contextlib.suppress(OSError):
-                if entry.is_file() and entry.stat().st_size > largest:
-                    largest, path = entry.stat().st_size, entry.path
+                size = entry.stat().st_size if entry.is_file() else 0
+                if size > largest:
+                    largest, path = size, entry.path
     if path is None:
         return 0
     from ..compare.metrics import kernel_in_use
@@ -281,15 +282,13 @@ def _largest_dump_need(folder: str | None) -> int:
     from ..readers.dtypes import code_for_numpy, data_type_name
     from ..readers.dump import DumpError, read_dump
 
-    try:
+    dtypes: list[str] = []
+    with contextlib.suppress(DumpError):
         dump = read_dump(path)
-    except DumpError:
-        return op_need(largest, [], kernel_in_use())
-    if dump.npy_dtype is not None:
-        code = code_for_numpy(dump.npy_dtype)
-        dtypes = [data_type_name(code)] if code is not None else []
-    else:
-        dtypes = [data_type_name(t.data_type) for t in (*dump.inputs, *dump.outputs)]
+        if dump.npy_dtype is None:
+            dtypes = [data_type_name(t.data_type) for t in (*dump.inputs, *dump.outputs)]
+        elif (code := code_for_numpy(dump.npy_dtype)) is not None:
+            dtypes = [data_type_name(code)]
     return op_need(largest, dtypes, kernel_in_use())
 
 

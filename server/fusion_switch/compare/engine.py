@@ -200,8 +200,7 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
         from .worker_memory import largest_op_need, workers_within
 
         budget = max(0, request.memory_budget - reserved)
-        on_graph = inputs.on_graph
-        need = largest_op_need(on_graph.ops, inputs.on_dir, on_graph, kernel_in_use())
+        need = largest_op_need(inputs.on_graph, inputs.on_dir, kernel_in_use())
         workers = min(workers, workers_within(budget, need))
     return Plan(
         inputs=inputs,

@@ -33,15 +33,13 @@ _WIDEST_ASSUMED = 4  # the fusion-off side's value: as the fusion-on one, or flo
 _UNKNOWN_BITS = 8  # a dtype the graph does not name: as one byte per value
 
 
-def dump_dtypes(op: Any, by_name: Any) -> list[str]:
-    """The dtypes an op's dump holds: its outputs', and its inputs' as their producers (in
-    ``by_name``, a dict or a graph's ``op``) write them (the fusion-on graph is read without
-    input descs)."""
-    find = by_name.get if isinstance(by_name, dict) else by_name.op
+def dump_dtypes(op: Any, graph: Any) -> list[str]:
+    """The dtypes an op's dump holds: its outputs', and its inputs' as their producers in
+    ``graph`` write them (the fusion-on graph is read without input descs)."""
     dtypes = [desc.dtype for desc in op.output_descs]
     for ref in op.data_inputs:
         name, index = ref_name(ref)
-        producer = find(name)
+        producer = graph.op(name)
         if producer is not None and 0 <= index < len(producer.output_descs):
             dtypes.append(producer.output_descs[index].dtype)
     return dtypes
@@ -70,11 +68,11 @@ def op_need(dump_bytes: int, dtypes: Iterable[str], kernel: bool) -> int:
     return elements * (item + max(item, _WIDEST_ASSUMED) + work)
 
 
-def largest_op_need(ops: Iterable[Any], folder: Any, graph: Any, kernel: bool) -> int:
-    """:func:`op_need` of the op of ``ops`` (``graph``'s) that needs most, by its newest dump
-    in ``folder`` (a ``DumpDir``) and its dtypes; 0 when none is dumped."""
+def largest_op_need(graph: Any, folder: Any, kernel: bool) -> int:
+    """:func:`op_need` of the op of ``graph`` that needs most, by its newest dump in
+    ``folder`` (a ``DumpDir``) and its dtypes; 0 when none is dumped."""
     most = 0
-    for op in ops:
+    for op in graph.ops:
         size = folder.latest_bytes(op.name)
         if size:
             most = max(most, op_need(size, dump_dtypes(op, graph), kernel))

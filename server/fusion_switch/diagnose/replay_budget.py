@@ -55,10 +55,9 @@ def copies_per_dump_byte(dtypes: Iterable[str]) -> int:
 def replay_bytes(on_graph: Any, on_dumps: Any, off_graph_path: Any = None) -> int:
     """Memory one replay process needs: its base, the fusion-off graph (``off_graph_path``, its
     file), and the float64 copies of the fused op that needs most (one sub-graph at a time)."""
-    by_name = {op.name: op for op in getattr(on_graph, "ops", []) or []}
     largest = max(
         (
-            _dump_size(op, on_dumps) * copies_per_dump_byte(dump_dtypes(op, by_name))
+            _dump_size(op, on_dumps) * copies_per_dump_byte(dump_dtypes(op, on_graph))
             for op in fused_ops(on_graph)
         ),
         default=0,
@@ -122,7 +121,6 @@ def fit_source(
     from .replay_background import overlapping_processes
 
     on_graph, on_dumps = source.on_graph, source.on_dumps
-    ops = getattr(on_graph, "ops", []) or []
-    worker = worker_bytes(largest_op_need(ops, on_dumps, on_graph, kernel_in_use()))
+    worker = worker_bytes(largest_op_need(on_graph, on_dumps, kernel_in_use()))
     replay = replay_bytes(on_graph, on_dumps, getattr(source.off_graph, "path", None))
     return fit_replay(budget, replay, worker, overlapping_processes(workers))
