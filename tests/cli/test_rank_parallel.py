@@ -195,6 +195,27 @@ def test_a_ranks_largest_dump_counts_one_comparing_worker(tmp_path):
     assert rank_slots(ns, plan) == 2
 
 
+def test_a_ranks_float64_fusion_off_dumps_count_wider(tmp_path):
+    """A float64 fusion-off tensor against a float16 one holds 8 bytes a value on its side,
+    not the 4 counted before: the rank's slot reads the dtypes of the largest fusion-off file
+    as well."""
+    import numpy as np
+    from fusion_switch.compare.metrics import kernel_in_use
+    from fusion_switch.compare.worker_memory import op_need
+    from fusion_switch.readers.dump_write import TensorSpec, write_dump
+
+    on_leaf, off_leaf = tmp_path / "on", tmp_path / "off"
+    on_leaf.mkdir()
+    off_leaf.mkdir()
+    big = write_dump(on_leaf / "Add.a.1.1", "a", outputs=[TensorSpec(np.zeros(1 << 20, "<f2"))])
+    write_dump(off_leaf / "Add.a.1.1", "a", outputs=[TensorSpec(np.zeros(1 << 20, "<f8"))])
+    ns = _namespace(tmp_path, 1 << 20, on_dump=str(on_leaf), off_dump=str(off_leaf))
+    graphs_only = (96 << 20) + 6 * (2 << 20)
+    kernel = kernel_in_use()
+    assert rank_bytes(ns) == graphs_only + op_need(big.stat().st_size, ["DT_FLOAT16"], kernel, 64)
+    assert rank_bytes(ns) > graphs_only + op_need(big.stat().st_size, ["DT_FLOAT16"], kernel)
+
+
 CHILD = """
 import time
 from fusion_switch.cli.compare_tree import die_with_rank_parent

@@ -20,6 +20,7 @@ from fusion_switch.compare.worker_memory import (
     WORKER_BASE_BYTES,
     largest_op_need,
     op_need,
+    widest_bits,
     worker_bytes,
     workers_within,
 )
@@ -108,18 +109,23 @@ def measured_growth(paths: tuple[Path, Path], kernel: bool) -> tuple[int, int]:
         ("<f2", "<f2", "NC1HWC0"),
         ("<f2", "<f4", "NCHW"),
         ("<f4", "<f4", "NCHW"),
+        ("<f2", "<f8", "NCHW"),
+        ("<f2", "<f8", "NC1HWC0"),
+        ("<f8", "<f8", "NCHW"),
     ],
 )
 def test_a_workers_estimate_holds_what_it_measures(left, right, layout, kernel, tmp_path):
-    """The estimate for the fusion-on dump (its size and dtype, as the graph names it) is at
-    least what comparing its tensor really takes, in either metrics path."""
+    """The estimate for the fusion-on dump (its size and dtype, as the graph names it, against
+    the fusion-off graph's widest dtype) is at least what comparing its tensor really takes,
+    in either metrics path. A float64 fusion-off tensor against a float16 one took 24.4 MB
+    with the kernel where 21.0 MB was counted, when the fusion-off side was not looked at."""
     from fusion_switch.compare import metrics
 
     if kernel and not metrics.kernel_in_use():
         pytest.skip("the compiled kernel is not built here")
     growth, file_size = measured_growth(write_pair(tmp_path, left, right, layout), kernel)
     assert growth > file_size  # the measure is real: the values and their work buffers
-    assert op_need(file_size, [NAMES[left]], kernel) >= growth
+    assert op_need(file_size, [NAMES[left]], kernel, widest_bits([NAMES[right]])) >= growth
 
 
 def test_a_narrower_dtype_needs_more_per_dumped_byte():
@@ -174,3 +180,42 @@ def test_workers_within_a_budget():
     assert workers_within(10 << 30, 1 << 20) > 8
     assert workers_within(100 << 20, 1 << 20) == 1  # below one worker's need: still one
     assert workers_within(1 << 30, 0) == (1 << 30) // WORKER_BASE_BYTES
+
+
+def test_the_fusion_off_graphs_widest_dtype_is_read_with_its_digest():
+    """``engine.pair`` and the replay's fit count the fusion-off side by the widest dtype its
+    graph names, which the helper finds while it digests the graph."""
+    from fusion_switch.compare.pairing import graph_digest
+
+    def graph(*dtypes: str) -> Graph:
+        ops = [
+            Op(f"op{i}", "Add", output_descs=[TensorDesc(dtype=t)]) for i, t in enumerate(dtypes)
+        ]
+        return Graph(name="g", ops=ops)
+
+    digest = graph_digest(graph("DT_FLOAT16", "DT_DOUBLE", "DT_INT8", "DT_FLOAT16"))
+    assert digest.output_dtypes == {"DT_FLOAT16", "DT_DOUBLE", "DT_INT8"}
+    assert widest_bits(digest.output_dtypes) == 64
+    assert widest_bits(graph_digest(graph("DT_FLOAT16", "DT_NOT_A_TYPE", "")).output_dtypes) == 16
+    assert widest_bits(graph_digest(graph()).output_dtypes) == 0
+    megabyte = 1 << 20
+    half = op_need(megabyte, ["DT_FLOAT16"], True)
+    assert op_need(megabyte, ["DT_FLOAT16"], True, 64) == half + (megabyte // 2) * 4
+    # a narrower fusion-off side still counts as float32 (the metrics' precision)
+    assert op_need(megabyte, ["DT_FLOAT16"], True, 8) == half
+    assert largest_op_need(graph("DT_FLOAT16"), _Folder({"op0": megabyte}), True, 64) == op_need(
+        megabyte, ["DT_FLOAT16"], True, 64
+    )
+
+
+def test_discover_hands_the_fusion_off_widest_dtype_to_the_plan(tmp_path):
+    """Through the real stages: the generated case's fusion-off graph writes float32 at most,
+    and a budget's worker count is taken with it."""
+    from fusion_switch.compare.engine import CompareRequest, discover
+    from fusion_switch.synth.generator import generate_case
+
+    case = generate_case(tmp_path / "case", n_ops=12, seed=5, faults=[], graph_text=False)
+    request = CompareRequest(
+        case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path / "out", workers=1
+    )
+    assert widest_bits(discover(request).off_dtypes) == 32

@@ -258,38 +258,51 @@ def rank_bytes(ns: argparse.Namespace) -> int:
     for path in (ns.on_graph, ns.off_graph):
         with contextlib.suppress(OSError, TypeError):
             graphs += os.path.getsize(path)
-    worker = _largest_dump_need(getattr(ns, "on_dump", None))
+    worker = _largest_dump_need(getattr(ns, "on_dump", None), getattr(ns, "off_dump", None))
     return _RANK_BASE_BYTES + _RANK_BYTES_PER_GRAPH_BYTE * graphs + worker
 
 
-def _largest_dump_need(folder: str | None) -> int:
+def _largest_dump_need(folder: str | None, off_folder: str | None = None) -> int:
     """``compare.worker_memory.op_need`` of the largest file in ``folder`` (a rank's leaf), by
     the dtypes its own header names (a header that cannot be read: as int8, the most per
-    byte); 0 without files. The graphs are not read here: the ranks' processes read them."""
-    if not folder:
-        return 0
-    largest, path = 0, None
-    with contextlib.suppress(OSError, TypeError), os.scandir(folder) as entries:
-        for entry in entries:
-            with contextlib.suppress(OSError):
-                size = entry.stat().st_size if entry.is_file() else 0
-                if size > largest:
-                    largest, path = size, entry.path
+    byte), against the widest dtype of the largest file in ``off_folder`` (the fusion-off
+    leaf); 0 without files. The graphs are not read here: the ranks' processes read them."""
+    largest, path = _largest_file(folder)
     if path is None:
         return 0
     from ..compare.metrics import kernel_in_use
-    from ..compare.worker_memory import op_need
+    from ..compare.worker_memory import op_need, widest_bits
+
+    off_path = _largest_file(off_folder)[1]
+    off_bits = widest_bits(_header_dtypes(off_path)) if off_path is not None else 0
+    return op_need(largest, _header_dtypes(path), kernel_in_use(), off_bits)
+
+
+def _largest_file(folder: str | None) -> tuple[int, str | None]:
+    """The size and path of the largest file in ``folder``; (0, None) without one."""
+    largest, path = 0, None
+    if folder:
+        with contextlib.suppress(OSError, TypeError), os.scandir(folder) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    size = entry.stat().st_size if entry.is_file() else 0
+                    if size > largest:
+                        largest, path = size, entry.path
+    return largest, path
+
+
+def _header_dtypes(path: str) -> list[str]:
+    """The dtypes a dump file's header names; none when it cannot be read."""
     from ..readers.dtypes import code_for_numpy, data_type_name
     from ..readers.dump import DumpError, read_dump
 
-    dtypes: list[str] = []
     with contextlib.suppress(DumpError):
         dump = read_dump(path)
         if dump.npy_dtype is None:
-            dtypes = [data_type_name(t.data_type) for t in (*dump.inputs, *dump.outputs)]
-        elif (code := code_for_numpy(dump.npy_dtype)) is not None:
-            dtypes = [data_type_name(code)]
-    return op_need(largest, dtypes, kernel_in_use())
+            return [data_type_name(t.data_type) for t in (*dump.inputs, *dump.outputs)]
+        if (code := code_for_numpy(dump.npy_dtype)) is not None:
+            return [data_type_name(code)]
+    return []
 
 
 PARENT_VARIABLE = "FUSION_SWITCH_RANK_PARENT"  # pid a rank's process must not outlive

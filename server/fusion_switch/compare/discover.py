@@ -62,7 +62,9 @@ class CompareRequest:
 @dataclass
 class Inputs:
     """What ``discover`` found: the graphs (fusion-on first, after any swap), each graph's
-    pairing rule, the dump leaf folders in the same order, the metrics, and the notes."""
+    pairing rule, the dump leaf folders in the same order, the metrics, and the notes.
+    ``off_dtypes``: the dtypes the fusion-off graph's ops output (a worker's memory counts the
+    widest)."""
 
     request: CompareRequest
     algorithms: list[str]
@@ -74,6 +76,7 @@ class Inputs:
     off_dir: DumpDir
     swapped_dumps: bool = False
     notes: list[str] = field(default_factory=list)
+    off_dtypes: frozenset[str] = frozenset()
 
 
 def discover(request: CompareRequest) -> Inputs:
@@ -82,18 +85,19 @@ def discover(request: CompareRequest) -> Inputs:
     Raises :class:`CompareInputError` when the inputs cannot be compared at all."""
     notes: list[str] = []
     algorithms = _algorithms(request.algorithms, notes)
-    on_graph, off_graph, on_rule, off_rule, on_dir, off_dir, swapped = _prepare(request, notes)
+    on_graph, off_graph, on_rule, off, on_dir, off_dir, swapped = _prepare(request, notes)
     return Inputs(
         request=request,
         algorithms=algorithms,
         on_graph=on_graph,
         off_graph=off_graph,
         on_rule=on_rule,
-        off_rule=off_rule,
+        off_rule=off.rule,
         on_dir=on_dir,
         off_dir=off_dir,
         swapped_dumps=swapped,
         notes=notes,
+        off_dtypes=off.output_dtypes,
     )
 
 
@@ -275,7 +279,8 @@ class _DigestReader:
 
 def _prepare(request: CompareRequest, notes: list[str]):
     """Read the graphs (the fusion-off one in a helper process), pick the dump folders and
-    their orientation. Returns (on graph, off graph, on rule, off rule, on dir, off dir, swapped).
+    their orientation. Returns (on graph, off graph, on rule, off digest, on dir, off dir,
+    swapped).
 
     The fusion-off Graph itself is not needed by the comparison, only its digest: the outcome
     gets a :func:`deferred_graph` that reads the file again if anything but its path and name
@@ -354,4 +359,4 @@ def _prepare(request: CompareRequest, notes: list[str]):
             notes.append(note)
     for role, folder in (("fusion-on", first), ("fusion-off", second)):
         notes += [f"{role} dumps: {note}" for note in folder.notes]
-    return on_graph, off_graph, on_rule, off.rule, first, second, swapped
+    return on_graph, off_graph, on_rule, off, first, second, swapped

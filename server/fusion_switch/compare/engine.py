@@ -197,10 +197,11 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
     workers = _worker_count(request, sum(costs), max(1, len(costs)))
     if request.memory_budget and request.scheduler is None:
         from .metrics import kernel_in_use
-        from .worker_memory import largest_op_need, workers_within
+        from .worker_memory import largest_op_need, widest_bits, workers_within
 
         budget = max(0, request.memory_budget - reserved)
-        need = largest_op_need(inputs.on_graph, inputs.on_dir, kernel_in_use())
+        off_bits = widest_bits(inputs.off_dtypes)
+        need = largest_op_need(inputs.on_graph, inputs.on_dir, kernel_in_use(), off_bits)
         workers = min(workers, workers_within(budget, need))
     return Plan(
         inputs=inputs,

@@ -651,15 +651,18 @@ def op_names(graph: Graph) -> set[str]:
 
 @dataclass
 class GraphDigest:
-    """What the job needs of the graph it compares against: its pairing rule, name, op names
-    and fusion marks. Reading the fusion-off graph into this runs in a helper process while
-    the job reads the fusion-on graph (both are pure-Python work of similar size)."""
+    """What the job needs of the graph it compares against: its pairing rule, name, op names,
+    fusion marks, and the dtypes its ops output (their widest counts in a comparing worker's
+    memory: ``compare.worker_memory``). Reading the fusion-off graph into this runs in a
+    helper process while the job reads the fusion-on graph (both are pure-Python work of
+    similar size)."""
 
     path: Path
     name: str
     fusion_marks: int
     op_names: set[str]
     rule: FusionRule
+    output_dtypes: frozenset[str] = frozenset()
 
 
 def graph_digest(graph: Graph, rule: FusionRule | None = None) -> GraphDigest:
@@ -669,6 +672,9 @@ def graph_digest(graph: Graph, rule: FusionRule | None = None) -> GraphDigest:
         fusion_marks=fusion_marks(graph),
         op_names=op_names(graph),
         rule=rule if rule is not None else fusion_rule(graph),
+        output_dtypes=frozenset(
+            desc.dtype for part in graph.all_graphs for op in part.ops for desc in op.output_descs
+        ),
     )
 
 

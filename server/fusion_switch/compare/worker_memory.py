@@ -3,14 +3,13 @@
 A worker holds one tensor pair at a time: both sides' values, the aligned copy, and float32
 work buffers for the metrics (numpy's metrics add their temporaries). Per element of the pair,
 measured in a fresh process (``tests/compare/test_worker_memory.py``, one tensor of 1M
-elements): with the compiled kernel 14-18 bytes (int8, float16, float32; NCHW or NC1HWC0),
-with numpy's metrics 30-35. Counted here as the fusion-on value's bytes, the fusion-off one's
-(its dtype is not known yet: as the fusion-on one, or float32 if that is wider), and the work
-bytes below; the number of elements is the op's dump bytes over its narrowest dtype's size, as
-the graph names the dtypes (an upper bound: a dump holds every input and output of the op). A
-group of several ops needs its largest op's share, not their sum. Not covered: a float64
-fusion-off tensor against a narrower fusion-on one (24 bytes per element measured against
-float16; Ascend dumps rarely hold float64).
+elements): with the compiled kernel 14-18 bytes (int8, float16, float32; NCHW or NC1HWC0) and
+23 for a float16 tensor against a float64 one, with numpy's metrics 30-35 and 39-40. Counted
+here as the fusion-on value's bytes, the fusion-off one's (its op is not paired yet: as the
+fusion-on one, float32, or the fusion-off graph's widest dtype, whichever is widest), and the
+work bytes below; the number of elements is the op's dump bytes over its narrowest dtype's
+size, as the graph names the dtypes (an upper bound: a dump holds every input and output of
+the op). A group of several ops needs its largest op's share, not their sum.
 
 The replay's fit (``diagnose.replay_budget``) counts one comparing worker the same way.
 """
@@ -29,7 +28,7 @@ WORKER_BASE_BYTES = 96 << 20
 # kernel and a layout conversion's copy; numpy's metrics add float32 copies and temporaries.
 KERNEL_WORK_BYTES = 14
 NUMPY_WORK_BYTES = 32
-_WIDEST_ASSUMED = 4  # the fusion-off side's value: as the fusion-on one, or float32
+_WIDEST_ASSUMED = 4  # the fusion-off side's value: at least as the fusion-on one, or float32
 _UNKNOWN_BITS = 8  # a dtype the graph does not name: as one byte per value
 
 
@@ -50,32 +49,40 @@ def narrowest_bits(dtypes: Iterable[str]) -> int:
     return min((_bits(dtype) for dtype in dtypes), default=_UNKNOWN_BITS)
 
 
-def _bits(dtype: str) -> int:
+def widest_bits(dtypes: Iterable[str]) -> int:
+    """Bits per value of the widest of ``dtypes`` the tool knows (0 for none)."""
+    return max((_bits(dtype, 0) for dtype in dtypes), default=0)
+
+
+def _bits(dtype: str, unknown: int = _UNKNOWN_BITS) -> int:
     code = data_type_code(dtype) if dtype else None
     info = decode_dtype(code) if code is not None else None
-    return info.bits if info is not None and info.bits > 0 else _UNKNOWN_BITS
+    return info.bits if info is not None and info.bits > 0 else unknown
 
 
-def op_need(dump_bytes: int, dtypes: Iterable[str], kernel: bool) -> int:
+def op_need(dump_bytes: int, dtypes: Iterable[str], kernel: bool, off_bits: int = 0) -> int:
     """Bytes a worker holds beyond its base to compare an op whose dump has ``dump_bytes``
-    and holds ``dtypes``; ``kernel``: the compiled metrics kernel is in use."""
+    and holds ``dtypes``; ``kernel``: the compiled metrics kernel is in use; ``off_bits``:
+    the fusion-off side's widest dtype (:func:`widest_bits`, 0 when not known)."""
     if dump_bytes <= 0:
         return 0
     bits = narrowest_bits(dtypes)
     elements = dump_bytes * 8 // bits
     item = max(1, bits // 8)  # sub-byte values are unpacked to a byte each
+    off_item = max(item, _WIDEST_ASSUMED, off_bits // 8)
     work = KERNEL_WORK_BYTES if kernel else NUMPY_WORK_BYTES
-    return elements * (item + max(item, _WIDEST_ASSUMED) + work)
+    return elements * (item + off_item + work)
 
 
-def largest_op_need(graph: Any, folder: Any, kernel: bool) -> int:
+def largest_op_need(graph: Any, folder: Any, kernel: bool, off_bits: int = 0) -> int:
     """:func:`op_need` of the op of ``graph`` that needs most, by its newest dump in
-    ``folder`` (a ``DumpDir``) and its dtypes; 0 when none is dumped."""
+    ``folder`` (a ``DumpDir``) and its dtypes, against a fusion-off side whose widest dtype
+    has ``off_bits``; 0 when none is dumped."""
     most = 0
     for op in graph.ops:
         size = folder.latest_bytes(op.name)
         if size:
-            most = max(most, op_need(size, dump_dtypes(op, graph), kernel))
+            most = max(most, op_need(size, dump_dtypes(op, graph), kernel, off_bits))
     return most
 
 

@@ -58,12 +58,21 @@ class ReplaySource:
     off_dump_dir: Path
     on_dumps: Any = None
     off_dumps: Any = None
+    off_dtypes: frozenset[str] = frozenset()  # what the fusion-off graph's ops output
 
     @classmethod
     def of(cls, inputs: Any) -> ReplaySource:
         """From the engine's ``Inputs`` (the folders after any swap, as the outcome has them)."""
         on_dir, off_dir = inputs.on_dir, inputs.off_dir
-        return cls(inputs.on_graph, inputs.off_graph, on_dir.path, off_dir.path, on_dir, off_dir)
+        return cls(
+            inputs.on_graph,
+            inputs.off_graph,
+            on_dir.path,
+            off_dir.path,
+            on_dir,
+            off_dir,
+            inputs.off_dtypes,
+        )
 
 
 def _child(

@@ -117,10 +117,12 @@ def fit_source(
     if not budget or scheduler or (workers or os.cpu_count() or 1) < 2:
         return None
     from ..compare.metrics import kernel_in_use
-    from ..compare.worker_memory import largest_op_need, worker_bytes
+    from ..compare.worker_memory import largest_op_need, widest_bits, worker_bytes
     from .replay_background import overlapping_processes
 
     on_graph, on_dumps = source.on_graph, source.on_dumps
-    worker = worker_bytes(largest_op_need(on_graph, on_dumps, kernel_in_use()))
+    off_bits = widest_bits(source.off_dtypes)
+    need = largest_op_need(on_graph, on_dumps, kernel_in_use(), off_bits)
+    worker = worker_bytes(need)
     replay = replay_bytes(on_graph, on_dumps, getattr(source.off_graph, "path", None))
     return fit_replay(budget, replay, worker, overlapping_processes(workers))
