@@ -80,6 +80,7 @@ def write_pair(folder: Path, left_type: str, right_type: str, layout: str) -> tu
 
 
 NAMES = {"i1": "DT_INT8", "<f2": "DT_FLOAT16", "<f4": "DT_FLOAT", "<f8": "DT_DOUBLE"}
+NAMES.update({"<i4": "DT_INT32", "<i8": "DT_INT64"})
 
 
 def measured_growth(paths: tuple[Path, Path], kernel: bool) -> tuple[int, int]:
@@ -112,6 +113,8 @@ def measured_growth(paths: tuple[Path, Path], kernel: bool) -> tuple[int, int]:
         ("<f2", "<f8", "NCHW"),
         ("<f2", "<f8", "NC1HWC0"),
         ("<f8", "<f8", "NCHW"),
+        ("<i4", "<i4", "NCHW"),
+        ("<i8", "<f2", "NCHW"),
     ],
 )
 def test_a_workers_estimate_holds_what_it_measures(left, right, layout, kernel, tmp_path):
@@ -130,7 +133,9 @@ def test_a_workers_estimate_holds_what_it_measures(left, right, layout, kernel, 
 
 def test_a_narrower_dtype_needs_more_per_dumped_byte():
     megabyte = 1 << 20
-    int8, half, single = (op_need(megabyte, [t], True) for t in NAMES.values() if t != "DT_DOUBLE")
+    int8, half, single = (
+        op_need(megabyte, [t], True) for t in ("DT_INT8", "DT_FLOAT16", "DT_FLOAT")
+    )
     assert int8 > half > single
     assert op_need(megabyte, ["DT_FLOAT16"], False) > half  # numpy's metrics hold more
     # an op's narrowest dtype decides; a dtype the graph does not name counts as one byte
