@@ -117,6 +117,7 @@ def steps(tree, files: dict, out: Path):
             out_dir=str(out),
             rank=None,
             iteration=None,
+            no_replay=True,  # the picking helper gives its digest and ends, as discover's did
         )
         with contextlib.redirect_stderr(io.StringIO()):  # the pick's notes
             picked = tree.plan.plan_runs(given).runs[0][1]

@@ -91,6 +91,31 @@ def test_the_answer_without_asking_for_the_early_value():
     assert call.answer() == 10
 
 
+def _tells_twice(value: int, tell) -> int:
+    tell(("picked", value))
+    tell(f"name {value}")
+    return 2 * value
+
+
+def test_values_told_are_read_in_order_and_those_not_read_are_skipped():
+    """A helper that picks the fusion-off graph from a folder tells the pick, then (as the
+    job's digest helper) the graph's name, then answers the digest."""
+    call = ForkedCall(_tells_twice, (4,), early=True).start()
+    try:
+        assert call.early() == ("picked", 4)
+        assert call.early() == "name 4"
+        assert call.early() is None  # the answer comes next: kept for answer()
+        assert call.answer() == 8
+    finally:
+        call.close()
+    call = ForkedCall(_tells_twice, (5,), early=True).start()
+    try:
+        assert call.early() == ("picked", 5)
+        assert call.answer() == 10  # the name was not read
+    finally:
+        call.close()
+
+
 def test_an_early_value_then_a_failure_gives_no_answer():
     call = ForkedCall(_tells_then_fails, (1,), early=True).start()
     try:

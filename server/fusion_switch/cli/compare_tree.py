@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from .interrupts import interrupt_status, interrupts_latched, terminate_as_interrupt
 
@@ -94,17 +95,22 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             ns.off_dump = str(off_leaf.path)
         if several or leaves_on > 1 or leaves_off > 1:
             _note(f"{pair.label or 'comparing'}: -m {on_leaf.path} with -g {off_leaf.path}")
-        off_pick = _start_pick(ns.off_graph, off_leaf.path)
+        off_pick = _start_pick(ns.off_graph, off_leaf.path, None if several else ns)
         try:
             for attr, flag, leaf in (("on_graph", "-f", on_leaf), ("off_graph", "-cf", off_leaf)):
                 folder = getattr(ns, attr)
                 if not (folder and Path(folder).is_dir() and graph_candidates(folder)):
                     continue
-                answer = off_pick.answer() if attr == "off_graph" and off_pick else None
+                answer = _pick_answer(off_pick) if attr == "off_graph" and off_pick else None
                 if answer is not None and answer[0] == "error":
                     return _error(answer[1])
                 if answer is not None:
                     picked, why = answer[1:]
+                    if off_pick.busy:  # it goes on with the picked graph: the job's helper
+                        from .compare_ahead import keep_picked_ahead
+
+                        keep_picked_ahead(off_pick, str(picked))
+                        off_pick = None
                 else:
                     try:
                         ops = scan_dump_dir(leaf.path).op_names
@@ -124,10 +130,12 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
     return plan
 
 
-def _start_pick(folder: str | None, leaf: Path):
+def _start_pick(folder: str | None, leaf: Path, run: argparse.Namespace | None = None):
     """The pick of the fusion-off graph from ``folder``, started in a forked helper that sends
     back only (file, note) or the error text; None when it is picked here (not a folder of
-    graphs, small graphs, no fork).
+    graphs, small graphs, no fork). With ``run`` (the arguments of the one comparison to run)
+    the helper goes on as that comparison's fusion-off digest helper
+    (``compare_ahead.pick_fusion_off_graph_ahead``).
 
     Issue 16: the job needs only a digest of the fusion-off graph, which its own helper reads
     from the file. Picked here, the graph (5,000 ops: ~50 MB) was held by this process while
@@ -142,9 +150,24 @@ def _start_pick(folder: str | None, leaf: Path):
     candidates = graph_candidates(folder)
     with contextlib.suppress(OSError):
         if sum(path.stat().st_size for path in candidates) >= forked.GRAPH_FORK_BYTES:
+            if run is not None:
+                from .compare_ahead import pick_fusion_off_graph_ahead
+
+                return pick_fusion_off_graph_ahead(folder, str(leaf), run)
             started = forked.ForkedCall(_pick_in_child, (folder, leaf)).start()
             return started if started.busy else None
     return None
+
+
+def _pick_answer(call: Any) -> tuple | None:
+    """("ok", file, note) or ("error", message) from a picking helper; None when it gave
+    neither (the pick is then made here). A helper that goes on to the digest tells the pick
+    ahead of its answer."""
+    if call.early_value:
+        told = call.early()
+        if told is not None:
+            return told
+    return call.answer()
 
 
 def _pick_in_child(folder: str, leaf: Path) -> tuple:

@@ -6,9 +6,11 @@ needs nothing pickled but its answer. Whatever goes wrong (fork not available or
 child killed, an exception, an answer that does not unpickle), :meth:`ForkedCall.answer` is
 None and the caller does the work itself, so a failure looks as it would without the child.
 
-With ``early=True`` the target also gets ``tell``, which sends one value ahead of the answer
+With ``early=True`` the target also gets ``tell``, which sends a value ahead of the answer
 (:meth:`ForkedCall.early`): the part of the answer the caller can use while the child finishes
-(the fusion-off graph's name, known long before its digest).
+(the fusion-off graph's name, known long before its digest). Values told are read in order;
+those the caller does not read are skipped by :meth:`ForkedCall.answer` (a helper that picks the
+fusion-off graph from a folder tells the pick, then the graph's name).
 
 :func:`start_ahead` starts a call before the code that will use it is even imported (the
 command line forks the fusion-off graph's reader before numpy loads); that code claims it
@@ -86,12 +88,9 @@ def _run(
         # count on it
     try:
         if early:
-            told = []
 
             def tell(value: Any) -> None:
-                if not told:  # one early value: the parent reads at most one
-                    told.append(True)
-                    _send(connection, _EARLY, value)
+                _send(connection, _EARLY, value)
 
             answer = target(*args, tell=tell)
         else:
@@ -182,9 +181,11 @@ class ForkedCall:
         return self._connection is not None
 
     def early(self) -> Any | None:
-        """The value the target passed to ``tell`` (waiting for it), or None when no child
-        runs, or it answered or ended without telling. Call it at most once, before
-        :meth:`answer`."""
+        """The next value the target passed to ``tell`` (waiting for it), or None when no
+        child runs, or it answered or ended without telling more; then :meth:`answer` gives
+        the answer."""
+        if self._received is not None:  # the answer, already read
+            return None
         message = self._receive()
         if message is not None and message[0] == _EARLY:
             return message[1]
@@ -198,7 +199,7 @@ class ForkedCall:
         message, self._received = self._received, None
         if message is None:
             message = self._receive()
-            if message is not None and message[0] == _EARLY:  # told, but early() not called
+            while message is not None and message[0] == _EARLY:  # told, but not read
                 message = self._receive()
         self.kept = message is not None and message[0] == _KEPT
         if self.kept:
