@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from fusion_switch.cli.compare_tree import Plan, rank_bytes, rank_slots
+from fusion_switch.cli.compare_tree import Plan, plan_runs, rank_bytes, rank_slots
 from fusion_switch.synth.generator import generate_case
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compare"))
@@ -102,6 +103,48 @@ def test_ranks_side_by_side_write_the_same_bytes_as_in_turn(tree, tmp_path):
         "rank 1",
         "rank 2",
     ]
+
+
+def test_ranks_pick_their_graphs_from_a_folder_reading_each_once(tree, tmp_path, monkeypatch):
+    """Every rank's graphs are picked from the -f/-cf folders before the ranks run, one after
+    the other: each candidate graph was read again for each rank (and by a helper process for
+    the fusion-off side). Ranks that dump the same ops take the first rank's pick unread."""
+    from fusion_switch.cli import build_parser
+    from fusion_switch.compare import forked
+    from fusion_switch.readers import graph as graph_module
+
+    root, case = tree
+    folders = {}
+    for side, graph in (("on", case.on_graph), ("off", case.off_graph)):
+        folders[side] = tmp_path / f"graphs_{side}"
+        folders[side].mkdir()
+        shutil.copyfile(graph, folders[side] / f"ge_proto_{side}_Build.json")
+        other = {"graph": [{"name": "u", "op": [{"name": "unrelated", "type": "Relu"}]}]}
+        (folders[side] / f"other_{side}.json").write_text(json.dumps(other))
+    log = tmp_path / "reads.log"
+    real = graph_module.read_graph
+
+    def counting(path, *args, **kwargs):
+        with open(log, "a") as out:
+            out.write(Path(path).name + "\n")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(graph_module, "read_graph", counting)
+    monkeypatch.setattr(forked, "GRAPH_FORK_BYTES", 0)  # the fusion-off pick in a helper
+    args = build_parser("compare").parse_args(
+        [
+            *("compare", "-m", str(root / "on"), "-g", str(root / "off")),
+            *("-f", str(folders["on"]), "-cf", str(folders["off"])),
+            *("-out", str(tmp_path / "out"), "--rank", "all", "--no-progress"),
+        ]
+    )
+    plan = plan_runs(args)
+    assert [Path(ns.on_graph).name for _, ns in plan.runs] == ["ge_proto_on_Build.json"] * 3
+    assert [Path(ns.off_graph).name for _, ns in plan.runs] == ["ge_proto_off_Build.json"] * 3
+    reads = sorted(log.read_text().splitlines())
+    assert reads == sorted(
+        ["ge_proto_on_Build.json", "other_on.json", "ge_proto_off_Build.json", "other_off.json"]
+    )
 
 
 def _rank_children(parent: psutil.Process) -> list[psutil.Process]:

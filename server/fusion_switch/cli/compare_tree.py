@@ -56,10 +56,10 @@ def _graph_name(path: str) -> str | None:
 def plan_runs(args: argparse.Namespace) -> Plan | int:
     """The comparisons to run, or an exit status after an error message."""
     from ..readers.dump_selection import select_pairs
-    from ..readers.dumpdir import DumpDirError, scan_dump_dir
+    from ..readers.dumpdir import DumpDirError
     from ..readers.dumptree import DumpTreeError, NoDumpsError
     from ..readers.graph import GraphError
-    from ..readers.graph_folder import graph_candidates, pick_graph
+    from ..readers.graph_folder import graph_candidates, pick_graph, remember_pick
 
     rank, iteration = getattr(args, "rank", None), getattr(args, "iteration", None)
     if not (Path(args.on_dump).is_dir() and Path(args.off_dump).is_dir()):
@@ -86,6 +86,7 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
         return _error("--iteration all is for statistics dumps; tensor dumps compare one iteration")
     plan = Plan("tensor", selection=selection)
     several = len(selection.pairs) > 1
+    scanned: dict[str, list[str]] = {}  # a leaf's dumped ops, for the picks
     for pair in selection.pairs:
         ns = copy.copy(args)
         on_leaf, off_leaf = pair.on[0], pair.off[0]
@@ -95,7 +96,7 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             ns.off_dump = str(off_leaf.path)
         if several or leaves_on > 1 or leaves_off > 1:
             _note(f"{pair.label or 'comparing'}: -m {on_leaf.path} with -g {off_leaf.path}")
-        off_pick = _start_pick(ns.off_graph, off_leaf.path, None if several else ns)
+        off_pick = _start_pick(ns.off_graph, off_leaf.path, None if several else ns, scanned)
         try:
             for attr, flag, leaf in (("on_graph", "-f", on_leaf), ("off_graph", "-cf", off_leaf)):
                 folder = getattr(ns, attr)
@@ -105,7 +106,9 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
                 if answer is not None and answer[0] == "error":
                     return _error(answer[1])
                 if answer is not None:
-                    picked, why = answer[1:]
+                    picked, why = answer[1:3]
+                    if len(answer) > 3:  # the pick's key: the next ranks' picks, unread
+                        remember_pick(answer[3], Path(picked), why)
                     if off_pick.busy:  # it goes on with the picked graph: the job's helper
                         from .compare_ahead import keep_picked_ahead
 
@@ -113,7 +116,7 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
                         off_pick = None
                 else:
                     try:
-                        ops = scan_dump_dir(leaf.path).op_names
+                        ops = _dumped_ops(leaf.path, scanned)
                         # one run: its job, here, takes the picked graph without reading it
                         # again; several (ranks) run as other processes or one after the other
                         picked, why = pick_graph(folder, ops, flag, keep=not several)
@@ -130,11 +133,17 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
     return plan
 
 
-def _start_pick(folder: str | None, leaf: Path, run: argparse.Namespace | None = None):
+def _start_pick(
+    folder: str | None,
+    leaf: Path,
+    run: argparse.Namespace | None = None,
+    scanned: dict[str, list[str]] | None = None,
+):
     """The pick of the fusion-off graph from ``folder``, started in a forked helper that sends
-    back only (file, note) or the error text; None when it is picked here (not a folder of
-    graphs, small graphs, no fork). With ``run`` (the arguments of the one comparison to run)
-    the helper goes on as that comparison's fusion-off digest helper
+    back only (file, note, the pick's key) or the error text; None when it is picked here (not
+    a folder of graphs, small graphs, no fork, or a pick already made: the ranks of one model
+    dump the same ops). With ``run`` (the arguments of the one comparison to run) the helper
+    goes on as that comparison's fusion-off digest helper
     (``compare_ahead.pick_fusion_off_graph_ahead``).
 
     Issue 16: the job needs only a digest of the fusion-off graph, which its own helper reads
@@ -154,9 +163,29 @@ def _start_pick(folder: str | None, leaf: Path, run: argparse.Namespace | None =
                 from .compare_ahead import pick_fusion_off_graph_ahead
 
                 return pick_fusion_off_graph_ahead(folder, str(leaf), run)
-            started = forked.ForkedCall(_pick_in_child, (folder, leaf)).start()
+            from ..readers.dumpdir import DumpDirError
+            from ..readers.graph_folder import known_pick, pick_key
+
+            try:
+                ops = _dumped_ops(leaf, scanned if scanned is not None else {})
+            except DumpDirError:
+                return None  # picked here, which reports it
+            key = pick_key(folder, candidates, ops, "-cf")
+            if key is None or known_pick(key) is not None:
+                return None
+            started = forked.ForkedCall(_pick_in_child, (folder, ops, key)).start()
             return started if started.busy else None
     return None
+
+
+def _dumped_ops(leaf: str | Path, scanned: dict[str, list[str]]) -> list[str]:
+    """The op names dumped in ``leaf``, scanned once per plan; DumpDirError."""
+    from ..readers.dumpdir import scan_dump_dir
+
+    key = str(leaf)
+    if key not in scanned:
+        scanned[key] = scan_dump_dir(leaf).op_names
+    return scanned[key]
 
 
 def _pick_answer(call: Any) -> tuple | None:
@@ -170,18 +199,18 @@ def _pick_answer(call: Any) -> tuple | None:
     return call.answer()
 
 
-def _pick_in_child(folder: str, leaf: Path) -> tuple:
-    """Helper body: ("ok", picked file, note) or ("error", message). Any other failure gives no
-    answer, and the parent picks the graph itself (and reports what goes wrong then)."""
-    from ..readers.dumpdir import DumpDirError, scan_dump_dir
+def _pick_in_child(folder: str, ops: list[str], key: tuple) -> tuple:
+    """Helper body: ("ok", picked file, note, the pick's key) or ("error", message). Any other
+    failure gives no answer, and the parent picks the graph itself (and reports what goes
+    wrong then)."""
     from ..readers.graph import GraphError
     from ..readers.graph_folder import pick_graph
 
     try:
-        picked, why = pick_graph(folder, scan_dump_dir(leaf).op_names, "-cf", keep=False)
-    except (GraphError, DumpDirError) as exc:
+        picked, why = pick_graph(folder, ops, "-cf", keep=False)
+    except GraphError as exc:
         return ("error", str(exc))
-    return ("ok", picked, why)
+    return ("ok", picked, why, key)
 
 
 def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) -> int:

@@ -50,6 +50,7 @@ __all__ = [
     "attrs_from_list",
     "deferred_graph",
     "drop_handed",
+    "file_stamp",
     "graph_from_dict",
     "hand_on",
     "handed_graph",
@@ -323,7 +324,8 @@ _HANDED: dict[Path, tuple[tuple, Graph]] = {}
 _HANDED_MAX = 2
 
 
-def _file_stamp(path: str | os.PathLike) -> tuple | None:
+def file_stamp(path: str | os.PathLike) -> tuple | None:
+    """A file's (size, mtime, inode, device): changed when it is rewritten; None when gone."""
     try:
         stat = os.stat(path)
     except OSError:
@@ -336,7 +338,7 @@ def hand_on(graph: Graph) -> None:
     :func:`load_graph` of that same path in this process, which then returns it unread."""
     if graph.path is None or isinstance(graph, _DeferredGraph):
         return
-    stamp = _file_stamp(graph.path)
+    stamp = file_stamp(graph.path)
     if stamp is None:
         return
     _HANDED.pop(graph.path, None)
@@ -353,7 +355,7 @@ def drop_handed(path: str | os.PathLike) -> None:
 def handed_graph(path: str | os.PathLike) -> Graph | None:
     """The graph kept for ``path`` by :func:`hand_on` if its file is unchanged, still kept."""
     kept = _HANDED.get(Path(path)) if _HANDED else None
-    if kept is None or kept[0] != _file_stamp(path):
+    if kept is None or kept[0] != file_stamp(path):
         return None
     return kept[1]
 

@@ -3,16 +3,22 @@
 GE's graph dump folder holds many ``ge_proto_*.txt`` (one per stage and per graph) and sometimes
 the JSON that atc made of them. Only the graphs after Build (``ge_proto_*_Build.txt`` / JSON)
 name the ops that were executed and dumped; among them, the one that names the most dumped ops
-is the graph of that dump. The choice is always reported.
+is the graph of that dump. The choice is always reported. The same pick again (the same
+folder, unchanged, and the same dumped ops: the ranks of one model under ``--rank all``) is
+answered without reading the graphs again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 from .dumpdir import sanitize_op_name
-from .graph import Graph, GraphError, hand_on, handed_graph, load_graph
+from .graph import Graph, GraphError, file_stamp, hand_on, handed_graph, load_graph
+
+_PICKS: dict[tuple, tuple[Path, str]] = {}  # pick_key(...) -> (file, note)
+_PICKS_KEPT = 64
 
 
 def graph_candidates(folder: str | os.PathLike) -> list[Path]:
@@ -32,6 +38,10 @@ def pick_graph(
     is handed on (:func:`.graph.hand_on`): the job's ``load_graph`` of that file in this
     process (or one forked from it) does not read it again."""
     candidates = graph_candidates(folder)
+    key = pick_key(folder, candidates, dumped_ops, flag)
+    known = _PICKS.get(key) if key is not None else None
+    if known is not None:
+        return known
     if not candidates:
         raise GraphError(
             folder,
@@ -73,4 +83,37 @@ def pick_graph(
     )
     if tie:
         why += f"; as many as {', '.join(tie)} (first by name taken)"
+    if key is not None:
+        remember_pick(key, path, why)
     return path, why
+
+
+def pick_key(
+    folder: str | os.PathLike, candidates: list[Path], dumped_ops: list[str], flag: str
+) -> tuple | None:
+    """What a pick depends on: the folder, its candidates as they are now (size, time,
+    inode), the flag its note names, and the dumped ops (a digest of them: 64 ranks' keys
+    would otherwise hold 64 copies of 5,000 names); None when a candidate cannot be stat'ed
+    (the pick then reads and reports it)."""
+    stamps = []
+    for path in candidates:
+        stamp = file_stamp(path)
+        if stamp is None:
+            return None
+        stamps.append((path.name, stamp))
+    ops = hashlib.blake2b(digest_size=16)
+    for name in sorted(set(dumped_ops)):  # length-prefixed: no two lists of names alike
+        ops.update(f"{len(name)}:{name}".encode("utf-8", "surrogatepass"))
+    return (os.path.realpath(folder), flag, tuple(stamps), ops.digest())
+
+
+def known_pick(key: tuple) -> tuple[Path, str] | None:
+    """A pick made before with the same key (:func:`pick_key`), or None."""
+    return _PICKS.get(key)
+
+
+def remember_pick(key: tuple, path: Path, why: str) -> None:
+    """Keep a pick made here or in a helper process for :func:`pick_graph` to answer again."""
+    _PICKS[key] = (Path(path), why)
+    while len(_PICKS) > _PICKS_KEPT:
+        _PICKS.pop(next(iter(_PICKS)))
