@@ -165,3 +165,35 @@ def test_a_fusion_off_graph_picked_from_a_folder_is_read_once(case, tmp_path, re
             for path in folder.iterdir():
                 drop_handed(path)
     assert outputs["files"] == outputs["folders"]
+
+
+@pytest.mark.parametrize("replay", [False, True], ids=["no-replay", "replay"])
+def test_a_job_that_fails_after_the_pick_leaves_no_helper(case, tmp_path, replay, monkeypatch):
+    """The picking helper goes on as the job's digest helper (kept for the replay when it
+    runs): a job that stops before taking it (here a metric name it refuses) ends it."""
+    import multiprocessing
+
+    from fusion_switch.cli import compare_ahead
+    from fusion_switch.compare import forked
+
+    started = []
+    real = compare_ahead.pick_fusion_off_graph_ahead
+
+    def recording(*a, **k):
+        call = real(*a, **k)
+        started.append(call)
+        return call
+
+    monkeypatch.setattr(compare_ahead, "pick_fusion_off_graph_ahead", recording)
+    on, off = _folder(tmp_path, case.on_graph, "on"), _folder(tmp_path, case.off_graph, "off")
+    extra = [] if replay else ["--no-replay"]
+    try:
+        args = [*_args_list(case, on, off, tmp_path / "out")[:-3], *extra, "-alg", "NoSuchMetric"]
+        assert main(["compare", *args]) == 2
+        assert len(started) == 1 and started[0] is not None  # the helper ran
+        assert not forked._AHEAD
+        assert multiprocessing.active_children() == []
+    finally:
+        for folder in (on, off):
+            for path in folder.iterdir():
+                drop_handed(path)
