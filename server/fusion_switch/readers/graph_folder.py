@@ -39,7 +39,7 @@ def pick_graph(
     process (or one forked from it) does not read it again."""
     candidates = graph_candidates(folder)
     key = pick_key(folder, candidates, dumped_ops, flag)
-    known = _PICKS.get(key) if key is not None else None
+    known = known_pick(key) if key is not None else None
     if known is not None:
         return known
     if not candidates:
