@@ -116,23 +116,26 @@ def test_the_same_folder_for_both_sides_hands_on_both_graphs(folder, reads):
 def test_the_same_pick_again_reads_no_graph(folder, reads):
     """``--rank all`` picks each rank's graph from the same folder, and the ranks of one model
     dump the same ops: every candidate was read again for every rank (64 ranks of an LLM: 64
-    times). The same folder, unchanged, and the same dumped ops give the same pick unread."""
-    first = pick_graph(folder, ["x_y", "z", "w"], "-cf", keep=False)
+    times). The same folder, unchanged, and the same dumped ops give the same pick unread
+    when it is asked to be remembered (a single run's pick is not: it asks once)."""
+    first = pick_graph(folder, ["x_y", "z", "w"], "-cf", keep=False, remember=True)
     once = reads.counts()
     assert once["b.json"] == 1 and once["c.json"] == 1
-    assert pick_graph(folder, ["w", "z", "x_y"], "-cf", keep=False) == first
+    assert pick_graph(folder, ["w", "z", "x_y"], "-cf", keep=False, remember=True) == first
     assert reads.counts() == once
     # other dumped ops (another pipeline stage), or a candidate changed: read again
-    assert pick_graph(folder, ["z", "q"], "-cf", keep=False)[0].name == "c.json"
+    assert pick_graph(folder, ["z", "q"], "-cf", keep=False, remember=True)[0].name == "c.json"
     assert (reads["b.json"], reads["c.json"]) == (2, 2)
     changed = folder / "b.json"
     changed.write_text(json.dumps(_model("x_y", "z", "w", "v")))
     stat = changed.stat()
     os.utime(changed, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-    again = pick_graph(folder, ["x_y", "z", "w"], "-cf", keep=False)
+    again = pick_graph(folder, ["x_y", "z", "w"], "-cf", keep=False, remember=True)
     assert again[0] == first[0] and (reads["b.json"], reads["c.json"]) == (3, 3)
     # the note is the pick's own, for its flag
-    assert pick_graph(folder, ["x_y", "z", "w"], "-f", keep=False)[1].startswith("-f: picked")
+    assert pick_graph(folder, ["x_y", "z", "w"], "-f", keep=False, remember=True)[1].startswith(
+        "-f: picked"
+    )
 
 
 def test_a_pick_for_several_runs_keeps_nothing(folder, reads):

@@ -96,7 +96,9 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             ns.off_dump = str(off_leaf.path)
         if several or leaves_on > 1 or leaves_off > 1:
             _note(f"{pair.label or 'comparing'}: -m {on_leaf.path} with -g {off_leaf.path}")
-        off_pick = _start_pick(ns.off_graph, off_leaf.path, None if several else ns, scanned)
+        off_pick, off_key = _start_pick(
+            ns.off_graph, off_leaf.path, None if several else ns, scanned
+        )
         try:
             for attr, flag, leaf in (("on_graph", "-f", on_leaf), ("off_graph", "-cf", off_leaf)):
                 folder = getattr(ns, attr)
@@ -106,9 +108,9 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
                 if answer is not None and answer[0] == "error":
                     return _error(answer[1])
                 if answer is not None:
-                    picked, why = answer[1:3]
-                    if len(answer) > 3:  # the pick's key: the next ranks' picks, unread
-                        remember_pick(answer[3], Path(picked), why)
+                    picked, why = answer[1:]
+                    if off_key is not None:  # the next ranks' picks, unread
+                        remember_pick(off_key, Path(picked), why)
                     if off_pick.busy:  # it goes on with the picked graph: the job's helper
                         from .compare_ahead import keep_picked_ahead
 
@@ -119,7 +121,9 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
                         ops = _dumped_ops(leaf.path, scanned)
                         # one run: its job, here, takes the picked graph without reading it
                         # again; several (ranks) run as other processes or one after the other
-                        picked, why = pick_graph(folder, ops, flag, keep=not several)
+                        picked, why = pick_graph(
+                            folder, ops, flag, keep=not several, remember=several
+                        )
                     except (GraphError, DumpDirError) as exc:
                         return _error(str(exc))
                 _note(why)
@@ -136,15 +140,15 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
 def _start_pick(
     folder: str | None,
     leaf: Path,
-    run: argparse.Namespace | None = None,
-    scanned: dict[str, list[str]] | None = None,
-):
+    run: argparse.Namespace | None,
+    scanned: dict[str, list[str]],
+) -> tuple[Any, tuple | None]:
     """The pick of the fusion-off graph from ``folder``, started in a forked helper that sends
-    back only (file, note, the pick's key) or the error text; None when it is picked here (not
-    a folder of graphs, small graphs, no fork, or a pick already made: the ranks of one model
-    dump the same ops). With ``run`` (the arguments of the one comparison to run) the helper
-    goes on as that comparison's fusion-off digest helper
-    (``compare_ahead.pick_fusion_off_graph_ahead``).
+    back only (file, note) or the error text, and the pick's key to remember it by (several
+    runs); no helper when it is picked here (not a folder of graphs, small graphs, no fork, or
+    a pick already made: the ranks of one model dump the same ops). With ``run`` (the
+    arguments of the one comparison to run) the helper goes on as that comparison's fusion-off
+    digest helper (``compare_ahead.pick_fusion_off_graph_ahead``).
 
     Issue 16: the job needs only a digest of the fusion-off graph, which its own helper reads
     from the file. Picked here, the graph (5,000 ops: ~50 MB) was held by this process while
@@ -155,27 +159,27 @@ def _start_pick(
     from ..readers.graph_folder import graph_candidates
 
     if not folder or not Path(folder).is_dir():
-        return None
+        return None, None
     candidates = graph_candidates(folder)
     with contextlib.suppress(OSError):
         if sum(path.stat().st_size for path in candidates) >= forked.GRAPH_FORK_BYTES:
             if run is not None:
                 from .compare_ahead import pick_fusion_off_graph_ahead
 
-                return pick_fusion_off_graph_ahead(folder, str(leaf), run)
+                return pick_fusion_off_graph_ahead(folder, str(leaf), run), None
             from ..readers.dumpdir import DumpDirError
             from ..readers.graph_folder import known_pick, pick_key
 
             try:
-                ops = _dumped_ops(leaf, scanned if scanned is not None else {})
+                ops = _dumped_ops(leaf, scanned)
             except DumpDirError:
-                return None  # picked here, which reports it
+                return None, None  # picked here, which reports it
             key = pick_key(folder, candidates, ops, "-cf")
             if key is None or known_pick(key) is not None:
-                return None
-            started = forked.ForkedCall(_pick_in_child, (folder, ops, key)).start()
-            return started if started.busy else None
-    return None
+                return None, None
+            started = forked.ForkedCall(_pick_in_child, (folder, ops)).start()
+            return (started, key) if started.busy else (None, None)
+    return None, None
 
 
 def _dumped_ops(leaf: str | Path, scanned: dict[str, list[str]]) -> list[str]:
@@ -199,10 +203,9 @@ def _pick_answer(call: Any) -> tuple | None:
     return call.answer()
 
 
-def _pick_in_child(folder: str, ops: list[str], key: tuple) -> tuple:
-    """Helper body: ("ok", picked file, note, the pick's key) or ("error", message). Any other
-    failure gives no answer, and the parent picks the graph itself (and reports what goes
-    wrong then)."""
+def _pick_in_child(folder: str, ops: list[str]) -> tuple:
+    """Helper body: ("ok", picked file, note) or ("error", message). Any other failure gives no
+    answer, and the parent picks the graph itself (and reports what goes wrong then)."""
     from ..readers.graph import GraphError
     from ..readers.graph_folder import pick_graph
 
@@ -210,7 +213,7 @@ def _pick_in_child(folder: str, ops: list[str], key: tuple) -> tuple:
         picked, why = pick_graph(folder, ops, "-cf", keep=False)
     except GraphError as exc:
         return ("error", str(exc))
-    return ("ok", picked, why, key)
+    return ("ok", picked, why)
 
 
 def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) -> int:
@@ -344,16 +347,14 @@ def _largest_file(folder: str | None) -> tuple[int, str | None]:
 
 
 def _header_dtypes(path: str) -> list[str]:
-    """The dtypes a dump file's header names; none when it cannot be read."""
-    from ..readers.dtypes import code_for_numpy, data_type_name
+    """The dtypes a dump file's header names (a ``.npy`` file's tensor carries its dtype's
+    code too); none when it cannot be read."""
+    from ..readers.dtypes import data_type_name
     from ..readers.dump import DumpError, read_dump
 
     with contextlib.suppress(DumpError):
         dump = read_dump(path)
-        if dump.npy_dtype is None:
-            return [data_type_name(t.data_type) for t in (*dump.inputs, *dump.outputs)]
-        if (code := code_for_numpy(dump.npy_dtype)) is not None:
-            return [data_type_name(code)]
+        return [data_type_name(t.data_type) for t in (*dump.inputs, *dump.outputs)]
     return []
 
 

@@ -3,14 +3,13 @@
 GE's graph dump folder holds many ``ge_proto_*.txt`` (one per stage and per graph) and sometimes
 the JSON that atc made of them. Only the graphs after Build (``ge_proto_*_Build.txt`` / JSON)
 name the ops that were executed and dumped; among them, the one that names the most dumped ops
-is the graph of that dump. The choice is always reported. The same pick again (the same
-folder, unchanged, and the same dumped ops: the ranks of one model under ``--rank all``) is
-answered without reading the graphs again.
+is the graph of that dump. The choice is always reported. A pick asked to be remembered is
+answered again without reading the graphs (the same folder, unchanged, and the same dumped
+ops: the ranks of one model under ``--rank all``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -31,14 +30,20 @@ def graph_candidates(folder: str | os.PathLike) -> list[Path]:
 
 
 def pick_graph(
-    folder: str | os.PathLike, dumped_ops: list[str], flag: str = "-f", keep: bool = True
+    folder: str | os.PathLike,
+    dumped_ops: list[str],
+    flag: str = "-f",
+    keep: bool = True,
+    remember: bool = False,
 ) -> tuple[Path, str]:
     """(graph file, why) for the graph naming the most of ``dumped_ops``; GraphError when the
     folder holds no readable graph or none names a dumped op. With ``keep`` the picked graph
     is handed on (:func:`.graph.hand_on`): the job's ``load_graph`` of that file in this
-    process (or one forked from it) does not read it again."""
+    process (or one forked from it) does not read it again. With ``remember`` the pick is
+    kept by its :func:`pick_key`, and the same pick again is answered unread (a single run
+    asks once: its key would only cost the hashing)."""
     candidates = graph_candidates(folder)
-    key = pick_key(folder, candidates, dumped_ops, flag)
+    key = pick_key(folder, candidates, dumped_ops, flag) if remember else None
     known = known_pick(key) if key is not None else None
     if known is not None:
         return known
@@ -95,6 +100,8 @@ def pick_key(
     inode), the flag its note names, and the dumped ops (a digest of them: 64 ranks' keys
     would otherwise hold 64 copies of 5,000 names); None when a candidate cannot be stat'ed
     (the pick then reads and reports it)."""
+    import hashlib  # not for a single run's pick: ~5 ms of every start
+
     stamps = []
     for path in candidates:
         stamp = file_stamp(path)
