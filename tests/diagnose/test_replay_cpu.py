@@ -251,12 +251,14 @@ def outcome(tmp_path_factory):
 
 
 def test_what_is_handed_to_the_waiting_process_measures_as_the_graph_ops_do(outcome):
-    """The waiting process gets :class:`replay.OpRead` copies, not the graph's ops: the scores,
-    evidence and reasons it measures with them are the child's, and the pickle is smaller."""
+    """The waiting process gets :class:`.replay_handed.OpRead` copies, not the graph's ops: the
+    scores, evidence and reasons it measures with them are the child's, and the pickle is
+    smaller."""
     import pickle
 
     from fusion_switch.diagnose import replay
     from fusion_switch.diagnose.evidence import EvidenceStore
+    from fusion_switch.diagnose.replay_handed import looked_up
     from fusion_switch.diagnose.replay_kernels import Kernels
     from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph, fused_ops
 
@@ -272,8 +274,41 @@ def test_what_is_handed_to_the_waiting_process_measures_as_the_graph_ops_do(outc
     got = replay.measure_handed(light, off_ops, store)
     assert got["measured"] == expected
     assert set(got["files_read"]) == {str(p) for p in here.store.files_read}
-    heavy = len(pickle.dumps((subs, replay._off_ops(off, subs)), protocol=pickle.HIGHEST_PROTOCOL))
+    heavy = len(pickle.dumps((subs, looked_up(off, subs)), protocol=pickle.HIGHEST_PROTOCOL))
     assert len(pickle.dumps((light, off_ops), protocol=pickle.HIGHEST_PROTOCOL)) < heavy / 2
+
+
+def test_what_is_handed_to_the_waiting_process_localises_as_the_graph_ops_do(outcome):
+    """The waiting process localises the flagged ops it measured (issue 16) from the same
+    copies: every variant of every member (epsilons, axes over the input's rank, perms, the
+    fused op's UB pass) must score as with the graph's ops. Each sub-graph is treated as
+    flagged, with two candidate rules, so that its variants run."""
+    import pickle
+
+    from fusion_switch.diagnose import replay
+    from fusion_switch.diagnose.evidence import EvidenceStore
+    from fusion_switch.diagnose.localise import _variants, localise
+    from fusion_switch.diagnose.replay_kernels import Kernels
+    from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph, fused_ops
+
+    class Flagged:
+        rules, tolerance, score = ["GraphPassA", "GraphPassB"], 1e-3, 1.0
+
+    on, off = GraphIndex.of(outcome.on_graph), GraphIndex.of(outcome.off_graph)
+    subs = [build_subgraph(op, on, off) for op in fused_ops(outcome.on_graph)]
+    here = replay.Replayer(EvidenceStore(outcome.on_dumps, outcome.off_dumps), off, Kernels())
+    light, off_ops = pickle.loads(pickle.dumps(replay.handed_over(subs, off)))
+    there = replay.Replayer(
+        EvidenceStore(outcome.on_dumps, outcome.off_dumps), GraphIndex(off_ops, {}, {}), Kernels()
+    )
+    ran = 0
+    for sub, copy in zip(subs, light, strict=True):
+        for member, read in zip(sub.members, copy.members, strict=True):  # axes: by the rank
+            assert [v[0] for v in _variants(read)] == [v[0] for v in _variants(member)]
+        expected = localise(here, sub, Flagged())
+        assert localise(there, copy, Flagged()) == expected, sub.fused.name
+        ran += bool(expected and expected.get("method") == "replay variants")
+    assert ran >= 10
 
 
 # ----------------------------------------------------------------------------- in place, rounding

@@ -107,8 +107,12 @@ def _clipped(values: np.ndarray, bound: float) -> np.ndarray:
     return np.clip(values, -bound, bound)
 
 
-def localise(replayer: Any, sub: Any, result: Any) -> dict | None:
-    """Name the pass whose original op explains the flagged op's output, or say undecided."""
+def localise(
+    replayer: Any, sub: Any, result: Any, between: Callable[[], None] | None = None
+) -> dict | None:
+    """Name the pass whose original op explains the flagged op's output, or say undecided.
+    ``between``: called after each variant is scored (the replay's child answers the waiting
+    parent there, issue 16)."""
     fused = sub.fused
     ub_rule = fused.attr("pass_name_ub") if hasattr(fused, "attr") else None
     ub_rule = ub_rule if isinstance(ub_rule, str) and ub_rule else None
@@ -134,6 +138,8 @@ def localise(replayer: Any, sub: Any, result: Any) -> dict | None:
         for (label, _, _), variant_score in zip(variants, scores, strict=True):
             if variant_score is not None and (best is None or variant_score < best[0]):
                 best = (variant_score, label)
+            if between is not None:
+                between()
         if best is not None and best[0] <= result.tolerance:
             explained.append((member.name, best[1], best[0]))
     guilty = list(dict.fromkeys(r for name, _, _ in explained for r in owned[name]))

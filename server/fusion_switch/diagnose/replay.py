@@ -31,7 +31,8 @@ import numpy as np
 
 from .evidence import EvidenceStore, MissingEvidence
 from .noise import NoiseFloor, coarser, floor_of, round_to, score
-from .replay_kernels import Kernels, Unverifiable, kernel_attrs, out_dtype
+from .replay_handed import handed_over, output_values
+from .replay_kernels import Kernels, Unverifiable, out_dtype
 from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
 from .subgraph import (
     CONSTANT_TYPES,
@@ -406,9 +407,10 @@ def replay_run(
     scoring) is split into ``workers`` chunks, each with its own evidence store when
     ``store_factory`` gives one; ``processes`` (None: one per chunk) forked processes measure
     them. Any ``workers`` and ``processes`` give the same report (files read are counted once
-    however many stores read them). The verdicts and the localisation of flagged ops run here.
-    ``share``: when the chunks are measured one after the other, the end of the last one may
-    be handed to a waiting parent (:mod:`.replay_share`); the report is the same."""
+    however many stores read them). The verdicts are given here; a flagged op is localised
+    where it was measured, as soon as it was (:class:`Judge`). ``share``: when the chunks are
+    measured one after the other, what is not started may be handed to a waiting parent
+    (:mod:`.replay_share`); the report is the same."""
     started = time.perf_counter()
     on, off = GraphIndex.of(on_graph), GraphIndex.of(off_graph)
     kernels = Kernels(lookup)
@@ -424,23 +426,20 @@ def replay_run(
     # unreadable dumps in the order a one-store run finds them, however the measuring is split
     # (summary.json names the first): the noise floor's, the measuring's, the localisation's
     found_by_noise = dict(store.unreadable)
-    parts = _measure_parts(replayer, replayable, workers, store_factory, processes, share)
+    judge = Judge(noise, rules_of, localise) if localise is not None else None
+    parts = _measure_parts(replayer, replayable, workers, store_factory, processes, share, judge)
     measured: dict[str, tuple] = {}
+    localised: dict[str, dict | None] = {}
     files_read: set[str] = set()  # by any store; this one's are added once all is measured
     unreadable: dict = dict(found_by_noise)
     for part in parts:
         measured.update(part["measured"])
+        localised.update(part.get("localised", {}))
         files_read |= part["files_read"]
         unreadable.update(part["unreadable"])
     results = []
     for order, op, sub in subs:
-        types = [] if isinstance(sub, str) else [m.type for m in sub.members]
-        if rules_of is not None:
-            rules, source = rules_of(op, types)
-        else:
-            rules, source = list(dict.fromkeys(reversed(op.pass_names))), "graph attributes"
-        result = ReplayResult(op.name, op.type, on.order.get(op.name, order), UNVERIFIED)
-        result.rules, result.rule_source = rules, source
+        result = _result_of(op, on.order.get(op.name, order), sub, rules_of)
         if isinstance(sub, str):
             result.reason = sub
             results.append(result)
@@ -449,7 +448,10 @@ def replay_run(
         result.member_types = [m.type for m in sub.members]
         _decide(result, sub, measured[op.name], noise)
         if result.verdict == INTRODUCES and localise is not None:
-            result.localisation = localise(replayer, sub, result)
+            if op.name in localised:  # by the process that measured it (Judge)
+                result.localisation = localised[op.name]
+            else:  # a part measured without the judge
+                result.localisation = localise(replayer, sub, result)
         results.append(result)
     return ReplayReport(
         results,
@@ -459,6 +461,58 @@ def replay_run(
         unreadable={**unreadable, **_found_since(store.unreadable, found_by_noise)},
         kernels_available=kernels.available,
     )
+
+
+def _result_of(op: Any, order: int, sub: Subgraph | str, rules_of: Callable | None) -> ReplayResult:
+    """A fused op's result before its verdict: the rules that built it and where from."""
+    types = [] if isinstance(sub, str) else [m.type for m in sub.members]
+    if rules_of is not None:
+        rules, source = rules_of(op, types)
+    else:
+        rules, source = list(dict.fromkeys(reversed(op.pass_names))), "graph attributes"
+    result = ReplayResult(op.name, op.type, order, UNVERIFIED)
+    result.rules, result.rule_source = rules, source
+    return result
+
+
+class Judge:
+    """Localises a sub-graph where it has just been measured, when its scores flag it: the
+    localisations then run beside the rest of the measuring instead of one after the other
+    at the end, on one core (issue 16). It decides on the result :func:`replay_run` builds,
+    so the localisation is the one it would compute. Called, it gives None when the op is
+    not flagged, otherwise a 1-tuple (a localisation may be None). ``between`` is called
+    between the localisation's variants (a flagged op on real activations takes seconds)."""
+
+    def __init__(self, noise: NoiseFloor, rules_of: Callable | None, localise: Callable) -> None:
+        self.noise = noise
+        self.rules_of = rules_of
+        self.localise = localise
+
+    def __call__(
+        self, replayer: Replayer, sub: Subgraph, measured: tuple, between: Callable | None = None
+    ) -> tuple[dict | None] | None:
+        result = _result_of(sub.fused, 0, sub, self.rules_of)  # localise reads no order
+        _decide(result, sub, measured, self.noise)
+        if result.verdict != INTRODUCES:
+            return None
+        if between is None:
+            return (self.localise(replayer, sub, result),)
+        return (self.localise(replayer, sub, result, between=between),)
+
+    def handed(self, subs: list[Subgraph]) -> tuple:
+        """What the parent needs to judge ``subs`` as this judge does (picklable): the noise
+        floor and their rules (a handed op has no graph to read them from)."""
+        rules = {}
+        for sub in subs:
+            result = _result_of(sub.fused, 0, sub, self.rules_of)
+            rules[sub.fused.name] = (result.rules, result.rule_source)
+        return (self.noise, rules)
+
+    @classmethod
+    def of_handed(cls, judging: tuple, localise: Callable) -> Judge:
+        """The judge :meth:`handed` describes, in the parent."""
+        noise, rules = judging
+        return cls(noise, lambda op, types: rules[op.name], localise)
 
 
 def _found_since(unreadable: dict, before: dict) -> dict:
@@ -477,6 +531,7 @@ def _measure_parts(
     store_factory: Callable[[], EvidenceStore] | None,
     processes: int | None = None,
     share: ChildShare | None = None,
+    judge: Judge | None = None,
 ) -> list[dict]:
     global _JOB
     chunks = _chunks(subs, max(1, workers))
@@ -487,8 +542,9 @@ def _measure_parts(
         or (few and share is None)
         or "fork" not in multiprocessing.get_all_start_methods()
     ):
-        return [{**_measure(replayer, subs), "files_read": set(), "unreadable": {}}]  # counted here
-    _JOB = (chunks, replayer.off, replayer.kernels.lookup, store_factory)
+        # counted here
+        return [{**_measure(replayer, subs, judge), "files_read": set(), "unreadable": {}}]
+    _JOB = (chunks, replayer.off, replayer.kernels.lookup, store_factory, judge)
     pool_size = min(len(chunks), processes or len(chunks)) - 1
     if pool_size < 1 or few:
         try:  # one chunk after the other, each with its own store, as the workers would
@@ -506,7 +562,7 @@ def _measure_parts(
             first = _measure_chunk(0)
             return [first, *others]
     except (OSError, BrokenProcessPool):
-        return [{**_measure(replayer, subs), "files_read": set(), "unreadable": {}}]
+        return [{**_measure(replayer, subs, judge), "files_read": set(), "unreadable": {}}]
     finally:
         _JOB = None
 
@@ -525,8 +581,8 @@ def _chunks(subs: list[Subgraph], n: int) -> list[list[Subgraph]]:
 
 def _measure_chunk(index: int) -> dict:
     assert _JOB is not None
-    chunks, off, lookup, store_factory = _JOB
-    return _measure(Replayer(store_factory(), off, Kernels(lookup)), chunks[index])
+    chunks, off, lookup, store_factory, judge = _JOB
+    return _measure(Replayer(store_factory(), off, Kernels(lookup)), chunks[index], judge)
 
 
 def _noise_of(replayer: Replayer, subs: list[Subgraph]) -> NoiseFloor:
@@ -551,150 +607,125 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
         return ("unverified", error.reason, error.missing)
 
 
-def _measure(replayer: Replayer, subs: list[Subgraph]) -> dict:
-    """Scores of some sub-graphs, the files read for them and the unreadable ones (picklable)."""
-    measured = {sub.fused.name: measure_one(replayer, sub) for sub in subs}
+def _measure(replayer: Replayer, subs: list[Subgraph], judge: Judge | None = None) -> dict:
+    """Scores of some sub-graphs, the localisations of the flagged ones (with ``judge``), the
+    files read for them and the unreadable ones (picklable)."""
+    part: dict = {"measured": {}, "localised": {}}
+    for sub in subs:
+        _measure_into(replayer, sub, judge, part)
     return {
-        "measured": measured,
+        **part,
         "files_read": {str(path) for path in replayer.store.files_read},
         "unreadable": dict(replayer.store.unreadable),
     }
 
 
+def _measure_into(
+    replayer: Replayer,
+    sub: Subgraph,
+    judge: Judge | None,
+    part: dict,
+    between: Callable[[], None] | None = None,
+) -> None:
+    """Measure ``sub`` into ``part`` (its ``measured`` and ``localised``), localising it
+    there when it is flagged (``between``: see :class:`Judge`)."""
+    measured = part["measured"][sub.fused.name] = measure_one(replayer, sub)
+    decided = judge(replayer, sub, measured, between) if judge is not None else None
+    if decided is not None:
+        part["localised"][sub.fused.name] = decided[0]
+
+
 def _measure_serially(chunks: list[list[Subgraph]], share: ChildShare | None) -> list[dict]:
-    """The chunks one after the other, as :func:`_measure_chunk` would measure them; when the
-    parent asks, the second half of what is not started goes to it from the end of the last
-    chunk (:mod:`.replay_share`) and comes back into that chunk's part."""
+    """The chunks one after the other, each with its store, as :func:`_measure_chunk` would
+    measure them. Whenever the parent asks (looked at between sub-graphs and between a
+    localisation's variants), the second half of what is not started goes to it
+    (:mod:`.replay_share`), from the end, whatever chunks it spans: each part handed over
+    comes before the ones handed over earlier, and after all that is measured here. What
+    comes back is a last part, in that order, so that files and missing evidence are found
+    in the order a run without the parent finds them."""
     assert _JOB is not None
-    _, off, lookup, store_factory = _JOB
-    keep = len(chunks[-1])  # sub-graphs of the last chunk measured here
-    handed: list[Subgraph] = []
-    parts = []
-    for index, subs in enumerate(chunks):
-        replayer = Replayer(store_factory(), off, Kernels(lookup))
-        last = index == len(chunks) - 1
-        measured: dict[str, tuple] = {}
-        for position, sub in enumerate(subs):
-            if last and position >= keep:
-                break
-            if share is not None and share.asked():
-                left = keep - position if last else len(subs) - position + _sizes(chunks, index)
-                take = min(left // 2, keep - position if last else keep)
-                given = chunks[-1][keep - take : keep]
-                worth = take >= MIN_HANDED or (
-                    take > 0 and _output_values(given) >= MIN_HANDED_ELEMENTS
-                )
-                if worth and share.give(*handed_over(given, off)):
-                    keep -= take
-                    handed = chunks[-1][keep:]
-                else:
-                    share.decline()
-            measured[sub.fused.name] = measure_one(replayer, sub)
-        files = {str(path) for path in replayer.store.files_read}
-        unreadable = dict(replayer.store.unreadable)
-        if last and handed:
-            back = share.results() if share is not None else None
-            if back is None:  # the parent failed: measured here, as without it
-                measured.update((sub.fused.name, measure_one(replayer, sub)) for sub in handed)
-                files = {str(path) for path in replayer.store.files_read}
-                unreadable = dict(replayer.store.unreadable)
-            else:  # handed over from the end: its reads come after the ones here
-                measured.update(back["measured"])
-                files |= set(back["files_read"])
-                unreadable.update(back["unreadable"])
-        parts.append(
-            {
-                "measured": measured,
-                "files_read": files,
-                "unreadable": unreadable,
-            }
-        )
+    _, off, lookup, store_factory, judge = _JOB
+    planned = [(index, sub) for index, chunk in enumerate(chunks) for sub in chunk]
+    handed: list[list[Subgraph]] = []  # the parts handed over, in the order given
+    at = {"next": 0, "end": len(planned)}  # measured here: planned[next:end] is left
+
+    def offer() -> None:
+        if share is None or not share.asked():
+            return
+        take = (at["end"] - at["next"]) // 2
+        given = [later for _, later in planned[at["end"] - take : at["end"]]]
+        worth = take >= MIN_HANDED or (take > 0 and output_values(given) >= MIN_HANDED_ELEMENTS)
+        judging = (judge.handed(given),) if judge is not None and worth else ()
+        if worth and share.give(*handed_over(given, off), *judging):
+            at["end"] -= take
+            handed.append(given)
+        else:
+            share.decline()
+
+    parts: list[dict] = []
+    replayer: Replayer | None = None
+    while at["next"] < at["end"]:
+        index, sub = planned[at["next"]]
+        if not parts or parts[-1]["chunk"] != index:
+            replayer = Replayer(store_factory(), off, Kernels(lookup))
+            parts.append({"chunk": index, "replayer": replayer, "measured": {}, "localised": {}})
+        assert replayer is not None
+        offer()
+        at["next"] += 1
+        _measure_into(replayer, sub, judge, parts[-1], offer)
     if share is not None:
         share.decline()
+    for part in parts:
+        store = part.pop("replayer").store
+        part.pop("chunk")
+        part["files_read"] = {str(path) for path in store.files_read}
+        part["unreadable"] = dict(store.unreadable)
+    if handed:
+        parts.append(_handed_back(handed, share, off, lookup, store_factory, judge))
     return parts
 
 
-def _output_values(subs: list[Subgraph]) -> int:
-    """Values the fused outputs of ``subs`` hold, by their descs: how heavy measuring them is."""
-    total = 0
-    for sub in subs:
-        for desc in sub.fused.output_descs:
-            shape = getattr(desc, "shape", ()) or ()
-            if shape and all(isinstance(d, int) and d > 0 for d in shape):
-                total += math.prod(shape)
-    return total
+def _handed_back(
+    handed: list[list[Subgraph]],
+    share: ChildShare | None,
+    off: GraphIndex,
+    lookup: Any,
+    store_factory: Callable[[], EvidenceStore],
+    judge: Judge | None,
+) -> dict:
+    """The parts the parent measured, as one part in the order a serial run measures them
+    (the last handed over first); one the parent did not measure is measured here."""
+    backs = share.results() if share is not None else [None] * len(handed)
+    part: dict = {"measured": {}, "localised": {}, "files_read": set(), "unreadable": {}}
+    replayer: Replayer | None = None
+    for given, back in reversed(list(zip(handed, backs, strict=True))):
+        if back is None:  # the parent failed: measured here, as without it
+            replayer = replayer or Replayer(store_factory(), off, Kernels(lookup))
+            before = dict(replayer.store.unreadable)
+            for sub in given:
+                _measure_into(replayer, sub, judge, part)
+            part["files_read"] |= {str(path) for path in replayer.store.files_read}
+            part["unreadable"].update(_found_since(replayer.store.unreadable, before))
+        else:
+            part["measured"].update(back["measured"])
+            part["localised"].update(back.get("localised", {}))
+            part["files_read"] |= set(back["files_read"])
+            part["unreadable"].update(back["unreadable"])
+    return part
 
 
-def _sizes(chunks: list[list[Subgraph]], index: int) -> int:
-    """Sub-graphs in the chunks after ``index``."""
-    return sum(len(chunk) for chunk in chunks[index + 1 :])
-
-
-def _off_ops(off: GraphIndex, subs: list[Subgraph]) -> dict[str, Any]:
-    """The fusion-off ops a :class:`Replayer` looks up for ``subs``: the producers of their
-    members' inputs and of their outputs (an op absent here is absent from the graph)."""
-    names = set()
-    for sub in subs:
-        for member in sub.members:
-            names.update(ref_name(ref)[0] for ref in member.data_inputs)
-        names.update(ref_name(origin)[0] for _, origin in sub.outputs)
-    return {name: off.ops[name] for name in names if name in off.ops}
-
-
-class _DescRead:
-    """What the replay reads of a tensor desc (its dtype names and shapes)."""
-
-    __slots__ = ("dtype", "origin_data_type", "origin_shape", "shape")
-
-    def __init__(self, desc: Any) -> None:
-        self.dtype = desc.dtype
-        self.origin_data_type = desc.origin_data_type
-        self.origin_shape = desc.origin_shape
-        self.shape = desc.shape
-
-
-class OpRead:
-    """What measuring a sub-graph reads of an op: its name, type, data inputs, output descs
-    and the attributes its kernel gets (:func:`kernel_attrs`, ``format`` included, so that
-    ``kernel_attrs`` of this gives the same). Handed to the waiting process instead of the
-    graph's op, whose raw attributes made the pickles ~5x larger (issue 16)."""
-
-    __slots__ = ("attrs", "data_inputs", "input_descs", "name", "output_descs", "type")
-
-    def __init__(self, op: Any, run: bool) -> None:
-        self.name = op.name
-        self.type = op.type
-        self.data_inputs = list(op.data_inputs)
-        self.attrs = kernel_attrs(op) if run else {}  # only members are run
-        self.input_descs: list = []
-        self.output_descs = [_DescRead(desc) for desc in op.output_descs]
-
-
-def handed_over(subs: list[Subgraph], off: GraphIndex) -> tuple[list[Subgraph], dict[str, Any]]:
-    """``subs`` and the fusion-off ops their measuring looks up (:func:`_off_ops`), as
-    :class:`OpRead`: what :func:`measure_handed` needs, and only that."""
-    seen: dict[int, OpRead] = {}
-
-    def read(op: Any, run: bool = False) -> OpRead:
-        if id(op) not in seen:
-            seen[id(op)] = OpRead(op, run)
-        return seen[id(op)]
-
-    members = [[read(m, run=True) for m in sub.members] for sub in subs]  # first: with attrs
-    light = [
-        Subgraph(read(sub.fused), ops, sub.boundary, sub.outputs, sub.absent)
-        for sub, ops in zip(subs, members, strict=True)
-    ]
-    return light, {name: read(op) for name, op in _off_ops(off, subs).items()}
-
-
-def measure_handed(subs: list[Subgraph], off_ops: dict[str, Any], store: EvidenceStore) -> dict:
+def measure_handed(
+    subs: list[Subgraph], off_ops: dict[str, Any], store: EvidenceStore, judge: Judge | None = None
+) -> dict:
     """What the parent measures for the child (:func:`.replay_share.help_child`): the scores
-    of ``subs``, the files read (as text) and the unreadable ones, in the order found."""
+    of ``subs``, the localisations of the flagged ones (with ``judge``), the files read (as
+    text) and the unreadable ones, in the order found."""
     replayer = Replayer(store, GraphIndex(off_ops, {}, {}), Kernels())
-    measured = {sub.fused.name: measure_one(replayer, sub) for sub in subs}
+    part: dict = {"measured": {}, "localised": {}}
+    for sub in subs:
+        _measure_into(replayer, sub, judge, part)
     return {
-        "measured": measured,
+        **part,
         "files_read": sorted(str(path) for path in store.files_read),
         "unreadable": dict(store.unreadable),
     }

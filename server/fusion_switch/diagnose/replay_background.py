@@ -40,8 +40,9 @@ from ..compare.forked import ForkedCall
 from ..readers.dumpdir import DumpDirError, holds_dump_files, scan_dump_dir
 from ..readers.graph_model import share_equal_attrs
 from .evidence import EvidenceStore
+from .localise import localise
 from .on_view import graph_of_view, on_view
-from .replay import ReplayReport, measure_handed
+from .replay import Judge, ReplayReport, measure_handed
 from .replay_job import dump_dirs, replay_outcome
 from .replay_kernels import kernel_registry
 from .replay_share import ChildShare, ShareChannel, help_child
@@ -272,10 +273,11 @@ class BackgroundReplay:
             self.host = None
 
     def help(self) -> None:
-        """Measure what the child hands over of its unstarted sub-graphs, now (once; nothing
-        when it was started without ``share``). Called before other work this process has
-        left, that work then overlaps with the end of the child's, which ends with the
-        verdicts and the report; :meth:`result` calls it otherwise."""
+        """Measure what the child hands over of its unstarted sub-graphs, now, for as long as
+        it hands some over (once; nothing when it was started without ``share``). Called
+        before other work this process has left, that work then overlaps with the end of the
+        child's, which ends with the verdicts and the report; :meth:`result` calls it
+        otherwise."""
         if self._channel is not None and not self._helped:
             self._helped = True
             help_child(self._channel.parent, self._measure_handed)
@@ -290,8 +292,9 @@ class BackgroundReplay:
             return message[1]
         return replay_outcome(self.outcome, self.table, notes, self.workers, self.rerun_processes)
 
-    def _measure_handed(self, subs: list, off_ops: dict[str, Any]) -> dict:
-        return measure_handed(subs, off_ops, EvidenceStore(*dump_dirs(self.outcome)))
+    def _measure_handed(self, subs: list, off_ops: dict[str, Any], judging: Any = None) -> dict:
+        judge = Judge.of_handed(judging, localise) if judging is not None else None
+        return measure_handed(subs, off_ops, EvidenceStore(*dump_dirs(self.outcome)), judge)
 
     def close(self) -> None:
         self._close_host()

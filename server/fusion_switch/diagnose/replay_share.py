@@ -6,14 +6,17 @@ left to write and then waits, with a core idle, while the child finishes alone. 
 waits, it asks for help: the child hands over the second half of the sub-graphs it has not
 started (taken from the end of its last chunk, with the fusion-off ops they read), this process
 measures them with an evidence store of its own, exactly as the child would, and sends back
-what it found. The noise floor, the verdicts and the localisation stay in the child, which
-merges the handed-back scores into its last chunk (files read counted once per chunk, missing
-evidence in the order a serial run finds it), so the report is the same either way.
+what it found, with the localisations of the flagged ones (the child sends the noise floor
+and their rules along). Sending them back asks again: the child hands over half of what it
+still has left, and so on, so that neither process ends long before the other. The noise floor
+and the verdicts stay in the child, which merges what came back after its own parts (files
+read counted once, missing evidence in the order a serial run finds it), so the report is the
+same either way.
 
-One message answers the request, always: ``work`` or ``none`` (nothing worth handing over, or
-the measuring is over). Whatever goes wrong on either side (a pickling error, an exception,
-the parent interrupted, the child killed), the child measures the sub-graphs itself or the
-parent falls back to the child's answer, as without sharing.
+One message answers each request, always: ``work`` or ``none`` (nothing worth handing over, or
+the measuring is over; the parent then stops asking). Whatever goes wrong on either side (a
+pickling error, an exception, the parent interrupted, the child killed), the child measures
+the sub-graphs itself or the parent falls back to the child's answer, as without sharing.
 """
 
 from __future__ import annotations
@@ -48,47 +51,66 @@ class ShareChannel:
 
 
 class ChildShare:
-    """The child's side: :meth:`asked` between sub-graphs, :meth:`give` once, then
-    :meth:`results`; :meth:`decline` when it ends without giving (idempotent)."""
+    """The child's side: :meth:`asked` between sub-graphs, :meth:`give` when asked (as often as
+    it is asked), then :meth:`results`; :meth:`decline` ends the sharing (idempotent)."""
 
     def __init__(self, connection: Any) -> None:
         self.connection = connection
-        self.answered = False
+        self.open = True  # the parent may still ask
+        self._asking = False  # a request not answered yet
+        self._given = 0  # parts handed over
+        self._backs: list[dict | None] = []  # what came back for them, in order
 
     def asked(self) -> bool:
-        if self.answered:
+        if not self.open:
             return False
         try:
-            if not self.connection.poll():
-                return False
-            message = self.connection.recv()
-            return bool(message) and message[0] == HELP
-        except (EOFError, OSError):  # the parent is gone or closed its end: nobody to help
-            self.answered = True
-            return False
+            while not self._asking and self.open and self.connection.poll():
+                self._take(self.connection.recv())
+        except (EOFError, OSError, pickle.UnpicklingError):  # nobody to help any more
+            self.open = False
+        return self._asking and self.open
 
-    def give(self, subs: list, off_ops: dict[str, Any]) -> bool:
-        """Send ``subs`` (and the fusion-off ops they read) to the parent; False when they
-        could not be sent (the caller measures them)."""
-        self.answered = True
+    def _take(self, message: tuple) -> None:
+        kind = message[0] if message else None
+        if kind == HELP:
+            self._asking = True
+        elif kind == DONE:  # a part measured, and a request for more
+            self._backs.append(message[1])
+            self._asking = True
+        else:  # FAILED: that part is measured here; the parent asks no more
+            self._backs.append(None)
+            self.open = False
+
+    def give(self, subs: list, *rest: Any) -> bool:
+        """Send ``subs`` (and what the parent needs to measure them: the fusion-off ops they
+        read, how to judge them) to the parent; False when they could not be sent (the caller
+        measures them, and the sharing is over)."""
+        self._asking = False
         try:
-            payload = pickle.dumps((subs, off_ops), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps((subs, *rest), protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-            self._send((NONE,))
+            self.decline()
             return False
-        return self._send((WORK, payload))
+        if not self._send((WORK, payload)):
+            self.open = False
+            return False
+        self._given += 1
+        return True
 
-    def results(self) -> dict | None:
-        """The parent's part (``measured``, ``files_read`` paths, ``unreadable``) or None."""
+    def results(self) -> list[dict | None]:
+        """The parent's parts (``measured``, ``files_read`` paths, ``unreadable``), one per
+        :meth:`give` in order, waiting for those not back yet; None for a part the parent did
+        not measure (the caller measures it)."""
         with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError):
-            message = self.connection.recv()
-            if message[0] == DONE:
-                return message[1]
-        return None
+            while len(self._backs) < self._given:
+                self._take(self.connection.recv())
+        return self._backs + [None] * (self._given - len(self._backs))
 
     def decline(self) -> None:
-        if not self.answered:
-            self.answered = True
+        if self.open:
+            self.open = False
+            self._asking = False
             self._send((NONE,))
 
     def _send(self, message: tuple) -> bool:
@@ -99,22 +121,30 @@ class ChildShare:
             return False
 
 
-def help_child(connection: Any, measure: Callable[[list, dict[str, Any]], dict]) -> None:
-    """The parent's side: ask, measure what is handed over with ``measure(subs, off_ops)``,
-    send it back. Returns when the child answered ``none``, got its work back, or is gone.
-    Once work came, an answer always goes back (the child waits for it); an interruption
-    propagates and the caller kills the child."""
+def help_child(connection: Any, measure: Callable[..., dict]) -> int:
+    """The parent's side: ask, measure what is handed over with ``measure(subs, *rest)`` (as
+    :meth:`ChildShare.give` was called),
+    send it back (which asks again), until the child answers ``none`` or is gone, or a part
+    fails here. Returns the parts measured. Once work came, an answer always goes back (the
+    child waits for it); an interruption propagates and the caller kills the child."""
+    parts = 0
     try:
         connection.send((HELP,))
         message = connection.recv()
+        while message[0] == WORK:
+            try:
+                part: Any = (DONE, measure(*pickle.loads(message[1])))
+            except Exception:  # the child measures them itself then
+                part = (FAILED,)
+            try:
+                connection.send(part)
+            except (ValueError, pickle.PicklingError):  # nothing was sent: say it failed
+                part = (FAILED,)
+                connection.send(part)
+            if part[0] != DONE:
+                return parts
+            parts += 1
+            message = connection.recv()
     except (EOFError, OSError):
-        return
-    if message[0] != WORK:
-        return
-    try:
-        subs, off_ops = pickle.loads(message[1])
-        part: Any = (DONE, measure(subs, off_ops))
-    except Exception:  # the child measures them itself then
-        part = (FAILED,)
-    with contextlib.suppress(OSError, ValueError, pickle.PicklingError):
-        connection.send(part)
+        pass
+    return parts
