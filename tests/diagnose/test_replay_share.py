@@ -267,8 +267,20 @@ def test_a_flagged_op_is_localised_where_it_was_measured(damaged, monkeypatch, w
     before = replay_outcome(damaged, None, [], workers=workers, processes=1)
     monkeypatch.undo()
     events = _events(monkeypatch)
+    from fusion_switch.diagnose import replay_job
+
+    rules_asked: list[str] = []
+    op_rules = replay_job.op_rules
+
+    def counted(op, types, table):
+        rules_asked.append(op.name)
+        return op_rules(op, types, table)
+
+    monkeypatch.setattr(replay_job, "op_rules", counted)
     now = replay_outcome(damaged, None, [], workers=workers, processes=1)
     localised = [r.op for r in now.results if r.localisation is not None]
+    # the rules of an op are looked up once, and once more only for a flagged one
+    assert sorted(rules_asked) == sorted([r.op for r in now.results] + localised)
     assert localised  # the case has flagged ops that several passes built
     assert [name for kind, name in events if kind == "localise"] == localised  # once each
     for name in localised:

@@ -491,10 +491,12 @@ class Judge:
     def __call__(
         self, replayer: Replayer, sub: Subgraph, measured: tuple, between: Callable | None = None
     ) -> tuple[dict | None] | None:
-        result = _result_of(sub.fused, 0, sub, self.rules_of)  # localise reads no order
-        _decide(result, sub, measured, self.noise)
+        result = ReplayResult(sub.fused.name, sub.fused.type, 0, UNVERIFIED)
+        _decide(result, sub, measured, self.noise)  # reads no rule, and localise no order
         if result.verdict != INTRODUCES:
             return None
+        rules = _result_of(sub.fused, 0, sub, self.rules_of)
+        result.rules, result.rule_source = rules.rules, rules.rule_source
         if between is None:
             return (self.localise(replayer, sub, result),)
         return (self.localise(replayer, sub, result, between=between),)
