@@ -167,6 +167,12 @@ class EvidenceStore:
         self._arrays[key] = {slot: values}
         self._array_bytes = size
 
+    def release_arrays(self) -> None:
+        """Let every cached array go (the headers stay): before a localisation, whose
+        variants need room for several of a sub-graph's activations at once."""
+        self._arrays.clear()
+        self._array_bytes = 0
+
     def _drop_arrays(self, key: tuple[str, str]) -> None:
         dropped = self._arrays.pop(key, None)
         if dropped:
