@@ -386,3 +386,26 @@ def test_a_flagged_op_the_parent_measured_is_localised_by_the_parent(damaged, mo
     assert set(here) == flagged & set(measured)
     assert _json(shared) == _json(alone)
     assert list(shared.unreadable.items()) == list(alone.unreadable.items())
+
+
+def test_a_child_that_dies_between_rounds_does_not_leave_the_parent_waiting(damaged, monkeypatch):
+    """The child is gone once it has handed over its second part: the parent's answer finds no
+    reader, it stops asking, and the replay is run here, as when the child dies at once."""
+    from fusion_switch.diagnose import replay_share
+
+    give = replay_share.ChildShare.give
+    given: list[int] = []
+
+    def give_then_die(self, subs, *rest):
+        sent = give(self, subs, *rest)
+        given.append(len(subs))  # in the child: its own copy of the list
+        if len(given) == 2:
+            os._exit(1)
+        return sent
+
+    monkeypatch.setattr(replay_share.ChildShare, "give", give_then_die)
+    before = _children()
+    report, rounds = _rounds(damaged, monkeypatch)
+    assert len(rounds) == 2  # the second part was measured here, its answer unread
+    assert _json(report) == _json(replay_outcome(damaged, None, [], workers=2))
+    assert _children() <= before

@@ -122,11 +122,11 @@ class ChildShare:
 
 
 def help_child(connection: Any, measure: Callable[..., dict]) -> int:
-    """The parent's side: ask, measure what is handed over with ``measure(subs, *rest)`` (as
-    :meth:`ChildShare.give` was called),
-    send it back (which asks again), until the child answers ``none`` or is gone, or a part
-    fails here. Returns the parts measured. Once work came, an answer always goes back (the
-    child waits for it); an interruption propagates and the caller kills the child."""
+    """The parent's side: ask, measure what is handed over with ``measure(subs, *rest)`` (the
+    arguments of :meth:`ChildShare.give`), send it back (which asks again), until the child
+    answers ``none`` or is gone, or a part fails here. Returns the parts measured. Once work
+    came, an answer always goes back (the child waits for it); an interruption propagates and
+    the caller kills the child."""
     parts = 0
     try:
         connection.send((HELP,))
