@@ -136,7 +136,7 @@ def serve_kept(
     # folders indexed
     share_equal_attrs(getattr(off_graph, "ops", []) or [])
     kernel_registry()
-    indexed = _index_leaves(folders)
+    indexed = _index_leaves(folders, getattr(off_graph, "name", None))
     # read only now (the objects built in the space the sharing freed; a thread reading it at
     # once cost ~2 MB of RSS): the parent's send of a request larger than a pipe holds waits
     # until then, in its main thread, where Ctrl-C still interrupts it
@@ -153,16 +153,24 @@ def serve_kept(
     return _answer(source, table, workers, processes, channel)
 
 
-def _index_leaves(folders: tuple) -> dict[str, Any]:
-    """The folders of ``folders`` that hold dump files themselves, indexed, by real path (the
-    index of such a folder does not depend on the graph names the comparison scans it with).
-    Any problem is left to the replay, which indexes the folder then."""
+def _index_leaves(folders: tuple, graph_name: str | None = None) -> dict[str, Any]:
+    """The dump folders of ``folders`` indexed, by the real path of the leaf that holds the
+    files: a folder that holds them itself, or the leaf below it that the comparison's first
+    try picks (the model folder named like ``graph_name``, the fusion-off graph's; a tree of
+    one model gives the same leaf whatever the name). The request names the leaves the
+    comparison used: an index of another is not used. Any problem is left to the replay,
+    which indexes the folder then."""
     indexed: dict[str, Any] = {}
     for folder in folders:
         with contextlib.suppress(DumpDirError, OSError, TypeError, ValueError):
             real = os.path.realpath(folder)
-            if real not in indexed and holds_dump_files(real):
+            if real in indexed:
+                continue
+            if holds_dump_files(real):
                 indexed[real] = scan_dump_dir(real)
+            else:
+                found = scan_dump_dir(real, graph_name)
+                indexed.setdefault(os.path.realpath(found.path), found)
     return indexed
 
 
