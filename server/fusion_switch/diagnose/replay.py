@@ -465,14 +465,17 @@ def replay_run(
 
 def _result_of(op: Any, order: int, sub: Subgraph | str, rules_of: Callable | None) -> ReplayResult:
     """A fused op's result before its verdict: the rules that built it and where from."""
+    result = ReplayResult(op.name, op.type, order, UNVERIFIED)
+    result.rules, result.rule_source = _rules_of(op, sub, rules_of)
+    return result
+
+
+def _rules_of(op: Any, sub: Subgraph | str, rules_of: Callable | None) -> tuple[list[str], str]:
+    """The rules that built a fused op, and where they were read from."""
     types = [] if isinstance(sub, str) else [m.type for m in sub.members]
     if rules_of is not None:
-        rules, source = rules_of(op, types)
-    else:
-        rules, source = list(dict.fromkeys(reversed(op.pass_names))), "graph attributes"
-    result = ReplayResult(op.name, op.type, order, UNVERIFIED)
-    result.rules, result.rule_source = rules, source
-    return result
+        return rules_of(op, types)
+    return list(dict.fromkeys(reversed(op.pass_names))), "graph attributes"
 
 
 class Judge:
@@ -495,23 +498,19 @@ class Judge:
         _decide(result, sub, measured, self.noise)  # reads no rule, and localise no order
         if result.verdict != INTRODUCES:
             return None
-        rules = _result_of(sub.fused, 0, sub, self.rules_of)
-        result.rules, result.rule_source = rules.rules, rules.rule_source
+        result.rules, result.rule_source = _rules_of(sub.fused, sub, self.rules_of)
         # the arrays cached for the sub-graphs measured before this one are not needed by
         # its variants: ~50 MB less peak on a real network's activations
         replayer.store.release_arrays()
-        if between is None:
-            return (self.localise(replayer, sub, result),)
         return (self.localise(replayer, sub, result, between=between),)
 
     def handed(self, subs: list[Subgraph]) -> tuple:
         """What the parent needs to judge ``subs`` as this judge does (picklable): the noise
         floor and their rules (a handed op has no graph to read them from)."""
-        rules = {}
-        for sub in subs:
-            result = _result_of(sub.fused, 0, sub, self.rules_of)
-            rules[sub.fused.name] = (result.rules, result.rule_source)
-        return (self.noise, rules)
+        return (
+            self.noise,
+            {sub.fused.name: _rules_of(sub.fused, sub, self.rules_of) for sub in subs},
+        )
 
     @classmethod
     def of_handed(cls, judging: tuple, localise: Callable) -> Judge:
@@ -652,37 +651,38 @@ def _measure_serially(chunks: list[list[Subgraph]], share: ChildShare | None) ->
     _, off, lookup, store_factory, judge = _JOB
     planned = [(index, sub) for index, chunk in enumerate(chunks) for sub in chunk]
     handed: list[list[Subgraph]] = []  # the parts handed over, in the order given
-    at = {"next": 0, "end": len(planned)}  # measured here: planned[next:end] is left
+    start, end = 0, len(planned)  # planned[start:end] is left to measure here
 
     def offer() -> None:
+        nonlocal end
         if share is None or not share.asked():
             return
-        take = (at["end"] - at["next"]) // 2
-        given = [later for _, later in planned[at["end"] - take : at["end"]]]
+        take = (end - start) // 2
+        given = [later for _, later in planned[end - take : end]]
         worth = take >= MIN_HANDED or (take > 0 and output_values(given) >= MIN_HANDED_ELEMENTS)
         judging = (judge.handed(given),) if judge is not None and worth else ()
         if worth and share.give(*handed_over(given, off), *judging):
-            at["end"] -= take
+            end -= take
             handed.append(given)
         else:
             share.decline()
 
     parts: list[dict] = []
-    replayer: Replayer | None = None
-    while at["next"] < at["end"]:
-        index, sub = planned[at["next"]]
-        if not parts or parts[-1]["chunk"] != index:
+    stores: list[EvidenceStore] = []  # each part's
+    chunk = -1
+    while start < end:
+        index, sub = planned[start]
+        if index != chunk:
+            chunk = index
             replayer = Replayer(store_factory(), off, Kernels(lookup))
-            parts.append({"chunk": index, "replayer": replayer, "measured": {}, "localised": {}})
-        assert replayer is not None
+            stores.append(replayer.store)
+            parts.append({"measured": {}, "localised": {}})
         offer()
-        at["next"] += 1
+        start += 1
         _measure_into(replayer, sub, judge, parts[-1], offer)
     if share is not None:
         share.decline()
-    for part in parts:
-        store = part.pop("replayer").store
-        part.pop("chunk")
+    for part, store in zip(parts, stores, strict=True):
         part["files_read"] = {str(path) for path in store.files_read}
         part["unreadable"] = dict(store.unreadable)
     if handed:
@@ -725,15 +725,8 @@ def measure_handed(
     """What the parent measures for the child (:func:`.replay_share.help_child`): the scores
     of ``subs``, the localisations of the flagged ones (with ``judge``), the files read (as
     text) and the unreadable ones, in the order found."""
-    replayer = Replayer(store, GraphIndex(off_ops, {}, {}), Kernels())
-    part: dict = {"measured": {}, "localised": {}}
-    for sub in subs:
-        _measure_into(replayer, sub, judge, part)
-    return {
-        **part,
-        "files_read": sorted(str(path) for path in store.files_read),
-        "unreadable": dict(store.unreadable),
-    }
+    part = _measure(Replayer(store, GraphIndex(off_ops, {}, {}), Kernels()), subs, judge)
+    return {**part, "files_read": sorted(part["files_read"])}
 
 
 def _decide(result: ReplayResult, sub: Subgraph, measured: tuple, noise: NoiseFloor) -> None:

@@ -110,7 +110,6 @@ class ChildShare:
     def decline(self) -> None:
         if self.open:
             self.open = False
-            self._asking = False
             self._send((NONE,))
 
     def _send(self, message: tuple) -> bool:
