@@ -8,6 +8,9 @@ dumps in the same order, the same noise floor. A failure on either side falls ba
 from __future__ import annotations
 
 import os
+import pickle
+import signal
+import threading
 import time
 
 import psutil
@@ -409,3 +412,48 @@ def test_a_child_that_dies_between_rounds_does_not_leave_the_parent_waiting(dama
     assert len(rounds) == 2  # the second part was measured here, its answer unread
     assert _json(report) == _json(replay_outcome(damaged, None, [], workers=2))
     assert _children() <= before
+
+
+class _Unpicklable:
+    def __reduce__(self):
+        raise pickle.PicklingError("not this one")
+
+
+@pytest.mark.parametrize("unpicklable", [_Unpicklable(), threading.Lock()])
+def test_a_part_whose_answer_does_not_pickle_is_measured_by_the_child(
+    damaged, monkeypatch, unpicklable
+):
+    """The parent's answer could not be sent (a value that does not pickle): nothing reached
+    the child, which waited for it while the parent waited for the child's report. The parent
+    now says the part failed, and the child measures it, as for any failure here."""
+    alone = replay_outcome(damaged, None, [], workers=2)
+    real = replay_background.measure_handed
+    parts: list[int] = []
+
+    def answering_badly(subs, off_ops, store, *judging):
+        parts.append(len(subs))
+        part = real(subs, off_ops, store, *judging)
+        return {**part, "measured": {**part["measured"], "extra": unpicklable}}
+
+    monkeypatch.setattr(replay, "MIN_HANDED", 1)
+    monkeypatch.setattr(replay_background, "measure_handed", answering_badly)
+
+    hung: list[bool] = []
+
+    def too_long(*_):  # a guard against the deadlock, not a timing: 120 s for ~2 s of work
+        hung.append(True)
+        raise TimeoutError("the replay waited for an answer that never came")
+
+    previous = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(120)
+    background = BackgroundReplay(damaged, None, workers=2, processes=1, share=True).start()
+    try:
+        shared = background.result([])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        background.close()
+    assert not hung  # (the replay would then have been run again here, hiding it)
+    assert parts == parts[:1] and parts[0] >= 1  # one part, then no more asking
+    assert _json(shared) == _json(alone)
+    assert list(shared.unreadable.items()) == list(alone.unreadable.items())

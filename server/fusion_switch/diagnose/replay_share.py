@@ -32,6 +32,8 @@ MIN_HANDED = 16  # fewer sub-graphs left: a round trip costs more than it saves
 # ... unless their fused outputs hold this many values: a real network's activations, where
 # one sub-graph takes tens of ms and a round trip ~1 ms (issue 16)
 MIN_HANDED_ELEMENTS = 1 << 21
+# what pickling a message raises for a value it cannot take (nothing is sent then)
+_UNSENDABLE = (pickle.PicklingError, TypeError, AttributeError, RecursionError, ValueError)
 
 
 class ShareChannel:
@@ -89,7 +91,7 @@ class ChildShare:
         self._asking = False
         try:
             payload = pickle.dumps((subs, *rest), protocol=pickle.HIGHEST_PROTOCOL)
-        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        except _UNSENDABLE:
             self.decline()
             return False
         if not self._send((WORK, payload)):
@@ -137,7 +139,7 @@ def help_child(connection: Any, measure: Callable[..., dict]) -> int:
                 part = (FAILED,)
             try:
                 connection.send(part)
-            except (ValueError, pickle.PicklingError):  # nothing was sent: say it failed
+            except _UNSENDABLE:  # it did not pickle, nothing was sent: say it failed
                 part = (FAILED,)
                 connection.send(part)
             if part[0] != DONE:
