@@ -689,7 +689,8 @@ def digest_in_child(
     is answered with :class:`.forked.Kept`, and the process stays to run ``then(graph,
     receive)`` for the caller's next request (the replay, on the graph read here)."""
     try:
-        graph = load_graph(path)
+        # the digest reads no input desc; the replay's original ops do (their kernels' layout)
+        graph = load_graph(path, input_descs=then is not None)
         tell(graph.name)
         digest = ("ok", graph_digest(graph))
         if then is None:
