@@ -308,6 +308,26 @@ def _string_list(value: Any) -> list[str]:
     return []
 
 
+def _raw_string_list(raw: Any) -> list[str]:
+    """``_string_list(attr_value(raw))``: a list of strings or one string read straight from
+    the AttrDef (issue 16: pass names and original-op names are read for every fused op, ~8 µs
+    each through the general conversion); any other shape goes through that conversion."""
+    if type(raw) is dict:
+        if "list" in raw:
+            listed = raw["list"]
+            if type(listed) is dict and "s" in listed:  # "s" is the first member tried
+                items = listed["s"]
+                if type(items) is list:
+                    return [str(v) for v in items]
+        elif "s" in raw and "list_list_int" not in raw and "list_list_float" not in raw:
+            value = raw["s"]
+            if type(value) is str:
+                return [value] if value else []
+    elif raw is None:
+        return []
+    return _string_list(attr_value(raw))
+
+
 class Op(_LazyAttrs):
     """One ``OpDef``. ``inputs`` keeps the raw ``"src:idx"`` strings (control ``":-1"`` and empty
     entries included, as in the file); ``id`` is 0 when the file omits it (proto3 default).
@@ -389,10 +409,18 @@ class Op(_LazyAttrs):
     def has_original_names(self) -> bool:
         return ORIGINAL_OP_NAMES in self.raw_attrs
 
+    def _strings(self, key: str) -> list[str]:
+        """``_string_list(self.attr(key))``, without converting the attribute when the raw
+        AttrDef has the usual shape (:func:`_raw_string_list`)."""
+        attrs = self._attrs
+        if attrs is not None:
+            return _string_list(attrs.get(key))
+        return _raw_string_list(self.raw_attrs.get(key))
+
     @property
     def original_names(self) -> list[str]:
         """``_datadump_original_op_names`` as written ([] when absent or an empty list)."""
-        return _string_list(self.attr(ORIGINAL_OP_NAMES))
+        return self._strings(ORIGINAL_OP_NAMES)
 
     @property
     def msaccucmp_original_names(self) -> list[str]:
@@ -408,9 +436,8 @@ class Op(_LazyAttrs):
     @property
     def ub_pass_names(self) -> list[str]:
         """UB fusion passes: ``pass_name_ub`` then ``_single_op_ub_pass_name`` (no duplicates)."""
-        names = _string_list(self.attr(PASS_NAME_UB))
-        names += _string_list(self.attr(SINGLE_OP_UB_PASS_NAME))
-        return list(dict.fromkeys(n for n in names if n))
+        names = self._strings(PASS_NAME_UB) + self._strings(SINGLE_OP_UB_PASS_NAME)
+        return list(dict.fromkeys(filter(None, names)))  # empty names dropped
 
     @property
     def pass_names(self) -> list[str]:
@@ -418,8 +445,8 @@ class Op(_LazyAttrs):
         list, then UB passes not already in it."""
         if _PASS_KEYS.isdisjoint(self.raw_attrs if self._attrs is None else self._attrs):
             return []  # most ops: none of the keys that attr() would read is there
-        names = _string_list(self.attr(PASS_NAME)) + self.ub_pass_names
-        return list(dict.fromkeys(n for n in names if n))
+        names = self._strings(PASS_NAME) + self.ub_pass_names
+        return list(dict.fromkeys(filter(None, names)))
 
     @property
     def has_pass_names(self) -> bool:
