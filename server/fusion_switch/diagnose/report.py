@@ -9,11 +9,11 @@ sorts by any column when its header is clicked (works without JS too, just unsor
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .markup import escape as _esc
 from .report_replay import replay_section
 
 WIDTH, PANEL_H, LEFT, RIGHT, TOP = 1100, 200, 64, 16, 28
@@ -43,10 +43,6 @@ def _num(value: Any) -> float | None:
     if math.isnan(out):
         return None
     return math.copysign(math.inf, out) if abs(out) >= INFINITE else out
-
-
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _fmt(value: Any) -> str:

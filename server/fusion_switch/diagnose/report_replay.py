@@ -8,18 +8,15 @@ introduces error stands out on the first; everything after it shows only on the 
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .markup import escape as _esc
+
 WIDTH, HEIGHT, LEFT, TOP = 900, 220, 56, 12
 COLOURS = {"replay": "#c0392b", "observed": "#7f8c8d"}
 VERDICT_CLASS = {"introduces": "introduces", "unverified": "unknown", "undecided": "propagates"}
-
-
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _val(value: Any) -> float | None:
