@@ -57,6 +57,28 @@ def test_replay_uses_the_dump_folders_the_comparison_indexed(outcome, monkeypatc
     assert again.files_read == expected.files_read > 0
 
 
+def test_replay_reads_dump_files_by_their_text(small_case, tmp_path, monkeypatch):
+    """No Path per dump file (joined from its folder, hashed, turned back into text): ~5% of
+    the replay at 5,000 ops (issue 16, nineteenth round). The report is the same."""
+    case = small_case
+    request = CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path)
+    fresh = run_compare(request)  # its dump names have made no Path yet
+    made = []
+    joined = dumpdir._joined
+
+    def counting(location):
+        made.append(location)
+        return joined(location)
+
+    monkeypatch.setattr(dumpdir, "_joined", counting)
+    by_text = replay_outcome(fresh, None, [], workers=1)
+    assert made == []
+    monkeypatch.undo()
+    expected = replay_outcome(fresh, None, [], workers=1)
+    assert [r.to_json() for r in by_text.results] == [r.to_json() for r in expected.results]
+    assert by_text.files_read == expected.files_read > 0
+
+
 def test_replay_without_indexed_folders_scans_them(outcome, monkeypatch):
     """Outcomes from elsewhere (older callers) carry only the folder paths."""
     expected = replay_outcome(outcome, None, [], workers=1)
@@ -81,7 +103,7 @@ def test_evicting_a_file_drops_its_arrays_and_only_those(outcome, monkeypatch):
     kept = {key[1] for key in store._files}
     assert kept == set(readable[-3:])
     assert {key[1] for key in store._arrays} == kept  # arrays of evicted files are gone
-    assert store.files_read == {outcome.on_dumps.latest(n) for n in readable}
+    assert store.files_read == {str(outcome.on_dumps.latest(n)) for n in readable}
 
 
 # ----------------------------------------------------------------------------- exact fast paths

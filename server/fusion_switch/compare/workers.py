@@ -161,7 +161,7 @@ class GroupComparer:
         self._raw = not ctx.max_cmp_size and kernel_in_use()
         # bound once: looked up for each of 10,000 tensors at 5,000 ops
         self._resolve = ctx.merged.resolve
-        self._right_latest = ctx.right.latest
+        self._right_latest = ctx.right.latest_location  # text: no Path per file
 
     # ------------------------------------------------------------------ files
 
@@ -171,7 +171,7 @@ class GroupComparer:
             self._reported.add(text)
             self.errors.append(text)
 
-    def _header(self, path: Path) -> DumpFile:
+    def _header(self, path: str) -> DumpFile:
         """A fusion-off dump file's header (or its error), from a small LRU cache: the same
         file serves the neighbouring ops of a group. At most :data:`_HEADER_CACHE_SIZE` files
         and :data:`_HEADER_CACHE_BYTES` of their bytes (the newest one whatever its size)."""
@@ -197,7 +197,7 @@ class GroupComparer:
         return cached
 
     def _left(self, op: RuleOp) -> DumpFile:
-        path = self.ctx.left.latest(op.name)
+        path = self.ctx.left.latest_location(op.name)
         if path is None:
             raise _Failure(no_left_dump_reason(op), missing=True)
         try:
@@ -420,7 +420,7 @@ class GroupComparer:
                 no_right_dump_reason(op.name, tensor_id),
                 f"no fusion-off dump file for {ref.op_name} (paired with {tensor_id})",
             )
-        right_text = row.right_path = str(right_path)
+        right_text = row.right_path = right_path
         try:
             right_dump = self._header(right_path)
         except DumpError as error:

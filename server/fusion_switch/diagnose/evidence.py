@@ -88,7 +88,7 @@ class EvidenceStore:
         # arrays by file, so that evicting a file drops its arrays without a scan of them all
         self._arrays: dict[tuple[str, str], dict[tuple[str, int], np.ndarray]] = {}
         self._array_bytes = 0  # of the arrays in _arrays
-        self.files_read: set[Path] = set()
+        self.files_read: set[str] = set()
         self.unreadable: dict[str, str] = {}  # path -> reason, for the run's verdict
 
     def has(self, side: str, op_name: str) -> bool:
@@ -100,7 +100,8 @@ class EvidenceStore:
         cached = self._files.get(key)
         if cached is None:
             folder = self.dirs[side]
-            path = folder.latest(op_name) if folder is not None else None
+            # its text: no Path made per file (issue 16)
+            path = folder.latest_location(op_name) if folder is not None else None
             if path is None:
                 cached = MissingEvidence(f"no fusion-{side} dump of {op_name}")
             else:

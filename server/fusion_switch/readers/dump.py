@@ -131,9 +131,10 @@ class DumpTensor:
 
 @dataclass
 class DumpFile:
-    """A dump file's header; tensor bytes are read on demand by :meth:`array`."""
+    """A dump file's header; tensor bytes are read on demand by :meth:`array`. ``path`` is the
+    path :func:`read_dump` was given: text stays text (the measure stage reads by text)."""
 
-    path: Path
+    path: Path | str
     op_name: str = ""
     version: str = ""
     dump_time: int = 0
@@ -511,15 +512,17 @@ SMALL_FILE_BYTES = 128 * 1024
 
 
 def read_dump(path: str | os.PathLike) -> DumpFile:
-    """Read a dump file's header (binary layout, or ``.npy``). Raises :class:`DumpError`."""
-    if not isinstance(path, Path):  # the dump index already holds Paths: no re-parse
+    """Read a dump file's header (binary layout, or ``.npy``). Raises :class:`DumpError`.
+    ``path``: a Path, or text, which is kept as text (no Path made: issue 16)."""
+    if type(path) is not str and not isinstance(path, Path):
         path = Path(path)
-    if os.fspath(path).endswith(".npy") and path.suffix == ".npy":  # suffix: a slow property
+    text = path if type(path) is str else os.fspath(path)
+    if text.endswith(".npy") and Path(text).suffix == ".npy":  # not a file named ".npy"
         return read_npy_dump(path)
     try:
         # os.open/os.read, not open(): no buffered file object for one or two reads (about a
         # third of the time spent on a typical small dump before its header is decoded)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(text, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             file_size = os.fstat(fd).st_size
             if file_size <= _LENGTH_BYTES:
@@ -572,7 +575,7 @@ def _read_up_to(fd: int, count: int) -> bytes:
     return b"".join(parts)
 
 
-def _build_dump_file(path: Path, header: bytes, header_len: int, file_size: int) -> DumpFile:
+def _build_dump_file(path: Path | str, header: bytes, header_len: int, file_size: int) -> DumpFile:
     if _header is not None:
         decoded = _header.decode(header, file_size, DumpTensor, OriginalOp)
         if decoded is not None:
@@ -586,7 +589,9 @@ def _build_dump_file(path: Path, header: bytes, header_len: int, file_size: int)
     return _build_dump_file_python(path, header, header_len, file_size)
 
 
-def _build_dump_file_python(path: Path, header: bytes, header_len: int, file_size: int) -> DumpFile:
+def _build_dump_file_python(
+    path: Path | str, header: bytes, header_len: int, file_size: int
+) -> DumpFile:
     """:func:`_build_dump_file` in Python: the definition ``_header.c`` reproduces, and the
     path that raises the precise error for a header the compiled decoder turned down."""
     try:
