@@ -232,6 +232,12 @@ def run_dask(
             shared = client.scatter(ctx, broadcast=True)
         except lost as error:
             raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
+        except KeyError as error:
+            if not _names_a_worker(error):
+                raise
+            # restarted while the scheduler replicated the context to it: Dask's replicate
+            # step looks the gone worker's address up
+            raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
         futures = [
             client.submit(_dask_chunk, shared, number, positions, pure=False)
             for number, positions in enumerate(chunks)
@@ -248,6 +254,12 @@ def run_dask(
                 yield result
         finally:
             client.cancel(futures)
+
+
+def _names_a_worker(error: KeyError) -> bool:
+    """A KeyError whose key is a worker's address (``tcp://host:port``, ``tls://``, ...)."""
+    key = error.args[0] if error.args else None
+    return isinstance(key, str) and "://" in key
 
 
 def _lost(scheduler: str, workers: int | None, memory_budget: int | None, error: Exception) -> str:
