@@ -1,8 +1,9 @@
 """The string-list attributes of an op (``pass_names``, ``ub_pass_names``, ``original_names``)
 are read straight from their raw AttrDef in its usual shapes (issue 16, nineteenth round: the
-attribution reads them for every op, the replay for every fused op, ~8 µs each through the
-general conversion). Checked against that conversion, ``_string_list(attr_value(raw))``, on real
-graphs, generated ones and AttrDefs of every shape, well-formed or not."""
+attribution reads them for every op, the replay for every fused op: 7.6 -> 4.6 ms for the
+original-op names of 5,172 ops). Checked against the general conversion,
+``_string_list(attr_value(raw))``, on real graphs, generated ones and AttrDefs of every shape,
+well-formed or not."""
 
 from __future__ import annotations
 

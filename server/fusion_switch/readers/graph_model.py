@@ -310,8 +310,8 @@ def _string_list(value: Any) -> list[str]:
 
 def _raw_string_list(raw: Any) -> list[str]:
     """``_string_list(attr_value(raw))``: a list of strings or one string read straight from
-    the AttrDef (issue 16: pass names and original-op names are read for every fused op, ~8 µs
-    each through the general conversion); any other shape goes through that conversion."""
+    the AttrDef (issue 16: the attribution reads pass names and original-op names for every
+    op, the replay for every fused op); any other shape goes through that conversion."""
     if type(raw) is dict:
         if "list" in raw:
             listed = raw["list"]
