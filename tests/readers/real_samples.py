@@ -27,3 +27,13 @@ def expectations() -> dict[str, dict]:
 def files_under(folder: str) -> list[str]:
     """Every expectations.json entry under ``folder`` (relative names, sorted)."""
     return sorted(name for name in expectations() if name.startswith(folder + "/"))
+
+
+def graph_files() -> list[Path]:
+    """Every graph file of the real samples and of tests/data/graphs that is a graph (ONNX
+    text, Caffe or an empty file are refused before any op is read)."""
+    from fusion_switch.readers.graph_kind import sniff_graph
+
+    data = REAL.parent
+    found = sorted((data / "real" / "graphs").glob("*")) + sorted((data / "graphs").glob("*"))
+    return [path for path in found if sniff_graph(path).is_graph]

@@ -5,8 +5,6 @@ generated ones and hand-made edge cases (keys present but empty, converted attrs
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from fusion_switch.readers.graph import (
     PASS_NAME,
@@ -15,15 +13,10 @@ from fusion_switch.readers.graph import (
     graph_from_dict,
     load_graph,
 )
-from fusion_switch.readers.graph_kind import sniff_graph
 from fusion_switch.synth.generator import generate_case
+from real_samples import graph_files
 
-DATA = Path(__file__).parent.parent / "data"
-REAL_GRAPHS = [
-    path
-    for path in sorted((DATA / "real" / "graphs").glob("*")) + sorted((DATA / "graphs").glob("*"))
-    if sniff_graph(path).is_graph
-]
+REAL_GRAPHS = graph_files()
 
 
 def _full_reading(op: Op) -> list[str]:

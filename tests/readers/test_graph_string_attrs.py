@@ -7,7 +7,6 @@ well-formed or not."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,18 +20,13 @@ from fusion_switch.readers.graph import (
     attr_value,
     load_graph,
 )
-from fusion_switch.readers.graph_kind import sniff_graph
 from fusion_switch.readers.graph_model import _raw_string_list
 from fusion_switch.synth.generator import generate_case
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from real_samples import graph_files
 
-DATA = Path(__file__).parent.parent / "data"
-REAL_GRAPHS = [
-    path
-    for path in sorted((DATA / "real" / "graphs").glob("*")) + sorted((DATA / "graphs").glob("*"))
-    if sniff_graph(path).is_graph
-]
+REAL_GRAPHS = graph_files()
 KEYS = (PASS_NAME, PASS_NAME_UB, SINGLE_OP_UB_PASS_NAME, ORIGINAL_OP_NAMES)
 
 
