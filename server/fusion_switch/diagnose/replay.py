@@ -457,7 +457,7 @@ def replay_run(
         results,
         noise,
         seconds=time.perf_counter() - started,
-        files_read=len(files_read | {str(path) for path in store.files_read}),
+        files_read=len(files_read | store.files_read),
         unreadable={**unreadable, **_found_since(store.unreadable, found_by_noise)},
         kernels_available=kernels.available,
     )
@@ -619,7 +619,7 @@ def _measure(replayer: Replayer, subs: list[Subgraph], judge: Judge | None = Non
         _measure_into(replayer, sub, judge, part)
     return {
         **part,
-        "files_read": {str(path) for path in replayer.store.files_read},
+        "files_read": set(replayer.store.files_read),
         "unreadable": dict(replayer.store.unreadable),
     }
 
@@ -683,7 +683,7 @@ def _measure_serially(chunks: list[list[Subgraph]], share: ChildShare | None) ->
     if share is not None:
         share.decline()
     for part, store in zip(parts, stores, strict=True):
-        part["files_read"] = {str(path) for path in store.files_read}
+        part["files_read"] = set(store.files_read)
         part["unreadable"] = dict(store.unreadable)
     if handed:
         parts.append(_handed_back(handed, share, off, lookup, store_factory, judge))
@@ -709,7 +709,7 @@ def _handed_back(
             before = dict(replayer.store.unreadable)
             for sub in given:
                 _measure_into(replayer, sub, judge, part)
-            part["files_read"] |= {str(path) for path in replayer.store.files_read}
+            part["files_read"] |= replayer.store.files_read
             part["unreadable"].update(_found_since(replayer.store.unreadable, before))
         else:
             part["measured"].update(back["measured"])

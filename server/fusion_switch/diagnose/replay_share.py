@@ -4,14 +4,14 @@ On two cores the replay's child (:mod:`.replay_background`) measures its chunks 
 other beside the comparison. When the comparison is over, this process has only the summary
 left to write and then waits, with a core idle, while the child finishes alone. So, once it
 waits, it asks for help: the child hands over the second half of the sub-graphs it has not
-started (taken from the end of its last chunk, with the fusion-off ops they read), this process
-measures them with an evidence store of its own, exactly as the child would, and sends back
-what it found, with the localisations of the flagged ones (the child sends the noise floor
-and their rules along). Sending them back asks again: the child hands over half of what it
-still has left, and so on, so that neither process ends long before the other. The noise floor
-and the verdicts stay in the child, which merges what came back after its own parts (files
-read counted once, missing evidence in the order a serial run finds it), so the report is the
-same either way.
+started (taken from the end, whatever chunks they span, with the fusion-off ops they read),
+this process measures them with an evidence store of its own, exactly as the child would, and
+sends back what it found, with the localisations of the flagged ones (the child sends the
+noise floor and their rules along). Sending them back asks again: the child hands over half of
+what it still has left, and so on, so that neither process ends long before the other. The
+noise floor and the verdicts stay in the child, which merges what came back after its own parts
+(files read counted once, missing evidence in the order a serial run finds it), so the report
+is the same either way.
 
 One message answers each request, always: ``work`` or ``none`` (nothing worth handing over, or
 the measuring is over; the parent then stops asking). Whatever goes wrong on either side (a
@@ -101,9 +101,9 @@ class ChildShare:
         return True
 
     def results(self) -> list[dict | None]:
-        """The parent's parts (``measured``, ``files_read`` paths, ``unreadable``), one per
-        :meth:`give` in order, waiting for those not back yet; None for a part the parent did
-        not measure (the caller measures it)."""
+        """The parent's parts (``measured``, ``localised``, ``files_read`` paths,
+        ``unreadable``), one per :meth:`give` in order, waiting for those not back yet; None
+        for a part the parent did not measure (the caller measures it)."""
         with contextlib.suppress(EOFError, OSError, pickle.UnpicklingError):
             while len(self._backs) < self._given:
                 self._take(self.connection.recv())
