@@ -9,6 +9,17 @@ import os
 
 from setuptools import Extension, setup
 
+
+def _numpy_include() -> list[str]:
+    """numpy's C headers (a build requirement, pyproject.toml) for the one extension that
+    talks to numpy's C API; without them that extension is left out, as without a compiler."""
+    try:
+        import numpy
+    except ImportError:
+        return []
+    return [numpy.get_include()]
+
+
 # -ffp-contract=off: a fused multiply-add rounds differently from numpy's multiply, then add.
 # -fno-trapping-math: lets the compiler vectorise conditional selects; no value changes.
 EXTENSIONS = [
@@ -29,6 +40,13 @@ EXTENSIONS = [
             "-fno-trapping-math",
             "-fno-strict-aliasing",
         ],
+        optional=True,
+    ),
+    Extension(
+        "fusion_switch.diagnose._array_reuse",
+        sources=["server/fusion_switch/diagnose/_array_reuse.c"],
+        include_dirs=_numpy_include(),
+        extra_compile_args=["-O2"],
         optional=True,
     ),
     Extension(

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .array_reuse import reusing_arrays
 from .evidence import EvidenceStore, MissingEvidence
 from .noise import NoiseFloor, coarser, floor_of, round_to, score
 from .replay_handed import handed_over, output_values
@@ -387,6 +388,7 @@ def _noise_sample(replayer: Replayer, member: Any, noise: NoiseFloor) -> None:
         noise.add(member.type, dtype, score(real, replay, dtype))
 
 
+@reusing_arrays()
 def replay_run(
     on_graph: Any,
     off_graph: Any,
@@ -583,6 +585,7 @@ def _chunks(subs: list[Subgraph], n: int) -> list[list[Subgraph]]:
     return [subs[i : i + size] for i in range(0, len(subs), size)] or [[]]
 
 
+@reusing_arrays()
 def _measure_chunk(index: int) -> dict:
     assert _JOB is not None
     chunks, off, lookup, store_factory, judge = _JOB
@@ -719,6 +722,7 @@ def _handed_back(
     return part
 
 
+@reusing_arrays()
 def measure_handed(
     subs: list[Subgraph], off_ops: dict[str, Any], store: EvidenceStore, judge: Judge | None = None
 ) -> dict:

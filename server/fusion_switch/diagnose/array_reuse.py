@@ -1,0 +1,68 @@
+"""Large numpy arrays made during the replay reuse the blocks of freed ones (issue 16).
+
+The replay makes float64 copies of whole tensors and kernel temporaries of the same sizes, op
+after op. Above 32 MiB, glibc gives each a fresh mapping whose pages the kernel must fault in
+and zero: on a real-sized case that was most of the replay's system time. Inside
+:func:`reusing_arrays`, numpy allocates through the compiled handler in ``_array_reuse.c``,
+which keeps freed large blocks for arrays of about their size, only within the memory the
+process already needed at its peak: reuse saves time and never adds to the peak a memory budget
+counts (a reused block may be up to 1/16 larger than asked for).
+
+Without the compiled module (no C compiler at install), arrays are allocated as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+try:
+    from . import _array_reuse  # built by pip install from diagnose/_array_reuse.c; optional
+except ImportError:  # pragma: no cover - depends on the install
+    _array_reuse = None
+
+MIN_BYTES = 4 << 20  # glibc serves smaller blocks from its heap, reusing them already
+
+
+def available() -> bool:
+    """The compiled handler is installed (else :func:`reusing_arrays` changes nothing)."""
+    return _array_reuse is not None
+
+
+@contextlib.contextmanager
+def reusing_arrays(min_bytes: int | None = None) -> Iterator[None]:
+    """Arrays of ``min_bytes`` (None: :data:`MIN_BYTES`) or more made in this block (this
+    thread's context) reuse freed blocks; also a decorator, a block per call. Blocks are kept
+    only while such a block is open in the process; the last one to close frees them. Arrays
+    made inside may outlive the block: they are freed as usual."""
+    if _array_reuse is None:
+        yield
+        return
+    previous = _array_reuse.install(MIN_BYTES if min_bytes is None else min_bytes, _hugepages())
+    try:
+        yield
+    finally:
+        _array_reuse.restore(previous)
+
+
+def _hugepages() -> bool:
+    """numpy advises huge pages for its large arrays (its own switch, on by default on Linux)."""
+    try:
+        from numpy._core.multiarray import _get_madvise_hugepage
+    except ImportError:  # numpy 1.x
+        try:
+            from numpy.core.multiarray import _get_madvise_hugepage
+        except ImportError:
+            return False
+    return bool(_get_madvise_hugepage())
+
+
+def stats() -> dict[str, int]:
+    """Bytes in use, kept and the high-water mark of the large blocks, and how many were
+    reused or newly allocated (all zero without the compiled module)."""
+    if _array_reuse is None:
+        return dict.fromkeys(
+            ("live", "kept", "high_water", "reused", "allocated", "live_blocks", "kept_blocks"),
+            0,
+        )
+    return _array_reuse.stats()
