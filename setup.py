@@ -43,8 +43,8 @@ EXTENSIONS = [
         optional=True,
     ),
     Extension(
-        "fusion_switch.diagnose._array_reuse",
-        sources=["server/fusion_switch/diagnose/_array_reuse.c"],
+        "fusion_switch.readers._array_reuse",
+        sources=["server/fusion_switch/readers/_array_reuse.c"],
         include_dirs=_numpy_include(),
         extra_compile_args=["-O2"],
         optional=True,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..readers import array_reuse
 from ..readers.dump import MAX_DIMS, DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from .align import (
@@ -211,8 +212,9 @@ class GroupComparer:
     def compare_groups(self, positions: list[int], chunk: int, stop=None) -> ChunkResult:
         """The rows of the groups at ``positions``, as chunk number ``chunk``."""
         # numpy's error state once per chunk, not per tensor: the kernel calls np.log, and
-        # entering np.errstate for each of 5,000 calls was a few percent of the stage
-        with np.errstate(all="ignore"):
+        # entering np.errstate for each of 5,000 calls was a few percent of the stage. The
+        # buffers of very large tensors reuse each other's pages (.array_reuse).
+        with np.errstate(all="ignore"), array_reuse.reusing_arrays(array_reuse.ALWAYS_MAPPED_BYTES):
             return self._compare_groups(positions, chunk, stop)
 
     def _compare_groups(self, positions: list[int], chunk: int, stop) -> ChunkResult:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .array_reuse import reusing_arrays
+from ..readers.array_reuse import reusing_arrays
 from .evidence import EvidenceStore, MissingEvidence
 from .noise import NoiseFloor, coarser, floor_of, round_to, score
 from .replay_handed import handed_over, output_values

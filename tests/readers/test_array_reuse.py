@@ -9,9 +9,9 @@ import numpy as np
 import psutil
 import pytest
 from fusion_switch.compare.engine import CompareRequest, run_compare
-from fusion_switch.diagnose import array_reuse
-from fusion_switch.diagnose.array_reuse import reusing_arrays, stats
 from fusion_switch.diagnose.replay_job import replay_outcome
+from fusion_switch.readers import array_reuse
+from fusion_switch.readers.array_reuse import reusing_arrays, stats
 from fusion_switch.synth.generator import generate_case
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -161,3 +161,36 @@ def test_the_replay_reuses_blocks_and_finds_the_same(outcome, monkeypatch):
     assert [r.to_json() for r in reused.results] == [r.to_json() for r in plain.results]
     assert reused.files_read == plain.files_read > 0
     assert any(r.verdict == "introduces" for r in plain.results)
+
+
+@pytest.fixture(scope="module")
+def large_files(tmp_path_factory):
+    """Dump files above the size read whole with the header (128 KiB): their tensors are read
+    into numpy buffers, the comparison's large arrays."""
+    root = tmp_path_factory.mktemp("large")
+    return generate_case(
+        root / "case", n_ops=20, faults=["dropped_scale"], spatial=48, graph_text=False
+    )
+
+
+def test_the_comparison_reuses_its_buffers_and_writes_the_same_csv(
+    large_files, tmp_path, monkeypatch
+):
+    case = large_files
+    monkeypatch.setattr(array_reuse, "ALWAYS_MAPPED_BYTES", 64 * 1024)
+
+    def compare(out):
+        request = CompareRequest(
+            case.on_dump, case.off_dump, case.on_graph, case.off_graph, out, workers=1
+        )
+        return run_compare(request)
+
+    before = stats()
+    reused = compare(tmp_path / "reused")
+    after = stats()
+    assert after["reused"] > before["reused"]
+    assert after["kept"] == 0
+    monkeypatch.setattr(array_reuse, "_array_reuse", None)
+    plain = compare(tmp_path / "plain")
+    assert reused.csv_path.read_bytes() == plain.csv_path.read_bytes()
+    assert reused.counts.compared == plain.counts.compared > 0

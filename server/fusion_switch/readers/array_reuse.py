@@ -1,14 +1,18 @@
-"""Large numpy arrays made during the replay reuse the blocks of freed ones (issue 16).
+"""Large numpy arrays made while tensors are compared or replayed reuse the blocks of freed
+ones (issue 16).
 
-The replay makes float64 copies of whole tensors and kernel temporaries of the same sizes, op
-after op. Above 32 MiB, glibc gives each a fresh mapping whose pages the kernel must fault in
-and zero: on a real-sized case that was most of the replay's system time. Inside
+The memory read tensors live in: a comparing process reads large dump files into fresh buffers
+(:meth:`.dump.DumpFile.array`), tensor after tensor; the replay makes float64 copies of whole
+tensors and kernel temporaries of the same sizes, op after op.
+glibc gives a block above its mmap threshold a fresh mapping whose pages the kernel must fault
+in and zero, every time: on a real-sized case, clearing pages was ~14% of a run's CPU. Inside
 :func:`reusing_arrays`, numpy allocates through the compiled handler in ``_array_reuse.c``,
 which keeps freed large blocks for arrays of about their size, only within the memory the
 process already needed at its peak: reuse saves time and never adds to the peak a memory budget
-counts (a reused block may be up to 1/16 larger than asked for).
+counts (a reused block may be up to 1/16 larger than asked for). Values are not touched.
 
-Without the compiled module (no C compiler at install), arrays are allocated as usual.
+Without the compiled module (no C compiler or numpy headers at install), arrays are allocated
+as usual.
 """
 
 from __future__ import annotations
@@ -17,11 +21,15 @@ import contextlib
 from collections.abc import Iterator
 
 try:
-    from . import _array_reuse  # built by pip install from diagnose/_array_reuse.c; optional
+    from . import _array_reuse  # built by pip install from readers/_array_reuse.c; optional
 except ImportError:  # pragma: no cover - depends on the install
     _array_reuse = None
 
-MIN_BYTES = 4 << 20  # glibc serves smaller blocks from its heap, reusing them already
+MIN_BYTES = 4 << 20  # the replay's: glibc serves smaller blocks from its heap, reusing them
+# The comparison's: glibc maps a block this large afresh every time (its mmap threshold stops
+# growing there). Below it, glibc reuses the heap the graphs were read into; blocks of their own
+# took a comparing process's peak 14 MB higher on the real-sized case for no time saved.
+ALWAYS_MAPPED_BYTES = 32 << 20
 
 
 def available() -> bool:

@@ -2,11 +2,11 @@
  * A numpy memory handler (NEP 49) that keeps the blocks of large freed arrays for the next
  * arrays of about their size, without ever raising the process's peak memory.
  *
- * Why: the replay builds float64 copies of whole tensors and kernel temporaries of the same
- * sizes, op after op. glibc serves a block above 32 MiB with a fresh mmap and unmaps it when it
- * is freed, so every such array paid for the kernel to fault in and zero its pages again: on a
- * real-sized case (tensors of tens of MB), clearing pages was ~15% of the replay's CPU and most
- * of its system time (issue 16).
+ * Why: a comparing process reads large dump files into fresh buffers, and the replay builds
+ * float64 copies of whole tensors and kernel temporaries of the same sizes, op after op. glibc
+ * serves a large block with a fresh mmap and unmaps it when it is freed, so every such array
+ * paid for the kernel to fault in and zero its pages again: on a real-sized case, clearing
+ * pages was ~14% of a run's CPU (issue 16).
  *
  * The rule that keeps memory bounded: a freed block is kept only while the blocks in use plus
  * the blocks kept stay within the most that were ever in use at once (the high-water mark), and
