@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
+import sys
+import threading
 
 import numpy as np
 import psutil
@@ -135,6 +138,102 @@ def _in_child() -> float:
     total = float(values.sum())
     del values
     return total
+
+
+def test_blocks_closed_out_of_order_leave_numpy_its_own_handler():
+    """Found in review: two generators each inside a block, the first closed first, left the
+    reusing handler installed for good."""
+
+    def inside():
+        with reusing_arrays(MIN):
+            yield
+            yield
+
+    first, second = inside(), inside()
+    next(first)
+    next(second)
+    for generator in (first, second):
+        with pytest.raises(StopIteration):
+            next(generator)
+            next(generator)
+    assert _current_handler() == "default_allocator"
+
+
+def test_an_inner_block_keeps_the_outer_threshold():
+    with reusing_arrays(1 << 20):
+        with reusing_arrays(MIN):
+            before = stats()["allocated"]
+            small = np.empty(20_000)  # 160 kB: above the inner threshold, below the outer
+            assert stats()["allocated"] == before
+            del small
+        assert _current_handler() == "fusion_switch_array_reuse"
+
+
+def test_each_thread_keeps_its_own_threshold():
+    """Found in review: the threshold was one for the process, so another thread's block changed
+    the threshold of this one's."""
+    opened, finish = threading.Event(), threading.Event()
+
+    def other_thread():
+        with reusing_arrays(MIN):
+            opened.set()
+            finish.wait(30)
+
+    thread = threading.Thread(target=other_thread)
+    with reusing_arrays(32 << 20):
+        thread.start()
+        assert opened.wait(30)
+        try:
+            before = stats()["allocated"]
+            array = np.empty(100_000)  # 800 kB: the other thread's threshold, not this one's
+            assert stats()["allocated"] == before
+            del array
+        finally:
+            finish.set()
+            thread.join()
+
+
+def test_the_module_loaded_twice_still_forks():
+    """Found in review: each load registered the fork handlers again, and the second lock of the
+    same mutex hung every fork."""
+    script = f"""
+import importlib.util, os
+from fusion_switch.readers import _array_reuse as first
+spec = importlib.util.spec_from_file_location("_array_reuse", {array_reuse._array_reuse.__file__!r})
+second = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(second)
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+print(os.waitpid(pid, 0)[1])
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"
+
+
+def test_a_forked_child_lets_the_kept_blocks_go():
+    """Shared with the parent until written: reusing one in the child would copy its pages."""
+    with reusing_arrays(MIN):
+        freed = np.empty(100_000)
+        del freed
+        assert stats()["kept"] == 800_000
+        context = multiprocessing.get_context("fork")
+        with context.Pool(1) as pool:
+            assert pool.apply(_kept_here) == 0
+        assert stats()["kept"] == 800_000
+
+
+def _kept_here() -> int:
+    return stats()["kept"]
+
+
+def _current_handler() -> str:
+    from numpy._core.multiarray import get_handler_name
+
+    return get_handler_name()
 
 
 @pytest.fixture(scope="module")

@@ -42,8 +42,20 @@ typedef struct {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static PyDataMem_Handler *inner = NULL; /* the handler that allocates and frees the blocks */
 static PyObject *inner_capsule = NULL;  /* keeps it alive */
-static size_t min_bytes = 4u << 20;     /* smaller arrays go straight to the inner handler */
-static int hugepages = 0;               /* advise huge pages for the blocks, as numpy does */
+
+/* What a block of install() asked for; a handler's ctx. Each threshold has its own handler, so
+ * that blocks open at once in different threads (contexts) keep their own threshold. */
+typedef struct {
+    size_t min_bytes; /* smaller arrays go straight to the inner handler */
+    int hugepages;    /* advise huge pages for the blocks, as numpy does */
+} Settings;
+
+#define MAX_SETTINGS 8
+#define HANDLER_NAME "fusion_switch_array_reuse"
+static Settings settings[MAX_SETTINGS];
+static PyDataMem_Handler handlers[MAX_SETTINGS];
+static PyObject *capsules[MAX_SETTINGS];
+static int n_settings = 0;
 
 static Block *live = NULL; /* blocks handed out, sorted by address */
 static Py_ssize_t n_live = 0, live_room = 0;
@@ -129,7 +141,7 @@ static size_t mapped_length(size_t capacity)
 
 /* A block of its own mapping: unmapped, its memory goes back to the system at once, whatever
  * else the heap holds (from glibc's heap, blocks kept out of order left holes it kept). */
-static void *map_block(size_t capacity)
+static void *map_block(size_t capacity, int hugepages)
 {
     size_t length = mapped_length(capacity);
     void *ptr = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -171,7 +183,7 @@ static void *reuse_kept(size_t size)
 
 /* A new block (a new mapping: zeroed), kept blocks freed first so that the total stays within
  * the high-water mark where it can. */
-static void *fresh(size_t size)
+static void *fresh(size_t size, const Settings *wanted)
 {
     Block evicted[MAX_KEPT];
     pthread_mutex_lock(&lock);
@@ -179,7 +191,7 @@ static void *fresh(size_t size)
     int n_evicted = evict_for(size, evicted);
     pthread_mutex_unlock(&lock);
     unmap_blocks(evicted, n_evicted);
-    void *ptr = map_block(size);
+    void *ptr = map_block(size, wanted->hugepages);
     if (ptr == NULL) return NULL;
     pthread_mutex_lock(&lock);
     int added = live_add(ptr, size);
@@ -193,26 +205,27 @@ static void *fresh(size_t size)
 
 static void *reuse_malloc(void *ctx, size_t size)
 {
-    (void)ctx;
-    if (size < min_bytes) return inner->allocator.malloc(inner->allocator.ctx, size);
+    const Settings *wanted = ctx;
+    if (size < wanted->min_bytes) return inner->allocator.malloc(inner->allocator.ctx, size);
     pthread_mutex_lock(&lock);
     void *ptr = reuse_kept(size);
     pthread_mutex_unlock(&lock);
-    return ptr != NULL ? ptr : fresh(size);
+    return ptr != NULL ? ptr : fresh(size, wanted);
 }
 
 /* Zeroed arrays are counted and reused too: clearing a kept block costs less than the page
  * faults of a fresh one, and an uncounted large block would let the kept ones raise the peak. */
 static void *reuse_calloc(void *ctx, size_t nelem, size_t elsize)
 {
-    (void)ctx;
+    const Settings *wanted = ctx;
     if (elsize != 0 && nelem > SIZE_MAX / elsize) return NULL;
     size_t size = nelem * elsize;
-    if (size < min_bytes) return inner->allocator.calloc(inner->allocator.ctx, nelem, elsize);
+    if (size < wanted->min_bytes)
+        return inner->allocator.calloc(inner->allocator.ctx, nelem, elsize);
     pthread_mutex_lock(&lock);
     void *ptr = reuse_kept(size);
     pthread_mutex_unlock(&lock);
-    if (ptr == NULL) return fresh(size);
+    if (ptr == NULL) return fresh(size, wanted);
     memset(ptr, 0, size);
     return ptr;
 }
@@ -250,9 +263,10 @@ static void *reuse_realloc(void *ctx, void *ptr, size_t new_size)
     Py_ssize_t at = live_position(ptr);
     size_t capacity = (at < n_live && live[at].ptr == ptr) ? live[at].capacity : 0;
     pthread_mutex_unlock(&lock);
-    if (capacity == 0) /* not one of ours: the inner handler's block, resized by it */
-        return inner->allocator.realloc(inner->allocator.ctx, ptr, new_size);
-    if (new_size <= capacity && new_size >= min_bytes) return ptr;
+    /* not one of ours: the inner handler's block, resized by it (even past the threshold: its
+     * old size is not known here to copy it; ndarray.resize of a small array, rarely) */
+    if (capacity == 0) return inner->allocator.realloc(inner->allocator.ctx, ptr, new_size);
+    if (new_size <= capacity && new_size >= ((const Settings *)ctx)->min_bytes) return ptr;
     void *moved = reuse_malloc(ctx, new_size ? new_size : 1);
     if (moved == NULL) return NULL;
     memcpy(moved, ptr, new_size < capacity ? new_size : capacity);
@@ -260,11 +274,34 @@ static void *reuse_realloc(void *ctx, void *ptr, size_t new_size)
     return moved;
 }
 
-static PyDataMem_Handler reuse_handler = {
-    "fusion_switch_array_reuse",
-    1,
-    {NULL, reuse_malloc, reuse_calloc, reuse_realloc, reuse_free},
-};
+/* The capsule of the handler for these settings (a borrowed reference), made on first use;
+ * NULL with an exception when MAX_SETTINGS different ones are in use already. */
+static PyObject *handler_for(size_t min_bytes, int hugepages)
+{
+    for (int i = 0; i < n_settings; i++)
+        if (settings[i].min_bytes == min_bytes && settings[i].hugepages == hugepages)
+            return capsules[i];
+    if (n_settings == MAX_SETTINGS) {
+        PyErr_SetString(PyExc_ValueError, "too many different thresholds");
+        return NULL;
+    }
+    int i = n_settings;
+    settings[i].min_bytes = min_bytes;
+    settings[i].hugepages = hugepages;
+    PyDataMem_Handler *handler = &handlers[i];
+    memset(handler, 0, sizeof *handler);
+    strncpy(handler->name, HANDLER_NAME, sizeof handler->name - 1);
+    handler->version = 1;
+    handler->allocator.ctx = &settings[i];
+    handler->allocator.malloc = reuse_malloc;
+    handler->allocator.calloc = reuse_calloc;
+    handler->allocator.realloc = reuse_realloc;
+    handler->allocator.free = reuse_free;
+    capsules[i] = PyCapsule_New(handler, "mem_handler", NULL); /* kept for good */
+    if (capsules[i] == NULL) return NULL;
+    n_settings++;
+    return capsules[i];
+}
 
 /* ------------------------------------------------------------------ module functions */
 
@@ -295,11 +332,8 @@ static PyObject *install(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "min_bytes must be positive");
         return NULL;
     }
-    static PyObject *ours = NULL;
-    if (ours == NULL) {
-        ours = PyCapsule_New(&reuse_handler, "mem_handler", NULL);
-        if (ours == NULL) return NULL;
-    }
+    PyObject *ours = handler_for((size_t)minimum, advise);
+    if (ours == NULL) return NULL;
     if (inner == NULL) { /* the first install: the current handler does the allocating */
         PyObject *current = PyDataMem_GetHandler();
         if (current == NULL) return NULL;
@@ -308,7 +342,7 @@ static PyObject *install(PyObject *self, PyObject *args)
             Py_DECREF(current);
             return NULL;
         }
-        if (handler == &reuse_handler) {
+        if (strcmp(handler->name, HANDLER_NAME) == 0) {
             Py_DECREF(current);
             PyErr_SetString(PyExc_RuntimeError, "no inner handler");
             return NULL;
@@ -319,8 +353,6 @@ static PyObject *install(PyObject *self, PyObject *args)
     PyObject *previous = PyDataMem_SetHandler(ours);
     if (previous == NULL) return NULL;
     pthread_mutex_lock(&lock);
-    min_bytes = (size_t)minimum;
-    hugepages = advise;
     if (active++ == 0) high_water = live_bytes; /* the mark of this run of blocks only */
     pthread_mutex_unlock(&lock);
     return previous;
@@ -372,14 +404,27 @@ static struct PyModuleDef module = {
     methods,
 };
 
-/* A fork while another thread holds the lock would leave the child's copy locked forever. */
+/* A fork while another thread holds the lock would leave the child's copy locked forever. The
+ * child lets the kept blocks go: shared with the parent until written, reusing one there would
+ * copy its pages instead of clearing them, and hold them twice. */
 static void lock_for_fork(void) { pthread_mutex_lock(&lock); }
-static void unlock_after_fork(void) { pthread_mutex_unlock(&lock); }
+static void unlock_in_parent(void) { pthread_mutex_unlock(&lock); }
+static void unlock_in_child(void)
+{
+    for (int i = 0; i < n_kept; i++) munmap(kept[i].ptr, mapped_length(kept[i].capacity));
+    n_kept = 0;
+    kept_bytes = 0;
+    high_water = live_bytes;
+    pthread_mutex_unlock(&lock);
+}
+static int fork_handlers = 0; /* registered once per process, however often the module loads */
 
 PyMODINIT_FUNC PyInit__array_reuse(void)
 {
     import_array();
-    if (pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork) != 0) {
+    if (!fork_handlers && pthread_atfork(lock_for_fork, unlock_in_parent, unlock_in_child) == 0)
+        fork_handlers = 1;
+    if (!fork_handlers) {
         PyErr_SetString(PyExc_OSError, "pthread_atfork failed");
         return NULL;
     }

@@ -18,6 +18,7 @@ as usual.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Iterator
 
 try:
@@ -31,6 +32,10 @@ MIN_BYTES = 4 << 20  # the replay's: glibc serves smaller blocks from its heap, 
 # took a comparing process's peak 14 MB higher on the real-sized case for no time saved.
 ALWAYS_MAPPED_BYTES = 32 << 20
 
+# A block is open in this context (numpy's handler is per context too): an inner block changes
+# nothing, and blocks closed out of order (generators) cannot leave the handler installed.
+_open: contextvars.ContextVar[bool] = contextvars.ContextVar("fusion_switch_array_reuse")
+
 
 def available() -> bool:
     """The compiled handler is installed (else :func:`reusing_arrays` changes nothing)."""
@@ -40,17 +45,24 @@ def available() -> bool:
 @contextlib.contextmanager
 def reusing_arrays(min_bytes: int | None = None) -> Iterator[None]:
     """Arrays of ``min_bytes`` (None: :data:`MIN_BYTES`) or more made in this block (this
-    thread's context) reuse freed blocks; also a decorator, a block per call. Blocks are kept
-    only while such a block is open in the process; the last one to close frees them. Arrays
-    made inside may outlive the block: they are freed as usual."""
-    if _array_reuse is None:
+    thread's context) reuse freed blocks; also a decorator, a block per call. Inside another
+    block of the same context, the outer one's threshold holds. Blocks are kept only while such
+    a block is open in the process; the last one to close frees them. Arrays made inside may
+    outlive the block: they are freed as usual."""
+    if _array_reuse is None or _open.get(False):
         yield
         return
-    previous = _array_reuse.install(MIN_BYTES if min_bytes is None else min_bytes, _hugepages())
+    previous = token = None
     try:
+        token = _open.set(True)
+        previous = _array_reuse.install(MIN_BYTES if min_bytes is None else min_bytes, _hugepages())
         yield
     finally:
-        _array_reuse.restore(previous)
+        if previous is not None:
+            _array_reuse.restore(previous)
+        if token is not None:
+            with contextlib.suppress(ValueError):  # closed from another context (a GC'd generator)
+                _open.reset(token)
 
 
 def _hugepages() -> bool:
