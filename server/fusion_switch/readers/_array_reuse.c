@@ -1,6 +1,6 @@
 /*
  * A numpy memory handler (NEP 49) that keeps the blocks of large freed arrays for the next
- * arrays of about their size, without ever raising the process's peak memory.
+ * arrays of about their size, without raising the peak of the large blocks a process holds.
  *
  * Why: a comparing process reads large dump files into fresh buffers, and the replay builds
  * float64 copies of whole tensors and kernel temporaries of the same sizes, op after op. glibc
@@ -12,7 +12,9 @@
  * the blocks kept stay within the most that were ever in use at once (the high-water mark), and
  * kept blocks are freed before a new block would take the total above it. So the kept blocks
  * only fill the room the process had already needed, and its peak is what it would be without
- * them (a reused block may be up to 1/16 larger than asked for; that slack is counted).
+ * them (a reused block may be up to 1/16 larger than asked for; that slack is counted). Below
+ * glibc's largest mmap threshold (32 MiB) glibc may serve such arrays from heap the process
+ * holds anyway, which blocks of their own then add to: the comparison asks for 32 MiB.
  *
  * Large blocks are mappings of their own (mmap), with numpy's huge-page advice: taken from
  * glibc's heap instead, blocks freed out of order left holes the heap kept, and the process
@@ -40,7 +42,7 @@ typedef struct {
 } Block;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static PyDataMem_Handler *inner = NULL; /* the handler that allocates and frees the blocks */
+static PyDataMem_Handler *inner = NULL; /* the one before: small arrays, blocks not ours */
 static PyObject *inner_capsule = NULL;  /* keeps it alive */
 
 /* What a block of install() asked for; a handler's ctx. Each threshold has its own handler, so
