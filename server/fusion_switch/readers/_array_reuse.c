@@ -413,11 +413,8 @@ static void lock_for_fork(void) { pthread_mutex_lock(&lock); }
 static void unlock_in_parent(void) { pthread_mutex_unlock(&lock); }
 static void unlock_in_child(void)
 {
-    for (int i = 0; i < n_kept; i++) munmap(kept[i].ptr, mapped_length(kept[i].capacity));
-    n_kept = 0;
-    kept_bytes = 0;
-    high_water = live_bytes;
     pthread_mutex_unlock(&lock);
+    release_kept(); /* the child is one thread now: nothing can take the lock in between */
 }
 static int fork_handlers = 0; /* registered once per process, however often the module loads */
 
