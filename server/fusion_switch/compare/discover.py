@@ -300,6 +300,7 @@ def _prepare(request: CompareRequest, notes: list[str]):
         # waited for the whole digest first).
         with contextlib.suppress(DumpDirError):
             early = scan_dump_dir(os.path.realpath(request.on_dump), on_graph.name or None)
+            early.prefetch_latest_sizes()  # for the chunk plan, while numpy is imported below
         if helper.busy:
             _scan_leaf(request.off_dump, leaves)
             # a graph picked from a folder and handed on is the helper's: freed here while
