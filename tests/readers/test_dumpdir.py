@@ -12,7 +12,7 @@ from fusion_switch.readers.dumpdir import (
     sanitize_op_name,
     scan_dump_dir,
 )
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 
@@ -337,3 +337,63 @@ def test_exception_dumps_are_still_set_aside_by_name(tmp_path):
     for name in ("exception_info.1.2.1767225600000", "te_add_abc.1.2.AIC.0.1767225600123"):
         assert parse_dump_name(name).startswith("exception dump")
     assert not isinstance(parse_dump_name("Add.add_1.2.3.1767225600000000"), str)
+
+
+_INDEX_PARTS = st.sampled_from(
+    [
+        *("Conv2D", "conv1", "exception_info", "exception", "a_sgt_graph_2_b", "x_lxslice3"),
+        *("1", "0", "007", "1767225600000000", "12", "-", "_", "é", " ", "npy", "csv"),
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(_INDEX_PARTS, min_size=1, max_size=7), st.sampled_from(".._")),
+        min_size=1,
+        max_size=8,
+    )
+)
+@example(  # the usual names, two files of one op, and names next to the usual form
+    [
+        (["Conv2D", "conv1", "3", "0", "1767225600000009"], "."),
+        (["Conv2D", "conv1", "4", "0", "1767225600000002"], "."),
+        (["Relu", "a_sgt_graph_2_b", "1", "0", "17"], "."),
+        (["exception_info", "conv1", "1", "0", "17"], "."),
+        (["Add", "x_lxslice3", "1", "0", "17"], "."),
+        (["Add", "conv1", "1", "0", "1" * 240], "."),
+        (["Add", "conv1", "007", "0", "17", "1"], "."),
+    ]
+)
+def test_the_index_reads_every_name_as_parse_dump_name_does(names):
+    # _index_folder reads the usual name (type.name.task.stream.timestamp) without
+    # parse_dump_name: the same DumpName objects, the same ignored files, any name
+    import tempfile
+
+    from fusion_switch.readers.dumpdir import _LXSLICE, _index_folder
+
+    with tempfile.TemporaryDirectory() as folder:
+        texts = sorted({joiner.join(parts) for parts, joiner in names} - {"", ".", ".."})
+        for text in texts:
+            if "/" not in text:
+                Path(folder, text).write_bytes(b"")
+        files, ignored = _index_folder(Path(folder))
+        expected: dict[str, list] = {}
+        expected_ignored = []
+        for text in sorted(os.listdir(folder)):
+            if text.startswith(".") or text.isdigit():
+                continue
+            parsed = parse_dump_name(text, os.path.join(folder, text))
+            if isinstance(parsed, str):
+                expected_ignored.append((text, parsed))
+            elif _LXSLICE.search(parsed.op_name):
+                expected_ignored.append(
+                    (text, "FFTS+ slice file (_lxslice); slices are not merged")
+                )
+            else:
+                expected.setdefault(parsed.op_name, []).append(parsed)
+        for same_op in expected.values():
+            same_op.sort(key=lambda n: n.sort_key)
+        assert files == expected
+        assert [item for item in ignored if not item[0].isdigit()] == expected_ignored

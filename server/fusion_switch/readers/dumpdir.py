@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import operator
 import os
 import re
 import threading
@@ -31,7 +32,12 @@ OFFLINE_PATTERN = re.compile(
     r"(\.[0-9]+\.[0-9]+\.[0-9]+)?(\.[0-9]+)?"
 )
 NPY_PATTERN = re.compile(r"^([.A-Za-z0-9_-]+)\.([0-9]+)\.([0-9]{1,255})\.npy$")
+# The usual name, op_type.op_name.task_id.stream_id.timestamp, as parse_dump_name reads it
+# (the index's fast path: one match and three ints where the general parse took ~3 us a file)
+_USUAL_NAME = re.compile(r"([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([0-9]+)\.([0-9]+)\.([0-9]{1,255})")
 _LXSLICE = re.compile(r"_lxslice[0-9]+$")
+_ENTRY_NAME = operator.attrgetter("name")
+_SORT_KEY = operator.attrgetter("sort_key")
 _SGT_GRAPH = re.compile(r"sgt_graph_[0-9]+")
 _TIMESTAMP_DIR = re.compile(r"^[0-9]{14}$")
 _SANITIZE = str.maketrans({"/": "_", ".": "_", "\\": "_", " ": "_"})
@@ -430,34 +436,55 @@ def _index_folder(folder: Path) -> tuple[dict[str, list[DumpName]], list[tuple[s
     files: dict[str, list[DumpName]] = {}
     ignored: list[tuple[str, str]] = []
     try:
-        listing = sorted(os.scandir(folder), key=lambda e: e.name)
+        listing = sorted(os.scandir(folder), key=_ENTRY_NAME)
     except OSError as error:
         raise DumpDirError(folder, f"cannot list the folder: {error.strerror or error}") from None
+    usual_name = _USUAL_NAME.fullmatch
     for entry in listing:
         name = entry.name
-        if name in _IGNORED_FILES or name.startswith("."):
-            continue
-        try:
-            if not entry.is_file():
+        # the usual name first (no ignored, hidden, numeric or .npy name has its form), as
+        # parse_dump_name reads it: ~5,000 files of a 5,000-op folder take this path
+        usual = usual_name(name)
+        if usual is not None and "_sgt_graph" not in name and not name.startswith("exception"):
+            try:
+                if not entry.is_file():
+                    continue
+            except OSError:
                 continue
-        except OSError:
-            continue
-        real = name
-        if name.isdigit() or (name.endswith(".npy") and name[:-4].isdigit()):
-            if name not in mapping:
-                ignored.append((name, f"numeric name not listed in {MAPPING_FILE}"))
+            op_type, op_name, task, stream, stamp = usual.groups()
+            parsed = DumpName(
+                entry.path, name, op_name, int(stamp), op_type, int(task), int(stream)
+            )
+        else:
+            if name in _IGNORED_FILES or name.startswith("."):
                 continue
-            real = mapping[name]
-        parsed = parse_dump_name(real, entry.path)
-        if isinstance(parsed, str):
-            ignored.append((name, parsed))
-            continue
-        if _LXSLICE.search(parsed.op_name):
+            try:
+                if not entry.is_file():
+                    continue
+            except OSError:
+                continue
+            real = name
+            if name.isdigit() or (name.endswith(".npy") and name[:-4].isdigit()):
+                if name not in mapping:
+                    ignored.append((name, f"numeric name not listed in {MAPPING_FILE}"))
+                    continue
+                real = mapping[name]
+            parsed = parse_dump_name(real, entry.path)
+            if isinstance(parsed, str):
+                ignored.append((name, parsed))
+                continue
+            op_name = parsed.op_name
+        if "_lxslice" in op_name and _LXSLICE.search(op_name):
             ignored.append((name, "FFTS+ slice file (_lxslice); slices are not merged"))
             continue
-        files.setdefault(parsed.op_name, []).append(parsed)
+        same_op = files.get(op_name)
+        if same_op is None:
+            files[op_name] = [parsed]
+        else:
+            same_op.append(parsed)
     for names in files.values():
-        names.sort(key=lambda n: n.sort_key)
+        if len(names) > 1:
+            names.sort(key=_SORT_KEY)
     return files, ignored
 
 
