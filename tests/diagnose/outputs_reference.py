@@ -21,12 +21,19 @@ from fusion_switch.diagnose.attribution import (
     _num,
     _rank_rules,
     _rules_most_recent_first,
-    _split_tensor_index,
     _verdict,
     judge,
 )
 from fusion_switch.diagnose.report import _esc, _num_cell
 from fusion_switch.diagnose.summary import _finite, _metric
+
+
+def _split_tensor_index(text: str) -> tuple[str, str, int] | None:
+    op, _, rest = text.rpartition(":")
+    op2, _, kind = op.rpartition(":")
+    if kind not in ("input", "output") or not rest.isdigit():
+        return None
+    return op2, kind, int(rest)
 
 
 def attribute(

@@ -15,7 +15,12 @@ import numpy as np
 import outputs_reference as reference
 import pytest
 from fusion_switch.compare.engine import CompareRequest, run_compare
-from fusion_switch.diagnose.attribution import attribute, load_fusion_result, parse_thresholds
+from fusion_switch.diagnose.attribution import (
+    RowIndex,
+    attribute,
+    load_fusion_result,
+    parse_thresholds,
+)
 from fusion_switch.diagnose.report import _table_rows
 from fusion_switch.diagnose.summary import op_rows
 from fusion_switch.readers.graph import GraphError, load_graph
@@ -136,10 +141,25 @@ def _attribution_json(result) -> str:
     )
 
 
+def _fed_in_chunks(rows, thresholds, size: int) -> RowIndex:
+    """The rows fed to a RowIndex as the command line feeds the comparison's chunks."""
+    index = RowIndex(thresholds)
+    for start in range(0, len(rows), size):
+        index.feed(rows[start : start + size])
+    return index
+
+
 def _same(rows, graph, thresholds, fusion_result=None) -> None:
     new = attribute(rows, graph, thresholds=thresholds, fusion_result=fusion_result)
     old = reference.attribute(rows, graph, thresholds=thresholds, fusion_result=fusion_result)
     assert _attribution_json(new) == _attribution_json(old)
+    for size in (1, 3, 7):  # judged as the chunks arrive: the same attribution
+        index = _fed_in_chunks(rows, thresholds, size)
+        assert index.indexes(rows, dict(thresholds))
+        fed = attribute(
+            rows, graph, thresholds=thresholds, fusion_result=fusion_result, rows_index=index
+        )
+        assert _attribution_json(fed) == _attribution_json(old)
     new_rows, old_rows = op_rows(new), reference.op_rows(old)
     assert json.dumps(new_rows, allow_nan=True) == json.dumps(old_rows, allow_nan=True)
     assert _table_rows(new_rows) == reference.table_rows(old_rows)
@@ -224,8 +244,39 @@ def test_a_generated_comparison(tmp_path):
         out_dir=tmp_path / "out",
         workers=1,
     )
-    outcome = run_compare(request)
+    index = RowIndex(parse_thresholds(()))
+    outcome = run_compare(request, rows_ready=index.feed)
     assert outcome.rows
     rows, graph = list(outcome.rows), outcome.on_graph
+    assert index.indexes(rows, parse_thresholds(()))  # every chunk's rows, in CSV order
+    assert index.judged == RowIndex(parse_thresholds(())).feed(rows).judged
     _same(rows, graph, parse_thresholds(()), load_fusion_result(case.fusion_result))
     _same(rows, graph, parse_thresholds(("cos=0.9999", "red=0.001")))
+
+
+def test_an_index_of_other_rows_or_thresholds_is_not_used(tmp_path):
+    # attribute() takes a RowIndex only when it holds exactly these rows, judged with these
+    # thresholds; any other is rebuilt, never trusted
+    rows = [
+        Row("a", "a:output:0", {"CosineSimilarity": 0.5}),
+        Row("b", "b:input:0", {"CosineSimilarity": 0.5}),
+        Row("b", "b:output:0", {"CosineSimilarity": 1.0}),
+    ]
+    graph = Graph([Op("a", passes=["RuleA"]), Op("b", inputs=["a:0"], passes=["RuleB"])])
+    thresholds = parse_thresholds(())
+    expected = _attribution_json(attribute(rows, graph, thresholds=thresholds))
+    clean = [Row(r.npu_dump, r.tensor_index, {"CosineSimilarity": 1.0}) for r in rows]
+    strict = parse_thresholds(("cos=0.3",))
+    failed = RowIndex(thresholds).feed(clean)
+    failed.fed = None  # what the command line sets when a feed raised
+    for index in (
+        RowIndex(thresholds).feed(clean),  # other rows, as many
+        RowIndex(thresholds).feed(rows[:2]),  # some of the rows
+        RowIndex(thresholds).feed([*clean[:2], rows[2]]),  # the same last row
+        RowIndex(strict).feed(rows),  # other thresholds
+        failed,
+    ):
+        assert not index.indexes(rows, thresholds)
+        used = attribute(rows, graph, thresholds=thresholds, rows_index=index)
+        assert _attribution_json(used) == expected
+    assert '"rule": "RuleA"' in expected  # the fault the other rows and thresholds would hide

@@ -359,7 +359,7 @@ def run_comparison(
 ) -> tuple[int, Any | None]:
     """Run engine + attribution + outputs. Returns (exit status, Outputs or None)."""
     from ..compare.engine import CompareRequest, run_compare
-    from ..diagnose.attribution import parse_thresholds
+    from ..diagnose.attribution import RowIndex, parse_thresholds
     from ..diagnose.summary import start_replay
 
     try:
@@ -398,6 +398,13 @@ def run_comparison(
     finished = threading.Event()  # set by the comparison thread when it ends
     wake = threading.Event()  # set when there is something for this thread to do
     box: dict[str, Any] = {}
+    rows_index = box["rows_index"] = RowIndex(thresholds)  # fed while comparing (issue 16)
+
+    def rows_ready(rows: list[Any]) -> None:
+        try:
+            rows_index.feed(rows)
+        except Exception:  # the attribution then indexes the rows itself
+            rows_index.fed = None
 
     replay_forked = threading.Event()  # this thread has forked the replay (or will not)
 
@@ -420,6 +427,7 @@ def run_comparison(
                 cancel=cancel,
                 discovered=discovered if replay else None,
                 plan_to_exit=not replay,
+                rows_ready=rows_ready,
             )
         except BaseException as exc:  # handed to the main thread
             box["error"] = exc
@@ -566,6 +574,7 @@ def _finish(
             replay=not getattr(args, "no_replay", False),
             workers=1 if after is not None else args.workers,  # 1: here, no process beside
             started=box.pop("replay", None),
+            rows_index=box.get("rows_index"),
         )
     except KeyboardInterrupt as stop:
         progress.clear()

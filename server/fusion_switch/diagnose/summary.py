@@ -38,6 +38,7 @@ with signals_held():  # msgspec crashed when Ctrl-C landed in its import (reader
 from .attribution import (
     Attribution,
     OpFinding,
+    RowIndex,
     Threshold,
     apply_replay,
     attribute,
@@ -426,19 +427,30 @@ def write_outputs(
     replay: bool = True,
     workers: int | None = None,
     started: StartedReplay | None = None,
+    rows_index: RowIndex | None = None,
 ) -> Outputs:
     """Attribute an engine outcome (``CompareOutcome``: rows, csv_path, notes, on_graph, counts)
     and write ``summary.json`` and ``report.html`` into ``out_dir`` atomically.
 
     ``fusion_result``: a ``fusion_result.json`` to take rule sections from; when None, one next
     to the fusion-on graph or dump is used if present. ``started``: the replay begun during the
-    comparison (:func:`start_replay`); its rule table and answer are used, and it is closed."""
+    comparison (:func:`start_replay`); its rule table and answer are used, and it is closed.
+    ``rows_index``: the outcome's rows indexed and judged as the comparison gave them
+    (:class:`.attribution.RowIndex`); ignored unless it holds exactly those rows."""
     # Attribution and the report build many small acyclic objects next to the comparison's
     # large heap (graphs, rows): a cyclic collection would walk all of it, repeatedly.
     try:
         with collector_paused(freeze=False):
             return _write_outputs(
-                outcome, out_dir, thresholds, fusion_result, inputs, replay, workers, started
+                outcome,
+                out_dir,
+                thresholds,
+                fusion_result,
+                inputs,
+                replay,
+                workers,
+                started,
+                rows_index,
             )
     finally:
         if started is not None:
@@ -454,6 +466,7 @@ def _write_outputs(
     replay: bool = True,
     workers: int | None = None,
     started: StartedReplay | None = None,
+    rows_index: RowIndex | None = None,
 ) -> Outputs:
     from .report import render_report
 
@@ -484,6 +497,7 @@ def _write_outputs(
             on_graph,
             thresholds=thresholds,
             fusion_result=table,
+            rows_index=rows_index,
         )
         report = background.result(notes) if background is not None else None
     finally:
