@@ -84,3 +84,62 @@ def test_every_file_of_the_real_dump_folders():
         _same(name)
     for folder in sorted(p for p in REAL_DUMPS.iterdir() if p.is_dir()):
         scan_dump_tree(folder)  # walks with the new check: no error on real trees
+
+
+_LEAF_NAMES = st.sampled_from(
+    [
+        *("Conv2D.conv1.3.0.1767225600000001", "Relu.r.1.2.3", "Add.a.1.1767225600000002"),
+        *("exception_info.1.2.1767225600000", "te_add.1.2.AIC.0.1767225600123", "notes.txt"),
+        *("x.csv", "stats.csv", MAPPING_FILE, "Add.b.1.0.17.npy", "12345", "odd name", "a.b"),
+    ]
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(_LEAF_NAMES, st.integers(0, 9), st.booleans()), max_size=12))
+def test_a_leaf_counts_what_classifying_each_file_counts(files):
+    # _leaf_of counts the usual tensor names in one filter over the listing, the rest one by
+    # one: the counts must be those of classify_file on every regular file (a folder named
+    # like a dump file is not one), and the tree's sub-folders those of the listing
+    import os
+    import tempfile
+
+    from fusion_switch.readers.dumptree import KINDS, _leaf_of
+    from fusion_switch.readers.stats import looks_like_stats_csv
+
+    with tempfile.TemporaryDirectory() as folder:
+        for name, suffix, as_folder in files:
+            path = Path(folder, f"{suffix}{name}" if suffix % 3 == 0 else name)
+            if path.exists():
+                continue
+            if as_folder:
+                path.mkdir()
+            else:
+                path.write_text("Op Type,Op Name,Task Id\n" if path.suffix == ".csv" else "")
+        counts = dict.fromkeys(KINDS, 0)
+        for entry in os.scandir(folder):
+            if entry.is_file():
+                found = classify_file(entry.name)
+                if found == "stats?":
+                    found = "stats" if looks_like_stats_csv(entry.path) else None
+                if found is not None:
+                    counts[found] += 1
+        best = max(KINDS, key=lambda k: counts[k])
+        expected = (best, counts[best], 0) if counts[best] else None
+        assert _leaf_of(Path(folder)) == expected
+        assert _leaf_of(Path(folder), entries=list(os.scandir(folder))) == expected
+        tree_folders = sorted(
+            p.path for p in os.scandir(folder) if p.is_dir() and not p.name.startswith(".")
+        )
+        if tree_folders:
+            found_leaves = {str(leaf.path) for leaf in _tree_or_empty(folder)}
+            assert found_leaves <= {folder, *tree_folders}
+
+
+def _tree_or_empty(folder: str) -> list:
+    from fusion_switch.readers.dumptree import DumpTreeError
+
+    try:
+        return scan_dump_tree(folder).leaves
+    except DumpTreeError:
+        return []

@@ -9,6 +9,7 @@ a statistics CSV, or exception dumps (:mod:`.exception_dump`); ``kind`` says whi
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterable
@@ -116,22 +117,47 @@ def classify_file(name: str) -> str | None:
     return None
 
 
-def _leaf_of(folder: Path, kind: str | None = None) -> tuple[str, int, int] | None:
+def _is(entry: os.DirEntry, test: str) -> bool:
+    """``entry.is_file()`` or ``entry.is_dir()``, False when the stat behind it fails."""
+    try:
+        return getattr(entry, test)()
+    except OSError:
+        return False
+
+
+def _leaf_of(
+    folder: Path, kind: str | None = None, entries: list[os.DirEntry] | None = None
+) -> tuple[str, int, int] | None:
     """(kind, files, bytes) when ``folder`` holds dump files of its own. Bytes are counted only
-    for the files of ``kind`` when it is given (0 otherwise: no stat per file)."""
+    for the files of ``kind`` when it is given (0 otherwise: no stat per file). ``entries``:
+    the folder's listing, when the caller has it."""
     counts = dict.fromkeys(KINDS, 0)
     sizes = dict.fromkeys(KINDS, 0)
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return None
+    if entries is None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return None
+    if kind is None:  # the usual tensor names counted without a Python step per file
+        try:
+            files = [entry.name for entry in entries if entry.is_file()]
+        except OSError:  # a file system without d_type, and a stat that failed
+            files = [entry.name for entry in entries if _is(entry, "is_file")]
+        usual = _USUAL_TENSOR_NAME.fullmatch
+        counts["tensor"] = len(files)
+        entries = [os.path.join(folder, name) for name in itertools.filterfalse(usual, files)]
+        counts["tensor"] -= len(entries)
     for entry in entries:
         try:
-            if not entry.is_file():
+            if type(entry) is str:  # a file of the listing above that needs the full check
+                name, path = os.path.basename(entry), entry
+            elif not entry.is_file():
                 continue
-            found = classify_file(entry.name)
+            else:
+                name, path = entry.name, entry.path
+            found = classify_file(name)
             if found == "stats?":
-                found = "stats" if looks_like_stats_csv(entry.path) else None
+                found = "stats" if looks_like_stats_csv(path) else None
             if found is None:
                 continue
             counts[found] += 1
@@ -192,25 +218,22 @@ def scan_dump_tree(path: str | os.PathLike) -> DumpTree:
     stack = [(root, 0)]
     while stack:
         folder, depth = stack.pop()
-        found = _leaf_of(folder)
+        try:
+            entries: list[os.DirEntry] | None = list(os.scandir(folder))  # listed once for both
+        except OSError:
+            entries = None
+        found = _leaf_of(folder, entries=entries) if entries is not None else None
         if found is not None:
             kind, n_files, _ = found
             tree.leaves.append(
                 DumpLeaf(path=folder, n_files=n_files, kind=kind, **_place(root, folder))
             )
-        if depth < MAX_DEPTH:
+        if depth < MAX_DEPTH and entries is not None:
             try:
-                subs = sorted(
-                    (
-                        Path(e.path)
-                        for e in os.scandir(folder)
-                        if e.is_dir() and not e.name.startswith(".")
-                    ),
-                    reverse=True,
-                )
+                subs = [Path(e.path) for e in entries if e.is_dir() and e.name[:1] != "."]
             except OSError:
-                subs = []
-            stack.extend((s, depth + 1) for s in subs)
+                subs = [Path(e.path) for e in entries if _is(e, "is_dir") and e.name[:1] != "."]
+            stack.extend((s, depth + 1) for s in sorted(subs, reverse=True))
     if not tree.leaves:
         raise NoDumpsError(
             f"{root}: no dump files here or in the {MAX_DEPTH} folder levels below (expected "
