@@ -390,7 +390,7 @@ def _judge_rows(
             out[key] = None
             continue
         else:
-            metrics = dict(raw)
+            metrics = raw if type(raw) is dict else dict(raw)  # read only: the row's own
             badness = None
             crossed = []
             for name, threshold, higher_is_better, limit, gap in plan:  # judge(), inlined
