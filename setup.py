@@ -57,6 +57,12 @@ EXTENSIONS = [
         optional=True,
     ),
     Extension(
+        "fusion_switch.readers._attr_check",
+        sources=["server/fusion_switch/readers/_attr_check.c"],
+        extra_compile_args=["-O2"],
+        optional=True,
+    ),
+    Extension(
         "fusion_switch.readers._files",
         sources=["server/fusion_switch/readers/_files.c"],
         extra_compile_args=["-O2"],

@@ -35,9 +35,9 @@ from .graph_model import (
     Graph,
     Op,
     TensorDesc,
-    _converts_safely,
     _soc_version,
     attr_value,
+    unsafe_attr_maps,
 )
 
 # gc=False: these Structs hold no reference cycles and live only while the graph is built.
@@ -232,7 +232,6 @@ _new_op = Op.__new__
 def _settle(built: list[TensorDesc | Op]) -> None:
     """Convert at once the attribute maps that :func:`._converts_safely` does not pass, as the
     general reading does (so that a malformed value fails now, not in a later accessor)."""
-    for item in built:
+    for item in unsafe_attr_maps(built):
         raw = item.raw_attrs
-        if raw and not _converts_safely(raw):
-            item._attrs = {key: attr_value(value) for key, value in raw.items()}
+        item._attrs = {key: attr_value(value) for key, value in raw.items()}
