@@ -255,12 +255,17 @@ def compiled_parts() -> str:
     """Which C extensions this install has: without them the same outputs come slower."""
     from fusion_switch.compare import metrics
     from fusion_switch.diagnose import noise
-    from fusion_switch.readers import protowire
+    from fusion_switch.readers import dumpdir, graph_model, protowire
 
     kernel = "in use" if metrics.kernel_in_use() else "NOT in use (numpy path)"
     wire = "built" if protowire._wire is not None else "NOT built (Python loop)"
     rounding = "in use" if noise.compiled_in_use() else "NOT in use (numpy path)"
-    return f"metrics kernel {kernel}; dump header scan {wire}; replay rounding {rounding}"
+    sizes = "built" if dumpdir._files is not None else "NOT built (stat'ed one by one)"
+    attrs = "built" if graph_model._attr_check is not None else "NOT built (Python loop)"
+    return (
+        f"metrics kernel {kernel}; dump header scan {wire}; replay rounding {rounding}; "
+        f"file-size prefetch {sizes}; attribute-map check {attrs}"
+    )
 
 
 def compare_arguments(case, out: Path, graph_folders: bool = False) -> list[str]:
