@@ -231,13 +231,11 @@ def _pairing_notes(merged: MergedRule, notes: list[str]) -> None:
 
 def _group_costs(groups: list[list[RuleOp]], left: DumpDir) -> list[int]:
     """Per group (in ``groups``' order): 4 KiB plus the bytes of its ops' fusion-on dumps."""
-    known = left.known_latest_bytes()  # prefetched: no call per op for most of them
     costs = []
     for members in groups:
         cost = 4096
         for op in members:
-            size = known.get(op.name)
-            cost += left.latest_bytes(op.name) if size is None else size
+            cost += left.latest_bytes(op.name)
         costs.append(cost)
     return costs
 

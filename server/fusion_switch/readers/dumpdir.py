@@ -338,13 +338,6 @@ class DumpDir:
         for key, size in zip(keys, box.get("sizes", ()), strict=False):  # none: it failed
             self._sizes.setdefault(key, max(size, 0))  # -1: gone since the listing, as below
 
-    def known_latest_bytes(self) -> dict[str, int]:
-        """The sizes :meth:`latest_bytes` has found so far, by op name (prefetched ones
-        included); read only: ask :meth:`latest_bytes` for a name that is not in it."""
-        if self._prefetch is not None:
-            self._take_prefetched()
-        return self._sizes
-
     @property
     def op_names(self) -> list[str]:
         return sorted(self._files)
@@ -442,27 +435,22 @@ def _index_folder(folder: Path) -> tuple[dict[str, list[DumpName]], list[tuple[s
     usual_name = _USUAL_NAME.fullmatch
     for entry in listing:
         name = entry.name
-        # the usual name first (no ignored, hidden, numeric or .npy name has its form), as
-        # parse_dump_name reads it: ~5,000 files of a 5,000-op folder take this path
+        if name in _IGNORED_FILES or name.startswith("."):
+            continue
+        try:
+            if not entry.is_file():
+                continue
+        except OSError:
+            continue
+        # the usual name (no numeric or .npy name has its form), read as parse_dump_name
+        # reads it: ~5,000 files of a 5,000-op folder take this path
         usual = usual_name(name)
         if usual is not None and "_sgt_graph" not in name and not name.startswith("exception"):
-            try:
-                if not entry.is_file():
-                    continue
-            except OSError:
-                continue
             op_type, op_name, task, stream, stamp = usual.groups()
             parsed = DumpName(
                 entry.path, name, op_name, int(stamp), op_type, int(task), int(stream)
             )
         else:
-            if name in _IGNORED_FILES or name.startswith("."):
-                continue
-            try:
-                if not entry.is_file():
-                    continue
-            except OSError:
-                continue
             real = name
             if name.isdigit() or (name.endswith(".npy") and name[:-4].isdigit()):
                 if name not in mapping:

@@ -9,6 +9,7 @@ a statistics CSV, or exception dumps (:mod:`.exception_dump`); ``kind`` says whi
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -117,12 +118,16 @@ def classify_file(name: str) -> str | None:
     return None
 
 
-def _is(entry: os.DirEntry, test: str) -> bool:
-    """``entry.is_file()`` or ``entry.is_dir()``, False when the stat behind it fails."""
-    try:
-        return getattr(entry, test)()
-    except OSError:
-        return False
+def _passing(entries: list[os.DirEntry], test: str) -> list[os.DirEntry]:
+    """The entries for which ``test`` (``"is_file"``, ``"is_dir"``) holds, one by one: for a
+    listing where that test raised (a file system without d_type, a stat that failed), which
+    leaves out only the entries whose stat fails."""
+    passing = []
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if getattr(entry, test)():
+                passing.append(entry)
+    return passing
 
 
 def _leaf_of(
@@ -138,26 +143,20 @@ def _leaf_of(
             entries = list(os.scandir(folder))
         except OSError:
             return None
-    if kind is None:  # the usual tensor names counted without a Python step per file
+    try:
+        files = [entry for entry in entries if entry.is_file()]
+    except OSError:
+        files = _passing(entries, "is_file")
+    if kind is None:  # the usual tensor names counted in one C-level filter, not one by one
+        by_name = {entry.name: entry for entry in files}
+        rest = list(itertools.filterfalse(_USUAL_TENSOR_NAME.fullmatch, by_name))
+        counts["tensor"] = len(by_name) - len(rest)
+        files = [by_name[name] for name in rest]
+    for entry in files:
         try:
-            files = [entry.name for entry in entries if entry.is_file()]
-        except OSError:  # a file system without d_type, and a stat that failed
-            files = [entry.name for entry in entries if _is(entry, "is_file")]
-        usual = _USUAL_TENSOR_NAME.fullmatch
-        counts["tensor"] = len(files)
-        entries = [os.path.join(folder, name) for name in itertools.filterfalse(usual, files)]
-        counts["tensor"] -= len(entries)
-    for entry in entries:
-        try:
-            if type(entry) is str:  # a file of the listing above that needs the full check
-                name, path = os.path.basename(entry), entry
-            elif not entry.is_file():
-                continue
-            else:
-                name, path = entry.name, entry.path
-            found = classify_file(name)
+            found = classify_file(entry.name)
             if found == "stats?":
-                found = "stats" if looks_like_stats_csv(path) else None
+                found = "stats" if looks_like_stats_csv(entry.path) else None
             if found is None:
                 continue
             counts[found] += 1
@@ -230,9 +229,10 @@ def scan_dump_tree(path: str | os.PathLike) -> DumpTree:
             )
         if depth < MAX_DEPTH and entries is not None:
             try:
-                subs = [Path(e.path) for e in entries if e.is_dir() and e.name[:1] != "."]
+                folders = [e for e in entries if e.is_dir()]
             except OSError:
-                subs = [Path(e.path) for e in entries if _is(e, "is_dir") and e.name[:1] != "."]
+                folders = _passing(entries, "is_dir")
+            subs = [Path(e.path) for e in folders if e.name[:1] != "."]
             stack.extend((s, depth + 1) for s in sorted(subs, reverse=True))
     if not tree.leaves:
         raise NoDumpsError(
