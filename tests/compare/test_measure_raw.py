@@ -20,7 +20,7 @@ from fusion_switch.compare.align import AlignError, TensorView, align
 from fusion_switch.compare.metrics import ALGORITHMS, SizeMismatchError, native
 from fusion_switch.compare.result import ResultRow
 from fusion_switch.compare.workers import GroupComparer, _msaccucmp_shape, _raw_tensor, _values
-from fusion_switch.readers.dump import DumpError, read_dump, read_npy_dump
+from fusion_switch.readers.dump import SMALL_FILE_BYTES, DumpError, read_dump, read_npy_dump
 from fusion_switch.readers.dump_write import TensorSpec, encode_dump, write_dump
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -184,10 +184,33 @@ def test_what_the_direct_path_does_not_handle_is_left_to_the_general_path(tmp_pa
     np.save(tmp_path / "x.npy", x)
     npy = read_npy_dump(tmp_path / "x.npy")
     assert _raw_tensor(npy, npy.outputs[0]) is None
-    # a file bigger than read_dump keeps in memory is read tensor by tensor instead
-    big = np.ones(70_000, np.float32)
-    dump = read_dump(write_dump(tmp_path / "big", "Op", outputs=[TensorSpec(big)]))
-    assert _raw_tensor(dump, dump.outputs[0]) is None
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<f2", "i1"])
+def test_files_bigger_than_what_read_dump_keeps_are_measured_directly_too(tmp_path, dtype):
+    # beyond SMALL_FILE_BYTES the header is read alone; the direct path then reads each
+    # tensor's bytes itself: the same cells, without the general path's float32 copies
+    n = SMALL_FILE_BYTES // np.dtype(dtype).itemsize + 1_001
+    rng = np.random.default_rng(3)
+    with np.errstate(all="ignore"):
+        left = (rng.standard_normal(n) * 50).astype(dtype)
+        right = (left.astype(np.float32) + rng.standard_normal(n).astype(np.float32)).astype(dtype)
+    pair = write_pair(tmp_path, left, right, b"\x03")
+    assert pair[0]._content is None and pair[2]._content is None  # not kept in memory
+    direct = direct_row(*pair)
+    assert direct is not None, "the direct path turned a big plain ND pair down"
+    assert cells(direct) == cells(general_row(*pair))
+
+
+def test_a_big_file_cut_short_after_its_header_was_read_is_left_to_the_general_path(tmp_path):
+    n = SMALL_FILE_BYTES // 4 + 5_000
+    left, right = np.ones(n, np.float32), np.full(n, 2, np.float32)
+    pair = write_pair(tmp_path, left, right)
+    path = Path(pair[2].path)
+    path.write_bytes(path.read_bytes()[:-40])  # the fusion-off file loses its last values
+    assert direct_row(*pair) is None
+    with pytest.raises(DumpError, match="truncated"):
+        general_row(*pair)
 
 
 def test_different_element_counts_are_left_to_the_general_path(tmp_path):

@@ -490,10 +490,11 @@ class GroupComparer:
         right_tensor: DumpTensor,
     ) -> bool:
         """The common case, both tensors ND with the same element count in a plain dtype the
-        kernel decodes, in one kernel call from the bytes read with the headers: what
-        :func:`.align` and :meth:`measure_pair` would give (the flat count as Shape, the
-        scalar test on it). False, nothing done, for anything else: the general path then
-        runs and writes its usual messages."""
+        kernel decodes (or a layout it converts), in one kernel call from the files' bytes
+        (those read with the headers, else each tensor's own): what :func:`.align` and
+        :meth:`measure_pair` would give (the flat count as Shape, the scalar test on it).
+        False, nothing done, for anything else: the general path then runs and writes its
+        usual messages."""
         blocks = None
         kept = False  # same 4-D layout and shape: align keeps the shape as it is
         if tensor.format != ND or right_tensor.format != ND:
@@ -507,6 +508,10 @@ class GroupComparer:
             return False
         right = _raw_tensor(right_dump, right_tensor)
         if right is None or (blocks is None and right[4] != left[4]):
+            return False
+        left = _with_bytes(dump, tensor, left)
+        right = _with_bytes(right_dump, right_tensor, right) if left is not None else None
+        if right is None:
             return False
         n = right[4]
         if kept:
@@ -625,20 +630,38 @@ def _raw_dtype(tensor: DumpTensor) -> tuple[str, str, int] | None:
 
 def _raw_tensor(dump: DumpFile, tensor: DumpTensor) -> tuple | None:
     """``(bytes, offset, dtype character, DataType cell, element count)`` of a tensor whose
-    values :meth:`DumpFile.array` would read from the bytes held in memory without a problem,
-    in a dtype the kernel decodes; else None."""
-    content = dump._content
+    values :meth:`DumpFile.array` would read without a problem, in a dtype the kernel decodes;
+    else None. ``bytes`` is None for a file not held in memory (read tensor by tensor):
+    :func:`_with_bytes` reads them once both tensors of the pair qualify."""
     shape = tensor.shape
-    if content is None or dump.npy_dtype is not None or not shape or tensor.data_type == 0:
+    if dump.npy_dtype is not None or not shape or tensor.data_type == 0:
         return None
     kind = _raw_dtype(tensor)
     if kind is None or len(shape) > MAX_DIMS or 0 in shape:
         return None
     count = math.prod(shape)
     needed = count * kind[2]
-    if count <= 0 or needed > tensor.size or tensor.data_offset + needed > len(content):
+    if count <= 0 or needed > tensor.size:
+        return None
+    content = dump._content
+    end = tensor.data_offset + needed
+    if end > (dump.file_size if content is None else len(content)):
         return None
     return content, tensor.data_offset, kind[0], kind[1], count
+
+
+def _with_bytes(dump: DumpFile, tensor: DumpTensor, raw: tuple) -> tuple | None:
+    """``raw`` with the tensor's bytes read from its file when the file is not held in memory
+    (the kernel then converts a real activation's layout without the general path's float32
+    copies, issue 16); None when they cannot be read: the general path reads again and says
+    why."""
+    if raw[0] is not None:
+        return raw
+    try:
+        data = dump.data_bytes(tensor, raw[4] * _RAW_DTYPES[tensor.data_type][2])
+    except DumpError:
+        return None
+    return (data, 0, *raw[2:])
 
 
 def _failed(row: ResultRow, algorithms: list[str], csv_reason: str, reason: str) -> None:
