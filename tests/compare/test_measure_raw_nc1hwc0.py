@@ -157,7 +157,7 @@ def test_what_the_conversion_does_not_cover_is_left_to_the_general_path():
 
 def test_the_kernel_refuses_blocks_that_do_not_fit_the_bytes():
     data = np.ones(2 * 16 * 3, np.float32).tobytes()
-    rest = (np.empty(6, np.float32), False, 8192, np.log)
+    rest = (np.empty(native.scratch_length(99), np.float32), False, 8192, np.log)
     raw = native._kernel.metrics_raw
     good = raw(data, 0, "f", data, 0, "f", 6, *rest, (1, 2, 1, 3, 16, 2))
     assert good[0][0] == pytest.approx(1.0)

@@ -146,6 +146,7 @@ def test_the_kernel_refuses_tiles_that_do_not_fit(tiles):
     n = tiles[0] * tiles[5] * tiles[6]
     with pytest.raises(ValueError, match="metrics_raw"):
         native._kernel.metrics_raw(
-            data, 0, "f", data, 0, "f", max(n, 1), np.empty(max(n, 1), np.float32), False,
+            data, 0, "f", data, 0, "f", max(n, 1),
+            np.empty(native.scratch_length(max(n, 1)), np.float32), False,
             native.BUFFER_SIZE, np.log, tiles,
         )  # fmt: skip

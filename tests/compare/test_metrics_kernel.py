@@ -290,7 +290,8 @@ def test_the_portable_build_reads_file_bytes_the_same(portable_kernel, dtype, n)
             return repr(
                 kernel.metrics_raw(
                     data, 1, char, data, 1 + x.nbytes, char, n,
-                    np.empty(n, np.float32), False, np.getbufsize(), np.log,
+                    np.empty(native.scratch_length(n), np.float32), False, np.getbufsize(),
+                    np.log,
                 )
             )  # fmt: skip
 
@@ -315,7 +316,8 @@ def test_the_portable_build_converts_nc1hwc0_blocks_the_same(portable_kernel, dt
             return repr(
                 kernel.metrics_raw(
                     data, 1, x.dtype.char, data, 1 + x.nbytes, y.dtype.char, size,
-                    np.empty(size, np.float32), False, np.getbufsize(), np.log, blocks,
+                    np.empty(native.scratch_length(size), np.float32), False,
+                    np.getbufsize(), np.log, blocks,
                 )
             )  # fmt: skip
 

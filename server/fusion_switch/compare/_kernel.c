@@ -225,16 +225,6 @@ typedef struct {
     float x_norm, y_norm;
 } Cosine;
 
-VECTOR_CLONES
-static void cosine_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
-{
-    Cosine *c = job;
-    const float *x = c->x + start, *y = c->y + start;
-    float e[BLOCK];
-    for (Py_ssize_t i = 0; i < n; i++) e[i] = (x[i] / c->x_norm) * (y[i] / c->y_norm);
-    out[0] = leaf_sum_f32(e, n);
-}
-
 /* ------------------------------------------------------------------ Kullback-Leibler */
 
 /* msaccucmp's floor: (v - min) / (max - min) (v itself when max == min), at least float32 eps */
@@ -250,39 +240,97 @@ typedef struct {
     const float *log_ratio;
 } Divergence;
 
+/* The two KL masses and, when the cosine is computed, its sum: one sweep after pass 1 */
+typedef struct {
+    Divergence *kl;
+    const Cosine *cosine; /* NULL: the cosine exits early */
+} Pass2;
+
 VECTOR_CLONES
-static void kl_mass_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
+static void pass2_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
 {
-    Divergence *d = job;
+    Pass2 *p = job;
+    const Divergence *d = p->kl;
     const float *x = d->x + start, *y = d->y + start;
-    float e[2][BLOCK];
+    float e[3][BLOCK];
     for (Py_ssize_t i = 0; i < n; i++) {
         e[0][i] = kl_floor(x[i], d->x_low, d->x_span);
         e[1][i] = kl_floor(y[i], d->y_low, d->y_span);
     }
     out[0] = leaf_sum_f32(e[0], n);
     out[1] = leaf_sum_f32(e[1], n);
-}
-
-VECTOR_CLONES
-static void kl_ratio_fill(const Divergence *d, Py_ssize_t n, float *out)
-{
-    for (Py_ssize_t i = 0; i < n; i++) {
-        float p = kl_floor(d->x[i], d->x_low, d->x_span) / d->p_total;
-        float q = kl_floor(d->y[i], d->y_low, d->y_span) / d->q_total;
-        out[i] = p / q;
+    if (p->cosine != NULL) {
+        const float x_norm = p->cosine->x_norm, y_norm = p->cosine->y_norm;
+        for (Py_ssize_t i = 0; i < n; i++) e[2][i] = (x[i] / x_norm) * (y[i] / y_norm);
+        out[2] = leaf_sum_f32(e[2], n);
     }
 }
+
+/*
+ * The KL terms p * log(p / q) are summed a segment at a time: p and the ratio p / q of at most
+ * KL_SEGMENT elements go into the scratch (which stays in the cache), numpy's log is applied to
+ * the ratio there, and the segment's terms are summed. A segment is a node of numpy's pairwise
+ * tree, so the sum is the one over the whole vector; each p is divided out once, not twice.
+ */
+#define KL_SEGMENT 16384
+
+VECTOR_CLONES
+static void kl_fill(const Divergence *d, Py_ssize_t start, Py_ssize_t n, float *p, float *ratio)
+{
+    const float *x = d->x + start, *y = d->y + start;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float mass = kl_floor(x[i], d->x_low, d->x_span) / d->p_total;
+        float q = kl_floor(y[i], d->y_low, d->y_span) / d->q_total;
+        p[i] = mass;
+        ratio[i] = mass / q;
+    }
+}
+
+typedef struct {
+    const float *p, *log_ratio;
+} Terms;
 
 VECTOR_CLONES
 static void kl_terms_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
 {
-    Divergence *d = job;
-    const float *x = d->x + start, *log_ratio = d->log_ratio + start;
+    const Terms *t = job;
+    const float *p = t->p + start, *log_ratio = t->log_ratio + start;
     float e[BLOCK];
-    for (Py_ssize_t i = 0; i < n; i++)
-        e[i] = (kl_floor(x[i], d->x_low, d->x_span) / d->p_total) * log_ratio[i];
+    for (Py_ssize_t i = 0; i < n; i++) e[i] = p[i] * log_ratio[i];
     out[0] = leaf_sum_f32(e, n);
+}
+
+typedef struct {
+    const Divergence *d;
+    PyObject *log, *scratch_obj; /* numpy.log; the array whose buffer is scratch */
+    float *scratch;              /* 2 * min(n, KL_SEGMENT) floats: the ratios, then the p */
+    Py_ssize_t room;             /* min(n, KL_SEGMENT) */
+} KlSweep;
+
+/* the sum of the terms of elements start .. start+n-1, split as pairwise_f32 splits; -1 with
+ * the error set when numpy's log raised */
+static int kl_terms_sum(const KlSweep *k, Py_ssize_t start, Py_ssize_t n, float *out)
+{
+    if (n > KL_SEGMENT) {
+        Py_ssize_t half = n / 2;
+        float left, right;
+        half -= half % 8;
+        if (kl_terms_sum(k, start, half, &left) < 0) return -1;
+        if (kl_terms_sum(k, start + half, n - half, &right) < 0) return -1;
+        *out = left + right;
+        return 0;
+    }
+    float *ratio = k->scratch, *p = k->scratch + k->room;
+    kl_fill(k->d, start, n, p, ratio);
+    PyObject *view = PySequence_GetSlice(k->scratch_obj, 0, n);
+    if (view == NULL) return -1;
+    PyObject *logged = PyObject_CallFunctionObjArgs(k->log, view, view, NULL);
+    Py_DECREF(view);
+    if (logged == NULL) return -1;
+    Py_DECREF(logged);
+    Terms t = {p, ratio};
+    pairwise_f32(&t, kl_terms_leaf, 1, 0, n, out);
+    return 0;
 }
 
 /* ------------------------------------------------------------------ float64 mean and std */
@@ -378,6 +426,19 @@ static Py_ssize_t get_pair(PyObject *x, PyObject *y, Vector *vec)
     }
     if (get_vector(y, &vec[1], n, 0) < 0) return -1;
     return n;
+}
+
+/* the writable float32 scratch of metrics() and metrics_raw() for vectors of n elements: at
+ * least 2 * min(n, KL_SEGMENT) floats (-1 with the error set when not) */
+static int get_scratch(PyObject *obj, Vector *vec, Py_ssize_t n)
+{
+    if (get_vector(obj, vec, -1, 1) < 0) return -1;
+    Py_ssize_t room = n < KL_SEGMENT ? n : KL_SEGMENT;
+    if (vec->view.len / 4 < 2 * room) {
+        PyErr_SetString(PyExc_ValueError, "the scratch holds fewer than 2 * min(n, KL_SEGMENT) floats");
+        return -1;
+    }
+    return 0;
 }
 
 /* numpy's ufunc buffer size argument: positive, or -1 with the error set */
@@ -538,8 +599,8 @@ static double sqrt32(double value) { return value >= 0 ? (double)(float)sqrt(val
 static double std_floor(double value) { return fabs(value) < 0.001 ? 0.0 : value; }
 
 
-/* metrics()' work on two float32 vectors of n elements; scratch (n floats) is the buffer of
- * scratch_obj, the array numpy's log is called on */
+/* metrics()' work on two float32 vectors of n elements; scratch (2 * min(n, KL_SEGMENT) floats)
+ * is the buffer of scratch_obj, the array numpy's log is called on (a slice of it) */
 static PyObject *cells_of(const float *x, const float *y, Py_ssize_t n, PyObject *scratch_obj,
                           float *scratch, int scalar, Py_ssize_t chunk, PyObject *log)
 {
@@ -556,28 +617,9 @@ static PyObject *cells_of(const float *x, const float *y, Py_ssize_t n, PyObject
     float x_high = extremes_high(&p.x_range), x_low = extremes_low(&p.x_range);
     float y_high = extremes_high(&p.y_range), y_low = extremes_low(&p.y_range);
 
-    /* KL: floored, normalised ratio into scratch; numpy takes its log; then the terms' sum */
-    Divergence d = {x, y};
-    float mass[2], kl_sum;
-    d.x_low = x_low;
-    d.x_span = x_high - x_low;
-    d.y_low = y_low;
-    d.y_span = y_high - y_low;
-    pairwise_f32(&d, kl_mass_leaf, 2, 0, n, mass);
-    d.p_total = 0.0f + mass[0];
-    d.q_total = 0.0f + mass[1];
-    kl_ratio_fill(&d, n, scratch);
-    PyObject *logged = PyObject_CallFunctionObjArgs(log, scratch_obj, scratch_obj, NULL);
-    if (logged == NULL) goto done;
-    Py_DECREF(logged);
-    d.log_ratio = scratch;
-    pairwise_f32(&d, kl_terms_leaf, 1, 0, n, &kl_sum);
-    double kl = 0.0f + kl_sum;
-    if (fabs(kl) < DBL_EPSILON) kl = 0.0;
-
-    /* the cosine and its early exits (metrics._cosine_from_norms) */
+    /* the cosine's early exits (metrics._cosine_from_norms), decided on pass 1's sums */
     double cosine = NAN;
-    int cosine_note = COS_NONE, cosine_computed = 1;
+    int cosine_note = COS_NONE, cosine_computed = 1, cosine_summed = 0;
     const char *cosine_text = NULL;
     double x_norm = sqrt32(x_square), y_norm = sqrt32(y_square);
     if (scalar) {
@@ -596,13 +638,29 @@ static PyObject *cells_of(const float *x, const float *y, Py_ssize_t n, PyObject
         cosine_computed = 0;
         cosine_note = COS_ZERO_RIGHT;
     }
-    else {
-        Cosine c = {x, y, (float)x_norm, (float)y_norm};
-        float total;
-        pairwise_f32(&c, cosine_leaf, 1, 0, n, &total);
-        cosine = 0.0f + total;
+    else cosine_summed = 1;
+
+    /* KL's masses and the cosine's sum in one sweep, then KL's terms a segment at a time */
+    Divergence d = {x, y};
+    Cosine c = {x, y, (float)x_norm, (float)y_norm};
+    Pass2 two = {&d, cosine_summed ? &c : NULL};
+    float second[3], kl_sum;
+    d.x_low = x_low;
+    d.x_span = x_high - x_low;
+    d.y_low = y_low;
+    d.y_span = y_high - y_low;
+    pairwise_f32(&two, pass2_leaf, cosine_summed ? 3 : 2, 0, n, second);
+    d.p_total = 0.0f + second[0];
+    d.q_total = 0.0f + second[1];
+    if (cosine_summed) {
+        cosine = 0.0f + second[2];
         if (1.0 < cosine) cosine = 1.0; /* Python's min(total, 1.0): NaN stays NaN */
     }
+    Py_ssize_t room = n < KL_SEGMENT ? n : KL_SEGMENT;
+    KlSweep sweep = {&d, log, scratch_obj, scratch, room};
+    if (kl_terms_sum(&sweep, 0, n, &kl_sum) < 0) goto done;
+    double kl = 0.0f + kl_sum;
+    if (fabs(kl) < DBL_EPSILON) kl = 0.0;
 
     /* RelativeEuclideanDistance: float32 ratio, float32 ** 0.5 (powf) */
     float y_sq = (float)y_square;
@@ -672,8 +730,8 @@ PyDoc_STRVAR(metrics_doc,
              "kl_inf, std): the ten metrics in msaccucmp's index order (None where not "
              "computed), their CSV cells, why the cosine exited early (0 none, 1 scalar, 2 left "
              "all zero, 3 right all zero), whether KL is +inf, and ((mean, std) of x, of y). "
-             "scratch: a float32 vector as long as x; log: numpy.log, called as log(scratch, "
-             "scratch).");
+             "scratch: a float32 vector of at least 2 * min(len(x), KL_SEGMENT) elements; log: "
+             "numpy.log, called as log(part, part) on slices of scratch.");
 
 static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -686,7 +744,7 @@ static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (chunk < 0) return NULL;
     Py_ssize_t n = get_pair(args[0], args[1], vec);
     if (n < 0) goto done;
-    if (get_vector(args[2], &vec[2], n, 1) < 0) goto done;
+    if (get_scratch(args[2], &vec[2], n) < 0) goto done;
     result = cells_of(vec[0].view.buf, vec[1].view.buf, n, args[2], vec[2].view.buf, scalar,
                       chunk, args[5]);
 done:
@@ -881,7 +939,7 @@ static PyObject *metrics_raw(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_ValueError, "metrics_raw: a tensor lies beyond its bytes");
         goto done;
     }
-    if (get_vector(args[7], &vec[0], n, 1) < 0) goto done;
+    if (get_scratch(args[7], &vec[0], n) < 0) goto done;
     /* x (n), y (n), then for the left as stored: its decoded values and their temp (left_n) */
     Py_ssize_t spare = left_n > n ? left_n : n;
     float *buffer = decoded_buffer(2 * n + (nargs == 12 ? 2 * spare : spare));
@@ -926,4 +984,9 @@ static struct PyModuleDef module = {
     "numpy-exact sums behind msaccucmp's metrics (see _kernel.c)", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__kernel(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "KL_SEGMENT", KL_SEGMENT) < 0) Py_CLEAR(m);
+    return m;
+}

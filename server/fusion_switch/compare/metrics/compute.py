@@ -69,13 +69,14 @@ def metric_cells(
     in_use = native.kernel_in_use()
     # float16 is widened by the kernel (numpy's exact cast, faster) into the scratch buffers
     # native.kernel_cells does not use; only for the kernel: the numpy path works in all three
-    scratch = SCRATCH.get(3, max(left.size, right.size)) if in_use else None
+    size = max(left.size, right.size)
+    scratch = SCRATCH.get(3, max(size, native.scratch_length(size))) if in_use else None
     x, y, is_bool = _flat_pair(
         left, right, left_path, right_path, max_cmp_size, scratch[1:] if scratch else None
     )
     if not is_bool and x.size and in_use:
         try:
-            scratch_x = scratch[0][: x.size]  # type: ignore[index]
+            scratch_x = scratch[0][: native.scratch_length(x.size)]  # type: ignore[index]
             values, texts, messages, std = native.kernel_cells(
                 x, y, scalar, left_path, right_path, scratch_x
             )
