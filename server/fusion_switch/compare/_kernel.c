@@ -1,5 +1,8 @@
 /*
- * The per-tensor-pair sums and extremes behind msaccucmp's ten metrics, in one sweep.
+ * The per-tensor-pair sums and extremes behind msaccucmp's ten metrics, in three sweeps over
+ * the two vectors: pass 1 (the plain sums, extremes and float64 means), pass 2 (KL's masses,
+ * the cosine and the float64 squared deviations, which need pass 1's results) and KL's terms
+ * (which need pass 2's masses), each sum still in numpy's order.
  *
  * msaccucmp evaluates each metric with numpy: float32 element-wise operations, then
  * np.add.reduce, np.maximum.reduce and np.minimum.reduce. Our CSV must carry the same digits, so
@@ -400,6 +403,80 @@ static void square_deviation_leaf(void *job, Py_ssize_t start, Py_ssize_t n, dou
     *out = res;
 }
 
+/* ------------------------------------------------------------------ cells_of's sweeps */
+
+/*
+ * Pass 1 with the float64 sums of x and y (their means) carried along. numpy makes those chunk
+ * by chunk of its cast buffer, each chunk pairwise and the chunks in turn: a tree other than
+ * pass 1's. Pass 1 visits its leaves in order, so a chunk is summed as soon as pass 1 has gone
+ * past its end, while its values are still in the cache, instead of in two more sweeps.
+ */
+typedef struct {
+    Pass1 *pass1;
+    Spread x, y;
+    Py_ssize_t n, chunk, done; /* done: elements of the chunks summed */
+    double x_total, y_total;
+} Pass1Wide;
+
+static void wide_catch_up(Pass1Wide *w, Py_ssize_t reached)
+{
+    while (w->done < w->n) {
+        Py_ssize_t size = w->n - w->done < w->chunk ? w->n - w->done : w->chunk;
+        if (w->done + size > reached) return;
+        double part;
+        pairwise_f64(&w->x, wide_leaf, w->done, size, &part);
+        w->x_total += part;
+        pairwise_f64(&w->y, wide_leaf, w->done, size, &part);
+        w->y_total += part;
+        w->done += size;
+    }
+}
+
+/* pairwise_f32 with pass1_leaf, the wide chunks summed on the way */
+static void pass1_node(Pass1Wide *w, Py_ssize_t start, Py_ssize_t n, float *out)
+{
+    if (n <= BLOCK) {
+        pass1_leaf(w->pass1, start, n, out);
+        wide_catch_up(w, start + n);
+        return;
+    }
+    Py_ssize_t half = n / 2;
+    float left[5], right[5];
+    half -= half % 8;
+    pass1_node(w, start, half, left);
+    pass1_node(w, start + half, n - half, right);
+    for (int k = 0; k < 5; k++) out[k] = left[k] + right[k];
+}
+
+/*
+ * Pass 2 with the float64 squared deviations of x and y from their means: numpy sums those
+ * pairwise over the whole vector, the tree of the float32 sums, so each leaf adds all of them.
+ */
+typedef struct {
+    Pass2 *pass2;
+    int k_count; /* float32 sums of pass2_leaf: 2, or 3 with the cosine */
+    Spread x, y;
+} Pass2Spread;
+
+static void pass2_node(Pass2Spread *s, Py_ssize_t start, Py_ssize_t n, float *out,
+                       double *squares)
+{
+    if (n <= BLOCK) {
+        pass2_leaf(s->pass2, start, n, out);
+        square_deviation_leaf(&s->x, start, n, &squares[0]);
+        square_deviation_leaf(&s->y, start, n, &squares[1]);
+        return;
+    }
+    Py_ssize_t half = n / 2;
+    float left[3], right[3];
+    double left_squares[2], right_squares[2];
+    half -= half % 8;
+    pass2_node(s, start, half, left, left_squares);
+    pass2_node(s, start + half, n - half, right, right_squares);
+    for (int k = 0; k < s->k_count; k++) out[k] = left[k] + right[k];
+    for (int k = 0; k < 2; k++) squares[k] = left_squares[k] + right_squares[k];
+}
+
 /* ------------------------------------------------------------------ Python glue */
 
 /* A C-contiguous float32 buffer (numpy array) of `n` elements (any length when n < 0). */
@@ -610,8 +687,11 @@ static PyObject *cells_of(const float *x, const float *y, Py_ssize_t n, PyObject
     extremes_start(&p.relative);
     extremes_start(&p.x_range);
     extremes_start(&p.y_range);
+    Pass1Wide first = {&p, {x, 0.0}, {y, 0.0}, n, chunk, 0, 0.0, 0.0};
     float sums[5];
-    pairwise_f32(&p, pass1_leaf, 5, 0, n, sums);
+    pass1_node(&first, 0, n, sums);
+    wide_catch_up(&first, n);
+    double left_mean = first.x_total / (double)n, right_mean = first.y_total / (double)n;
     double abs_sum = 0.0f + sums[0], square_sum = 0.0f + sums[1], y_square = 0.0f + sums[2];
     double x_square = 0.0f + sums[3], relative_sum = 0.0f + sums[4];
     float x_high = extremes_high(&p.x_range), x_low = extremes_low(&p.x_range);
@@ -649,7 +729,11 @@ static PyObject *cells_of(const float *x, const float *y, Py_ssize_t n, PyObject
     d.x_span = x_high - x_low;
     d.y_low = y_low;
     d.y_span = y_high - y_low;
-    pairwise_f32(&two, pass2_leaf, cosine_summed ? 3 : 2, 0, n, second);
+    Pass2Spread second_sweep = {&two, cosine_summed ? 3 : 2, {x, left_mean}, {y, right_mean}};
+    double squares[2];
+    pass2_node(&second_sweep, 0, n, second, squares);
+    double left_std = sqrt((0.0 + squares[0]) / (double)n);
+    double right_std = sqrt((0.0 + squares[1]) / (double)n);
     d.p_total = 0.0f + second[0];
     d.q_total = 0.0f + second[1];
     if (cosine_summed) {
@@ -667,9 +751,6 @@ static PyObject *cells_of(const float *x, const float *y, Py_ssize_t n, PyObject
     double red = 0.0;
     if (!((double)powf(y_sq, 0.5f) <= DBL_EPSILON)) red = powf((float)square_sum / y_sq, 0.5f);
 
-    double left_mean, left_std, right_mean, right_std;
-    spread(x, n, chunk, &left_mean, &left_std);
-    spread(y, n, chunk, &right_mean, &right_std);
 
     double numbers[10] = {
         cosine,
