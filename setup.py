@@ -26,7 +26,7 @@ EXTENSIONS = [
     Extension(
         "fusion_switch.compare._kernel",
         sources=["server/fusion_switch/compare/_kernel.c"],
-        depends=["server/fusion_switch/_buffers.h"],
+        depends=["server/fusion_switch/_buffers.h", "server/fusion_switch/compare/_stored.h"],
         extra_compile_args=["-O3", "-ffp-contract=off", "-fno-trapping-math"],
         optional=True,
     ),

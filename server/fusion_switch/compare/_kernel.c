@@ -836,61 +836,53 @@ done:
 /* ------------------------------------------------------------------ straight from the file */
 
 /*
- * metrics_raw() is metrics() on two tensors still in the bytes of their dump files, for the
- * common case the workers hand it (both plain ND tensors of the same element count): decoding
- * (float32 as is, float16 widened as numpy casts it, int8/uint8 converted, all exact), the sums
- * and the cells in one call instead of a dozen numpy and Python steps per tensor pair.
+ * metrics_raw() is metrics() on two tensors as their dump files store them, for the common case
+ * the workers hand it (plain ND tensors of the same element count, or a device layout on the
+ * left): decoding, the layout, the sums and the cells in one call instead of a dozen numpy and
+ * Python steps per tensor pair. A tensor is given as bytes in memory or as an open file.
  */
+#include "_stored.h"
+
 #define KEEP_DECODED (16 * 1024 * 1024) /* elements; a bigger buffer is freed after its call */
 static float *decoded = NULL;
 static Py_ssize_t decoded_size = 0;
+static int decoded_lent = 0; /* the kept buffer is in use by a call (the GIL is let go in it) */
 
-static float *decoded_buffer(Py_ssize_t floats)
+/* room for `floats` floats: the kept buffer, or one of this call's own (*own = 1) when another
+ * thread's call holds the kept one; NULL with MemoryError */
+static float *borrow_decoded(Py_ssize_t floats, int *own)
 {
+    *own = decoded_lent;
+    if (*own) {
+        float *mine = PyMem_RawMalloc((size_t)floats * sizeof(float));
+        if (mine == NULL) PyErr_NoMemory();
+        return mine;
+    }
     if (floats > decoded_size) {
         PyMem_RawFree(decoded);
         decoded = PyMem_RawMalloc((size_t)floats * sizeof(float));
         decoded_size = decoded == NULL ? 0 : floats;
-        if (decoded == NULL) PyErr_NoMemory();
+        if (decoded == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
     }
+    decoded_lent = 1;
     return decoded;
 }
 
-static int item_size(int kind)
+static void return_decoded(float *buffer, int own)
 {
-    switch (kind) {
-    case 'f': return 4;
-    case 'e': return 2;
-    case 'b':
-    case 'B': return 1;
-    default: return 0;
+    if (own) {
+        PyMem_RawFree(buffer);
+        return;
     }
-}
-
-/* n elements of `kind` at bytes `src` as float32: a pointer into src when it can be read in place
- * (aligned float32), else decoded into out; temp: n floats for unaligned float16 */
-static const float *as_float32(const char *src, int kind, Py_ssize_t n, float *out, float *temp)
-{
-    if (kind == 'f') {
-        if ((uintptr_t)src % sizeof(float) == 0) return (const float *)src;
-        memcpy(out, src, (size_t)n * sizeof(float));
+    decoded_lent = 0;
+    if (decoded_size > 3 * (Py_ssize_t)KEEP_DECODED) {
+        PyMem_RawFree(decoded);
+        decoded = NULL;
+        decoded_size = 0;
     }
-    else if (kind == 'e') {
-        if ((uintptr_t)src % sizeof(uint16_t) != 0) {
-            memcpy(temp, src, (size_t)n * sizeof(uint16_t));
-            src = (const char *)temp;
-        }
-        widen_half_loop((const uint16_t *)src, out, n);
-    }
-    else if (kind == 'b') {
-        const int8_t *v = (const int8_t *)src;
-        for (Py_ssize_t i = 0; i < n; i++) out[i] = (float)v[i];
-    }
-    else {
-        const uint8_t *v = (const uint8_t *)src;
-        for (Py_ssize_t i = 0; i < n; i++) out[i] = (float)v[i];
-    }
-    return out;
 }
 
 /* the kind code of a numpy dtype character ('f', 'e', 'b' or 'B'), 0 for anything else */
@@ -904,9 +896,12 @@ static int kind_of(PyObject *obj)
 PyDoc_STRVAR(metrics_raw_doc,
              "metrics_raw(left, left_offset, left_char, right, right_offset, right_char, n, "
              "scratch, scalar, buffer_size, log) -> metrics()' result for the n elements at "
-             "each offset of two bytes-like objects; *_char: the stored numpy dtype's character, "
-             "'f' (float32), 'e' (float16), 'b' (int8) or 'B' (uint8), little-endian. "
-             "ValueError when a tensor lies outside its bytes or the kind is not one of these. "
+             "each offset of two stored tensors; left and right: a bytes-like object, or an "
+             "int, a file descriptor read with pread() a piece at a time (OSError when it "
+             "fails, ValueError when the file ends before the tensor); *_char: the stored "
+             "numpy dtype's character, 'f' (float32), 'e' (float16), 'b' (int8) or 'B' (uint8), "
+             "little-endian. ValueError when a tensor lies outside its bytes or the kind is not "
+             "one of these. "
              "With a 12th argument (N, C1, H, W, C0, C) the left tensor is NC1HWC0 data of "
              "N*C1*H*W*C0 elements, measured as its NCHW transpose (N, C1*C0, H, W) cut to C "
              "channels (align's NC1HWC0 to NCHW conversion and slice); n must be N*C*H*W. "
@@ -915,16 +910,10 @@ PyDoc_STRVAR(metrics_raw_doc,
              "B*R*C.");
 
 /*
- * metrics_raw's 12th argument, a device layout of the left tensor: six numbers (N, C1, H, W, C0,
- * C) for NC1HWC0 data measured as NCHW, or seven (B, C1, N1, N0, C0, R, C) for FRACTAL_NZ data
- * measured as ND (B, R, C). All positive, the kept sizes within the padded ones; *device: the
- * element count stored; *measured: the count compared. -1 with ValueError when not that.
+ * metrics_raw's 12th argument into a Layout: six numbers (N, C1, H, W, C0, C) or seven (B, C1,
+ * N1, N0, C0, R, C). All positive, the kept sizes within the padded ones; *device: the element
+ * count stored; *measured: the count compared. -1 with ValueError when not that.
  */
-typedef struct {
-    int nz; /* 0: NC1HWC0, 1: FRACTAL_NZ */
-    Py_ssize_t d[7];
-} Layout;
-
 static int read_blocks(PyObject *obj, Layout *layout, Py_ssize_t *device, Py_ssize_t *measured)
 {
     if (!PyTuple_Check(obj) || (PyTuple_GET_SIZE(obj) != 6 && PyTuple_GET_SIZE(obj) != 7))
@@ -958,43 +947,38 @@ bad:
     return -1;
 }
 
-/* NC1HWC0 values `src` (dims N, C1, H, W, C0) as NCHW (N, C, H, W) in `out`, channels beyond C
- * (the device padding) left out: align's transpose (0, 1, 4, 2, 3) then slice */
-static void nc1hwc0_to_nchw(const float *src, const Py_ssize_t dims[6], float *out)
+/* metrics_raw's tensor argument `obj` (bytes-like, or a file descriptor) into *s, its buffer
+ * (if any) held in *view; -1 with the error set (ValueError when the bytes are too few) */
+static int get_stored(PyObject *obj, Py_buffer *view, Stored *s)
 {
-    Py_ssize_t n = dims[0], c1 = dims[1], h = dims[2], w = dims[3], c0 = dims[4], c = dims[5];
-    Py_ssize_t plane = h * w;
-    for (Py_ssize_t b = 0; b < n; b++) {
-        for (Py_ssize_t ch = 0; ch < c; ch++) {
-            const float *from = src + ((b * c1 + ch / c0) * plane) * c0 + ch % c0;
-            for (Py_ssize_t i = 0; i < plane; i++) out[i] = from[i * c0];
-            out += plane;
+    if (PyLong_Check(obj)) {
+        long fd = PyLong_AsLong(obj);
+        if (fd == -1 && PyErr_Occurred()) return -1;
+        if (fd < 0 || fd > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "metrics_raw: not a file descriptor");
+            return -1;
         }
+        s->memory = NULL;
+        s->fd = (int)fd;
+        return 0;
     }
-}
-
-/* FRACTAL_NZ values `src` (dims B, C1, N1, N0, C0) as ND (B, R, C) in `out`, rows beyond R and
- * columns beyond C (the padding) left out: align's _nz_to_nd, transpose (0, 2, 3, 1, 4) to
- * (B, N1*N0, C1*C0), then the cut */
-static void nz_to_nd(const float *src, const Py_ssize_t dims[7], float *out)
-{
-    Py_ssize_t batch = dims[0], c1 = dims[1], n1 = dims[2], n0 = dims[3], c0 = dims[4];
-    Py_ssize_t rows = dims[5], cols = dims[6];
-    for (Py_ssize_t b = 0; b < batch; b++) {
-        for (Py_ssize_t r = 0; r < rows; r++) {
-            const float *row = src + ((b * c1 * n1 + r / n0) * n0 + r % n0) * c0;
-            for (Py_ssize_t col = 0; col < cols; col++)
-                out[col] = row[(col / c0) * n1 * n0 * c0 + col % c0];
-            out += cols;
-        }
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0) return -1;
+    s->memory = view->buf;
+    s->fd = -1;
+    if (s->offset > view->len || s->count * item_size(s->kind) > view->len - s->offset) {
+        PyErr_SetString(PyExc_ValueError, "metrics_raw: a tensor lies beyond its bytes");
+        return -1;
     }
+    return 0;
 }
 
 static PyObject *metrics_raw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_buffer left = {0}, right = {0};
+    Py_buffer left_view = {0}, right_view = {0};
     Vector vec[1] = {{.held = 0}};
     PyObject *result = NULL;
+    float *buffer = NULL;
+    int own = 0;
     if (nargs != 12 && check_count(nargs, 11, "metrics_raw") < 0) return NULL;
     Layout layout = {0};
     Py_ssize_t device = 0, measured = 0;
@@ -1012,42 +996,45 @@ static PyObject *metrics_raw(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     Py_ssize_t left_n = nargs == 12 ? device : n; /* elements stored on the left */
-    if (PyObject_GetBuffer(args[0], &left, PyBUF_SIMPLE) < 0) return NULL;
-    if (PyObject_GetBuffer(args[3], &right, PyBUF_SIMPLE) < 0) goto done;
-    if (n > (PY_SSIZE_T_MAX / 4) / 4 || left_n > (PY_SSIZE_T_MAX / 4) / 4 ||
-        left_offset > left.len || left_n * item_size(left_kind) > left.len - left_offset ||
-        right_offset > right.len || n * item_size(right_kind) > right.len - right_offset) {
+    if (n > (PY_SSIZE_T_MAX / 4) / 4 || left_n > (PY_SSIZE_T_MAX / 4) / 4) {
         PyErr_SetString(PyExc_ValueError, "metrics_raw: a tensor lies beyond its bytes");
+        return NULL;
+    }
+    Stored left = {NULL, -1, left_offset, left_n, left_kind};
+    Stored right = {NULL, -1, right_offset, n, right_kind};
+    if (get_stored(args[0], &left_view, &left) < 0) goto done;
+    if (get_stored(args[3], &right_view, &right) < 0) goto done;
+    if (get_scratch(args[7], &vec[0], n) < 0) goto done;
+    /* x (n), y (n), then a piece of the stored values decoded and its raw bytes */
+    Py_ssize_t room = piece_room(nargs == 12 ? layout.d[4] : 1);
+    buffer = borrow_decoded(2 * n + 2 * room, &own);
+    if (buffer == NULL) goto done;
+    const float *x, *y = NULL;
+    int failed_errno = 0;
+    float *piece = buffer + 2 * n;
+    char *raw = (char *)(piece + room);
+    /* the GIL is let go for reading files only: decoding bytes in memory takes microseconds,
+     * and taking the GIL back can wait for another thread's switch interval */
+    int reading = left.memory == NULL || right.memory == NULL;
+    PyThreadState *state = reading ? PyEval_SaveThread() : NULL;
+    x = load_stored(&left, nargs == 12 ? &layout : NULL, buffer, piece, raw);
+    if (x != NULL) y = load_stored(&right, NULL, buffer + n, piece, raw);
+    if (x == NULL || y == NULL) failed_errno = errno;
+    if (state != NULL) PyEval_RestoreThread(state);
+    if (x == NULL || y == NULL) {
+        if (failed_errno) {
+            errno = failed_errno;
+            PyErr_SetFromErrno(PyExc_OSError);
+        }
+        else PyErr_SetString(PyExc_ValueError, "metrics_raw: the file ends before the tensor");
         goto done;
     }
-    if (get_scratch(args[7], &vec[0], n) < 0) goto done;
-    /* x (n), y (n), then for the left as stored: its decoded values and their temp (left_n) */
-    Py_ssize_t spare = left_n > n ? left_n : n;
-    float *buffer = decoded_buffer(2 * n + (nargs == 12 ? 2 * spare : spare));
-    if (buffer == NULL) goto done;
-    const float *x;
-    if (nargs == 12) {
-        const float *stored = as_float32((const char *)left.buf + left_offset, left_kind, left_n,
-                                         buffer + 2 * n, buffer + 2 * n + spare);
-        if (layout.nz) nz_to_nd(stored, layout.d, buffer);
-        else nc1hwc0_to_nchw(stored, layout.d, buffer);
-        x = buffer;
-    }
-    else {
-        x = as_float32((const char *)left.buf + left_offset, left_kind, n, buffer, buffer + 2 * n);
-    }
-    const float *y = as_float32((const char *)right.buf + right_offset, right_kind, n,
-                                buffer + n, buffer + 2 * n);
     result = cells_of(x, y, n, args[7], vec[0].view.buf, scalar, chunk, args[10]);
 done:
-    if (decoded_size > 3 * (Py_ssize_t)KEEP_DECODED) {
-        PyMem_RawFree(decoded);
-        decoded = NULL;
-        decoded_size = 0;
-    }
+    if (buffer != NULL) return_decoded(buffer, own);
     release(vec, 1);
-    if (left.obj != NULL) PyBuffer_Release(&left);
-    if (right.obj != NULL) PyBuffer_Release(&right);
+    if (left_view.obj != NULL) PyBuffer_Release(&left_view);
+    if (right_view.obj != NULL) PyBuffer_Release(&right_view);
     return result;
 }
 

@@ -509,10 +509,6 @@ class GroupComparer:
         right = _raw_tensor(right_dump, right_tensor)
         if right is None or (blocks is None and right[4] != left[4]):
             return False
-        left = _with_bytes(dump, tensor, left)
-        right = _with_bytes(right_dump, right_tensor, right) if left is not None else None
-        if right is None:
-            return False
         n = right[4]
         if kept:
             shape, scalar = tuple(tensor.shape), False  # _same_layout turned scalars down
@@ -522,17 +518,21 @@ class GroupComparer:
             shape = tuple(right_tensor.shape)
             scalar = is_scalar_shape(shape)
         left_path, right_path = row.left_path or "", row.right_path or ""
+        opened: list[int] = []
         try:
             cells = cells_from_bytes(
                 self.ctx.algorithms,
-                (*left[:3], left_path),
-                (*right[:3], right_path),
+                (_source(dump, left[0], opened), *left[1:3], left_path),
+                (_source(right_dump, right[0], opened), *right[1:3], right_path),
                 n,
                 scalar,
                 blocks,
             )
-        except (TypeError, ValueError, BufferError):  # bytes the kernel turned down
-            return False
+        except (TypeError, ValueError, BufferError, OSError):  # bytes the kernel turned down
+            return False  # or a file it could not read: the general path reads it, says why
+        finally:
+            for fd in opened:
+                os.close(fd)
         row.shape = shape
         row.left_dtype = left[3]
         row.right_dtype = right[3]
@@ -631,8 +631,8 @@ def _raw_dtype(tensor: DumpTensor) -> tuple[str, str, int] | None:
 def _raw_tensor(dump: DumpFile, tensor: DumpTensor) -> tuple | None:
     """``(bytes, offset, dtype character, DataType cell, element count)`` of a tensor whose
     values :meth:`DumpFile.array` would read without a problem, in a dtype the kernel decodes;
-    else None. ``bytes`` is None for a file not held in memory (read tensor by tensor):
-    :func:`_with_bytes` reads them once both tensors of the pair qualify."""
+    else None. ``bytes`` is None for a file not held in memory (the offset is then the file's):
+    :func:`_source` opens it once both tensors of the pair qualify."""
     shape = tensor.shape
     if dump.npy_dtype is not None or not shape or tensor.data_type == 0:
         return None
@@ -650,18 +650,15 @@ def _raw_tensor(dump: DumpFile, tensor: DumpTensor) -> tuple | None:
     return content, tensor.data_offset, kind[0], kind[1], count
 
 
-def _with_bytes(dump: DumpFile, tensor: DumpTensor, raw: tuple) -> tuple | None:
-    """``raw`` with the tensor's bytes read from its file when the file is not held in memory
-    (the kernel then converts a real activation's layout without the general path's float32
-    copies, issue 16); None when they cannot be read: the general path reads again and says
-    why."""
-    if raw[0] is not None:
-        return raw
-    try:
-        data = dump.data_bytes(tensor, raw[4] * _RAW_DTYPES[tensor.data_type][2])
-    except DumpError:
-        return None
-    return (data, 0, *raw[2:])
+def _source(dump: DumpFile, content: bytes | None, opened: list[int]) -> bytes | int:
+    """What the kernel reads a tensor from: the bytes held with the header, or the file itself
+    (opened here, its descriptor added to ``opened``), which the kernel reads a piece at a time
+    so that a real activation's stored bytes and float32 values are not in memory together."""
+    if content is not None:
+        return content
+    fd = os.open(dump.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    opened.append(fd)
+    return fd
 
 
 def _failed(row: ResultRow, algorithms: list[str], csv_reason: str, reason: str) -> None:

@@ -227,12 +227,6 @@ class DumpFile:
             return values.reshape(shape, order=order)
         return info.decode(raw, count).reshape(shape)
 
-    def data_bytes(self, tensor: DumpTensor, nbytes: int) -> np.ndarray:
-        """The first ``nbytes`` of the tensor's data as stored (uint8), to be only read: a
-        view of the bytes held in memory when the file was read whole, else read from it.
-        Raises :class:`DumpError` when they lie beyond the file's end."""
-        return self._read_bytes(tensor, nbytes, copy=False)
-
     def raw_bytes(self, tensor: DumpTensor) -> bytes:
         """The tensor's ``size`` bytes exactly as stored."""
         return self._read_bytes(tensor, tensor.size).tobytes()

@@ -202,12 +202,14 @@ def cells_from_bytes(
     scalar: bool,
     blocks: tuple[int, ...] | None = None,
 ) -> MetricCells:
-    """The selected metrics' cells of two flat tensors still in their dump files' bytes, decoded
+    """The selected metrics' cells of two flat tensors as their dump files store them, decoded
     by the kernel (``_kernel.metrics_raw``, held to ``metrics`` by the first-use probe):
-    ``left`` and ``right`` are ``(bytes, offset, dtype char 'f' 'e' 'b' or 'B', path)``, n
-    elements each, or the left NC1HWC0 ``blocks`` ``(N, C1, H, W, C0, C)`` converted to n NCHW
-    elements. Only when :func:`kernel_in_use`; ValueError (or TypeError, BufferError) for bytes
-    it cannot read. numpy's error state is the caller's to set (the kernel calls np.log)."""
+    ``left`` and ``right`` are ``(bytes or file descriptor, offset, dtype char 'f' 'e' 'b' or
+    'B', path)``, n elements each, or the left NC1HWC0 ``blocks`` ``(N, C1, H, W, C0, C)``
+    converted to n NCHW elements (FRACTAL_NZ tiles likewise). Only when
+    :func:`kernel_in_use`; ValueError (or TypeError, BufferError) for bytes it cannot read,
+    OSError for a file it cannot read. numpy's error state is the caller's to set (the kernel
+    calls np.log)."""
     scratch = SCRATCH.one(scratch_length(n))
     if blocks is None:
         values, texts, note, kl_inf, std = _kernel.metrics_raw(  # type: ignore[union-attr]
