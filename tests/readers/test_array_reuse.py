@@ -12,6 +12,7 @@ import numpy as np
 import psutil
 import pytest
 from fusion_switch.compare.engine import CompareRequest, run_compare
+from fusion_switch.compare.metrics import native
 from fusion_switch.diagnose.replay_job import replay_outcome
 from fusion_switch.readers import array_reuse
 from fusion_switch.readers.array_reuse import reusing_arrays, stats
@@ -264,8 +265,9 @@ def test_the_replay_reuses_blocks_and_finds_the_same(outcome, monkeypatch):
 
 @pytest.fixture(scope="module")
 def large_files(tmp_path_factory):
-    """Dump files above the size read whole with the header (128 KiB): their tensors are read
-    into numpy buffers, the comparison's large arrays."""
+    """Dump files above the size read whole with the header (128 KiB): on the general path
+    their tensors are read into numpy buffers, the comparison's large arrays (with the compiled
+    kernel, the direct path reads them itself, a piece at a time)."""
     root = tmp_path_factory.mktemp("large")
     return generate_case(
         root / "case", n_ops=20, faults=["dropped_scale"], spatial=48, graph_text=False
@@ -277,6 +279,9 @@ def test_the_comparison_reuses_its_buffers_and_writes_the_same_csv(
 ):
     case = large_files
     monkeypatch.setattr(array_reuse, "ALWAYS_MAPPED_BYTES", 64 * 1024)
+    # the general path, as without the compiled kernel: the kernel's direct path reads big
+    # files into no numpy array (test_kernel_files)
+    monkeypatch.setattr(native, "_KERNEL_STATE", [False])
 
     def compare(out):
         request = CompareRequest(
