@@ -52,6 +52,40 @@ def test_a_freed_block_serves_the_next_array_of_about_its_size():
     assert _handler(np.empty(10)) == "default_allocator"
 
 
+def test_a_kept_block_of_another_size_is_remapped_rather_than_made_anew():
+    with reusing_arrays(MIN):
+        big = np.full(400_000, 3.0)  # 3.2 MB, its pages faulted in
+        del big
+        before = stats()
+        small = np.empty(150_000)  # far below the kept block: it is shrunk to this size
+        now = stats()
+        assert now["resized"] == before["resized"] + 1
+        assert now["allocated"] == before["allocated"]
+        assert (now["live"], now["kept"], now["high_water"]) == (1_200_000, 0, 3_200_000)
+        small[:] = 7.0
+        del small
+        grown = np.zeros(500_000)  # above it: grown, the old values cleared, the rest new
+        now = stats()
+        assert now["resized"] == before["resized"] + 2
+        assert now["allocated"] == before["allocated"]
+        assert not grown.any()
+        assert (now["live"], now["kept"], now["high_water"]) == (4_000_000, 0, 4_000_000)
+        grown[:] = np.arange(500_000)
+        assert grown[-1] == 499_999
+
+
+def test_a_shrunk_block_gives_its_tail_back():
+    process = psutil.Process()
+    with reusing_arrays(MIN):
+        block = np.ones(8 << 20)  # 64 MB, touched
+        del block
+        kept = process.memory_info().rss
+        small = np.ones(1 << 20)  # 8 MB out of the 64 MB block
+        assert stats()["kept"] == 0
+        assert kept - process.memory_info().rss > 48 << 20
+        del small
+
+
 def test_kept_blocks_never_take_memory_past_the_high_water_mark():
     with reusing_arrays(MIN):
         a, b = np.empty(MIN // 8 * 2), np.empty(MIN // 8 * 2)  # 2 x 128 kB in use at once

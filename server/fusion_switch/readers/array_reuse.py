@@ -7,9 +7,11 @@ tensors and kernel temporaries of the same sizes, op after op.
 glibc gives a block above its mmap threshold a fresh mapping whose pages the kernel must fault
 in and zero, every time: on a real-sized case, clearing pages was ~14% of a run's CPU. Inside
 :func:`reusing_arrays`, numpy allocates through the compiled handler in ``_array_reuse.c``,
-which keeps freed large blocks for arrays of about their size, only within the memory the
-process already needed at its peak: reuse saves time and never adds to the peak a memory budget
-counts (a reused block may be up to 1/16 larger than asked for). Values are not touched.
+which keeps freed large blocks for later arrays (one of about a block's size takes it as it is,
+another size takes it remapped: shrunk, or grown by the missing pages only), only within the
+memory the process already needed at its peak: reuse saves time and never adds to the peak a
+memory budget counts (a reused block may be up to 1/16 larger than asked for). Values are not
+touched.
 
 Without the compiled module (no C compiler or numpy headers at install), arrays are allocated
 as usual.
