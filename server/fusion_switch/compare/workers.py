@@ -47,6 +47,7 @@ from .metrics import (
     cells_from_bytes,
     kernel_in_use,
     metric_cells,
+    release_kernel_buffer,
 )
 from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
 from .parent_death import arm_parent_death_signal
@@ -65,8 +66,11 @@ _SCRATCH_LIMIT = 16 * 1024 * 1024  # elements; bigger work buffers are freed aft
 def release_work_buffers() -> None:
     """Let the metrics' work buffers go once this process has compared its tensors: they are
     sized to the largest tensor (tens of MB each on real activations), and the process goes
-    on to the replay's share and the outputs (issue 16)."""
+    on to the replay's share and the outputs (issue 16). The kernel's decoding buffer too:
+    kept, it held the largest pair's 51 MB through a real-sized run's replay after the
+    comparison (a 300 MiB budget's peak 249 -> 299 MiB)."""
     SCRATCH.release_if_larger(0)
+    release_kernel_buffer()
 
 
 @dataclass

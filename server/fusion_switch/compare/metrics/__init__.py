@@ -41,6 +41,7 @@ _LAZY = {
     "cells_from_bytes": ".native",
     "kernel_in_use": ".native",
     "kernel_probe_vectors": ".native",
+    "release_kernel_buffer": ".native",
 }
 
 
@@ -71,4 +72,5 @@ __all__ = [
     "kernel_probe_vectors",
     "metric_cells",
     "parse_algorithms",
+    "release_kernel_buffer",
 ]

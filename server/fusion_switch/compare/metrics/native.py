@@ -225,6 +225,13 @@ def cells_from_bytes(
     return chosen(names, values, texts, messages, std)
 
 
+def release_kernel_buffer() -> None:
+    """Free the decoding buffer the kernel keeps between calls (sized to the largest tensor
+    pair read from files: tens of MB on real activations), as the comparison ends."""
+    if _kernel is not None:
+        _kernel.release()
+
+
 def widen_half(values: np.ndarray, buffer: np.ndarray) -> np.ndarray | None:
     """Contiguous float16 ``values`` widened into ``buffer`` by the kernel (the same bits as
     numpy's cast, several times faster), flattened; None when the kernel is not built."""
