@@ -44,6 +44,7 @@ class _Dump:
     def __init__(self, values: np.ndarray) -> None:
         self.values = values
         self.path = "x.bin"
+        self.npy_dtype = values.dtype  # decoded by numpy, as an .npy dump is, not by the kernel
         self.asked_copy: list[bool] = []
 
     def array(self, tensor, *, copy: bool = True) -> np.ndarray:

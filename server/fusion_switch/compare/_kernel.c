@@ -1038,6 +1038,58 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(decode_doc,
+             "decode(source, offset, char, out): the len(out) values stored at offset of source "
+             "(bytes-like, or a file descriptor read with pread() a piece at a time without the "
+             "GIL), numpy dtype character 'f', 'e', 'b' or 'B' (little-endian), into the "
+             "C-contiguous float64 vector out, each exactly (as numpy casts it). ValueError "
+             "when they lie beyond the bytes or the file ends first, OSError when it cannot be "
+             "read.");
+
+static PyObject *decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view = {0};
+    Vector vec[1] = {{.held = 0}};
+    PyObject *result = NULL;
+    float *buffer = NULL;
+    int own = 0;
+    if (check_count(nargs, 4, "decode") < 0) return NULL;
+    Py_ssize_t offset = PyLong_AsSsize_t(args[1]);
+    if (offset == -1 && PyErr_Occurred()) return NULL;
+    int kind = kind_of(args[2]);
+    if (!kind || offset < 0) {
+        PyErr_SetString(PyExc_ValueError, "decode: unsupported kind or bad offset");
+        return NULL;
+    }
+    if (get_typed(args[3], &vec[0], 8, 'd', 1, "expected a C-contiguous float64 vector") < 0)
+        goto done;
+    Stored stored = {NULL, -1, offset, vec[0].view.len / 8, kind};
+    if (get_stored(args[0], &view, &stored) < 0) goto done;
+    buffer = borrow_decoded(2 * PIECE, &own);
+    if (buffer == NULL) goto done;
+    int failed = 0, failed_errno = 0;
+    PyThreadState *state = stored.memory == NULL ? PyEval_SaveThread() : NULL;
+    if (load_wide(&stored, vec[0].view.buf, buffer, (char *)(buffer + PIECE)) < 0) {
+        failed = 1;
+        failed_errno = errno;
+    }
+    if (state != NULL) PyEval_RestoreThread(state);
+    if (failed) {
+        if (failed_errno) {
+            errno = failed_errno;
+            PyErr_SetFromErrno(PyExc_OSError);
+        }
+        else PyErr_SetString(PyExc_ValueError, "decode: the file ends before the tensor");
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    if (buffer != NULL) return_decoded(buffer, own);
+    release(vec, 1);
+    if (view.obj != NULL) PyBuffer_Release(&view);
+    return result;
+}
+
 PyDoc_STRVAR(release_doc,
              "release(): free the buffer metrics_raw keeps for decoding (two float32 vectors as "
              "long as the largest tensor pair it read, 51 MB at 6.4M elements) once a process "
@@ -1061,6 +1113,7 @@ static PyObject *held(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef methods[] = {
+    {"decode", (PyCFunction)(void (*)(void))decode, METH_FASTCALL, decode_doc},
     {"release", release_buffer, METH_NOARGS, release_doc},
     {"held", held, METH_NOARGS, held_doc},
     {"pass1", (PyCFunction)(void (*)(void))pass1, METH_FASTCALL, pass1_doc},

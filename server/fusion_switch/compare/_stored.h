@@ -5,7 +5,7 @@
  * in memory at once. Decoding is exact (float32 as is, float16 widened as numpy casts it,
  * int8/uint8 converted); a device layout (NC1HWC0, FRACTAL_NZ) is undone row by row of C0
  * values as align.py's transposes and cuts do. Plain C, no Python object: it runs without the
- * GIL. Included by _kernel.c after widen_half_loop.
+ * GIL. Included by _kernel.c after widen_half_loop and VECTOR_CLONES.
  */
 #ifndef FUSION_SWITCH_STORED_H
 #define FUSION_SWITCH_STORED_H
@@ -188,6 +188,74 @@ static const float *load_stored(const Stored *s, const Layout *layout, float *ou
         if (layout != NULL) place_rows(ready, m / row, layout, &at, out);
     }
     return out;
+}
+
+VECTOR_CLONES
+static void float_to_double(const float *from, double *to, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) to[i] = (double)from[i];
+}
+
+/* numpy's float16 -> float64 cast, bit for bit: finite values through float32 (both steps
+ * exact), infinities and NaNs by their bits, so that a signalling NaN's payload is kept as
+ * numpy keeps it (a float32 -> float64 conversion would quiet it) */
+VECTOR_CLONES
+static void half_to_double(const uint16_t *half, double *out, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint32_t h = half[i], magnitude = (h & 0x7fffu) << 13;
+        float scaled;
+        memcpy(&scaled, &magnitude, sizeof scaled);
+        double value = (double)(scaled * 0x1p112f);
+        uint64_t bits;
+        memcpy(&bits, &value, sizeof bits);
+        if ((h & 0x7c00u) == 0x7c00u)
+            bits = 0x7ff0000000000000u | ((uint64_t)(h & 0x03ffu) << 42);
+        bits |= (uint64_t)(h & 0x8000u) << 48;
+        memcpy(&out[i], &bits, sizeof bits);
+    }
+}
+
+/*
+ * The stored values (no layout) as float64 in `out`, every value as numpy's cast gives it
+ * (float16 directly, the others through float32, exactly): the replay's evidence, decoded a
+ * piece at a time through `piece` and `raw` (PIECE floats each) instead of a whole stored copy
+ * and numpy's cast.
+ * -1 with errno set when the file could not be read (errno 0: it ended first).
+ */
+static int load_wide(const Stored *s, double *out, float *piece, char *raw)
+{
+    const char *memory = s->memory == NULL ? NULL : s->memory + s->offset;
+    Py_ssize_t item = item_size(s->kind);
+    for (Py_ssize_t done = 0; done < s->count; done += PIECE) {
+        Py_ssize_t m = s->count - done < PIECE ? s->count - done : PIECE;
+        if (s->kind == 'e') {
+            const char *bytes = memory == NULL ? NULL : memory + done * item;
+            if (bytes == NULL || (uintptr_t)bytes % sizeof(uint16_t) != 0) {
+                if (bytes != NULL) memcpy(raw, bytes, (size_t)(m * item));
+                else if (read_exactly(s->fd, raw, (size_t)(m * item), s->offset + done * item) < 0)
+                    return -1;
+                bytes = raw;
+            }
+            half_to_double((const uint16_t *)bytes, out + done, m);
+            continue;
+        }
+        const float *values = piece;
+        if (memory != NULL) {
+            const char *bytes = memory + done * item;
+            if (s->kind == 'f' && (uintptr_t)bytes % sizeof(float) == 0)
+                values = (const float *)bytes;
+            else decode_piece(bytes, s->kind, m, piece, raw);
+        }
+        else {
+            char *into = s->kind == 'f' ? (char *)piece : raw;
+            if (read_exactly(s->fd, into, (size_t)(m * item), s->offset + done * item) < 0)
+                return -1;
+            decode_piece(into, s->kind, m, piece, raw);
+        }
+        float_to_double(values, out + done, m);
+    }
+    return 0;
 }
 
 #endif

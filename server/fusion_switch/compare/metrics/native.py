@@ -225,6 +225,17 @@ def cells_from_bytes(
     return chosen(names, values, texts, messages, std)
 
 
+def decode_wide(source: bytes | int, offset: int, char: str, out: np.ndarray) -> bool:
+    """Fill the C-contiguous float64 vector ``out`` with the values stored at ``offset`` of
+    ``source`` (bytes, or a file descriptor the kernel reads a piece at a time), numpy dtype
+    character ``char`` ('f', 'e', 'b' or 'B'), each exact as numpy casts it; False, nothing
+    done, without the compiled kernel. ValueError or OSError as :func:`cells_from_bytes`."""
+    if _kernel is None or os.environ.get(NUMPY_ONLY_VARIABLE, "").lower() == "numpy":
+        return False
+    _kernel.decode(source, offset, char, out)
+    return True
+
+
 def release_kernel_buffer() -> None:
     """Free the decoding buffer the kernel keeps between calls (sized to the largest tensor
     pair read from files: tens of MB on real activations), as the comparison ends."""
