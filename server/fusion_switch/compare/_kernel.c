@@ -89,6 +89,14 @@ typedef void (*LeafF64)(void *job, Py_ssize_t start, Py_ssize_t n, double *out);
 
 #define MAX_K 5
 
+/* the size of the left half numpy's pairwise sum splits n > BLOCK elements into: half of them,
+ * rounded down to a multiple of 8 */
+static Py_ssize_t pairwise_split(Py_ssize_t n)
+{
+    Py_ssize_t half = n / 2;
+    return half - half % 8;
+}
+
 static void pairwise_f32(void *job, LeafF32 leaf, int k_count, Py_ssize_t start, Py_ssize_t n,
                          float *out)
 {
@@ -96,9 +104,8 @@ static void pairwise_f32(void *job, LeafF32 leaf, int k_count, Py_ssize_t start,
         leaf(job, start, n, out);
         return;
     }
-    Py_ssize_t half = n / 2;
+    Py_ssize_t half = pairwise_split(n);
     float left[MAX_K], right[MAX_K];
-    half -= half % 8;
     pairwise_f32(job, leaf, k_count, start, half, left);
     pairwise_f32(job, leaf, k_count, start + half, n - half, right);
     for (int k = 0; k < k_count; k++) out[k] = left[k] + right[k];
@@ -110,9 +117,8 @@ static void pairwise_f64(void *job, LeafF64 leaf, Py_ssize_t start, Py_ssize_t n
         leaf(job, start, n, out);
         return;
     }
-    Py_ssize_t half = n / 2;
+    Py_ssize_t half = pairwise_split(n);
     double left, right;
-    half -= half % 8;
     pairwise_f64(job, leaf, start, half, &left);
     pairwise_f64(job, leaf, start + half, n - half, &right);
     *out = left + right;
@@ -240,7 +246,6 @@ static inline float kl_floor(float value, float low, float span)
 typedef struct {
     const float *x, *y;
     float x_low, x_span, y_low, y_span, p_total, q_total;
-    const float *log_ratio;
 } Divergence;
 
 /* The two KL masses and, when the cosine is computed, its sum: one sweep after pass 1 */
@@ -277,6 +282,9 @@ static void pass2_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
  */
 #define KL_SEGMENT 16384
 
+/* the values of one segment for vectors of n: the scratch holds two segments (ratios, p) */
+static Py_ssize_t kl_room(Py_ssize_t n) { return n < KL_SEGMENT ? n : KL_SEGMENT; }
+
 VECTOR_CLONES
 static void kl_fill(const Divergence *d, Py_ssize_t start, Py_ssize_t n, float *p, float *ratio)
 {
@@ -306,8 +314,8 @@ static void kl_terms_leaf(void *job, Py_ssize_t start, Py_ssize_t n, float *out)
 typedef struct {
     const Divergence *d;
     PyObject *log, *scratch_obj; /* numpy.log; the array whose buffer is scratch */
-    float *scratch;              /* 2 * min(n, KL_SEGMENT) floats: the ratios, then the p */
-    Py_ssize_t room;             /* min(n, KL_SEGMENT) */
+    float *scratch;              /* 2 * room floats: the ratios, then the p */
+    Py_ssize_t room;             /* kl_room(n) */
 } KlSweep;
 
 /* the sum of the terms of elements start .. start+n-1, split as pairwise_f32 splits; -1 with
@@ -315,9 +323,8 @@ typedef struct {
 static int kl_terms_sum(const KlSweep *k, Py_ssize_t start, Py_ssize_t n, float *out)
 {
     if (n > KL_SEGMENT) {
-        Py_ssize_t half = n / 2;
+        Py_ssize_t half = pairwise_split(n);
         float left, right;
-        half -= half % 8;
         if (kl_terms_sum(k, start, half, &left) < 0) return -1;
         if (kl_terms_sum(k, start + half, n - half, &right) < 0) return -1;
         *out = left + right;
@@ -440,9 +447,8 @@ static void pass1_node(Pass1Wide *w, Py_ssize_t start, Py_ssize_t n, float *out)
         wide_catch_up(w, start + n);
         return;
     }
-    Py_ssize_t half = n / 2;
+    Py_ssize_t half = pairwise_split(n);
     float left[5], right[5];
-    half -= half % 8;
     pass1_node(w, start, half, left);
     pass1_node(w, start + half, n - half, right);
     for (int k = 0; k < 5; k++) out[k] = left[k] + right[k];
@@ -467,10 +473,9 @@ static void pass2_node(Pass2Spread *s, Py_ssize_t start, Py_ssize_t n, float *ou
         square_deviation_leaf(&s->y, start, n, &squares[1]);
         return;
     }
-    Py_ssize_t half = n / 2;
+    Py_ssize_t half = pairwise_split(n);
     float left[3], right[3];
     double left_squares[2], right_squares[2];
-    half -= half % 8;
     pass2_node(s, start, half, left, left_squares);
     pass2_node(s, start + half, n - half, right, right_squares);
     for (int k = 0; k < s->k_count; k++) out[k] = left[k] + right[k];
@@ -510,8 +515,7 @@ static Py_ssize_t get_pair(PyObject *x, PyObject *y, Vector *vec)
 static int get_scratch(PyObject *obj, Vector *vec, Py_ssize_t n)
 {
     if (get_vector(obj, vec, -1, 1) < 0) return -1;
-    Py_ssize_t room = n < KL_SEGMENT ? n : KL_SEGMENT;
-    if (vec->view.len / 4 < 2 * room) {
+    if (vec->view.len / 4 < 2 * kl_room(n)) {
         PyErr_SetString(PyExc_ValueError, "the scratch holds fewer than 2 * min(n, KL_SEGMENT) floats");
         return -1;
     }
@@ -740,8 +744,7 @@ static PyObject *cells_of(const float *x, const float *y, Py_ssize_t n, PyObject
         cosine = 0.0f + second[2];
         if (1.0 < cosine) cosine = 1.0; /* Python's min(total, 1.0): NaN stays NaN */
     }
-    Py_ssize_t room = n < KL_SEGMENT ? n : KL_SEGMENT;
-    KlSweep sweep = {&d, log, scratch_obj, scratch, room};
+    KlSweep sweep = {&d, log, scratch_obj, scratch, kl_room(n)};
     if (kl_terms_sum(&sweep, 0, n, &kl_sum) < 0) goto done;
     double kl = 0.0f + kl_sum;
     if (fabs(kl) < DBL_EPSILON) kl = 0.0;
@@ -947,6 +950,18 @@ bad:
     return -1;
 }
 
+/* the error of a stored tensor that could not be loaded: OSError from `saved_errno`, or
+ * ValueError when it is 0 (the file ended before the tensor); NULL */
+static PyObject *load_error(int saved_errno, const char *name)
+{
+    if (saved_errno) {
+        errno = saved_errno;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    PyErr_Format(PyExc_ValueError, "%s: the file ends before the tensor", name);
+    return NULL;
+}
+
 /* metrics_raw's tensor argument `obj` (bytes-like, or a file descriptor) into *s, its buffer
  * (if any) held in *view; -1 with the error set (ValueError when the bytes are too few) */
 static int get_stored(PyObject *obj, Py_buffer *view, Stored *s)
@@ -1022,11 +1037,7 @@ static PyObject *metrics_raw(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (x == NULL || y == NULL) failed_errno = errno;
     if (state != NULL) PyEval_RestoreThread(state);
     if (x == NULL || y == NULL) {
-        if (failed_errno) {
-            errno = failed_errno;
-            PyErr_SetFromErrno(PyExc_OSError);
-        }
-        else PyErr_SetString(PyExc_ValueError, "metrics_raw: the file ends before the tensor");
+        load_error(failed_errno, "metrics_raw");
         goto done;
     }
     result = cells_of(x, y, n, args[7], vec[0].view.buf, scalar, chunk, args[10]);
@@ -1075,11 +1086,7 @@ static PyObject *decode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (state != NULL) PyEval_RestoreThread(state);
     if (failed) {
-        if (failed_errno) {
-            errno = failed_errno;
-            PyErr_SetFromErrno(PyExc_OSError);
-        }
-        else PyErr_SetString(PyExc_ValueError, "decode: the file ends before the tensor");
+        load_error(failed_errno, "decode");
         goto done;
     }
     result = Py_NewRef(Py_None);

@@ -94,30 +94,6 @@ static void place_rows(const float *rows, Py_ssize_t count, const Layout *layout
     }
 }
 
-/* n stored values of `kind` at `bytes` as float32 in `out` (in place when bytes is out);
- * temp: room for n float16 values when bytes is not 2-byte aligned */
-static void decode_piece(const char *bytes, int kind, Py_ssize_t n, float *out, char *temp)
-{
-    if (kind == 'f') {
-        if (bytes != (const char *)out) memcpy(out, bytes, (size_t)n * sizeof(float));
-    }
-    else if (kind == 'e') {
-        if ((uintptr_t)bytes % sizeof(uint16_t) != 0) {
-            memcpy(temp, bytes, (size_t)n * sizeof(uint16_t));
-            bytes = temp;
-        }
-        widen_half_loop((const uint16_t *)bytes, out, n);
-    }
-    else if (kind == 'b') {
-        const int8_t *v = (const int8_t *)bytes;
-        for (Py_ssize_t i = 0; i < n; i++) out[i] = (float)v[i];
-    }
-    else {
-        const uint8_t *v = (const uint8_t *)bytes;
-        for (Py_ssize_t i = 0; i < n; i++) out[i] = (float)v[i];
-    }
-}
-
 /* `size` bytes at `offset` of the file `fd` into `into`: 0, or -1 with errno set (0 when the
  * file ended first) */
 static int read_exactly(int fd, char *into, size_t size, Py_ssize_t offset)
@@ -148,6 +124,44 @@ typedef struct {
     int kind;
 } Stored;
 
+/* the bytes of values done .. done+m-1 of `s`, at an address aligned for `align` bytes: in the
+ * stored memory when they are aligned there, else copied or read into `room` (aligned); NULL
+ * with errno set when the file could not be read (errno 0: it ended first) */
+static const char *piece_bytes(const Stored *s, Py_ssize_t done, Py_ssize_t m, size_t align,
+                               char *room)
+{
+    Py_ssize_t item = item_size(s->kind);
+    size_t size = (size_t)(m * item);
+    if (s->memory != NULL) {
+        const char *bytes = s->memory + s->offset + done * item;
+        if ((uintptr_t)bytes % align == 0) return bytes;
+        memcpy(room, bytes, size);
+        return room;
+    }
+    return read_exactly(s->fd, room, size, s->offset + done * item) < 0 ? NULL : room;
+}
+
+/* values done .. done+m-1 of `s` as float32, each exact: in the stored memory when they are
+ * aligned float32 there, else decoded into `into` (float32 read in place, the others through
+ * `raw`, room for m float32 values); NULL as piece_bytes */
+static const float *piece_floats(const Stored *s, Py_ssize_t done, Py_ssize_t m, float *into,
+                                 char *raw)
+{
+    if (s->kind == 'f') return (const float *)piece_bytes(s, done, m, sizeof(float), (char *)into);
+    const char *bytes = piece_bytes(s, done, m, s->kind == 'e' ? sizeof(uint16_t) : 1, raw);
+    if (bytes == NULL) return NULL;
+    if (s->kind == 'e') widen_half_loop((const uint16_t *)bytes, into, m);
+    else if (s->kind == 'b') {
+        const int8_t *v = (const int8_t *)bytes;
+        for (Py_ssize_t i = 0; i < m; i++) into[i] = (float)v[i];
+    }
+    else {
+        const uint8_t *v = (const uint8_t *)bytes;
+        for (Py_ssize_t i = 0; i < m; i++) into[i] = (float)v[i];
+    }
+    return into;
+}
+
 #define PIECE 65536 /* floats: a piece of a tensor decoded at a time stays in the L2 cache */
 
 /* the floats of each of load_stored's two work areas, for a layout's rows of `row` values */
@@ -166,26 +180,15 @@ static const float *load_stored(const Stored *s, const Layout *layout, float *ou
     if (memory != NULL && layout == NULL && s->kind == 'f' &&
         (uintptr_t)memory % sizeof(float) == 0)
         return (const float *)memory;
-    Py_ssize_t item = item_size(s->kind), row = layout == NULL ? 1 : layout->d[4];
+    Py_ssize_t row = layout == NULL ? 1 : layout->d[4];
     Py_ssize_t per = piece_room(row) / row * row;
     RowCursor at = {0, 0, 0, 0};
     for (Py_ssize_t done = 0; done < s->count; done += per) {
         Py_ssize_t m = s->count - done < per ? s->count - done : per;
-        float *values = layout == NULL ? out + done : piece;
-        const float *ready = values;
-        if (memory != NULL) {
-            const char *bytes = memory + done * item;
-            if (s->kind == 'f' && (uintptr_t)bytes % sizeof(float) == 0)
-                ready = (const float *)bytes; /* rows placed straight from the bytes */
-            else decode_piece(bytes, s->kind, m, values, raw);
-        }
-        else {
-            char *into = s->kind == 'f' ? (char *)values : raw; /* float32: read in place */
-            if (read_exactly(s->fd, into, (size_t)(m * item), s->offset + done * item) < 0)
-                return NULL;
-            decode_piece(into, s->kind, m, values, raw);
-        }
-        if (layout != NULL) place_rows(ready, m / row, layout, &at, out);
+        /* without a layout the values land in out (aligned float32 in memory returned above) */
+        const float *values = piece_floats(s, done, m, layout == NULL ? out + done : piece, raw);
+        if (values == NULL) return NULL;
+        if (layout != NULL) place_rows(values, m / row, layout, &at, out);
     }
     return out;
 }
@@ -225,34 +228,16 @@ static void half_to_double(const uint16_t *half, double *out, Py_ssize_t n)
  */
 static int load_wide(const Stored *s, double *out, float *piece, char *raw)
 {
-    const char *memory = s->memory == NULL ? NULL : s->memory + s->offset;
-    Py_ssize_t item = item_size(s->kind);
     for (Py_ssize_t done = 0; done < s->count; done += PIECE) {
         Py_ssize_t m = s->count - done < PIECE ? s->count - done : PIECE;
         if (s->kind == 'e') {
-            const char *bytes = memory == NULL ? NULL : memory + done * item;
-            if (bytes == NULL || (uintptr_t)bytes % sizeof(uint16_t) != 0) {
-                if (bytes != NULL) memcpy(raw, bytes, (size_t)(m * item));
-                else if (read_exactly(s->fd, raw, (size_t)(m * item), s->offset + done * item) < 0)
-                    return -1;
-                bytes = raw;
-            }
+            const char *bytes = piece_bytes(s, done, m, sizeof(uint16_t), raw);
+            if (bytes == NULL) return -1;
             half_to_double((const uint16_t *)bytes, out + done, m);
             continue;
         }
-        const float *values = piece;
-        if (memory != NULL) {
-            const char *bytes = memory + done * item;
-            if (s->kind == 'f' && (uintptr_t)bytes % sizeof(float) == 0)
-                values = (const float *)bytes;
-            else decode_piece(bytes, s->kind, m, piece, raw);
-        }
-        else {
-            char *into = s->kind == 'f' ? (char *)piece : raw;
-            if (read_exactly(s->fd, into, (size_t)(m * item), s->offset + done * item) < 0)
-                return -1;
-            decode_piece(into, s->kind, m, piece, raw);
-        }
+        const float *values = piece_floats(s, done, m, piece, raw);
+        if (values == NULL) return -1;
         float_to_double(values, out + done, m);
     }
     return 0;
