@@ -16,15 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fusion_switch.compare.metrics import ALGORITHMS, NAN_TEXT
+from fusion_switch.compare.metrics.native import STORED_KINDS, stored_dtype
 from fusion_switch.compare.result import ResultRow
 from fusion_switch.compare.result_csv import cells, neutralised
 from fusion_switch.compare.workers import (
-    _RAW_KINDS,
     GroupComparer,
     _address,
     _dtype_name,
     _msaccucmp_shape,
-    _raw_dtype,
 )
 from fusion_switch.readers.dtypes import DATA_TYPE_NAMES, decode_dtype
 from fusion_switch.readers.dump import DumpTensor, read_dump
@@ -34,9 +33,9 @@ from hypothesis import strategies as st
 
 
 def _reference_raw_dtype(code: int):
-    """The check ``_raw_tensor`` made on every call before the table."""
+    """The check ``stored_tensor`` made on every call before the table."""
     info = decode_dtype(code)
-    if not info.plain or info.little.char not in _RAW_KINDS:
+    if not info.plain or info.little.char not in STORED_KINDS:
         return None
     return info.little.char, _dtype_name(info.little), info.little.itemsize
 
@@ -45,8 +44,8 @@ def _reference_raw_dtype(code: int):
 def test_the_direct_paths_dtype_table_agrees_with_the_dtype_decoder(code):
     tensor = DumpTensor("output", 0, code, 2, (4,))
     expected = _reference_raw_dtype(code)
-    assert _raw_dtype(tensor) == expected  # first call fills the table
-    assert _raw_dtype(tensor) == expected  # second call reads it
+    assert stored_dtype(tensor) == expected  # first call fills the table
+    assert stored_dtype(tensor) == expected  # second call reads it
 
 
 class _RowsOnly(GroupComparer):

@@ -13,7 +13,6 @@ dump headers are cached.
 
 from __future__ import annotations
 
-import math
 import os
 import signal
 import threading
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..readers import array_reuse
-from ..readers.dump import MAX_DIMS, DumpError, DumpFile, DumpTensor, read_dump
+from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from .align import (
     FRACTAL_NZ,
@@ -48,6 +47,8 @@ from .metrics import (
     kernel_in_use,
     metric_cells,
     release_kernel_buffer,
+    stored_source,
+    stored_tensor,
 )
 from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
 from .parent_death import arm_parent_death_signal
@@ -507,10 +508,10 @@ class GroupComparer:
                 blocks = _nc1hwc0_blocks(tensor, right_tensor) or _nz_tiles(tensor, right_tensor)
                 if blocks is None:
                     return False
-        left = _raw_tensor(dump, tensor)
+        left = stored_tensor(dump, tensor)
         if left is None:
             return False
-        right = _raw_tensor(right_dump, right_tensor)
+        right = stored_tensor(right_dump, right_tensor)
         if right is None or (blocks is None and right[4] != left[4]):
             return False
         n = right[4]
@@ -526,8 +527,8 @@ class GroupComparer:
         try:
             cells = cells_from_bytes(
                 self.ctx.algorithms,
-                (_source(dump, left[0], opened), *left[1:3], left_path),
-                (_source(right_dump, right[0], opened), *right[1:3], right_path),
+                (stored_source(dump, left[0], opened), *left[1:3], left_path),
+                (stored_source(right_dump, right[0], opened), *right[1:3], right_path),
                 n,
                 scalar,
                 blocks,
@@ -609,60 +610,6 @@ def _nz_tiles(tensor: DumpTensor, right: DumpTensor) -> tuple[int, ...] | None:
     if not (n1 * n0 - 16 < rows <= n1 * n0 and c1 * c0 - 16 < cols <= c1 * c0):
         return None
     return (batch, c1, n1, n0, c0, rows, cols)
-
-
-_RAW_KINDS = frozenset("febB")  # the stored dtypes metrics_raw decodes: float32/16, (u)int8
-# data type code -> (dtype character, DataType cell, item size), None when not one of those;
-# filled on first use (a DumpTensor's dtype property decodes the code on every call)
-_RAW_DTYPES: dict[int, tuple[str, str, int] | None] = {}
-
-
-def _raw_dtype(tensor: DumpTensor) -> tuple[str, str, int] | None:
-    code = tensor.data_type
-    try:
-        return _RAW_DTYPES[code]
-    except KeyError:
-        pass
-    info = tensor.dtype
-    found = None
-    if info.plain and info.little.char in _RAW_KINDS:
-        little = info.little
-        found = (little.char, _dtype_name(little), little.itemsize)
-    _RAW_DTYPES[code] = found
-    return found
-
-
-def _raw_tensor(dump: DumpFile, tensor: DumpTensor) -> tuple | None:
-    """``(bytes, offset, dtype character, DataType cell, element count)`` of a tensor whose
-    values :meth:`DumpFile.array` would read without a problem, in a dtype the kernel decodes;
-    else None. ``bytes`` is None for a file not held in memory (the offset is then the file's):
-    :func:`_source` opens it once both tensors of the pair qualify."""
-    shape = tensor.shape
-    if dump.npy_dtype is not None or not shape or tensor.data_type == 0:
-        return None
-    kind = _raw_dtype(tensor)
-    if kind is None or len(shape) > MAX_DIMS or 0 in shape:
-        return None
-    count = math.prod(shape)
-    needed = count * kind[2]
-    if count <= 0 or needed > tensor.size:
-        return None
-    content = dump._content
-    end = tensor.data_offset + needed
-    if end > (dump.file_size if content is None else len(content)):
-        return None
-    return content, tensor.data_offset, kind[0], kind[1], count
-
-
-def _source(dump: DumpFile, content: bytes | None, opened: list[int]) -> bytes | int:
-    """What the kernel reads a tensor from: the bytes held with the header, or the file itself
-    (opened here, its descriptor added to ``opened``), which the kernel reads a piece at a time
-    so that a real activation's stored bytes and float32 values are not in memory together."""
-    if content is not None:
-        return content
-    fd = os.open(dump.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    opened.append(fd)
-    return fd
 
 
 def _failed(row: ResultRow, algorithms: list[str], csv_reason: str, reason: str) -> None:

@@ -13,15 +13,14 @@ that needed it says so instead of passing silently.
 
 from __future__ import annotations
 
-import math
 import os
 from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
-from ..compare.metrics.native import decode_wide
-from ..readers.dump import MAX_DIMS, DumpError, DumpFile, DumpTensor, read_dump
+from ..compare.metrics.native import decode_wide, stored_source, stored_tensor
+from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from ..readers.formats import FORMAT_CODES
 from ..readers.layout import LayoutError, to_host
@@ -62,7 +61,6 @@ def host_array(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
     return converted.copy() if converted is values else converted
 
 
-_DECODED_KINDS = frozenset("febB")  # float32, float16, int8, uint8: what the kernel decodes
 # host layouts already, which to_host only reshapes (a device layout's transposes copy, and in
 # float64 a copy costs four times a float16 one: those keep numpy's cast after the copy)
 _PLAIN_FORMATS = frozenset(FORMAT_CODES[name] for name in ("NCHW", "ND", "NCDHW"))
@@ -74,37 +72,24 @@ def _decoded_wide(dump: DumpFile, tensor: DumpTensor) -> np.ndarray | None:
     cast (on real activations those cost ~0.4 ms per float64 MB of a replay's evidence, issue
     16). For float32, float16 and (u)int8 tensors in a host layout; None for anything else or
     any problem, which :func:`host_values` then reads and reports as before."""
-    if tensor.format not in _PLAIN_FORMATS or dump.npy_dtype is not None:
+    if tensor.format not in _PLAIN_FORMATS or 0 in tensor.original_shape:
         return None
-    if tensor.data_type == 0 or 0 in tensor.original_shape:
+    stored = stored_tensor(dump, tensor)
+    if stored is None:
         return None
-    info = tensor.dtype
-    if not info.plain or info.little.char not in _DECODED_KINDS:
-        return None
-    shape = dump.element_shape(tensor)
-    if not shape or 0 in shape or len(shape) > MAX_DIMS:
-        return None
-    count = math.prod(shape)
-    needed = count * info.little.itemsize
-    end = tensor.data_offset + needed
-    content = dump._content
-    if needed > tensor.size or end > (dump.file_size if content is None else len(content)):
-        return None
+    content, offset, char, _, count = stored
     wide = np.empty(count, np.float64)
-    fd = None
+    opened: list[int] = []
     try:
-        if content is None:
-            fd = os.open(dump.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        source = content if content is not None else fd
-        if not decode_wide(source, tensor.data_offset, info.little.char, wide):
+        if not decode_wide(stored_source(dump, content, opened), offset, char, wide):
             return None
     except (OSError, ValueError):
         return None
     finally:
-        if fd is not None:
+        for fd in opened:
             os.close(fd)
     try:
-        host = to_host(wide, tensor.format, shape, tuple(tensor.original_shape) or None)
+        host = to_host(wide, tensor.format, tensor.shape, tuple(tensor.original_shape) or None)
     except (LayoutError, ValueError):
         return None
     wide.shape = host.shape  # a plain layout only reshapes: the array keeps its own data

@@ -42,6 +42,8 @@ _LAZY = {
     "kernel_in_use": ".native",
     "kernel_probe_vectors": ".native",
     "release_kernel_buffer": ".native",
+    "stored_source": ".native",
+    "stored_tensor": ".native",
 }
 
 
@@ -73,4 +75,6 @@ __all__ = [
     "metric_cells",
     "parse_algorithms",
     "release_kernel_buffer",
+    "stored_source",
+    "stored_tensor",
 ]

@@ -11,10 +11,12 @@ dump files' bytes, decoded by the kernel; the measure stage's direct path) and
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
 
+from ...readers.dump import MAX_DIMS, DumpFile, DumpTensor
 from .cells import (
     SCALAR_MESSAGE,
     MetricCells,
@@ -223,6 +225,61 @@ def cells_from_bytes(
         )  # fmt: skip
     messages = kernel_messages(note, kl_inf, left[3], right[3]) if note or kl_inf else _NO_MESSAGES
     return chosen(names, values, texts, messages, std)
+
+
+STORED_KINDS = frozenset("febB")  # the stored dtypes the kernel decodes: float32/16, (u)int8
+# data type code -> (dtype character, DataType cell, item size), None when not one of those;
+# filled on first use (a DumpTensor's dtype property decodes the code on every call)
+_STORED_DTYPES: dict[int, tuple[str, str, int] | None] = {}
+
+
+def stored_dtype(tensor: DumpTensor) -> tuple[str, str, int] | None:
+    """``(dtype character, DataType cell, item size)`` of a tensor the kernel decodes."""
+    code = tensor.data_type
+    try:
+        return _STORED_DTYPES[code]
+    except KeyError:
+        pass
+    info = tensor.dtype
+    found = None
+    if info.plain and info.little.char in STORED_KINDS:
+        little = info.little
+        found = (little.char, str(little), little.itemsize)
+    _STORED_DTYPES[code] = found
+    return found
+
+
+def stored_tensor(dump: DumpFile, tensor: DumpTensor) -> tuple | None:
+    """``(bytes, offset, dtype character, DataType cell, element count)`` of a tensor whose
+    values :meth:`DumpFile.array` would read without a problem, in a dtype the kernel decodes
+    (:func:`cells_from_bytes` and :func:`decode_wide` read it); else None. ``bytes`` is None for
+    a file not held in memory (the offset is then the file's): :func:`stored_source` opens it."""
+    shape = tensor.shape
+    if dump.npy_dtype is not None or not shape or tensor.data_type == 0:
+        return None
+    kind = stored_dtype(tensor)
+    if kind is None or len(shape) > MAX_DIMS or 0 in shape:
+        return None
+    count = math.prod(shape)
+    needed = count * kind[2]
+    if count <= 0 or needed > tensor.size:
+        return None
+    content = dump._content
+    end = tensor.data_offset + needed
+    if end > (dump.file_size if content is None else len(content)):
+        return None
+    return content, tensor.data_offset, kind[0], kind[1], count
+
+
+def stored_source(dump: DumpFile, content: bytes | None, opened: list[int]) -> bytes | int:
+    """What the kernel reads a tensor from: the bytes held with the header, or the file itself
+    (opened here, its descriptor added to ``opened`` for the caller to close), which the kernel
+    reads a piece at a time so that a real activation is never whole in memory twice."""
+    if content is not None:
+        return content
+    fd = os.open(dump.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    opened.append(fd)
+    return fd
 
 
 def decode_wide(source: bytes | int, offset: int, char: str, out: np.ndarray) -> bool:
