@@ -201,12 +201,12 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
     costs = _group_costs(groups, inputs.on_dir)
     workers = _worker_count(request, sum(costs), max(1, len(costs)))
     if request.memory_budget and request.scheduler is None:
-        from .metrics import kernel_in_use
-        from .worker_memory import largest_op_need, widest_bits, workers_within
+        from .worker_memory import workers_within
 
         budget = max(0, request.memory_budget - reserved)
-        off_bits = widest_bits(inputs.off_dtypes)
-        need = largest_op_need(inputs.on_graph, inputs.on_dir, kernel_in_use(), off_bits)
+        need = _largest_need(inputs)
+        if workers_within(budget, need) < workers:  # the bound limits them: narrow it
+            need = _largest_need(inputs, job, groups)
         workers = min(workers, workers_within(budget, need))
     return Plan(
         inputs=inputs,
@@ -217,6 +217,29 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
         total_ops=sum(len(members) for members in groups),
         notes=notes,
     )
+
+
+def _largest_need(
+    inputs: Inputs, job: JobContext | None = None, groups: list[list[RuleOp]] | None = None
+) -> int:
+    """What the comparing worker that needs most holds beyond its base: bounded by the ops'
+    dump sizes; with the job, narrowed by the largest ones' headers (``worker_memory``)."""
+    from .metrics import kernel_in_use
+    from .worker_memory import largest_op_need, widest_bits
+
+    off_bits = widest_bits(inputs.off_dtypes)
+    exact = None
+    if job is not None and groups is not None:
+        from .workers import GroupComparer
+
+        comparer = GroupComparer(job, groups)
+        by_name = {op.name: op for members in groups for op in members}
+
+        def exact(name: str) -> int | None:
+            op = by_name.get(name)
+            return comparer.op_memory(op) if op is not None else 0  # in no group: not compared
+
+    return largest_op_need(inputs.on_graph, inputs.on_dir, kernel_in_use(), off_bits, exact)
 
 
 def _pairing_notes(merged: MergedRule, notes: list[str]) -> None:

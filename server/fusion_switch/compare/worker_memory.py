@@ -11,12 +11,21 @@ work bytes below; the number of elements is the op's dump bytes over its narrowe
 size, as the graph names the dtypes (an upper bound: a dump holds every input and output of
 the op). A group of several ops needs its largest op's share, not their sum.
 
-The replay's fit (``diagnose.replay_budget``) counts one comparing worker the same way.
+That bound counts the whole dump as one tensor, and the general path's work for it. The plan
+(``engine.pair``) narrows it for the ops whose bound could be the largest: their dump headers
+and the fusion-off tensors they pair with give each pair's element count, dtypes and path
+(:func:`pair_need`). The direct path holds the two float32 vectors and the kernel's pieces,
+~8 bytes an element: on a real network's activations a quarter of the bound, so a budget that
+fitted one worker by the bound fits two.
+
+The replay's fit (``diagnose.replay_budget``) counts one comparing worker by the bound: it is
+decided before the tensors are paired.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..readers.dtypes import data_type_code, decode_dtype
@@ -28,6 +37,13 @@ WORKER_BASE_BYTES = 96 << 20
 # kernel and a layout conversion's copy; numpy's metrics add float32 copies and temporaries.
 KERNEL_WORK_BYTES = 14
 NUMPY_WORK_BYTES = 32
+# The direct path (``workers.direct_plan``): the pair's two float32 vectors, and the kernel's
+# pieces (64K values of each side as stored and widened) with the process's small buffers:
+# 8.2-8.5 bytes an element measured on pairs of 1M elements.
+DIRECT_BYTES = 8
+DIRECT_PIECE_BYTES = 16  # per element of a piece: 64K at most
+DIRECT_PIECE = 1 << 16
+EXACT_LIMIT = 64  # ops whose headers narrow the bound, at most (~20-50 us each)
 _WIDEST_ASSUMED = 4  # the fusion-off side's value: at least as the fusion-on one, or float32
 _UNKNOWN_BITS = 8  # a dtype the graph does not name: as one byte per value
 
@@ -74,15 +90,71 @@ def op_need(dump_bytes: int, dtypes: Iterable[str], kernel: bool, off_bits: int 
     return elements * (item + off_item + work)
 
 
-def largest_op_need(graph: Any, folder: Any, kernel: bool, off_bits: int = 0) -> int:
+def pair_need(left: Any, right: Any, kernel: bool, direct: bool) -> int:
+    """Bytes a worker holds beyond its base to compare the dump tensors ``left`` (fusion on)
+    and ``right`` (``DumpTensor``: shape, size and dtype as their headers give them) on the
+    direct path, or on the general one (``direct`` False), counted as :func:`op_need` counts
+    an op but with the pair's own element count and dtypes."""
+    elements = max(_elements(left), _elements(right))
+    if direct:
+        return elements * DIRECT_BYTES + min(elements, DIRECT_PIECE) * DIRECT_PIECE_BYTES
+    item = _item(left)
+    off_item = max(item, _WIDEST_ASSUMED, _item(right))
+    work = KERNEL_WORK_BYTES if kernel else NUMPY_WORK_BYTES
+    return elements * (item + off_item + work)
+
+
+def _elements(tensor: Any) -> int:
+    """Values read for a dump tensor: its shape's, at most what its bytes hold (a header
+    claiming more fails to read); its byte count for raw bytes (DT_UNDEFINED)."""
+    size = max(0, tensor.size)
+    if tensor.data_type == 0:
+        return size
+    bits = _tensor_bits(tensor)
+    held = size * 8 // bits
+    return min(math.prod(tensor.shape), held) if tensor.shape else min(1, held)
+
+
+def _tensor_bits(tensor: Any) -> int:
+    info = decode_dtype(tensor.data_type)
+    return info.bits if info.bits > 0 else _UNKNOWN_BITS
+
+
+def _item(tensor: Any) -> int:
+    return max(1, _tensor_bits(tensor) // 8) if tensor.data_type else 1
+
+
+def largest_op_need(
+    graph: Any,
+    folder: Any,
+    kernel: bool,
+    off_bits: int = 0,
+    exact: Callable[[str], int | None] | None = None,
+) -> int:
     """:func:`op_need` of the op of ``graph`` that needs most, by its newest dump in
     ``folder`` (a ``DumpDir``) and its dtypes, against a fusion-off side whose widest dtype
-    has ``off_bits``; 0 when none is dumped."""
-    most = 0
+    has ``off_bits``; 0 when none is dumped.
+
+    ``exact(op name)``: the op's need from its dump headers (``GroupComparer.op_memory``;
+    None: not known), which narrows its bound, never widens it. Asked for the ops in
+    decreasing bound, until the next bound is below the largest need found, or
+    :data:`EXACT_LIMIT` of them were (the next bound then stands)."""
+    bounds = []
     for op in graph.ops:
         size = folder.latest_bytes(op.name)
         if size:
-            most = max(most, op_need(size, dump_dtypes(op, graph), kernel, off_bits))
+            bounds.append((op_need(size, dump_dtypes(op, graph), kernel, off_bits), op.name))
+    if exact is None:
+        return max((bound for bound, _ in bounds), default=0)
+    bounds.sort(reverse=True)
+    most = 0
+    for asked, (bound, name) in enumerate(bounds):
+        if bound <= most:
+            break
+        if asked == EXACT_LIMIT:  # many ops of nearly one size: the rest by their bounds
+            return bound
+        need = exact(name)
+        most = max(most, bound if need is None else min(need, bound))
     return most
 
 

@@ -50,10 +50,20 @@ from .metrics import (
     stored_source,
     stored_tensor,
 )
-from .pairing import MergedRule, Relation, RuleOp, Unpaired, group_labels, op_labels, relation
+from .pairing import (
+    MergedRule,
+    Relation,
+    RightRef,
+    RuleOp,
+    Unpaired,
+    group_labels,
+    op_labels,
+    relation,
+)
 from .parent_death import arm_parent_death_signal
 from .result import NAN, NO_GROUND_TRUTH, ResultRow
 from .result_csv import CsvLayout, RenderedRows, render_rows
+from .worker_memory import pair_need
 
 _HEADER_CACHE_SIZE = 256
 # File bytes the cached headers may hold (a small file is read whole, see read_dump): at
@@ -416,12 +426,7 @@ class GroupComparer:
                 ref.csv_reason if ref.csv_reason is not None else ref.reason, ref.reason
             )
         row.right_op, row.right_output_index = ref.op_name, ref.output_index
-        output_index = ref.output_index
-        if self._right_is_npy:  # one file per output: {op}.{output}.{timestamp}.npy
-            right_path = self._right_latest(ref.op_name, ref.output_index)
-            output_index = 0
-        else:
-            right_path = self._right_latest(ref.op_name)
+        right_path, output_index = self._right_file(ref)
         if right_path is None:
             raise _RowFailure(
                 no_right_dump_reason(op.name, tensor_id),
@@ -463,6 +468,48 @@ class GroupComparer:
             raise _RowFailure(error.csv_reason, error.reason) from None
         return aligned, right_text
 
+    def _right_file(self, ref: RightRef) -> tuple[str | None, int]:
+        """The newest fusion-off dump file of ``ref``'s op, and the output's place in it."""
+        if self._right_is_npy:  # one file per output: {op}.{output}.{timestamp}.npy
+            return self._right_latest(ref.op_name, ref.output_index), 0
+        return self._right_latest(ref.op_name), ref.output_index
+
+    def op_memory(self, op: RuleOp) -> int | None:
+        """Bytes this process holds beyond its base to compare ``op``'s tensors (the largest
+        pair's :func:`.worker_memory.pair_need`), from their dump headers and the path each
+        pair takes; 0 when nothing of it is compared, None when a header cannot be read
+        (the caller keeps its bound from the file's size)."""
+        path = self.ctx.left.latest_location(op.name)
+        if path is None:
+            return 0
+        try:
+            dump = read_dump(path)
+        except DumpError:
+            return None
+        tensors = [] if op.is_dequant else [(t, True) for t in dump.inputs]
+        if not op.skips_outputs:
+            tensors += [(t, False) for t in dump.outputs]
+        kernel = kernel_in_use()
+        most = 0
+        for tensor, is_input in tensors:
+            ref = self._resolve(op, tensor.index, is_input)
+            if isinstance(ref, Unpaired):
+                continue
+            right_path, output_index = self._right_file(ref)
+            if right_path is None:
+                continue
+            try:
+                right_dump = read_dump(right_path)
+            except DumpError:
+                return None
+            if output_index >= len(right_dump.outputs):
+                continue
+            right = right_dump.outputs[output_index]
+            direct = self._raw and direct_plan(dump, tensor, right_dump, right) is not None
+            held = _held_bytes(dump) + _held_bytes(right_dump)
+            most = max(most, held + pair_need(tensor, right, kernel, direct))
+        return most
+
     def measure_pair(
         self, row: ResultRow, aligned: Aligned, left_path: str, right_path: str
     ) -> None:
@@ -494,34 +541,14 @@ class GroupComparer:
         right_dump: DumpFile,
         right_tensor: DumpTensor,
     ) -> bool:
-        """The common case, both tensors ND with the same element count in a plain dtype the
-        kernel decodes (or a layout it converts), in one kernel call from the files' bytes
+        """The common case (:func:`direct_plan`) in one kernel call from the files' bytes
         (those read with the headers, else each tensor's own): what :func:`.align` and
-        :meth:`measure_pair` would give (the flat count as Shape, the scalar test on it).
-        False, nothing done, for anything else: the general path then runs and writes its
-        usual messages."""
-        blocks = None
-        kept = False  # same 4-D layout and shape: align keeps the shape as it is
-        if tensor.format != ND or right_tensor.format != ND:
-            kept = _same_layout(tensor, right_tensor)
-            if not kept:
-                blocks = _nc1hwc0_blocks(tensor, right_tensor) or _nz_tiles(tensor, right_tensor)
-                if blocks is None:
-                    return False
-        left = stored_tensor(dump, tensor)
-        if left is None:
+        :meth:`measure_pair` would give. False, nothing done, for anything else: the general
+        path then runs and writes its usual messages."""
+        plan = direct_plan(dump, tensor, right_dump, right_tensor)
+        if plan is None:
             return False
-        right = stored_tensor(right_dump, right_tensor)
-        if right is None or (blocks is None and right[4] != left[4]):
-            return False
-        n = right[4]
-        if kept:
-            shape, scalar = tuple(tensor.shape), False  # _same_layout turned scalars down
-        elif blocks is None:
-            shape, scalar = (n,), n == 1
-        else:
-            shape = tuple(right_tensor.shape)
-            scalar = is_scalar_shape(shape)
+        left, right, n, shape, scalar, blocks = plan
         left_path, right_path = row.left_path or "", row.right_path or ""
         opened: list[int] = []
         try:
@@ -545,6 +572,40 @@ class GroupComparer:
         if std is not None:
             row.std = std
         return True
+
+
+def direct_plan(
+    dump: DumpFile, tensor: DumpTensor, right_dump: DumpFile, right_tensor: DumpTensor
+) -> tuple | None:
+    """What the direct path needs to measure a pair, when it can: both tensors ND with the
+    same element count in a plain dtype the kernel decodes, or a layout it converts (the
+    same 4-D layout, NC1HWC0 blocks, FRACTAL_NZ tiles). ``(left, right, n, shape, scalar,
+    blocks)``: the two :func:`.stored_tensor` tuples, the element count, the Shape cell and
+    the scalar test as :func:`.align` gives them (the flat count for ND), and the layout's
+    blocks (None for none); None for anything else."""
+    blocks = None
+    kept = False  # same 4-D layout and shape: align keeps the shape as it is
+    if tensor.format != ND or right_tensor.format != ND:
+        kept = _same_layout(tensor, right_tensor)
+        if not kept:
+            blocks = _nc1hwc0_blocks(tensor, right_tensor) or _nz_tiles(tensor, right_tensor)
+            if blocks is None:
+                return None
+    left = stored_tensor(dump, tensor)
+    if left is None:
+        return None
+    right = stored_tensor(right_dump, right_tensor)
+    if right is None or (blocks is None and right[4] != left[4]):
+        return None
+    n = right[4]
+    if kept:
+        shape, scalar = tuple(tensor.shape), False  # _same_layout turned scalars down
+    elif blocks is None:
+        shape, scalar = (n,), n == 1
+    else:
+        shape = tuple(right_tensor.shape)
+        scalar = is_scalar_shape(shape)
+    return left, right, n, shape, scalar, blocks
 
 
 def _held_bytes(cached: DumpFile | DumpError) -> int:

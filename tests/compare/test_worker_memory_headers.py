@@ -1,0 +1,268 @@
+"""A worker's need narrowed by the dump headers of the ops that could need most (issue 16).
+
+The bound from an op's dump size counts the whole dump as one tensor on the general path. On a
+real network's activations it was four times what a worker held once big files took the direct
+path, so a 300 MiB budget ran the comparison on one process where two fitted. The headers give
+each pair's element count, dtypes and path: each test below holds that narrower need to a real
+measurement, or to the bound it narrows.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fusion_switch.compare import metrics
+from fusion_switch.compare.worker_memory import (
+    EXACT_LIMIT,
+    largest_op_need,
+    op_need,
+    pair_need,
+    worker_bytes,
+    workers_within,
+)
+from fusion_switch.readers.dump import read_dump
+from fusion_switch.readers.graph_model import Graph, Op, TensorDesc
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from test_worker_memory import NAMES, measured_growth, write_pair  # noqa: E402
+
+# As test_worker_memory's measure, on the direct path: the peak's growth while GroupComparer's
+# _measure_raw compares the pair from the files (both too large to be held whole).
+_DIRECT_PEAK_SCRIPT = """
+import sys
+import numpy as np
+sys.path.insert(0, {here!r})
+from test_measure_raw import direct_row
+from fusion_switch.readers.dump import read_dump
+
+L, R = read_dump(sys.argv[1]), read_dump(sys.argv[2])
+base = int(open("/proc/self/statm").read().split()[1]) * 4096
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # the peak (VmHWM) starts again from here
+row = direct_row(L, L.outputs[0], R, R.outputs[0])
+assert row is not None, "the direct path did not take the pair"
+assert row.metrics["CosineSimilarity"] is not None, row.fail_reason
+peak = [int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM")][0]
+print(peak - base)
+"""
+
+DIRECT_PAIRS = [
+    ("i1", "i1", "NCHW"),
+    ("i1", "<f4", "NC1HWC0"),
+    ("<f2", "<f2", "NC1HWC0"),
+    ("<f2", "<f4", "NCHW"),
+    ("<f4", "<f4", "NCHW"),
+]
+
+
+def _direct_growth(left: Path, right: Path) -> int:
+    result = subprocess.run(
+        [sys.executable, "-c", _DIRECT_PEAK_SCRIPT.format(here=str(HERE)), str(left), str(right)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return int(result.stdout)
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's VmHWM")
+@pytest.mark.parametrize(("left", "right", "layout"), DIRECT_PAIRS)
+def test_a_pairs_need_holds_what_either_path_measures(left, right, layout, tmp_path):
+    """For a pair of 1M-element tensors: the direct path's need is at least what it really
+    takes (8.2-8.5 MB), and below the general path's, which is at least what that takes."""
+    if not metrics.kernel_in_use():
+        pytest.skip("the direct path needs the compiled kernel")
+    paths = write_pair(tmp_path, left, right, layout)
+    on, off = (read_dump(path).outputs[0] for path in paths)
+    direct = _direct_growth(*paths)
+    general, file_size = measured_growth(paths, kernel=True)
+    assert direct > (1 << 20) * 8  # the measure is real: two float32 vectors of 1M
+    assert pair_need(on, off, True, direct=True) >= direct
+    assert pair_need(on, off, True, direct=False) >= general
+    assert pair_need(on, off, True, direct=True) < pair_need(on, off, True, direct=False)
+    # and the headers' need is within the bound from the file's size and the graph's dtypes
+    bound = op_need(file_size, [NAMES[left]], True, 32 if right == "<f4" else 0)
+    assert pair_need(on, off, True, direct=False) <= bound
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's VmHWM")
+def test_the_general_paths_need_counts_the_fusion_off_dtype_its_header_names(tmp_path):
+    """A float64 fusion-off tensor against a float16 one (not the direct path's): counted by
+    the header's float64, with numpy's metrics too."""
+    paths = write_pair(tmp_path, "<f2", "<f8", "NCHW")
+    on, off = (read_dump(path).outputs[0] for path in paths)
+    for kernel in (True, False):
+        if kernel and not metrics.kernel_in_use():
+            continue
+        growth, _ = measured_growth(paths, kernel)
+        assert pair_need(on, off, kernel, direct=False) >= growth
+
+
+class _Folder:
+    def __init__(self, sizes: dict[str, int]) -> None:
+        self.sizes = sizes
+
+    def latest_bytes(self, name: str) -> int:
+        return self.sizes.get(name, 0)
+
+
+def _graph(count: int) -> Graph:
+    ops = [Op(f"op{i}", "Add", output_descs=[TensorDesc(dtype="DT_FLOAT16")]) for i in range(count)]
+    return Graph(name="g", ops=ops)
+
+
+def test_the_headers_narrow_the_bound_and_never_widen_it():
+    graph = _graph(3)
+    folder = _Folder({"op0": 30 << 20, "op1": 20 << 20, "op2": 10 << 20})
+    bounds = {name: op_need(size, ["DT_FLOAT16"], True) for name, size in folder.sizes.items()}
+    asked: list[str] = []
+
+    def exact(answers):
+        def ask(name: str):
+            asked.append(name)
+            return answers.get(name)
+
+        return ask
+
+    # each op needs little by its headers: every bound above the need found is looked at
+    found = {"op0": 1 << 20, "op1": 5 << 20, "op2": 2 << 20}
+    assert largest_op_need(graph, folder, True, exact=exact(found)) == 5 << 20
+    assert asked == ["op0", "op1", "op2"]
+    # None (a header that could not be read) keeps that op's bound
+    asked.clear()
+    assert (
+        largest_op_need(graph, folder, True, exact=exact({**found, "op2": None})) == bounds["op2"]
+    )
+    # a need the headers put above the bound (a graph naming a narrower dtype than dumped)
+    # does not widen it, and no op whose bound is below it is asked
+    asked.clear()
+    assert largest_op_need(graph, folder, True, exact=exact({"op0": 1 << 40})) == bounds["op0"]
+    assert asked == ["op0"]
+    asked.clear()
+    above_the_next = bounds["op1"] + 1
+    assert largest_op_need(graph, folder, True, exact=exact({"op0": above_the_next})) == (
+        above_the_next
+    )
+    assert asked == ["op0"]
+    # without headers, the bound
+    assert largest_op_need(graph, folder, True) == bounds["op0"]
+
+
+def test_at_most_exact_limit_ops_are_read_then_the_next_bound_stands():
+    count = EXACT_LIMIT + 10
+    graph = _graph(count)
+    folder = _Folder({f"op{i}": (count - i) << 20 for i in range(count)})
+    asked: list[str] = []
+
+    def exact(name: str) -> int:
+        asked.append(name)
+        return 1
+
+    most = largest_op_need(graph, folder, True, exact=exact)
+    assert len(asked) == EXACT_LIMIT
+    assert most == op_need((count - EXACT_LIMIT) << 20, ["DT_FLOAT16"], True)
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory):
+    """A case whose activations (16 x 64 x 64 float16 and larger) go past what read_dump
+    holds, so that the direct path reads them from the files."""
+    from fusion_switch.synth.generator import generate_case
+
+    return generate_case(
+        tmp_path_factory.mktemp("large"),
+        n_ops=12,
+        seed=3,
+        faults=[],
+        graph_text=False,
+        channels=32,
+        spatial=64,
+    )
+
+
+def _request(case, out: Path, budget: int | None = None):
+    from fusion_switch.compare.engine import CompareRequest
+
+    request = CompareRequest(
+        case.on_dump, case.off_dump, case.on_graph, case.off_graph, out, workers=2
+    )
+    request.memory_budget = budget
+    return request
+
+
+def test_op_memory_is_the_largest_pair_by_its_headers_and_path(large, tmp_path):
+    """Through the real stages: each op's need is its largest pair's, as the headers and
+    the direct path's own test give it, and within the op's bound."""
+    from fusion_switch.compare.engine import discover, pair
+    from fusion_switch.compare.metrics import kernel_in_use
+    from fusion_switch.compare.worker_memory import dump_dtypes, widest_bits
+    from fusion_switch.compare.workers import GroupComparer, direct_plan
+
+    inputs = discover(_request(large, tmp_path / "out"))
+    plan = pair(inputs)
+    comparer = GroupComparer(plan.job, plan.groups)
+    kernel = kernel_in_use()
+    checked = 0
+    for members in plan.groups:
+        for op in members:
+            path = inputs.on_dir.latest_location(op.name)
+            if path is None:
+                assert comparer.op_memory(op) == 0
+                continue
+            dump = read_dump(path)
+            needs = [0]
+            for tensor, is_input in [(t, True) for t in dump.inputs] + [
+                (t, False) for t in dump.outputs
+            ]:
+                ref = plan.job.merged.resolve(op, tensor.index, is_input)
+                right_path = getattr(ref, "op_name", None) and inputs.off_dir.latest_location(
+                    ref.op_name
+                )
+                if not right_path:
+                    continue
+                right_dump = read_dump(right_path)
+                right = right_dump.outputs[ref.output_index]
+                direct = kernel and direct_plan(dump, tensor, right_dump, right) is not None
+                held = sum(len(d._content or b"") for d in (dump, right_dump))
+                needs.append(held + pair_need(tensor, right, kernel, direct))
+            need = comparer.op_memory(op)
+            assert need == max(needs)
+            graph_op = inputs.on_graph.op(op.name)
+            bound = op_need(
+                inputs.on_dir.latest_bytes(op.name),
+                dump_dtypes(graph_op, inputs.on_graph),
+                kernel,
+                widest_bits(inputs.off_dtypes),
+            )
+            if dump._content is None:  # a big file: its pairs as the bound counts them, or less
+                assert need <= bound
+            checked += 1
+    assert checked >= 10
+
+
+def test_a_budget_the_bound_fits_one_worker_in_fits_two_by_the_headers(large, tmp_path):
+    """The budget of two workers by the headers' need: the bound alone fitted one there (the
+    plan's worker count before this change), and the comparison's rows are those of an
+    unbounded run."""
+    from fusion_switch.compare.engine import _largest_need, discover, pair, run_compare
+    from fusion_switch.compare.result_csv import read_result_csv
+
+    if not metrics.kernel_in_use():
+        pytest.skip("the direct path needs the compiled kernel")
+    inputs = discover(_request(large, tmp_path / "probe"))
+    plan = pair(inputs)
+    bound = _largest_need(inputs)
+    need = _largest_need(inputs, plan.job, plan.groups)
+    assert need < bound
+    budget = 2 * worker_bytes(need)
+    assert workers_within(budget, bound) == 1
+    assert pair(discover(_request(large, tmp_path / "a", budget))).workers == 2
+    bounded = run_compare(_request(large, tmp_path / "b", budget))
+    unbounded = run_compare(_request(large, tmp_path / "c"))
+    assert read_result_csv(bounded.csv_path) == read_result_csv(unbounded.csv_path)
