@@ -266,3 +266,25 @@ def test_a_budget_the_bound_fits_one_worker_in_fits_two_by_the_headers(large, tm
     bounded = run_compare(_request(large, tmp_path / "b", budget))
     unbounded = run_compare(_request(large, tmp_path / "c"))
     assert read_result_csv(bounded.csv_path) == read_result_csv(unbounded.csv_path)
+
+
+def test_no_header_is_read_where_the_bound_does_not_keep_a_worker_out(large, tmp_path, monkeypatch):
+    """A budget that holds one worker's base only, or every worker by the bound: narrowing
+    could not add a worker, so the plan reads no header for it (64 at most, ~0.5 ms each)."""
+    from fusion_switch.compare.engine import _largest_need, discover, pair
+    from fusion_switch.compare.worker_memory import WORKER_BASE_BYTES
+    from fusion_switch.compare.workers import GroupComparer
+
+    inputs = discover(_request(large, tmp_path / "probe"))
+    bound = _largest_need(inputs)
+    asked: list[str] = []
+    real = GroupComparer.op_memory
+    monkeypatch.setattr(
+        GroupComparer, "op_memory", lambda self, op: asked.append(op.name) or real(self, op)
+    )
+    for budget in (WORKER_BASE_BYTES + (1 << 20), 2 * worker_bytes(bound)):
+        workers = pair(discover(_request(large, tmp_path / str(budget), budget))).workers
+        assert workers == min(2, workers_within(budget, bound))
+    assert asked == []
+    pair(discover(_request(large, tmp_path / "narrowed", 2 * worker_bytes(bound) - 1)))
+    assert asked  # the test's own check: the bound keeping a worker out reads them

@@ -205,7 +205,8 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
 
         budget = max(0, request.memory_budget - reserved)
         need = _largest_need(inputs)
-        if workers_within(budget, need) < workers:  # the bound limits them: narrow it
+        # narrowed only where the bound, not the workers' base, keeps workers out
+        if workers_within(budget, need) < min(workers, workers_within(budget, 0)):
             need = _largest_need(inputs, job, groups)
         workers = min(workers, workers_within(budget, need))
     return Plan(
