@@ -288,3 +288,49 @@ def test_no_header_is_read_where_the_bound_does_not_keep_a_worker_out(large, tmp
     assert asked == []
     pair(discover(_request(large, tmp_path / "narrowed", 2 * worker_bytes(bound) - 1)))
     assert asked  # the test's own check: the bound keeping a worker out reads them
+
+
+def _convrelu_need(request) -> int | None:
+    from fusion_switch.compare.engine import discover, pair
+    from fusion_switch.compare.workers import GroupComparer
+
+    plan = pair(discover(request))
+    (op,) = [op for members in plan.groups for op in members if op.name == "convrelu"]
+    return GroupComparer(plan.job, plan.groups).op_memory(op)
+
+
+def test_op_memory_on_files_the_comparison_reports(tmp_path):
+    """What the comparison reports as a row's reason is no error here: an unreadable
+    fusion-on dump leaves the bound (None), a missing fusion-off dump counts nothing for its
+    pair, a .npy fusion-off dump and a dtype the metrics cannot read count on the general
+    path; a readable pair counts as :func:`pair_need` gives it."""
+    from fusion_switch.readers.dump_write import TensorSpec, write_dump
+
+    from tests.compare.test_engine import RELU, STAMP, X, make_case
+
+    def case(name: str, **kwargs):
+        (tmp_path / name).mkdir()
+        return make_case(tmp_path / name, **kwargs)
+
+    read = case("read")
+    need = _convrelu_need(read)
+    assert need is not None and need > 0
+    missing = case("missing", skip=("Relu.relu",))
+    assert _convrelu_need(missing) < need  # its output pairs with no file: its input's pair
+    truncated = case("truncated")
+    (path,) = Path(truncated.on_dump).iterdir()
+    path.write_bytes(path.read_bytes()[:-10])
+    assert _convrelu_need(truncated) is None
+    npy = case("npy")
+    for old in Path(npy.off_dump).iterdir():
+        old.unlink()
+    import numpy as np
+
+    np.save(Path(npy.off_dump) / f"relu.0.{STAMP}.npy", RELU)
+    assert _convrelu_need(npy) > 0
+    strings = case("strings")
+    (path,) = Path(strings.on_dump).iterdir()
+    write_dump(
+        path, "convrelu", [TensorSpec(X)], [TensorSpec(b"\x00" * 16, data_type=13, shape=(4,))]
+    )
+    assert _convrelu_need(strings) > 0
