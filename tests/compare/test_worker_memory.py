@@ -33,12 +33,12 @@ HERE = Path(__file__).resolve().parent
 
 # Measured in a fresh process that only reads the two dumps (large temporaries made before
 # would stay in its heap and hide the growth): the calls GroupComparer makes for a file too
-# large to be held whole; prints the peak's growth.
+# large to be held whole, on the general path or the direct one; prints the peak's growth.
 _PEAK_SCRIPT = """
 import sys
 import numpy as np
 sys.path.insert(0, {here!r})
-from test_measure_raw import general_row
+from test_measure_raw import {row_of}
 from fusion_switch.readers.dump import read_dump
 
 L, R = read_dump(sys.argv[1]), read_dump(sys.argv[2])
@@ -46,7 +46,8 @@ base = int(open("/proc/self/statm").read().split()[1]) * 4096
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")  # the peak (VmHWM) starts again from here
 with np.errstate(all="ignore"):
-    row = general_row(L, L.outputs[0], R, R.outputs[0])
+    row = {row_of}(L, L.outputs[0], R, R.outputs[0])
+assert row is not None, "the direct path did not take the pair"
 assert row.metrics["CosineSimilarity"] is not None, row.fail_reason
 peak = [int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM")][0]
 print(peak - base, L.file_size)
@@ -83,13 +84,18 @@ NAMES = {"i1": "DT_INT8", "<f2": "DT_FLOAT16", "<f4": "DT_FLOAT", "<f8": "DT_DOU
 NAMES.update({"<i4": "DT_INT32", "<i8": "DT_INT64"})
 
 
-def measured_growth(paths: tuple[Path, Path], kernel: bool) -> tuple[int, int]:
+def measured_growth(
+    paths: tuple[Path, Path], kernel: bool, row_of: str = "general_row"
+) -> tuple[int, int]:
+    """The peak's growth while the pair is compared (``row_of``: ``general_row`` or
+    ``direct_row`` of ``test_measure_raw``), and the fusion-on file's size."""
     env = dict(os.environ)
     env.pop("FUSION_SWITCH_METRICS", None)
     if not kernel:
         env["FUSION_SWITCH_METRICS"] = "numpy"
+    script = _PEAK_SCRIPT.format(here=str(HERE), row_of=row_of)
     result = subprocess.run(
-        [sys.executable, "-c", _PEAK_SCRIPT.format(here=str(HERE)), *map(str, paths)],
+        [sys.executable, "-c", script, *map(str, paths)],
         capture_output=True,
         text=True,
         env=env,

@@ -9,7 +9,6 @@ measurement, or to the bound it narrows.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -31,26 +30,6 @@ sys.path.insert(0, str(HERE))
 
 from test_worker_memory import NAMES, measured_growth, write_pair  # noqa: E402
 
-# As test_worker_memory's measure, on the direct path: the peak's growth while GroupComparer's
-# _measure_raw compares the pair from the files (both too large to be held whole).
-_DIRECT_PEAK_SCRIPT = """
-import sys
-import numpy as np
-sys.path.insert(0, {here!r})
-from test_measure_raw import direct_row
-from fusion_switch.readers.dump import read_dump
-
-L, R = read_dump(sys.argv[1]), read_dump(sys.argv[2])
-base = int(open("/proc/self/statm").read().split()[1]) * 4096
-with open("/proc/self/clear_refs", "w") as f:
-    f.write("5")  # the peak (VmHWM) starts again from here
-row = direct_row(L, L.outputs[0], R, R.outputs[0])
-assert row is not None, "the direct path did not take the pair"
-assert row.metrics["CosineSimilarity"] is not None, row.fail_reason
-peak = [int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmHWM")][0]
-print(peak - base)
-"""
-
 DIRECT_PAIRS = [
     ("i1", "i1", "NCHW"),
     ("i1", "<f4", "NC1HWC0"),
@@ -58,17 +37,6 @@ DIRECT_PAIRS = [
     ("<f2", "<f4", "NCHW"),
     ("<f4", "<f4", "NCHW"),
 ]
-
-
-def _direct_growth(left: Path, right: Path) -> int:
-    result = subprocess.run(
-        [sys.executable, "-c", _DIRECT_PEAK_SCRIPT.format(here=str(HERE)), str(left), str(right)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    return int(result.stdout)
 
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's VmHWM")
@@ -80,7 +48,7 @@ def test_a_pairs_need_holds_what_either_path_measures(left, right, layout, tmp_p
         pytest.skip("the direct path needs the compiled kernel")
     paths = write_pair(tmp_path, left, right, layout)
     on, off = (read_dump(path).outputs[0] for path in paths)
-    direct = _direct_growth(*paths)
+    direct, _ = measured_growth(paths, kernel=True, row_of="direct_row")
     general, file_size = measured_growth(paths, kernel=True)
     assert direct > (1 << 20) * 8  # the measure is real: two float32 vectors of 1M
     assert pair_need(on, off, True, direct=True) >= direct
