@@ -43,7 +43,7 @@ NUMPY_WORK_BYTES = 32
 DIRECT_BYTES = 8
 DIRECT_PIECE_BYTES = 16  # per element of a piece: 64K at most
 DIRECT_PIECE = 1 << 16
-EXACT_LIMIT = 64  # ops whose headers narrow the bound, at most (~20-50 us each)
+EXACT_LIMIT = 64  # ops whose headers narrow the bound, at most (0.1-0.5 ms each)
 _WIDEST_ASSUMED = 4  # the fusion-off side's value: at least as the fusion-on one, or float32
 _UNKNOWN_BITS = 8  # a dtype the graph does not name: as one byte per value
 
