@@ -214,7 +214,23 @@ def test_op_memory_is_the_largest_pair_by_its_headers_and_path(large, tmp_path):
     assert checked >= 10
 
 
-def test_a_budget_the_bound_fits_one_worker_in_fits_two_by_the_headers(large, tmp_path):
+@pytest.fixture
+def fixed_base(monkeypatch):
+    """A comparing process counted at WORKER_BASE_BYTES (as where /proc does not tell what
+    the planning process holds): the tests below are about the need, not that base."""
+    from fusion_switch.compare import worker_memory
+
+    monkeypatch.setattr(worker_memory, "resident_bytes", lambda: 0)
+
+
+def _rows_of(large, out: Path) -> int:
+    from fusion_switch.compare.engine import discover, pair
+    from fusion_switch.compare.worker_memory import rows_bytes
+
+    return rows_bytes(pair(discover(_request(large, out))).total_ops)
+
+
+def test_a_budget_the_bound_fits_one_worker_in_fits_two_by_the_headers(large, tmp_path, fixed_base):
     """The budget of two workers by the headers' need: the bound alone fitted one there (the
     plan's worker count before this change), and the comparison's rows are those of an
     unbounded run."""
@@ -228,15 +244,18 @@ def test_a_budget_the_bound_fits_one_worker_in_fits_two_by_the_headers(large, tm
     bound = _largest_need(inputs)
     need = _largest_need(inputs, plan.job, plan.groups)
     assert need < bound
-    budget = 2 * worker_bytes(need)
-    assert workers_within(budget, bound) == 1
+    rows = _rows_of(large, tmp_path / "rows")
+    budget = 2 * worker_bytes(need) + rows
+    assert workers_within(budget - rows, bound) == 1
     assert pair(discover(_request(large, tmp_path / "a", budget))).workers == 2
     bounded = run_compare(_request(large, tmp_path / "b", budget))
     unbounded = run_compare(_request(large, tmp_path / "c"))
     assert read_result_csv(bounded.csv_path) == read_result_csv(unbounded.csv_path)
 
 
-def test_no_header_is_read_where_the_bound_does_not_keep_a_worker_out(large, tmp_path, monkeypatch):
+def test_no_header_is_read_where_the_bound_does_not_keep_a_worker_out(
+    large, tmp_path, monkeypatch, fixed_base
+):
     """A budget that holds one worker's base only, or every worker by the bound: narrowing
     could not add a worker, so the plan reads no header for it (64 at most, ~0.5 ms each)."""
     from fusion_switch.compare.engine import _largest_need, discover, pair
@@ -250,11 +269,13 @@ def test_no_header_is_read_where_the_bound_does_not_keep_a_worker_out(large, tmp
     monkeypatch.setattr(
         GroupComparer, "op_memory", lambda self, op: asked.append(op.name) or real(self, op)
     )
-    for budget in (WORKER_BASE_BYTES + (1 << 20), 2 * worker_bytes(bound)):
+    rows = _rows_of(large, tmp_path / "rows")
+    for budget in (WORKER_BASE_BYTES + (1 << 20), 2 * worker_bytes(bound) + rows):
         workers = pair(discover(_request(large, tmp_path / str(budget), budget))).workers
-        assert workers == min(2, workers_within(budget, bound))
+        assert workers == min(2, workers_within(budget - rows, bound))
     assert asked == []
-    pair(discover(_request(large, tmp_path / "narrowed", 2 * worker_bytes(bound) - 1)))
+    narrowed = 2 * worker_bytes(bound) + rows - 1
+    pair(discover(_request(large, tmp_path / "narrowed", narrowed)))
     assert asked  # the test's own check: the bound keeping a worker out reads them
 
 
@@ -302,3 +323,58 @@ def test_op_memory_on_files_the_comparison_reports(tmp_path):
         path, "convrelu", [TensorSpec(X)], [TensorSpec(b"\x00" * 16, data_type=13, shape=(4,))]
     )
     assert _convrelu_need(strings) > 0
+
+
+def test_the_comparing_process_is_counted_by_what_it_holds_and_its_rows(
+    large, tmp_path, monkeypatch
+):
+    """Each comparing process holds what the planning one held when it forked it (graphs,
+    dump indexes, numpy), and the planning one adds its rows: at 15,017 ops a 300 MiB budget
+    ran two processes of 255 and 178 MB (the tree at 434 MB) when each was counted at 96 MiB.
+    The plan now counts the process's resident memory at planning time, and ROW_BYTES per op."""
+    from fusion_switch.compare import worker_memory
+    from fusion_switch.compare.engine import _largest_need, discover, pair
+    from fusion_switch.compare.worker_memory import PROCESS_MARGIN_BYTES, ROW_BYTES
+
+    inputs = discover(_request(large, tmp_path / "probe"))
+    ops = pair(inputs).total_ops
+    need = _largest_need(inputs, pair(inputs).job, pair(inputs).groups)
+    held = 200 << 20  # as a 15,000-op graph's process holds when it plans
+    monkeypatch.setattr(worker_memory, "resident_bytes", lambda: held)
+    one = held + PROCESS_MARGIN_BYTES + need  # above WORKER_BASE_BYTES, the floor
+    budget = 2 * one + ops * ROW_BYTES  # two processes and the rows, exactly
+    assert pair(discover(_request(large, tmp_path / "two", budget))).workers == 2
+    assert pair(discover(_request(large, tmp_path / "one", budget - 1))).workers == 1
+    # not known (no /proc), or less: a process counts as WORKER_BASE_BYTES, as before
+    monkeypatch.setattr(worker_memory, "resident_bytes", lambda: 0)
+    base = worker_memory.WORKER_BASE_BYTES + need
+    assert (
+        pair(discover(_request(large, tmp_path / "base", 2 * base + ops * ROW_BYTES))).workers == 2
+    )
+
+
+def test_a_budget_below_one_comparing_process_says_so(large, tmp_path, monkeypatch):
+    """It still runs, on one process, and the plan's notes say what one process holds."""
+    from fusion_switch.compare import worker_memory
+    from fusion_switch.compare.engine import discover, pair
+
+    monkeypatch.setattr(worker_memory, "resident_bytes", lambda: 300 << 20)
+    plan = pair(discover(_request(large, tmp_path / "tight", 200 << 20)))
+    assert plan.workers == 1
+    (note,) = [n for n in plan.notes if "--memory-budget" in n]
+    assert "(200 MiB)" in note and "one comparing process" in note
+    roomy = pair(discover(_request(large, tmp_path / "roomy", 8 << 30)))
+    assert not [n for n in roomy.notes if "--memory-budget" in n]
+
+
+def test_resident_bytes_is_this_processs_resident_memory():
+    import resource
+
+    from fusion_switch.compare.worker_memory import resident_bytes
+
+    now = resident_bytes()
+    if not Path("/proc/self/statm").exists():
+        assert now == 0
+        return
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    assert 10 << 20 < now <= peak

@@ -39,6 +39,21 @@ def test_the_replay_goes_beside_the_comparison_only_when_both_fit():
     tight = fit_replay(budget=699 * MiB, replay_need=300 * MiB, worker_need=400 * MiB, processes=1)
     assert not tight.beside and not tight.share and tight.reserved == 0
     assert "699 MiB" in tight.note and "~300 MiB" in tight.note and "~400 MiB" in tight.note
+    assert "--no-replay" not in tight.note  # after it: 400 MiB and the replay's 204 fit
+
+
+def test_a_replay_that_fits_not_even_after_the_comparison_says_so():
+    """At 15,017 ops the replay (~397 MiB) did not fit beside a 300 MiB budget's comparison,
+    and after it the comparing process held 425 MB: the note said the budget was kept."""
+    from fusion_switch.diagnose.replay_budget import REPLAY_BASE_BYTES
+
+    replay, worker = 397 * MiB, 250 * MiB
+    after = worker + replay - REPLAY_BASE_BYTES
+    fit = fit_replay(budget=after - 1, replay_need=replay, worker_need=worker, processes=1)
+    assert not fit.beside
+    assert f"~{after // MiB} MiB with the replay" in fit.note and "--no-replay" in fit.note
+    fits = fit_replay(budget=after, replay_need=replay, worker_need=worker, processes=1)
+    assert not fits.beside and "--no-replay" not in fits.note
 
 
 def test_the_comparing_process_helps_the_replay_only_when_one_more_replay_fits():

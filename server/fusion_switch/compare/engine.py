@@ -201,14 +201,9 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
     costs = _group_costs(groups, inputs.on_dir)
     workers = _worker_count(request, sum(costs), max(1, len(costs)))
     if request.memory_budget and request.scheduler is None:
-        from .worker_memory import workers_within
-
-        budget = max(0, request.memory_budget - reserved)
-        need = _largest_need(inputs)
-        # narrowed only where the bound, not the workers' base, keeps workers out
-        if workers_within(budget, need) < min(workers, workers_within(budget, 0)):
-            need = _largest_need(inputs, job, groups)
-        workers = min(workers, workers_within(budget, need))
+        workers = _workers_within(
+            request.memory_budget, reserved, workers, inputs, job, groups, notes
+        )
     return Plan(
         inputs=inputs,
         job=job,
@@ -218,6 +213,40 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
         total_ops=sum(len(members) for members in groups),
         notes=notes,
     )
+
+
+def _workers_within(
+    memory_budget: int,
+    reserved: int,
+    workers: int,
+    inputs: Inputs,
+    job: JobContext,
+    groups: list[list[RuleOp]],
+    notes: list[str],
+) -> int:
+    """How many of ``workers`` comparing processes fit in ``memory_budget`` less the
+    ``reserved`` bytes of the replay beside them (``worker_memory``): each holds what this one
+    holds now and its largest pair, this one the rows too. A budget below one process is
+    noted in ``notes``: the comparison still runs, on one."""
+    from .worker_memory import resident_bytes, rows_bytes, worker_bytes, workers_within
+
+    budget, held = max(0, memory_budget - reserved), resident_bytes()
+    ops = sum(len(members) for members in groups)
+    need = _largest_need(inputs)
+    # narrowed only where the bound, not the processes' base, keeps workers out
+    if workers_within(budget, need, held, ops) < min(workers, workers_within(budget, 0, held, ops)):
+        need = _largest_need(inputs, job, groups)
+    one = worker_bytes(need, held) + rows_bytes(ops)
+    if one > budget:
+        mib = 1 << 20
+        beside = f", {budget // mib} MiB of it beside the replay" if reserved else ""
+        notes.append(
+            f"comparison: one comparing process, and still above --memory-budget "
+            f"({memory_budget // mib} MiB{beside}): it holds ~{one // mib} MiB here (the "
+            f"graphs, the rows, its largest tensor pair); a budget that leaves it that much "
+            f"keeps within it"
+        )
+    return min(workers, workers_within(budget, need, held, ops))
 
 
 def _largest_need(

@@ -18,21 +18,34 @@ and the fusion-off tensors they pair with give each pair's element count, dtypes
 ~8 bytes an element: on a real network's activations a quarter of the bound, so a budget that
 fitted one worker by the bound fits two.
 
-The replay's fit (``diagnose.replay_budget``) counts one comparing worker by the bound: it is
-decided before the tensors are paired.
+Each comparing process starts with the pages of the process that plans (forked from it: the
+graphs, the dump indexes, numpy), so a process is counted as what that one holds when it plans
+(:func:`resident_bytes`), not as a fixed base: at 15,017 ops it holds ~180 MB, and two
+processes counted at 96 MiB each took the tree to 434 MB under a 300 MiB budget. The planning
+process also gathers the rows, :data:`ROW_BYTES` per op.
+
+The replay's fit (``diagnose.replay_budget``) counts the comparing process the same way, with
+the need by the bound: it is decided before the tensors are paired.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..readers.dtypes import data_type_code, decode_dtype
 from ..readers.graph_model import ref_name
 
-# A forked worker's own pages: interpreter, numpy, caches (~58 MB measured).
+# A forked worker's own pages: interpreter, numpy, caches (~58 MB measured), where what the
+# planning process holds is not known.
 WORKER_BASE_BYTES = 96 << 20
+# Beside what the planning process held: a comparing process's caches (headers, scratch).
+PROCESS_MARGIN_BYTES = 4 << 20
+# The comparing process's rows and their judged index, per fusion-on op: 9,888 rows of 3,041
+# ops and ~30,000 of 9,101 made it grow by 24 and 72 MB, 7.9 KB an op.
+ROW_BYTES = 8 << 10
 # Work bytes per element beside the two sides' values: three float32 buffers with the
 # kernel and a layout conversion's copy; numpy's metrics add float32 copies and temporaries.
 KERNEL_WORK_BYTES = 14
@@ -158,12 +171,29 @@ def largest_op_need(
     return most
 
 
-def worker_bytes(largest_need: int) -> int:
-    """Memory one comparing worker needs when its largest op needs ``largest_need``."""
-    return WORKER_BASE_BYTES + largest_need
+def resident_bytes() -> int:
+    """This process's resident memory now (0 where ``/proc`` does not tell it)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
-def workers_within(budget: int, largest_need: int) -> int:
-    """How many workers fit in ``budget`` bytes (at least one: a budget below one worker's
-    need still runs, on one)."""
-    return max(1, budget // worker_bytes(largest_need))
+def worker_bytes(largest_need: int, held: int = 0) -> int:
+    """Memory one comparing process needs when its largest op needs ``largest_need``: what
+    the planning process ``held`` (a forked worker starts with its pages) and a margin, and
+    at least :data:`WORKER_BASE_BYTES` (all of it when ``held`` is not known: 0)."""
+    return max(WORKER_BASE_BYTES, held + PROCESS_MARGIN_BYTES) + largest_need
+
+
+def rows_bytes(ops: int) -> int:
+    """What the comparing process adds for the rows of ``ops`` fusion-on ops."""
+    return max(0, ops) * ROW_BYTES
+
+
+def workers_within(budget: int, largest_need: int, held: int = 0, ops: int = 0) -> int:
+    """How many comparing processes fit in ``budget`` bytes, each counted by
+    :func:`worker_bytes`, the rows of ``ops`` ops once (at least one: a budget below one
+    process's need still runs, on one)."""
+    return max(1, (budget - rows_bytes(ops)) // worker_bytes(largest_need, held))

@@ -15,8 +15,9 @@ process measuring a share of it too. On activations of a real network's size (du
   and the replay's arrays but no comparison buffer.
 
 The estimates are upper bounds of what was measured (see the constants), as the comparison's
-are (:func:`..compare.engine.workers_within`); as for those, the graphs the comparing process
-holds come on top.
+are (``compare.worker_memory``), which count the comparing process by what it holds when the
+fit is made (its graphs, numpy) and its rows. When even the replay after the comparison does
+not fit, the note says so: only ``--no-replay`` keeps such a run within the budget.
 """
 
 from __future__ import annotations
@@ -88,6 +89,15 @@ def fit_replay(budget: int, replay_need: int, worker_need: int, processes: int) 
     room = (budget - worker_need) // max(1, replay_need)
     if room < 1:
         mib = 1 << 20
+        # after the comparison the comparing process holds the replay's graph and arrays
+        # beside its own graphs and rows (its base is the replay's)
+        after = worker_need + replay_need - REPLAY_BASE_BYTES
+        above = (
+            f"; after it, the comparing process holds ~{after // mib} MiB with the replay, "
+            f"above the budget too: --no-replay keeps the comparison within it"
+            if after > budget
+            else ""
+        )
         return ReplayFit(
             beside=False,
             processes=1,
@@ -96,7 +106,7 @@ def fit_replay(budget: int, replay_need: int, worker_need: int, processes: int) 
             note=(
                 f"replay: run after the comparison to stay within --memory-budget "
                 f"({budget // mib} MiB): beside it, the replay (~{replay_need // mib} MiB) and "
-                f"one comparing worker (~{worker_need // mib} MiB) would not fit"
+                f"one comparing worker (~{worker_need // mib} MiB) would not fit{above}"
             ),
         )
     beside = max(1, min(processes, room))
@@ -112,17 +122,25 @@ def fit_source(
     replay beside the comparison as always: no budget, a ``scheduler``'s (the budget sets the
     Dask workers' limits), or one core (the replay runs after the comparison anyway).
 
-    One comparing worker is counted as ``engine.pair`` counts it (``compare.worker_memory``:
-    the fusion-on op that needs most, by its dump's size and dtypes)."""
+    The comparing process is counted as ``engine.pair`` counts it (``compare.worker_memory``:
+    what this process holds now, the rows of the fusion-on graph's ops, and the fusion-on op
+    that needs most, by its dump's size and dtypes: the headers narrow that only once the
+    tensors are paired)."""
     if not budget or scheduler or (workers or os.cpu_count() or 1) < 2:
         return None
     from ..compare.metrics import kernel_in_use
-    from ..compare.worker_memory import largest_op_need, widest_bits, worker_bytes
+    from ..compare.worker_memory import (
+        largest_op_need,
+        resident_bytes,
+        rows_bytes,
+        widest_bits,
+        worker_bytes,
+    )
     from .replay_background import overlapping_processes
 
     on_graph, on_dumps = source.on_graph, source.on_dumps
     off_bits = widest_bits(source.off_dtypes)
     need = largest_op_need(on_graph, on_dumps, kernel_in_use(), off_bits)
-    worker = worker_bytes(need)
+    worker = worker_bytes(need, resident_bytes()) + rows_bytes(len(on_graph.ops))
     replay = replay_bytes(on_graph, on_dumps, getattr(source.off_graph, "path", None))
     return fit_replay(budget, replay, worker, overlapping_processes(workers))
