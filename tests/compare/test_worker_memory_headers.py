@@ -378,3 +378,55 @@ def test_resident_bytes_is_this_processs_resident_memory():
         return
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     assert 10 << 20 < now <= peak
+
+
+@pytest.mark.parametrize("fits", [True, False])
+def test_graphs_too_big_for_the_budget_side_by_side_are_read_one_after_the_other(
+    large, tmp_path, monkeypatch, fits
+):
+    """At 15,017 ops the fusion-off graph's helper and the comparing process held 308 MB
+    together while the two graphs were read, over a 300 MiB budget. When the budget does not
+    hold both graphs (``graphs_fit_together``), the helper answers, and its process ends,
+    before the fusion-on graph is read; otherwise the two are read side by side."""
+    from fusion_switch.compare import discover as discover_module
+    from fusion_switch.compare import forked, worker_memory
+    from fusion_switch.compare.engine import discover
+
+    monkeypatch.setattr(forked, "GRAPH_FORK_BYTES", 0)  # a helper for a small graph too
+    monkeypatch.setattr(worker_memory, "graphs_fit_together", lambda *sizes: fits)
+    events: list[str] = []
+    load, digest = discover_module._load_graph, discover_module._DigestReader.digest
+
+    def loading(path, role, *args, **kwargs):
+        events.append(f"load {role}")
+        return load(path, role, *args, **kwargs)
+
+    def answered(self):
+        found = digest(self)
+        events.append("digest")
+        return found
+
+    monkeypatch.setattr(discover_module, "_load_graph", loading)
+    monkeypatch.setattr(discover_module._DigestReader, "digest", answered)
+    inputs = discover(_request(large, tmp_path / "out", 1 << 30))
+    assert inputs.off_rule is not None
+    expected = ["load fusion-on", "digest"] if fits else ["digest", "load fusion-on"]
+    assert events == expected
+    # no budget: side by side, whatever the sizes
+    events.clear()
+    discover(_request(large, tmp_path / "free"))
+    assert events == ["load fusion-on", "digest"]
+
+
+def test_graphs_fit_together_counts_both_graphs_and_one_base():
+    from fusion_switch.compare.worker_memory import (
+        GRAPH_BYTES_PER_FILE_BYTE,
+        WORKER_BASE_BYTES,
+        graphs_fit_together,
+    )
+
+    on, off = 41 << 20, 53 << 20  # the 15,017-op case's files
+    both = WORKER_BASE_BYTES + GRAPH_BYTES_PER_FILE_BYTE * (on + off)
+    assert graphs_fit_together(both, on, off)
+    assert not graphs_fit_together(both - 1, on, off)
+    assert not graphs_fit_together(300 << 20, on, off)

@@ -143,6 +143,20 @@ def _scan(
     raise CompareInputError(f"{role} dump folder: {first_error}")
 
 
+def _graphs_fit(request: CompareRequest) -> bool:
+    """Whether ``--memory-budget`` (if any) holds both graphs read at once (see
+    ``worker_memory.graphs_fit_together``)."""
+    if not request.memory_budget:
+        return True
+    from .worker_memory import graphs_fit_together
+
+    try:
+        sizes = [os.path.getsize(path) for path in (request.on_graph, request.off_graph)]
+    except (OSError, TypeError, ValueError):
+        return True  # the graphs' own errors are reported as they are read
+    return graphs_fit_together(request.memory_budget, *sizes)
+
+
 def _import_measuring() -> None:
     """Import the measuring stage's code now, while the helper finishes the fusion-off digest:
     :func:`.engine.pair` needs it next, and numpy alone takes ~0.1 s to import, which this
@@ -256,6 +270,11 @@ class _DigestReader:
         """A helper process is reading the graph (this process would otherwise wait)."""
         return self._call.busy
 
+    @property
+    def keeps(self) -> bool:
+        """The helper stays with its graph after the digest (for the replay)."""
+        return self._call.keep
+
     def name(self) -> str | None:
         """The graph's name once the helper has read the graph (waiting for it), or None when
         no helper runs or it ended without reading it (then :meth:`digest` says why)."""
@@ -288,7 +307,11 @@ def _prepare(request: CompareRequest, notes: list[str]):
     helper = _DigestReader(request.off_graph, "fusion-off", request.start_method)
     early: DumpDir | None = None
     leaves: dict[str, DumpDir] = {}
+    off = None
     try:
+        if helper.busy and not helper.keeps and not _graphs_fit(request):
+            off = helper.digest()  # its process ends before this one reads the other graph
+            drop_handed(request.off_graph)
         # Nothing reads a fusion-on op's input descs (fused ops are paired by their inputs'
         # names and output descs, and never replayed): ~20 ms and ~10 MB less at 5,000 ops.
         on_graph = _load_graph(request.on_graph, "fusion-on", input_descs=False)
@@ -310,7 +333,8 @@ def _prepare(request: CompareRequest, notes: list[str]):
             if off_name is not None:  # as _scan below will index the fusion-off dumps
                 _scan_ahead(request.off_dump, (off_name, on_graph.name), leaves)
             _import_measuring()
-        off = helper.digest()
+        if off is None:
+            off = helper.digest()
     finally:
         helper.close()
     off_graph = deferred_graph(request.off_graph, off.name)

@@ -43,6 +43,9 @@ from ..readers.graph_model import ref_name
 WORKER_BASE_BYTES = 96 << 20
 # Beside what the planning process held: a comparing process's caches (headers, scratch).
 PROCESS_MARGIN_BYTES = 4 << 20
+# A graph read into objects, per byte of its JSON file: 3.2x (fusion on, with its dump indexes)
+# and 2.6-3.0x (fusion off, in its helper) measured at 15,017 ops.
+GRAPH_BYTES_PER_FILE_BYTE = 4
 # The comparing process's rows and their judged index, per fusion-on op: 9,888 rows of 3,041
 # ops and ~30,000 of 9,101 made it grow by 24 and 72 MB, 7.9 KB an op.
 ROW_BYTES = 8 << 10
@@ -197,3 +200,12 @@ def workers_within(budget: int, largest_need: int, held: int = 0, ops: int = 0) 
     :func:`worker_bytes`, the rows of ``ops`` ops once (at least one: a budget below one
     process's need still runs, on one)."""
     return max(1, (budget - rows_bytes(ops)) // worker_bytes(largest_need, held))
+
+
+def graphs_fit_together(budget: int, on_file_bytes: int, off_file_bytes: int) -> bool:
+    """Whether the two graphs, read side by side (the fusion-off one in its helper process),
+    fit in ``budget`` with one process's base: else the helper reads its graph, answers and
+    ends before the fusion-on one is read (at 15,017 ops the two processes held 308 MB
+    together while the graphs were read, over a 300 MiB budget)."""
+    graphs = GRAPH_BYTES_PER_FILE_BYTE * (max(0, on_file_bytes) + max(0, off_file_bytes))
+    return WORKER_BASE_BYTES + graphs <= budget
