@@ -22,7 +22,9 @@ Each comparing process starts with the pages of the process that plans (forked f
 graphs, the dump indexes, numpy), so a process is counted as what that one holds when it plans
 (:func:`resident_bytes`), not as a fixed base: at 15,017 ops it holds ~180 MB, and two
 processes counted at 96 MiB each took the tree to 434 MB under a 300 MiB budget. The planning
-process also gathers the rows, :data:`ROW_BYTES` per op.
+process also gathers the rows, :data:`ROW_BYTES` per op. Before any plan, the two graphs are
+read side by side (the fusion-off one in a helper process) only when the budget holds both
+(:func:`graphs_fit_together`).
 
 The replay's fit (``diagnose.replay_budget``) counts the comparing process the same way, with
 the need by the bound: it is decided before the tensors are paired.
