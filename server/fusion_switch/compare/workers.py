@@ -479,13 +479,10 @@ class GroupComparer:
         pair's :func:`.worker_memory.pair_need`), from their dump headers and the path each
         pair takes; 0 when nothing of it is compared, None when a header cannot be read
         (the caller keeps its bound from the file's size)."""
-        path = self.ctx.left.latest_location(op.name)
-        if path is None:
-            return 0
         try:
-            dump = read_dump(path)
-        except DumpError:
-            return None
+            dump = self._left(op)
+        except _Failure as failure:
+            return 0 if failure.missing else None
         tensors = [] if op.is_dequant else [(t, True) for t in dump.inputs]
         if not op.skips_outputs:
             tensors += [(t, False) for t in dump.outputs]
@@ -499,7 +496,7 @@ class GroupComparer:
             if right_path is None:
                 continue
             try:
-                right_dump = read_dump(right_path)
+                right_dump = self._header(right_path)  # an op's inputs often share one file
             except DumpError:
                 return None
             if output_index >= len(right_dump.outputs):
