@@ -337,8 +337,9 @@ def test_the_comparing_process_is_counted_by_what_it_holds_and_its_rows(
     from fusion_switch.compare.worker_memory import PROCESS_MARGIN_BYTES, ROW_BYTES
 
     inputs = discover(_request(large, tmp_path / "probe"))
-    ops = pair(inputs).total_ops
-    need = _largest_need(inputs, pair(inputs).job, pair(inputs).groups)
+    plan = pair(inputs)
+    ops = plan.total_ops
+    need = _largest_need(inputs, plan.job, plan.groups)
     held = 200 << 20  # as a 15,000-op graph's process holds when it plans
     monkeypatch.setattr(worker_memory, "resident_bytes", lambda: held)
     one = held + PROCESS_MARGIN_BYTES + need  # above WORKER_BASE_BYTES, the floor

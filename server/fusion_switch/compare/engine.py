@@ -200,9 +200,10 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
     groups = merged.ordered_groups()
     costs = _group_costs(groups, inputs.on_dir)
     workers = _worker_count(request, sum(costs), max(1, len(costs)))
+    total_ops = sum(len(members) for members in groups)
     if request.memory_budget and request.scheduler is None:
         workers = _workers_within(
-            request.memory_budget, reserved, workers, inputs, job, groups, notes
+            request.memory_budget, reserved, workers, inputs, job, groups, total_ops, notes
         )
     return Plan(
         inputs=inputs,
@@ -210,7 +211,7 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
         groups=groups,
         chunks=plan_chunks(costs, workers),
         workers=workers,
-        total_ops=sum(len(members) for members in groups),
+        total_ops=total_ops,
         notes=notes,
     )
 
@@ -222,16 +223,16 @@ def _workers_within(
     inputs: Inputs,
     job: JobContext,
     groups: list[list[RuleOp]],
+    ops: int,
     notes: list[str],
 ) -> int:
     """How many of ``workers`` comparing processes fit in ``memory_budget`` less the
     ``reserved`` bytes of the replay beside them (``worker_memory``): each holds what this one
-    holds now and its largest pair, this one the rows too. A budget below one process is
-    noted in ``notes``: the comparison still runs, on one."""
+    holds now and its largest pair, this one the rows of the ``ops`` ops too. A budget below
+    one process is noted in ``notes``: the comparison still runs, on one."""
     from .worker_memory import resident_bytes, rows_bytes, worker_bytes, workers_within
 
     budget, held = max(0, memory_budget - reserved), resident_bytes()
-    ops = sum(len(members) for members in groups)
     need = _largest_need(inputs)
     # narrowed only where the bound, not the processes' base, keeps workers out
     if workers_within(budget, need, held, ops) < min(workers, workers_within(budget, 0, held, ops)):

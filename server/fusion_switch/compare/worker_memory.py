@@ -90,8 +90,12 @@ def widest_bits(dtypes: Iterable[str]) -> int:
 
 def _bits(dtype: str, unknown: int = _UNKNOWN_BITS) -> int:
     code = data_type_code(dtype) if dtype else None
-    info = decode_dtype(code) if code is not None else None
-    return info.bits if info is not None and info.bits > 0 else unknown
+    return _code_bits(code, unknown) if code is not None else unknown
+
+
+def _code_bits(code: int, unknown: int = _UNKNOWN_BITS) -> int:
+    info = decode_dtype(code)
+    return info.bits if info.bits > 0 else unknown
 
 
 def op_need(dump_bytes: int, dtypes: Iterable[str], kernel: bool, off_bits: int = 0) -> int:
@@ -128,18 +132,12 @@ def _elements(tensor: Any) -> int:
     size = max(0, tensor.size)
     if tensor.data_type == 0:
         return size
-    bits = _tensor_bits(tensor)
-    held = size * 8 // bits
+    held = size * 8 // _code_bits(tensor.data_type)
     return min(math.prod(tensor.shape), held) if tensor.shape else min(1, held)
 
 
-def _tensor_bits(tensor: Any) -> int:
-    info = decode_dtype(tensor.data_type)
-    return info.bits if info.bits > 0 else _UNKNOWN_BITS
-
-
 def _item(tensor: Any) -> int:
-    return max(1, _tensor_bits(tensor) // 8) if tensor.data_type else 1
+    return max(1, _code_bits(tensor.data_type) // 8) if tensor.data_type else 1
 
 
 def largest_op_need(

@@ -47,9 +47,14 @@ def kernel_in_use() -> bool:
     ``FUSION_SWITCH_METRICS=numpy``, and on first use it gave the numpy path's exact cells on
     :func:`kernel_probe_vectors`, from float32 vectors and from file bytes (``metrics_raw``)."""
     if not _KERNEL_STATE:
-        off = os.environ.get(NUMPY_ONLY_VARIABLE, "").lower() == "numpy"
-        _KERNEL_STATE.append(_kernel is not None and not off and _kernel_agrees_with_numpy())
+        usable = _kernel is not None and not kernel_switched_off()
+        _KERNEL_STATE.append(usable and _kernel_agrees_with_numpy())
     return _KERNEL_STATE[0]
+
+
+def kernel_switched_off() -> bool:
+    """``FUSION_SWITCH_METRICS=numpy`` is set (read on every call: a test may set it)."""
+    return os.environ.get(NUMPY_ONLY_VARIABLE, "").lower() == "numpy"
 
 
 def kernel_probe_vectors() -> list[tuple[np.ndarray, np.ndarray]]:
@@ -287,7 +292,7 @@ def decode_wide(source: bytes | int, offset: int, char: str, out: np.ndarray) ->
     ``source`` (bytes, or a file descriptor the kernel reads a piece at a time), numpy dtype
     character ``char`` ('f', 'e', 'b' or 'B'), each exact as numpy casts it; False, nothing
     done, without the compiled kernel. ValueError or OSError as :func:`cells_from_bytes`."""
-    if _kernel is None or os.environ.get(NUMPY_ONLY_VARIABLE, "").lower() == "numpy":
+    if _kernel is None or kernel_switched_off():
         return False
     _kernel.decode(source, offset, char, out)
     return True
