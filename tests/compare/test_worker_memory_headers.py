@@ -224,10 +224,11 @@ def fixed_base(monkeypatch):
 
 
 def _rows_of(large, out: Path) -> int:
-    from fusion_switch.compare.engine import discover, pair
-    from fusion_switch.compare.worker_memory import rows_bytes
+    from fusion_switch.compare.engine import discover
+    from fusion_switch.compare.worker_memory import row_count, rows_bytes
 
-    return rows_bytes(pair(discover(_request(large, out))).total_ops)
+    inputs = discover(_request(large, out))
+    return rows_bytes(row_count(inputs.on_graph, inputs.on_dir))
 
 
 def test_a_budget_the_bound_fits_one_worker_in_fits_two_by_the_headers(large, tmp_path, fixed_base):
@@ -331,27 +332,26 @@ def test_the_comparing_process_is_counted_by_what_it_holds_and_its_rows(
     """Each comparing process holds what the planning one held when it forked it (graphs,
     dump indexes, numpy), and the planning one adds its rows: at 15,017 ops a 300 MiB budget
     ran two processes of 255 and 178 MB (the tree at 434 MB) when each was counted at 96 MiB.
-    The plan now counts the process's resident memory at planning time, and ROW_BYTES per op."""
+    The plan now counts the process's resident memory at planning time, and its rows."""
     from fusion_switch.compare import worker_memory
     from fusion_switch.compare.engine import _largest_need, discover, pair
-    from fusion_switch.compare.worker_memory import PROCESS_MARGIN_BYTES, ROW_BYTES
+    from fusion_switch.compare.worker_memory import PROCESS_MARGIN_BYTES, row_count, rows_bytes
 
     inputs = discover(_request(large, tmp_path / "probe"))
     plan = pair(inputs)
-    ops = plan.total_ops
+    rows = rows_bytes(row_count(inputs.on_graph, inputs.on_dir))
+    assert rows > 0
     need = _largest_need(inputs, plan.job, plan.groups)
     held = 200 << 20  # as a 15,000-op graph's process holds when it plans
     monkeypatch.setattr(worker_memory, "resident_bytes", lambda: held)
     one = held + PROCESS_MARGIN_BYTES + need  # above WORKER_BASE_BYTES, the floor
-    budget = 2 * one + ops * ROW_BYTES  # two processes and the rows, exactly
+    budget = 2 * one + rows  # two processes and the rows, exactly
     assert pair(discover(_request(large, tmp_path / "two", budget))).workers == 2
     assert pair(discover(_request(large, tmp_path / "one", budget - 1))).workers == 1
     # not known (no /proc), or less: a process counts as WORKER_BASE_BYTES, as before
     monkeypatch.setattr(worker_memory, "resident_bytes", lambda: 0)
     base = worker_memory.WORKER_BASE_BYTES + need
-    assert (
-        pair(discover(_request(large, tmp_path / "base", 2 * base + ops * ROW_BYTES))).workers == 2
-    )
+    assert pair(discover(_request(large, tmp_path / "base", 2 * base + rows))).workers == 2
 
 
 def test_a_budget_below_one_comparing_process_says_so(large, tmp_path, monkeypatch):
@@ -431,3 +431,43 @@ def test_graphs_fit_together_counts_both_graphs_and_one_base():
     assert graphs_fit_together(both, on, off)
     assert not graphs_fit_together(both - 1, on, off)
     assert not graphs_fit_together(300 << 20, on, off)
+
+
+_ROWS_SCRIPT = """
+import sys
+from fusion_switch.compare.engine import CompareRequest, discover, measure, pair, write
+from fusion_switch.compare.worker_memory import resident_bytes, row_count
+from fusion_switch.diagnose.attribution import RowIndex
+
+inputs = discover(CompareRequest(*sys.argv[1:], workers=1))
+plan = pair(inputs)
+index = RowIndex()
+before = resident_bytes()
+outcome = write(plan, measure(plan), rows_ready=index.feed)  # as the command line gathers them
+print(resident_bytes() - before, len(outcome.rows), row_count(inputs.on_graph, inputs.on_dir))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's VmRSS")
+def test_the_rows_the_comparing_process_gathers_are_within_their_count(many_ops_case, tmp_path):
+    """``row_count`` bounds the rows of a comparison from the graph and the dump index alone,
+    and :data:`ROW_BYTES` each, with one process's margin for the comparison's caches, what
+    gathering and judging them adds to the comparing process. They were counted by fusion-on
+    op, 8 KiB each: at 5,018 ops 35-40 MiB for 24 MB measured, which ran the replay after the
+    comparison under a 300 MiB budget where both fitted (230 MiB)."""
+    import subprocess
+
+    from fusion_switch.compare.worker_memory import PROCESS_MARGIN_BYTES, rows_bytes
+
+    case = many_ops_case
+    paths = (case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path / "out")
+    done = subprocess.run(
+        [sys.executable, "-c", _ROWS_SCRIPT, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    growth, rows, counted = (int(word) for word in done.stdout.split())
+    assert 0 < rows <= counted
+    assert 0 < growth <= rows_bytes(counted) + PROCESS_MARGIN_BYTES, (growth, rows, counted)

@@ -203,7 +203,7 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
     total_ops = sum(len(members) for members in groups)
     if request.memory_budget and request.scheduler is None:
         workers = _workers_within(
-            request.memory_budget, reserved, workers, inputs, job, groups, total_ops, notes
+            request.memory_budget, reserved, workers, inputs, job, groups, notes
         )
     return Plan(
         inputs=inputs,
@@ -223,21 +223,23 @@ def _workers_within(
     inputs: Inputs,
     job: JobContext,
     groups: list[list[RuleOp]],
-    ops: int,
     notes: list[str],
 ) -> int:
     """How many of ``workers`` comparing processes fit in ``memory_budget`` less the
     ``reserved`` bytes of the replay beside them (``worker_memory``): each holds what this one
-    holds now and its largest pair, this one the rows of the ``ops`` ops too. A budget below
-    one process is noted in ``notes``: the comparison still runs, on one."""
-    from .worker_memory import resident_bytes, rows_bytes, worker_bytes, workers_within
+    holds now and its largest pair, this one the rows too. A budget below one process is noted
+    in ``notes``: the comparison still runs, on one."""
+    from .worker_memory import resident_bytes, row_count, rows_bytes, worker_bytes, workers_within
 
     budget, held = max(0, memory_budget - reserved), resident_bytes()
+    rows = row_count(inputs.on_graph, inputs.on_dir)
     need = _largest_need(inputs)
     # narrowed only where the bound, not the processes' base, keeps workers out
-    if workers_within(budget, need, held, ops) < min(workers, workers_within(budget, 0, held, ops)):
+    if workers_within(budget, need, held, rows) < min(
+        workers, workers_within(budget, 0, held, rows)
+    ):
         need = _largest_need(inputs, job, groups)
-    one = worker_bytes(need, held) + rows_bytes(ops)
+    one = worker_bytes(need, held) + rows_bytes(rows)
     if one > budget:
         mib = 1 << 20
         beside = f", {budget // mib} MiB of it beside the replay" if reserved else ""
@@ -247,7 +249,7 @@ def _workers_within(
             f"graphs, the rows, its largest tensor pair); a budget that leaves it that much "
             f"keeps within it"
         )
-    return min(workers, workers_within(budget, need, held, ops))
+    return min(workers, workers_within(budget, need, held, rows))
 
 
 def _largest_need(

@@ -22,7 +22,7 @@ Each comparing process starts with the pages of the process that plans (forked f
 graphs, the dump indexes, numpy), so a process is counted as what that one holds when it plans
 (:func:`resident_bytes`), not as a fixed base: at 15,017 ops it holds ~180 MB, and two
 processes counted at 96 MiB each took the tree to 434 MB under a 300 MiB budget. The planning
-process also gathers the rows, :data:`ROW_BYTES` per op. Before any plan, the two graphs are
+process also gathers the rows, :data:`ROW_BYTES` per row. Before any plan, the two graphs are
 read side by side (the fusion-off one in a helper process) only when the budget holds both
 (:func:`graphs_fit_together`).
 
@@ -48,9 +48,9 @@ PROCESS_MARGIN_BYTES = 4 << 20
 # A graph read into objects, per byte of its JSON file: 3.2x (fusion on, with its dump indexes)
 # and 2.6-3.0x (fusion off, in its helper) measured at 15,017 ops.
 GRAPH_BYTES_PER_FILE_BYTE = 4
-# The comparing process's rows and their judged index, per fusion-on op: 9,888 rows of 3,041
-# ops and ~30,000 of 9,101 made it grow by 24 and 72 MB, 7.9 KB an op.
-ROW_BYTES = 8 << 10
+# The comparing process's rows and their judged index, per row (:func:`row_count`): 9,888
+# rows and ~30,000 made it grow by 24 and 72 MB (5,018 and 15,017 ops), 2.4 KB a row.
+ROW_BYTES = 2560
 # Work bytes per element beside the two sides' values: three float32 buffers with the
 # kernel and a layout conversion's copy; numpy's metrics add float32 copies and temporaries.
 KERNEL_WORK_BYTES = 14
@@ -190,16 +190,30 @@ def worker_bytes(largest_need: int, held: int = 0) -> int:
     return max(WORKER_BASE_BYTES, held + PROCESS_MARGIN_BYTES) + largest_need
 
 
-def rows_bytes(ops: int) -> int:
-    """What the comparing process adds for the rows of ``ops`` fusion-on ops."""
-    return max(0, ops) * ROW_BYTES
+def row_count(graph: Any, dumps: Any) -> int:
+    """The rows the comparison of ``graph`` (fusion on) against dumps indexed in ``dumps``
+    gives, from above: a row per input and output of an op with a dump, one (its reason) for
+    an op without. 11,102 at 5,018 ops for 9,888 rows, 33,221 at 15,017 for ~30,000; the
+    fusion-on ops alone, counted at 8 KiB each, were 1.5-1.7x the rows' measured bytes."""
+    rows = 0
+    for op in graph.ops:
+        if op.name in dumps:
+            rows += max(1, len(op.data_inputs) + len(op.output_descs))
+        else:
+            rows += 1
+    return rows
 
 
-def workers_within(budget: int, largest_need: int, held: int = 0, ops: int = 0) -> int:
+def rows_bytes(rows: int) -> int:
+    """What the comparing process adds for ``rows`` rows (:func:`row_count`)."""
+    return max(0, rows) * ROW_BYTES
+
+
+def workers_within(budget: int, largest_need: int, held: int = 0, rows: int = 0) -> int:
     """How many comparing processes fit in ``budget`` bytes, each counted by
-    :func:`worker_bytes`, the rows of ``ops`` ops once (at least one: a budget below one
-    process's need still runs, on one)."""
-    return max(1, (budget - rows_bytes(ops)) // worker_bytes(largest_need, held))
+    :func:`worker_bytes`, the ``rows`` once (at least one: a budget below one process's need
+    still runs, on one)."""
+    return max(1, (budget - rows_bytes(rows)) // worker_bytes(largest_need, held))
 
 
 def graphs_fit_together(budget: int, on_file_bytes: int, off_file_bytes: int) -> bool:

@@ -132,6 +132,7 @@ def fit_source(
     from ..compare.worker_memory import (
         largest_op_need,
         resident_bytes,
+        row_count,
         rows_bytes,
         widest_bits,
         worker_bytes,
@@ -141,6 +142,6 @@ def fit_source(
     on_graph, on_dumps = source.on_graph, source.on_dumps
     off_bits = widest_bits(source.off_dtypes)
     need = largest_op_need(on_graph, on_dumps, kernel_in_use(), off_bits)
-    worker = worker_bytes(need, resident_bytes()) + rows_bytes(len(on_graph.ops))
+    worker = worker_bytes(need, resident_bytes()) + rows_bytes(row_count(on_graph, on_dumps))
     replay = replay_bytes(on_graph, on_dumps, getattr(source.off_graph, "path", None))
     return fit_replay(budget, replay, worker, overlapping_processes(workers))
