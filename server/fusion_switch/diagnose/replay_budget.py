@@ -33,8 +33,10 @@ from .subgraph import fused_ops
 # A replay process's own pages: interpreter, numpy, the kernels, the dump folders' indexes.
 REPLAY_BASE_BYTES = 96 << 20
 # Per byte of the fusion-off graph's file, whose ops it holds (with the fusion-on graph's
-# view): ~4.4x measured at 5,000 ops, as for a rank's process (``cli.compare_tree``).
-REPLAY_BYTES_PER_GRAPH_BYTE = 6
+# view). The replay process's peak grows 3.6-4.1 bytes per graph byte from 40 to 20,000 ops
+# (its whole peak: 42 MiB at 0.2 MiB of graph, 109 at 16.8, 299 at 66.9): 6 had it at 1.7-2x
+# its peak, which ran the replay after the comparison where it fitted beside it.
+REPLAY_BYTES_PER_GRAPH_BYTE = 4.5
 # Float64 copies of a fused op's dumped values held at once: its inputs and outputs, the
 # replayed members' outputs, the fusion-off outputs scored against them, the evidence cache.
 # Measured ~1.25 on float16 dumps of 38 MB (~5 bytes per dumped byte); 2 leaves room for
@@ -69,7 +71,7 @@ def replay_bytes(on_graph: Any, on_dumps: Any, off_graph_path: Any = None) -> in
             graph = os.stat(off_graph_path).st_size
         except OSError:  # a graph that cannot be read again is the replay's to report
             graph = 0
-    return REPLAY_BASE_BYTES + REPLAY_BYTES_PER_GRAPH_BYTE * graph + largest
+    return REPLAY_BASE_BYTES + int(REPLAY_BYTES_PER_GRAPH_BYTE * graph) + largest
 
 
 @dataclass(frozen=True)
@@ -83,15 +85,25 @@ class ReplayFit:
     note: str | None = None  # why the replay waits for the comparison, for the summary
 
 
-def fit_replay(budget: int, replay_need: int, worker_need: int, processes: int) -> ReplayFit:
+def fit_replay(
+    budget: int,
+    replay_need: int,
+    worker_need: int,
+    processes: int,
+    held_after: int | None = None,
+) -> ReplayFit:
     """Fit the replay (``replay_need`` bytes per process, up to ``processes`` of them beside
-    the comparison) and at least one comparing worker (``worker_need``) in ``budget``."""
+    the comparison) and at least one comparing worker (``worker_need``) in ``budget``.
+    ``held_after``: what the comparing process holds once its tensors are compared (its
+    base and rows: the comparison's buffers are let go, ``release_work_buffers``); by default
+    ``worker_need``."""
     room = (budget - worker_need) // max(1, replay_need)
     if room < 1:
         mib = 1 << 20
         # after the comparison the comparing process holds the replay's graph and arrays
         # beside its own graphs and rows (its base is the replay's)
-        after = worker_need + replay_need - REPLAY_BASE_BYTES
+        held = worker_need if held_after is None else held_after
+        after = held + replay_need - REPLAY_BASE_BYTES
         above = (
             f"; after it, the comparing process holds ~{after // mib} MiB with the replay, "
             f"above the budget too: --no-replay keeps the comparison within it"
@@ -144,4 +156,4 @@ def fit_source(
     need = largest_op_need(on_graph, on_dumps, kernel_in_use(), off_bits)
     worker = worker_bytes(need, resident_bytes()) + rows_bytes(row_count(on_graph, on_dumps))
     replay = replay_bytes(on_graph, on_dumps, getattr(source.off_graph, "path", None))
-    return fit_replay(budget, replay, worker, overlapping_processes(workers))
+    return fit_replay(budget, replay, worker, overlapping_processes(workers), worker - need)
