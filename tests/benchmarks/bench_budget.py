@@ -10,7 +10,9 @@ it runs `compare` with the replay and `--no-replay`, each ``--repeat`` times wit
 tree's RSS sampled every 10 ms (workers and the replay's process included), and prints wall,
 the highest peak, where the replay ran (beside the comparison or after it, from summary.json)
 and whether the peak stayed within the budget, beside msaccucmp's run on the same case. The
-verdict must be the same under every budget.
+verdict must be the same under every budget. Last, the budget model's estimates for the case
+beside one more unbounded run: the replay process's own peak, and the rows counted against
+those the comparison made.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from bench_compare import (
 )
 from fusion_switch.workflow.sizes import parse_size
 
+sys.path.insert(0, str(REPO / "tests"))
+from process_peaks import children_peaks
+
 AFTER = "replay: run after the comparison"
 
 
@@ -42,6 +47,39 @@ def _verdict(out: Path) -> tuple[str, list, str]:
     where = "after" if any(n.startswith(AFTER) for n in notes) else "beside"
     suspects = [(s["rule"], s["verdict"]) for s in summary["suspects"]]
     return summary["verdict"], suspects, where
+
+
+def _model(case, root: Path) -> list[str]:
+    """The budget model's estimates for ``case`` beside one unbounded run with the replay on
+    two workers (the replay's process then the comparing process's only child)."""
+    from fusion_switch.compare.engine import CompareRequest, discover
+    from fusion_switch.compare.result_csv import read_result_csv
+    from fusion_switch.compare.worker_memory import ROW_BYTES, row_count
+    from fusion_switch.diagnose.replay_budget import replay_bytes
+
+    paths = (case.on_dump, case.off_dump, case.on_graph, case.off_graph)
+    inputs = discover(CompareRequest(*map(str, paths), str(root / "model")))
+    replay = replay_bytes(inputs.on_graph, inputs.on_dir, case.off_graph)
+    rows = row_count(inputs.on_graph, inputs.on_dir)
+    out = root / "peaks"
+    shutil.rmtree(out, ignore_errors=True)
+    command = [
+        *(sys.executable, "-m", "fusion_switch"),
+        *compare_arguments(case, out),
+        *("--no-progress", "--workers", "2"),
+    ]
+    _, children = children_peaks(command)
+    made = len(read_result_csv(next(out.glob("result_*.csv")))[1])
+    mb = 1 << 20
+    if len(children) == 1:
+        peak = f"peak {children[0] / mb:.0f} MiB ({children[0] / replay:.2f}x)"
+    else:
+        peak = f"children's peaks {[round(c / mb) for c in children]} MiB"
+    return [
+        "budget model against one unbounded run with the replay (--workers 2):",
+        f"  replay process: estimated {replay / mb:.0f} MiB, {peak}",
+        f"  rows: counted {rows:,} ({rows * ROW_BYTES / mb:.0f} MiB), made {made:,}",
+    ]
 
 
 def main() -> int:
@@ -127,6 +165,7 @@ def main() -> int:
                 f"{'msaccucmp 26.2':21s}  {theirs[0]:5.2f}        {theirs[1] / mb:8.0f} MiB"
                 f"   (exit {theirs[2]})"
             )
+        print("\n" + "\n".join(_model(case, root)))
         failed = any((r[0] and r[4] > parse_size(r[0])) or r[6] is False for r in rows)
         return 1 if failed else 0
     finally:

@@ -11,11 +11,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from compare_cli import compare_summary
+from compare_cli import compare_command, compare_summary
 from fusion_switch.diagnose.replay_budget import (
     REPLAY_BASE_BYTES,
     REPLAY_BYTES_PER_GRAPH_BYTE,
@@ -28,6 +27,7 @@ from fusion_switch.diagnose.subgraph import fused_ops
 from fusion_switch.readers.dumpdir import scan_dump_dir
 from fusion_switch.readers.graph import load_graph
 from fusion_switch.synth.generator import generate_case
+from process_peaks import children_peaks
 
 MiB = 1 << 20
 
@@ -325,37 +325,6 @@ def test_the_fit_counts_the_comparing_process_after_it_without_its_largest_op(ca
     assert replay == replay_bytes(source.on_graph, source.on_dumps, source.off_graph.path)
 
 
-_STATUS_FIELDS = ("PPid:", "VmHWM:")
-
-
-def _tree_peaks(command: list[str]) -> tuple[int, dict[int, tuple[int, int]]]:
-    """Run ``command``; its pid and, for every process of its tree, (parent pid, peak RSS in
-    bytes: the kernel's VmHWM, read until the process ends)."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    seen: dict[int, tuple[int, int]] = {}
-
-    def visit(pid: int) -> None:
-        try:
-            fields = {}
-            with open(f"/proc/{pid}/status") as status:
-                for line in status:
-                    if line.startswith(_STATUS_FIELDS):
-                        key, value = line.split(":", 1)
-                        fields[key] = int(value.split()[0])
-            seen[pid] = (fields["PPid"], max(fields["VmHWM"] * 1024, seen.get(pid, (0, 0))[1]))
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children") as children:
-                    for child in children.read().split():
-                        visit(int(child))
-        except (OSError, KeyError, ValueError):
-            pass  # ended meanwhile: its last reading stands
-
-    while process.poll() is None:
-        visit(process.pid)
-        time.sleep(0.002)
-    return process.pid, seen
-
-
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's VmHWM")
 def test_the_replay_process_peak_stays_within_its_estimate_as_the_graph_grows(
     case, many_ops_case, tmp_path
@@ -365,17 +334,11 @@ def test_the_replay_process_peak_stays_within_its_estimate_as_the_graph_grows(
     and it grows by no more than that many bytes per byte of graph (3.6-3.7 measured)."""
     measured = []
     for name, generated in (("small", case), ("big", many_ops_case)):
-        command = [
-            *(sys.executable, "-m", "fusion_switch", "compare"),
-            *("-m", str(generated.on_dump), "-g", str(generated.off_dump)),
-            *("-f", str(generated.on_graph), "-cf", str(generated.off_graph)),
-            *("-out", str(tmp_path / name), "--workers", "2", "--no-progress"),
-        ]
-        root, peaks = _tree_peaks(command)
+        command = compare_command(generated, tmp_path / name, "--workers", "2", "--no-progress")
         # with the replay beside it on two cores the comparison keeps one process: the only
         # child is the replay's (the fusion-off graph's helper, kept for it)
-        children = [peak for pid, (parent, peak) in peaks.items() if parent == root]
-        assert len(children) == 1, peaks
+        _, children = children_peaks(command)
+        assert len(children) == 1, children
         estimate = replay_bytes(
             load_graph(generated.on_graph),
             scan_dump_dir(generated.on_dump),
