@@ -43,7 +43,7 @@ from fusion_switch.cfg.sample import sample_catalogue
 from fusion_switch.lsp.capabilities import ClientFeatures
 from fusion_switch.lsp.convert import Converter
 from fusion_switch.lsp.features.completion import completion_json
-from fusion_switch.lsp.features.diagnostics import MAX_DIAGNOSTICS
+from fusion_switch.lsp.features.diagnostics import DEBOUNCE, MAX_DIAGNOSTICS
 from fusion_switch.lsp.text import LineIndex
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
@@ -52,7 +52,7 @@ REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "schemas" / "fusion_switch.schema.json"
 NODE_DIR = Path(__file__).resolve().parent / "node"
 SERVER = [sys.executable, "-m", "fusion_switch", "serve"]
-BUDGETS_MS = {"check+publish": 20.0, "completion": 10.0, "start": 300.0}
+BUDGETS_MS = {"check+publish": 20.0, "completion": 10.0}
 _MEMBER = re.compile(r'^[ \t]*"([A-Za-z0-9_]+)"[ \t]*:[ \t]*"(on|off)"', re.MULTILINE)
 
 
@@ -289,8 +289,18 @@ async def bench_stdio(text: str, runs: int, starts: int, extra: Path) -> dict:
     member = probe(text)
     value_start, value_end = member.span(2)
     current = member.group(2)
-    round_trips = []
-    for version in range(2, runs + 3):
+    # Half the edits come after a quiet spell (the server checks such an edit at once: the
+    # check + publish budget), half right after the last publish, which the server debounces
+    # (one check per DEBOUNCE seconds while a file is edited, by design: issue 12).
+    import psutil
+
+    server = psutil.Process(client._server.pid)
+    quiet_trips, debounced_trips, quiet_cpu = [], [], 0.0
+    for version in range(2, 2 * runs + 4):
+        quiet = version % 2 == 0
+        if quiet:
+            await asyncio.sleep(DEBOUNCE + 0.05)
+            cpu_before = sum(server.cpu_times()[:2])
         new = "off" if current == "on" else "on"
         rng = types.Range(_position(text, value_start), _position(text, value_end))
         client.published[version] = loop.create_future()
@@ -302,7 +312,9 @@ async def bench_stdio(text: str, runs: int, starts: int, extra: Path) -> dict:
             )
         )
         await asyncio.wait_for(client.published[version], 30)
-        round_trips.append((time.perf_counter() - t0) * 1000)
+        (quiet_trips if quiet else debounced_trips).append((time.perf_counter() - t0) * 1000)
+        if quiet and version > 2:  # the first one warms up, as for the round trips
+            quiet_cpu += sum(server.cpu_times()[:2]) - cpu_before
         text = text[:value_start] + new + text[value_end:]
         value_end = value_start + len(new)
         current = new
@@ -323,7 +335,9 @@ async def bench_stdio(text: str, runs: int, starts: int, extra: Path) -> dict:
     await _stop(client)
     return {
         "start": statistics.median(start_times),
-        "round_trip": statistics.median(round_trips[1:]),
+        "round_trip": statistics.median(quiet_trips[1:]),
+        "round_trip_debounced": statistics.median(debounced_trips[1:]),
+        "round_trip_cpu": quiet_cpu * 1000 / max(1, len(quiet_trips) - 1),
         "completion": statistics.median(completion_times[1:]),
         "completion_items": items,
         "completion_all": statistics.median(all_times),
@@ -755,11 +769,18 @@ def main(argv: list[str] | None = None) -> int:
         ours["unknown_first_deferred"],
     )
     print("fusion-switch serve, over stdio")
-    row("server start -> initialize reply", stdio["start"], BUDGETS_MS["start"])
+    # the start's budget is relative (issue 16): against a bare pygls server, below; importing
+    # pygls and lsprotocol alone takes 0.3-0.5 s on this kind of machine
+    row("server start -> initialize reply (budget: below)", stdio["start"])
     row(
-        f"didChange -> publishDiagnostics ({stdio['findings']} diagnostics)",
+        f"didChange after a quiet spell -> publishDiagnostics ({stdio['findings']} diagnostics)",
         stdio["round_trip"],
         BUDGETS_MS["check+publish"],
+    )
+    row("  server CPU per such edit (read, apply, check, publish)", stdio["round_trip_cpu"])
+    row(
+        f"  the same right after the last publish (debounced: one check per {DEBOUNCE:g} s)",
+        stdio["round_trip_debounced"],
     )
     row(f"completion request ({stdio['completion_items']} items)", stdio["completion"])
     row(
