@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..cfg.model import Finding
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 
 
@@ -56,8 +55,10 @@ class _Positions:
     """Line/column of offsets in one text (lines end at \\n, \\r\\n or \\r, as in LSP)."""
 
     def __init__(self, text: str) -> None:
+        from ..cfg.lines import line_starts
+
         self.text = text
-        self.starts = [0, *(m.end() for m in _LINE_END.finditer(text))]
+        self.starts = line_starts(text)
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """0-based line and 0-based column in code points."""
