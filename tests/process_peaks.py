@@ -38,8 +38,7 @@ def process_peaks(command: list[str]) -> tuple[int, dict[int, tuple[int, int]]]:
     return process.pid, seen
 
 
-def children_peaks(command: list[str]) -> tuple[int, list[int]]:
-    """The peak of ``command``'s own process and those of its direct children."""
+def children_peaks(command: list[str]) -> list[int]:
+    """The peaks of ``command``'s direct children."""
     root, seen = process_peaks(command)
-    children = [peak for parent, peak in seen.values() if parent == root]
-    return seen.get(root, (0, 0))[1], children
+    return [peak for parent, peak in seen.values() if parent == root]

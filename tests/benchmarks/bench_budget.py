@@ -68,7 +68,7 @@ def _model(case, root: Path) -> list[str]:
         *compare_arguments(case, out),
         *("--no-progress", "--workers", "2"),
     ]
-    _, children = children_peaks(command)
+    children = children_peaks(command)
     made = len(read_result_csv(next(out.glob("result_*.csv")))[1])
     mb = 1 << 20
     if len(children) == 1:

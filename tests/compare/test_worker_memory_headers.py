@@ -9,6 +9,7 @@ measurement, or to the bound it narrows.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -223,11 +224,10 @@ def fixed_base(monkeypatch):
     monkeypatch.setattr(worker_memory, "resident_bytes", lambda: 0)
 
 
-def _rows_of(large, out: Path) -> int:
-    from fusion_switch.compare.engine import discover
+def _rows_of(inputs) -> int:
+    """What the plan counts for the rows of a discovered comparison."""
     from fusion_switch.compare.worker_memory import row_count, rows_bytes
 
-    inputs = discover(_request(large, out))
     return rows_bytes(row_count(inputs.on_graph, inputs.on_dir))
 
 
@@ -245,7 +245,7 @@ def test_a_budget_the_bound_fits_one_worker_in_fits_two_by_the_headers(large, tm
     bound = _largest_need(inputs)
     need = _largest_need(inputs, plan.job, plan.groups)
     assert need < bound
-    rows = _rows_of(large, tmp_path / "rows")
+    rows = _rows_of(inputs)
     budget = 2 * worker_bytes(need) + rows
     assert workers_within(budget - rows, bound) == 1
     assert pair(discover(_request(large, tmp_path / "a", budget))).workers == 2
@@ -270,7 +270,7 @@ def test_no_header_is_read_where_the_bound_does_not_keep_a_worker_out(
     monkeypatch.setattr(
         GroupComparer, "op_memory", lambda self, op: asked.append(op.name) or real(self, op)
     )
-    rows = _rows_of(large, tmp_path / "rows")
+    rows = _rows_of(inputs)
     for budget in (WORKER_BASE_BYTES + (1 << 20), 2 * worker_bytes(bound) + rows):
         workers = pair(discover(_request(large, tmp_path / str(budget), budget))).workers
         assert workers == min(2, workers_within(budget - rows, bound))
@@ -335,11 +335,11 @@ def test_the_comparing_process_is_counted_by_what_it_holds_and_its_rows(
     The plan now counts the process's resident memory at planning time, and its rows."""
     from fusion_switch.compare import worker_memory
     from fusion_switch.compare.engine import _largest_need, discover, pair
-    from fusion_switch.compare.worker_memory import PROCESS_MARGIN_BYTES, row_count, rows_bytes
+    from fusion_switch.compare.worker_memory import PROCESS_MARGIN_BYTES
 
     inputs = discover(_request(large, tmp_path / "probe"))
     plan = pair(inputs)
-    rows = rows_bytes(row_count(inputs.on_graph, inputs.on_dir))
+    rows = _rows_of(inputs)
     assert rows > 0
     need = _largest_need(inputs, plan.job, plan.groups)
     held = 200 << 20  # as a 15,000-op graph's process holds when it plans
@@ -455,8 +455,6 @@ def test_the_rows_the_comparing_process_gathers_are_within_their_count(many_ops_
     gathering and judging them adds to the comparing process. They were counted by fusion-on
     op, 8 KiB each: at 5,018 ops 35-40 MiB for 24 MB measured, which ran the replay after the
     comparison under a 300 MiB budget where both fitted (230 MiB)."""
-    import subprocess
-
     from fusion_switch.compare.worker_memory import PROCESS_MARGIN_BYTES, rows_bytes
 
     case = many_ops_case
