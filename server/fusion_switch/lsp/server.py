@@ -45,6 +45,24 @@ class FusionSwitchProtocol(LanguageServerProtocol):
         self.server_capabilities = caps
         return types.InitializeResult(capabilities=caps, server_info=result.server_info)
 
+    # Document synchronisation without pygls's workspace copy: `lsp.documents` keeps the
+    # configurations this server reads, and nothing reads pygls's copy of every open file,
+    # which cost ~0.7 ms of each edit of a 5,000-entry cfg (tests/lsp/test_sync_copy.py).
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
     def notify_text(self, method: str, params: str) -> None:
         """Send a notification whose params are JSON text already (see
         `Converter.diagnostics_text`), framed and logged as pygls's `notify` does."""
