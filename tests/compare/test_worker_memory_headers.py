@@ -242,7 +242,7 @@ def test_a_budget_the_bound_fits_one_worker_in_fits_two_by_the_headers(large, tm
         pytest.skip("the direct path needs the compiled kernel")
     inputs = discover(_request(large, tmp_path / "probe"))
     plan = pair(inputs)
-    bound = _largest_need(inputs)
+    bound = inputs.comparing_bound.largest_need
     need = _largest_need(inputs, plan.job, plan.groups)
     assert need < bound
     rows = _rows_of(inputs)
@@ -259,12 +259,12 @@ def test_no_header_is_read_where_the_bound_does_not_keep_a_worker_out(
 ):
     """A budget that holds one worker's base only, or every worker by the bound: narrowing
     could not add a worker, so the plan reads no header for it (64 at most, ~0.5 ms each)."""
-    from fusion_switch.compare.engine import _largest_need, discover, pair
+    from fusion_switch.compare.engine import discover, pair
     from fusion_switch.compare.worker_memory import WORKER_BASE_BYTES
     from fusion_switch.compare.workers import GroupComparer
 
     inputs = discover(_request(large, tmp_path / "probe"))
-    bound = _largest_need(inputs)
+    bound = inputs.comparing_bound.largest_need
     asked: list[str] = []
     real = GroupComparer.op_memory
     monkeypatch.setattr(

@@ -194,9 +194,14 @@ def test_a_budget_too_small_for_both_runs_the_replay_after_the_comparison(case, 
 WIRING = """
 import json, sys
 import psutil
-from fusion_switch.compare import engine
+from fusion_switch.compare import engine, worker_memory
 from fusion_switch.diagnose import replay_budget, summary
-seen = {"pair": [], "start_replay": None, "write_outputs": None}
+seen = {"pair": [], "start_replay": None, "write_outputs": None, "row_count": 0}
+row_count = worker_memory.row_count
+def counted_row_count(graph, dumps):
+    seen["row_count"] += 1
+    return row_count(graph, dumps)
+worker_memory.row_count = counted_row_count
 pair, start_replay, write_outputs = engine.pair, summary.start_replay, summary.write_outputs
 def recording_pair(inputs, reserved=0):
     plan = pair(inputs, reserved)
@@ -254,8 +259,11 @@ def test_the_fit_reaches_the_replay_and_the_comparison(case, tmp_path):
     assert tight["start_replay"] is None
     assert tight["pair"] == [[0, 2, 1]]  # every core offered; the budget holds one worker
     assert tight["write_outputs"] == 1  # the replay in this process, after the rows
+    # the fit and the plan count the comparing process by one bound, worked out once
+    assert roomy["row_count"] == tight["row_count"] == 1
     free = _wired(case, tmp_path / "free", "")
     assert free["start_replay"] == [None, True] and free["pair"] == [[0, 1, 1]]
+    assert free["row_count"] == 0  # no budget: nothing counted
 
 
 def test_a_fit_that_fails_leaves_no_process_behind(case, tmp_path):
@@ -289,27 +297,23 @@ def test_a_replay_run_again_here_keeps_to_the_processes_the_budget_gave(monkeypa
         assert calls[-1] == expected
 
 
-def _source(case):
-    """The replay's source for ``case``, as the command line builds it."""
-    from fusion_switch.diagnose.replay_background import ReplaySource
+def _source(case, out: Path):
+    """The replay's source for ``case``, as the command line has it: the engine's inputs."""
+    from fusion_switch.compare.engine import CompareRequest, discover
 
-    return ReplaySource(
-        load_graph(case.on_graph),
-        load_graph(case.off_graph),
-        Path(case.on_dump),
-        Path(case.off_dump),
-        scan_dump_dir(case.on_dump),
-        scan_dump_dir(case.off_dump),
-    )
+    request = CompareRequest(case.on_dump, case.off_dump, case.on_graph, case.off_graph, out)
+    return discover(request)
 
 
-def test_the_fit_counts_the_comparing_process_after_it_without_its_largest_op(case, monkeypatch):
+def test_the_fit_counts_the_comparing_process_after_it_without_its_largest_op(
+    case, monkeypatch, tmp_path
+):
     """``fit_source`` gives ``fit_replay`` the comparing process as it is once its tensors are
     compared: its worker's need less the largest op's buffers."""
     from fusion_switch.compare import worker_memory
     from fusion_switch.diagnose import replay_budget
 
-    source = _source(case)
+    source = _source(case, tmp_path)
     monkeypatch.setattr(worker_memory, "largest_op_need", lambda *args: 300 * MiB)
     monkeypatch.setattr(worker_memory, "resident_bytes", lambda: 150 * MiB)
     seen = []
@@ -317,10 +321,10 @@ def test_the_fit_counts_the_comparing_process_after_it_without_its_largest_op(ca
     monkeypatch.setattr(replay_budget, "fit_replay", lambda *args: seen.append(args) or fit(*args))
     replay_budget.fit_source(400 * MiB, source, 2)
     ((budget, replay, worker, processes, held),) = seen
-    rows = worker_memory.rows_bytes(worker_memory.row_count(source.on_graph, source.on_dumps))
+    rows = worker_memory.rows_bytes(worker_memory.row_count(source.on_graph, source.on_dir))
     assert worker == worker_memory.worker_bytes(300 * MiB, 150 * MiB) + rows
     assert held == worker - 300 * MiB and (budget, processes) == (400 * MiB, 1)
-    assert replay == replay_bytes(source.on_graph, source.on_dumps, source.off_graph.path)
+    assert replay == replay_bytes(source.on_graph, source.on_dir, source.off_graph.path)
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's VmHWM")
@@ -349,13 +353,13 @@ def test_the_replay_process_peak_stays_within_its_estimate_as_the_graph_grows(
     assert 0 < growth <= REPLAY_BYTES_PER_GRAPH_BYTE, growth
 
 
-def test_no_fit_without_a_budget_with_a_scheduler_or_on_one_core(case, monkeypatch):
+def test_no_fit_without_a_budget_with_a_scheduler_or_on_one_core(case, monkeypatch, tmp_path):
     """Then the replay runs as it always did: beside the comparison (no budget), beside the
     Dask workers whose limits the budget sets (``--scheduler``), after the comparison (one
     core); no note."""
     from fusion_switch.diagnose import replay_budget
 
-    source = _source(case)
+    source = _source(case, tmp_path)
     assert replay_budget.fit_source(None, source, 2) is None
     assert replay_budget.fit_source(100 * MiB, source, 2, "local") is None
     assert replay_budget.fit_source(100 * MiB, source, 1) is None

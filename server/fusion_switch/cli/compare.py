@@ -459,7 +459,7 @@ def run_comparison(
                 found.swapped_dumps,
             )
             # fitted before the kept helper is claimed: if this fails, nothing is left open
-            fit = fit_source(getattr(args, "memory_budget", None), source, args.workers, scheduler)
+            fit = fit_source(getattr(args, "memory_budget", None), found, args.workers, scheduler)
             host = take_ahead(host_key(args.off_graph)) if args.off_graph else None
             if fit is not None and not fit.beside:  # after the comparison, in this process
                 if host is not None:

@@ -14,6 +14,8 @@ import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..readers.dumpdir import DumpDir, DumpDirError, holds_dump_files, scan_dump_dir
 from ..readers.graph import Graph, GraphError, deferred_graph, drop_handed, load_graph
@@ -29,6 +31,9 @@ from .pairing import (
     graph_digest,
 )
 from .pairing import op_names as _op_names
+
+if TYPE_CHECKING:
+    from .worker_memory import ComparingBound
 
 _GraphDigest, _digest, _fusion_marks = GraphDigest, graph_digest, fusion_marks  # former names
 
@@ -77,6 +82,15 @@ class Inputs:
     swapped_dumps: bool = False
     notes: list[str] = field(default_factory=list)
     off_dtypes: frozenset[str] = frozenset()
+
+    @cached_property
+    def comparing_bound(self) -> ComparingBound:
+        """How a comparing process is counted against ``--memory-budget`` before the tensors
+        are paired; once, for the replay's fit and for ``engine.pair``."""
+        from .metrics import kernel_in_use
+        from .worker_memory import comparing_bound
+
+        return comparing_bound(self.on_graph, self.on_dir, self.off_dtypes, kernel_in_use())
 
 
 def discover(request: CompareRequest) -> Inputs:

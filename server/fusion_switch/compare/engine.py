@@ -229,11 +229,10 @@ def _workers_within(
     ``reserved`` bytes of the replay beside them (``worker_memory``): each holds what this one
     holds now and its largest pair, this one the rows too. A budget below one process is noted
     in ``notes``: the comparison still runs, on one."""
-    from .worker_memory import resident_bytes, row_count, rows_bytes, worker_bytes, workers_within
+    from .worker_memory import resident_bytes, rows_bytes, worker_bytes, workers_within
 
     budget, held = max(0, memory_budget - reserved), resident_bytes()
-    rows = row_count(inputs.on_graph, inputs.on_dir)
-    need = _largest_need(inputs)
+    rows, need = inputs.comparing_bound.rows, inputs.comparing_bound.largest_need
     # narrowed only where the bound, not the processes' base, keeps workers out
     if workers_within(budget, need, held, rows) < min(
         workers, workers_within(budget, 0, held, rows)
@@ -252,26 +251,21 @@ def _workers_within(
     return min(workers, workers_within(budget, need, held, rows))
 
 
-def _largest_need(
-    inputs: Inputs, job: JobContext | None = None, groups: list[list[RuleOp]] | None = None
-) -> int:
-    """What the comparing worker that needs most holds beyond its base: bounded by the ops'
-    dump sizes; with the job, narrowed by the largest ones' headers (``worker_memory``)."""
+def _largest_need(inputs: Inputs, job: JobContext, groups: list[list[RuleOp]]) -> int:
+    """What the comparing worker that needs most holds beyond its base: the bound
+    (``inputs.comparing_bound``) narrowed by the largest ones' headers (``worker_memory``)."""
     from .metrics import kernel_in_use
     from .worker_memory import largest_op_need, widest_bits
+    from .workers import GroupComparer
+
+    comparer = GroupComparer(job, groups)
+    by_name = {op.name: op for members in groups for op in members}
+
+    def exact(name: str) -> int | None:
+        op = by_name.get(name)
+        return comparer.op_memory(op) if op is not None else 0  # in no group: not compared
 
     off_bits = widest_bits(inputs.off_dtypes)
-    exact = None
-    if job is not None and groups is not None:
-        from .workers import GroupComparer
-
-        comparer = GroupComparer(job, groups)
-        by_name = {op.name: op for members in groups for op in members}
-
-        def exact(name: str) -> int | None:
-            op = by_name.get(name)
-            return comparer.op_memory(op) if op is not None else 0  # in no group: not compared
-
     return largest_op_need(inputs.on_graph, inputs.on_dir, kernel_in_use(), off_bits, exact)
 
 

@@ -27,7 +27,8 @@ read side by side (the fusion-off one in a helper process) only when the budget 
 (:func:`graphs_fit_together`).
 
 The replay's fit (``diagnose.replay_budget``) counts the comparing process the same way, with
-the need by the bound: it is decided before the tensors are paired.
+the need by the bound: it is decided before the tensors are paired. Both take that bound and
+the rows from one :class:`ComparingBound`, worked out once per job (``Inputs.comparing_bound``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..readers.dtypes import data_type_code, decode_dtype
@@ -202,6 +204,29 @@ def row_count(graph: Any, dumps: Any) -> int:
         else:
             rows += 1
     return rows
+
+
+@dataclass(frozen=True)
+class ComparingBound:
+    """The comparing process's share beyond what the planning process holds, by the graph,
+    the dump sizes and the dtypes alone (before the tensors are paired): its op that needs
+    most (:func:`largest_op_need`) and its rows (:func:`row_count`)."""
+
+    largest_need: int
+    rows: int
+
+    def process_bytes(self, held: int) -> int:
+        """One comparing process that starts from ``held`` bytes, with the rows."""
+        return worker_bytes(self.largest_need, held) + rows_bytes(self.rows)
+
+
+def comparing_bound(
+    graph: Any, dumps: Any, off_dtypes: Iterable[str], kernel: bool
+) -> ComparingBound:
+    """:class:`ComparingBound` of the fusion-on ``graph`` against ``dumps`` (a ``DumpDir``),
+    with a fusion-off side whose ops output ``off_dtypes``."""
+    need = largest_op_need(graph, dumps, kernel, widest_bits(off_dtypes))
+    return ComparingBound(need, row_count(graph, dumps))
 
 
 def rows_bytes(rows: int) -> int:

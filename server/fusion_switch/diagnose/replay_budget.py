@@ -127,33 +127,26 @@ def fit_replay(
 
 
 def fit_source(
-    budget: int | None, source: Any, workers: int | None, scheduler: str | None = None
+    budget: int | None, inputs: Any, workers: int | None, scheduler: str | None = None
 ) -> ReplayFit | None:
-    """:func:`fit_replay` for a replay of ``source`` (``ReplaySource``: graphs and indexed dump
-    folders) beside a comparison of the same dumps, with ``workers`` cores in all. None, the
-    replay beside the comparison as always: no budget, a ``scheduler``'s (the budget sets the
-    Dask workers' limits), or one core (the replay runs after the comparison anyway).
+    """:func:`fit_replay` for a replay of the engine's ``inputs`` (``compare.discover.Inputs``:
+    graphs and indexed dump folders) beside a comparison of the same dumps, with ``workers``
+    cores in all. None, the replay beside the comparison as always: no budget, a
+    ``scheduler``'s (the budget sets the Dask workers' limits), or one core (the replay runs
+    after the comparison anyway).
 
-    The comparing process is counted as ``engine.pair`` counts it (``compare.worker_memory``:
-    what this process holds now, the rows of the fusion-on graph's ops, and the fusion-on op
-    that needs most, by its dump's size and dtypes: the headers narrow that only once the
-    tensors are paired)."""
+    The comparing process is counted as ``engine.pair`` counts it, by the same
+    ``inputs.comparing_bound`` (``compare.worker_memory``: what this process holds now, the
+    rows, and the fusion-on op that needs most, by its dump's size and dtypes: the headers
+    narrow that only once the tensors are paired)."""
     if not budget or scheduler or (workers or os.cpu_count() or 1) < 2:
         return None
-    from ..compare.metrics import kernel_in_use
-    from ..compare.worker_memory import (
-        largest_op_need,
-        resident_bytes,
-        row_count,
-        rows_bytes,
-        widest_bits,
-        worker_bytes,
-    )
+    from ..compare.worker_memory import resident_bytes
     from .replay_background import overlapping_processes
 
-    on_graph, on_dumps = source.on_graph, source.on_dumps
-    off_bits = widest_bits(source.off_dtypes)
-    need = largest_op_need(on_graph, on_dumps, kernel_in_use(), off_bits)
-    worker = worker_bytes(need, resident_bytes()) + rows_bytes(row_count(on_graph, on_dumps))
-    replay = replay_bytes(on_graph, on_dumps, getattr(source.off_graph, "path", None))
-    return fit_replay(budget, replay, worker, overlapping_processes(workers), worker - need)
+    bound = inputs.comparing_bound
+    worker = bound.process_bytes(resident_bytes())
+    replay = replay_bytes(inputs.on_graph, inputs.on_dir, getattr(inputs.off_graph, "path", None))
+    return fit_replay(
+        budget, replay, worker, overlapping_processes(workers), worker - bound.largest_need
+    )
