@@ -27,7 +27,8 @@ _pygls_log = logging.getLogger("pygls.protocol.json_rpc")  # where pygls logs wh
 
 
 class FusionSwitchProtocol(LanguageServerProtocol):
-    """pygls's protocol, with the `initialize` answer taken from `capabilities.py`.
+    """pygls's protocol, with the `initialize` answer taken from `capabilities.py` and
+    document synchronisation that keeps no second copy of the documents.
 
     pygls derives capabilities from the registered handlers; we declare them from what the
     client supports instead (pull diagnostics, code-action kinds), in one place.
@@ -47,7 +48,7 @@ class FusionSwitchProtocol(LanguageServerProtocol):
 
     # Document synchronisation without pygls's workspace copy: `lsp.documents` keeps the
     # configurations this server reads, and nothing reads pygls's copy of every open file,
-    # which cost ~0.7 ms of each edit of a 5,000-entry cfg (tests/lsp/test_sync_copy.py).
+    # which cost ~0.7 ms of each edit of a 5,000-entry cfg (tests/lsp/test_lsp_sync.py).
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
