@@ -54,13 +54,13 @@ def _model(case, root: Path) -> list[str]:
     two workers (the replay's process then the comparing process's only child)."""
     from fusion_switch.compare.engine import CompareRequest, discover
     from fusion_switch.compare.result_csv import read_result_csv
-    from fusion_switch.compare.worker_memory import ROW_BYTES, row_count
+    from fusion_switch.compare.worker_memory import ROW_BYTES
     from fusion_switch.diagnose.replay_budget import replay_bytes
 
     paths = (case.on_dump, case.off_dump, case.on_graph, case.off_graph)
     inputs = discover(CompareRequest(*map(str, paths), str(root / "model")))
     replay = replay_bytes(inputs.on_graph, inputs.on_dir, case.off_graph)
-    rows = row_count(inputs.on_graph, inputs.on_dir)
+    rows = inputs.comparing_bound.rows  # as the plan and the replay's fit count them
     out = root / "peaks"
     shutil.rmtree(out, ignore_errors=True)
     command = [

@@ -226,9 +226,9 @@ def fixed_base(monkeypatch):
 
 def _rows_of(inputs) -> int:
     """What the plan counts for the rows of a discovered comparison."""
-    from fusion_switch.compare.worker_memory import row_count, rows_bytes
+    from fusion_switch.compare.worker_memory import rows_bytes
 
-    return rows_bytes(row_count(inputs.on_graph, inputs.on_dir))
+    return rows_bytes(inputs.comparing_bound.rows)
 
 
 def test_a_budget_the_bound_fits_one_worker_in_fits_two_by_the_headers(large, tmp_path, fixed_base):

@@ -3,14 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fusion_switch.lsp.text import (
-    UTF8,
-    UTF16,
-    UTF32,
-    LineIndex,
-    apply_change,
-    code_units,
-)
+from fusion_switch.lsp.text import UTF8, UTF16, UTF32, LineIndex, apply_change, code_units
 from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol.types import Position, Range, TextDocumentContentChangePartial
