@@ -241,18 +241,16 @@ def test_ops_between_quantize_and_dequantize_are_filtered():
     assert ops["y_dequant_layer"].is_dequant and ops["x_quant_layer"].skips_outputs
 
 
-def test_rule_ops_pickle_field_by_field_and_come_back_equal():
+def test_rule_ops_pickle_with_every_field_and_come_back_equal():
+    """A Dask worker gets the merged rule pickled: every field of every op must travel."""
     import pickle
-    from dataclasses import fields
 
     from fusion_switch.compare.pairing import OriginDesc, RuleOp
+    from msgspec.structs import astuple
 
     outputs = [OriginDesc("conv1", 0, "NCHW", (1, 3, 8, 8), "DT_FLOAT16")]
     op = RuleOp("fused", "Conv2D", 7, ["x"], ["conv1", "bn1"], "3", True, outputs, 2, True)
     back = pickle.loads(pickle.dumps(op))
     assert back == op and back.outputs == outputs
-    # every field travels (a field added later must not be dropped by __reduce__)
-    assert [getattr(back, item.name) for item in fields(RuleOp)] == [
-        getattr(op, item.name) for item in fields(RuleOp)
-    ]
-    assert len(op.__reduce__()[1]) == len(fields(RuleOp))
+    assert astuple(back) == astuple(op)
+    assert [type(value) for value in astuple(back)] == [type(value) for value in astuple(op)]

@@ -4,7 +4,6 @@ rule and the same fusion marks on real graphs, the 5,000-op bench graph and gene
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from fusion_switch.readers.graph import Op, load_graph
 from fusion_switch.readers.graph_kind import sniff_graph
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import astuple
 
 DATA = Path(__file__).parent.parent / "data"
 REAL_GRAPHS = [
@@ -30,11 +30,11 @@ def _general_only(attrs, position, dtype):
 
 def typed(desc: pairing.OriginDesc) -> str:
     """Field values with their types (``True`` is not ``1`` here)."""
-    return repr(dataclasses.astuple(desc))
+    return repr(astuple(desc))
 
 
 def rule_snapshot(rule: pairing.FusionRule) -> Any:
-    ops = [repr(dataclasses.astuple(op)) for op in rule.ops]
+    ops = [repr(astuple(op)) for op in rule.ops]
     groups = [(repr(key), [op.name for op in members]) for key, members in rule.groups.items()]
     return ops, groups, [(name, repr(key)) for name, key in rule.group_of.items()], rule.warnings
 

@@ -25,15 +25,18 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 import re
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import Enum
-from operator import attrgetter
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from ..readers.dumpdir import sanitize_op_name
 from ..readers.graph import Graph, GraphError, Op, load_graph
@@ -61,9 +64,11 @@ class Relation(Enum):
     L1_FUSION = "L1Fusion"
 
 
-@dataclass
-class OriginDesc:
-    """One counted output desc: which original (after merging: fusion-off) op output it is."""
+class OriginDesc(msgspec.Struct, array_like=True, gc=False):
+    """One counted output desc: which original (after merging: fusion-off) op output it is.
+
+    A msgspec Struct, as :class:`RuleOp`: built in C for each output of both graphs, and sent
+    back from the digest helper as msgpack (see :class:`GraphDigest`)."""
 
     origin_name: str
     origin_output_index: int | None
@@ -71,16 +76,14 @@ class OriginDesc:
     origin_shape: tuple[int, ...] = ()
     dtype: str = ""
 
-    def __reduce__(self):
-        return (OriginDesc, _ORIGIN_DESC_FIELDS(self))  # see RuleOp.__reduce__
 
+class RuleOp(msgspec.Struct, array_like=True, gc=False):
+    """One op as msaccucmp's fusion rule sees it.
 
-_ORIGIN_DESC_FIELDS = attrgetter(*(item.name for item in fields(OriginDesc)))
-
-
-@dataclass
-class RuleOp:
-    """One op as msaccucmp's fusion rule sees it."""
+    A msgspec Struct, not a dataclass: one is built per op of both graphs (~12,000 at 5,000
+    ops), and the fusion-off rule comes back from the digest helper as msgpack, decoded into
+    Structs in C (issue 16: pickling it there and back was ~90 ms of the job's start). Not
+    tracked by the cyclic collector: it holds strings, lists of strings and OriginDescs."""
 
     name: str
     type: str
@@ -89,14 +92,9 @@ class RuleOp:
     original_names: list[str]
     l1_fusion_no: str = ""
     is_multi_op: bool = False
-    outputs: list[OriginDesc] = field(default_factory=list)
+    outputs: list[OriginDesc] = []
     group: int = 0  # msaccucmp's op_id: the Index column
     quant_filter: bool = False
-
-    def __reduce__(self):
-        # pickled field by field: the fusion-off rule comes back from a helper process, and
-        # the default (a __dict__ per op) is half again as large and twice as slow to load
-        return (RuleOp, _RULE_OP_FIELDS(self))
 
     @property
     def is_inner_node(self) -> bool:
@@ -112,9 +110,6 @@ class RuleOp:
     def skips_outputs(self) -> bool:
         """msaccucmp compares no outputs of AscendQuant ops."""
         return self.type == "AscendQuant"
-
-
-_RULE_OP_FIELDS = attrgetter(*(item.name for item in fields(RuleOp)))
 
 
 @dataclass
@@ -655,7 +650,12 @@ class GraphDigest:
     fusion marks, and the dtypes its ops output (their widest counts in a comparing worker's
     memory: ``compare.worker_memory``). Reading the fusion-off graph into this runs in a
     helper process while the job reads the fusion-on graph (both are pure-Python work of
-    similar size)."""
+    similar size).
+
+    Pickled as msgpack bytes (:class:`_DigestWire`): the helper's answer is on the job's
+    critical path, and pickling its ~7,000 ops there and back took ~90 ms at 5,000 ops
+    against ~15 ms this way. Whatever msgpack cannot carry (an op name that is not valid
+    UTF-8, an id beyond 64 bits, a group key of another kind) is pickled the default way."""
 
     path: Path
     name: str
@@ -663,6 +663,100 @@ class GraphDigest:
     op_names: set[str]
     rule: FusionRule
     output_dtypes: frozenset[str] = frozenset()
+
+    def __reduce__(self):
+        try:
+            return (_digest_from_wire, (_WIRE_ENCODER.encode(_digest_wire(self)),))
+        except (msgspec.EncodeError, KeyError, OverflowError, TypeError, ValueError):
+            return (GraphDigest, tuple(getattr(self, name) for name in _DIGEST_FIELDS))
+
+
+_DIGEST_FIELDS = ("path", "name", "fusion_marks", "op_names", "rule", "output_dtypes")
+_STRING_KEY, _UUID_KEY = 0, 1
+
+
+class _DigestWire(msgspec.Struct, array_like=True, gc=False):
+    """A :class:`GraphDigest` as msgpack carries it. Each op is sent once, in ``rule.ops``'s
+    order, and rejoins its group by its ``group`` number (the group's place in ``groups``);
+    ``group_of`` refers to the keys by place too, so both dicts come back in their order (the
+    merge walks ``group_of`` in it)."""
+
+    path: str
+    name: str
+    fusion_marks: int
+    op_names: list[str]
+    output_dtypes: list[str]
+    ops: list[RuleOp]
+    keys: list[tuple[int, str]]  # the groups' keys, in the groups' order: (kind, text)
+    named: list[str]  # group_of's names, in its order
+    named_keys: list[int]  # and their keys (places in ``keys``)
+    warnings: list[str]
+
+
+def _wire_key(key: Any) -> tuple[int, str]:
+    if type(key) is str:
+        return (_STRING_KEY, key)
+    if type(key) is uuid.UUID:
+        return (_UUID_KEY, key.hex)
+    raise TypeError(f"group key {key!r} is neither a str nor a UUID")
+
+
+def _digest_wire(digest: GraphDigest) -> _DigestWire:
+    """Raises ValueError when the groups cannot be rebuilt from the ops' ``group`` numbers
+    in ``rule.ops``'s order (then the digest is pickled the default way)."""
+    rule = digest.rule
+    count = 0
+    for number, members in enumerate(rule.groups.values()):
+        count += len(members)
+        if members[0].group != number or (
+            len(members) > 1
+            and any(
+                a.group != number or a.sequence > b.sequence or b.group != number
+                for a, b in pairwise(members)
+            )
+        ):  # its ops are not numbered as it is, or not in its order in rule.ops (by graph id)
+            raise ValueError("a group that its ops' numbers and ids do not rebuild")
+    if count != len(rule.ops):
+        raise ValueError("the rule's groups do not hold each of its ops once")
+    place = {key: number for number, key in enumerate(rule.groups)}
+    return _DigestWire(
+        path=os.fspath(digest.path),
+        name=digest.name,
+        fusion_marks=digest.fusion_marks,
+        op_names=list(digest.op_names),
+        output_dtypes=list(digest.output_dtypes),
+        ops=rule.ops,
+        keys=[_wire_key(key) for key in rule.groups],
+        named=list(rule.group_of),
+        named_keys=[place[key] for key in rule.group_of.values()],
+        warnings=rule.warnings,
+    )
+
+
+def _digest_from_wire(data: bytes) -> GraphDigest:
+    """The unpickling side of :meth:`GraphDigest.__reduce__`. A message that does not decode
+    is an unpickling error: the caller then reads the graph itself (:mod:`.forked`)."""
+    try:
+        wire = _WIRE_DECODER.decode(data)
+        keys = [uuid.UUID(hex=text) if kind == _UUID_KEY else text for kind, text in wire.keys]
+        groups: dict[Any, list[RuleOp]] = {key: [] for key in keys}
+        for op in wire.ops:
+            groups[keys[op.group]].append(op)
+        group_of = dict(zip(wire.named, map(keys.__getitem__, wire.named_keys), strict=True))
+    except (msgspec.DecodeError, IndexError, ValueError) as error:
+        raise pickle.UnpicklingError(f"a graph digest that does not decode: {error}") from None
+    return GraphDigest(
+        path=Path(wire.path),
+        name=wire.name,
+        fusion_marks=wire.fusion_marks,
+        op_names=set(wire.op_names),
+        rule=FusionRule(groups, group_of, wire.ops, wire.warnings),
+        output_dtypes=frozenset(wire.output_dtypes),
+    )
+
+
+_WIRE_ENCODER = msgspec.msgpack.Encoder()
+_WIRE_DECODER = msgspec.msgpack.Decoder(_DigestWire)
 
 
 def graph_digest(graph: Graph, rule: FusionRule | None = None) -> GraphDigest:
