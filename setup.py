@@ -31,6 +31,12 @@ EXTENSIONS = [
         optional=True,
     ),
     Extension(
+        "fusion_switch.compare._csv_rows",
+        sources=["server/fusion_switch/compare/_csv_rows.c"],
+        extra_compile_args=["-O2"],
+        optional=True,
+    ),
+    Extension(
         "fusion_switch.diagnose._rounding",
         sources=["server/fusion_switch/diagnose/_rounding.c"],
         depends=["server/fusion_switch/_buffers.h"],

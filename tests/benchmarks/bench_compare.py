@@ -253,7 +253,7 @@ def csv_agreement(ours: Path, theirs: Path) -> str:
 
 def compiled_parts() -> str:
     """Which C extensions this install has: without them the same outputs come slower."""
-    from fusion_switch.compare import metrics
+    from fusion_switch.compare import metrics, result_csv
     from fusion_switch.diagnose import noise
     from fusion_switch.readers import dumpdir, graph_model, protowire
 
@@ -262,9 +262,10 @@ def compiled_parts() -> str:
     rounding = "in use" if noise.compiled_in_use() else "NOT in use (numpy path)"
     sizes = "built" if dumpdir._files is not None else "NOT built (stat'ed one by one)"
     attrs = "built" if graph_model._attr_check is not None else "NOT built (Python loop)"
+    rows = "built" if result_csv._csv_rows is not None else "NOT built (the csv module)"
     return (
         f"metrics kernel {kernel}; dump header scan {wire}; replay rounding {rounding}; "
-        f"file-size prefetch {sizes}; attribute-map check {attrs}"
+        f"file-size prefetch {sizes}; attribute-map check {attrs}; CSV row renderer {rows}"
     )
 
 
