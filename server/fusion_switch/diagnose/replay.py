@@ -31,6 +31,7 @@ import numpy as np
 
 from ..readers.array_reuse import reusing_arrays
 from .evidence import EvidenceStore, MissingEvidence
+from .kernels.blas import one_thread
 from .noise import NoiseFloor, coarser, floor_of, round_to, score
 from .replay_handed import handed_over, output_values
 from .replay_kernels import Kernels, Unverifiable, out_dtype
@@ -413,6 +414,25 @@ def replay_run(
     where it was measured, as soon as it was (:class:`Judge`). ``share``: when the chunks are
     measured one after the other, what is not started may be handed to a waiting parent
     (:mod:`.replay_share`); the report is the same."""
+    with one_thread():  # held for every kernel: each call then leaves the count alone
+        return _replay_run(
+            on_graph, off_graph, store, lookup, rules_of, localise, workers, store_factory,
+            processes, share,
+        )  # fmt: skip
+
+
+def _replay_run(
+    on_graph: Any,
+    off_graph: Any,
+    store: EvidenceStore,
+    lookup: Callable[[str], Any] | None,
+    rules_of: Callable[[Any, list[str]], tuple[list[str], str]] | None,
+    localise: Callable[..., dict | None] | None,
+    workers: int,
+    store_factory: Callable[[], EvidenceStore] | None,
+    processes: int | None,
+    share: ChildShare | None,
+) -> ReplayReport:
     started = time.perf_counter()
     on, off = GraphIndex.of(on_graph), GraphIndex.of(off_graph)
     kernels = Kernels(lookup)

@@ -319,3 +319,33 @@ def test_a_large_im2col_is_built_a_block_of_rows_at_a_time_with_the_same_values(
     assert sum(rows for rows, _ in blocks) == whole.shape[2]
     assert cut.shape == whole.shape
     np.testing.assert_allclose(cut, whole, rtol=1e-13, atol=1e-13)
+
+
+def test_inside_a_held_block_kernels_do_not_ask_blas_for_its_count(monkeypatch):
+    """The replay holds one BLAS thread around all it measures: its ~4,000 kernel calls then
+    leave OpenBLAS alone (asking it is a ctypes call each)."""
+    from fusion_switch.diagnose.kernels import blas
+
+    controls = blas._controls()
+    if controls is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS found in /proc/self/maps")
+    setter, getter = controls
+    asked = []
+
+    def counting():
+        asked.append(1)
+        return getter()
+
+    monkeypatch.setattr(blas, "_controls", lambda: (setter, counting))
+    before = getter()
+    setter(2)
+    try:
+        with blas.one_thread():
+            assert getter() == 1
+            for _ in range(3):
+                run("Conv2D", [X33, ONES22], {"strides": [1] * 4, "pads": [0] * 4})
+            assert getter() == 1
+        assert asked == [1]  # by the holding block only
+        assert getter() == 2
+    finally:
+        setter(before)
