@@ -157,3 +157,38 @@ def test_the_job_reads_the_graph_itself_when_the_helpers_digest_does_not_decode(
         reader.close()
     assert len(calls) == 1  # the helper's answer was tried, then the graph read here
     assert snapshot(digest) == snapshot(pairing.graph_digest(load_graph(path)))
+
+
+@pytest.mark.parametrize("field", ["group", "named_keys"])
+def test_a_negative_place_in_a_message_is_an_unpickling_error_not_a_wrapped_index(field):
+    """Python's negative indexing would take the last key instead of raising: a corrupt
+    message must not decode into another rule."""
+    digest = pairing.graph_digest(graph("g", op("a", "Relu", 0), op("b", "Relu", 1)))
+    wire = pairing._digest_wire(digest)
+    if field == "group":
+        wire.ops[0].group = -1
+    else:
+        wire.named_keys[0] = -1
+    with pytest.raises(pickle.UnpicklingError):
+        pairing._digest_from_wire(pairing._WIRE_ENCODER.encode(wire))
+
+
+def test_the_wire_codecs_are_built_with_the_signals_held():
+    """msgspec does not survive a Ctrl-C inside its C code (readers/signals_held.py): the
+    digest's codecs are built with SIGINT and SIGTERM held, as the graph decoder is."""
+    import subprocess
+    import sys
+
+    script = """
+import signal, msgspec
+real = msgspec.msgpack.Decoder
+seen = []
+def recording(*args, **kwargs):
+    seen.append(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    return real(*args, **kwargs)
+msgspec.msgpack.Decoder = recording
+import fusion_switch.compare.pairing
+print(bool(seen) and {signal.SIGINT, signal.SIGTERM} <= seen[-1])
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.split() == ["True"], done.stderr

@@ -34,13 +34,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
-
-import msgspec
+from typing import Annotated, Any
 
 from ..readers.dumpdir import sanitize_op_name
 from ..readers.graph import Graph, GraphError, Op, load_graph
+from ..readers.signals_held import signals_held
 from .forked import Kept
+
+with signals_held():  # msgspec does not survive a Ctrl-C inside its C code (signals_held.py)
+    import msgspec
 
 SPECIAL_OP_TYPES = ("Cast", "TransData")
 """Producers msaccucmp looks through (input j → that op's input j) when pairing inputs."""
@@ -66,9 +68,7 @@ class Relation(Enum):
 
 class OriginDesc(msgspec.Struct, array_like=True, gc=False):
     """One counted output desc: which original (after merging: fusion-off) op output it is.
-
-    A msgspec Struct, as :class:`RuleOp`: built in C for each output of both graphs, and sent
-    back from the digest helper as msgpack (see :class:`GraphDigest`)."""
+    A msgspec Struct, as :class:`RuleOp`."""
 
     origin_name: str
     origin_output_index: int | None
@@ -81,9 +81,8 @@ class RuleOp(msgspec.Struct, array_like=True, gc=False):
     """One op as msaccucmp's fusion rule sees it.
 
     A msgspec Struct, not a dataclass: one is built per op of both graphs (~12,000 at 5,000
-    ops), and the fusion-off rule comes back from the digest helper as msgpack, decoded into
-    Structs in C (issue 16: pickling it there and back was ~90 ms of the job's start). Not
-    tracked by the cyclic collector: it holds strings, lists of strings and OriginDescs."""
+    ops), and the fusion-off rule comes back from the digest helper as msgpack decoded in C
+    (:class:`GraphDigest`). Untracked by the cyclic collector: it holds no cycle."""
 
     name: str
     type: str
@@ -653,9 +652,10 @@ class GraphDigest:
     similar size).
 
     Pickled as msgpack bytes (:class:`_DigestWire`): the helper's answer is on the job's
-    critical path, and pickling its ~7,000 ops there and back took ~90 ms at 5,000 ops
-    against ~15 ms this way. Whatever msgpack cannot carry (an op name that is not valid
-    UTF-8, an id beyond 64 bits, a group key of another kind) is pickled the default way."""
+    critical path, and pickling its ~7,000 ops there and back took ~50 ms at 5,000 ops
+    against ~30 ms this way (bench_discover.py, minimums). Whatever msgpack cannot carry (an
+    op name that is not valid UTF-8, an id beyond 64 bits, a group key of another kind) is
+    pickled the default way."""
 
     path: Path
     name: str
@@ -689,7 +689,7 @@ class _DigestWire(msgspec.Struct, array_like=True, gc=False):
     ops: list[RuleOp]
     keys: list[tuple[int, str]]  # the groups' keys, in the groups' order: (kind, text)
     named: list[str]  # group_of's names, in its order
-    named_keys: list[int]  # and their keys (places in ``keys``)
+    named_keys: list[Annotated[int, msgspec.Meta(ge=0)]]  # and their keys (places in ``keys``)
     warnings: list[str]
 
 
@@ -741,6 +741,8 @@ def _digest_from_wire(data: bytes) -> GraphDigest:
         keys = [uuid.UUID(hex=text) if kind == _UUID_KEY else text for kind, text in wire.keys]
         groups: dict[Any, list[RuleOp]] = {key: [] for key in keys}
         for op in wire.ops:
+            if op.group < 0:  # not a place in keys (a negative index would wrap around)
+                raise ValueError(f"op {op.name!r} has group number {op.group}")
             groups[keys[op.group]].append(op)
         group_of = dict(zip(wire.named, map(keys.__getitem__, wire.named_keys), strict=True))
     except (msgspec.DecodeError, IndexError, ValueError) as error:
@@ -755,8 +757,9 @@ def _digest_from_wire(data: bytes) -> GraphDigest:
     )
 
 
-_WIRE_ENCODER = msgspec.msgpack.Encoder()
-_WIRE_DECODER = msgspec.msgpack.Decoder(_DigestWire)
+with signals_held():
+    _WIRE_ENCODER = msgspec.msgpack.Encoder()
+    _WIRE_DECODER = msgspec.msgpack.Decoder(_DigestWire)
 
 
 def graph_digest(graph: Graph, rule: FusionRule | None = None) -> GraphDigest:

@@ -349,3 +349,23 @@ def test_inside_a_held_block_kernels_do_not_ask_blas_for_its_count(monkeypatch):
         assert getter() == 2
     finally:
         setter(before)
+
+
+def test_a_block_that_fails_to_enter_does_not_leave_later_blocks_idle(monkeypatch):
+    """A Ctrl-C while OpenBLAS is asked for its count: __exit__ does not run, so the block
+    must not count itself, or every later block would leave kernels on many threads."""
+    from fusion_switch.diagnose.kernels import blas
+
+    asked = []
+
+    def interrupted():
+        asked.append(1)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(blas, "_controls", lambda: (lambda count: None, interrupted))
+    with pytest.raises(KeyboardInterrupt), blas.one_thread():
+        pass
+    assert blas._DEPTH == [0]
+    with pytest.raises(KeyboardInterrupt), blas.one_thread():
+        pass
+    assert asked == [1, 1]

@@ -5,7 +5,7 @@ of times slower: a 16x144 @ 144x256 float64 product (one 3x3 convolution of the 
 16-channel blocks) took 62 ms with the default threads and 0.07 ms with one; a ResNet-50 3x3
 layer (64x576 @ 576x3136) 121 ms against 24 ms. The replay computes thousands of such products
 one after the other, so every kernel call runs with one BLAS thread and the previous count is
-restored afterwards.
+restored afterwards (the replay holds it around all it measures: see ``one_thread``).
 
 The OpenBLAS that numpy loaded is found in ``/proc/self/maps`` and driven through its
 ``*_set_num_threads``/``*_get_num_threads`` entry points (numpy's wheels export them with a
@@ -60,22 +60,23 @@ class one_thread:
     not a generator: it is entered for every kernel call (~1 µs less each).
 
     Inside another such block it does nothing: the outer one holds the count at one. The
-    replay holds one around all it measures, so that its ~4,000 kernel calls do not each ask
-    OpenBLAS for the count (a ctypes call: 2% of the replay's time)."""
+    replay holds one around all it measures (its scoring and noise floor included), so that
+    its ~4,000 kernel calls do not each ask OpenBLAS for the count (a ctypes call: 2% of the
+    replay's time). The depth is the process's, as the count is: kernels run in one thread
+    at a time here (a second thread's block would leave the count to the first's)."""
 
     __slots__ = ("_before",)
 
     def __enter__(self) -> None:
         self._before = None
+        if _DEPTH[0] == 0:  # counted only once entered: __exit__ does not run if this raises
+            controls = _controls()
+            if controls is not None:
+                before = controls[1]()
+                if before != 1:
+                    controls[0](1)
+                    self._before = before
         _DEPTH[0] += 1
-        if _DEPTH[0] > 1:
-            return
-        controls = _controls()
-        if controls is not None:
-            before = controls[1]()
-            if before != 1:
-                controls[0](1)
-                self._before = before
 
     def __exit__(self, *exc: object) -> None:
         _DEPTH[0] -= 1
