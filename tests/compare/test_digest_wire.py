@@ -9,38 +9,25 @@ from __future__ import annotations
 
 import pickle
 import uuid
-from pathlib import Path
 
 import pytest
 from fusion_switch.compare import pairing
 from fusion_switch.compare.discover import _DigestReader
 from fusion_switch.readers.graph import load_graph
-from fusion_switch.readers.graph_kind import sniff_graph
 from handmade_graphs import desc, graph, op
 from msgspec.structs import astuple
-
-DATA = Path(__file__).parent.parent / "data"
-REAL_GRAPHS = [
-    path
-    for path in sorted((DATA / "real" / "graphs").glob("*")) + sorted((DATA / "graphs").glob("*"))
-    if sniff_graph(path).is_graph
-]
-BENCH = sorted(Path("/tmp/bench5k/case").glob("fusion_*/ge_proto_*.json"))
+from test_pairing_fast import BENCH, REAL_GRAPHS, rule_snapshot
 
 
 def snapshot(digest: pairing.GraphDigest) -> tuple:
-    """Everything a digest holds, with the values' types (``True`` is not ``1`` here)."""
-    rule = digest.rule
+    """Everything a digest holds, the rule with the values' types (``True`` is not ``1``)."""
     return (
         digest.path,
         digest.name,
         digest.fusion_marks,
         digest.op_names,
         digest.output_dtypes,
-        [repr(astuple(item)) for item in rule.ops],
-        [(repr(key), [item.name for item in members]) for key, members in rule.groups.items()],
-        [(name, repr(key)) for name, key in rule.group_of.items()],
-        rule.warnings,
+        rule_snapshot(digest.rule),
     )
 
 
