@@ -51,17 +51,20 @@ class FusionSwitchProtocol(LanguageServerProtocol):
     # which cost ~0.7 ms of each edit of a 5,000-entry cfg (tests/lsp/test_lsp_sync.py).
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
-        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
-            yield handler, (params,), None
+        yield from self._server_handler_only(types.TEXT_DOCUMENT_DID_OPEN, params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
-        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
-            yield handler, (params,), None
+        yield from self._server_handler_only(types.TEXT_DOCUMENT_DID_CHANGE, params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
-        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+        yield from self._server_handler_only(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def _server_handler_only(self, method: str, params: object):
+        """What pygls's built-in handler does after updating its workspace: the server's own
+        handler for ``method``, if it registered one."""
+        if (handler := self.fm.features.get(method)) is not None:
             yield handler, (params,), None
 
     def notify_text(self, method: str, params: str) -> None:
