@@ -158,7 +158,31 @@ static int put_cell(Buffer *out, PyObject *cell, const Leads *leads, PyObject *n
     return failed;
 }
 
-/* "[1,16,8,8]" as "[" + ",".join(map(str, shape)) + "]" gives it. */
+/* "[" + ",".join(map(str, shape)) + "]", through Python's str() of each dim. */
+static PyObject *shape_text_by_str(PyObject *shape)
+{
+    PyObject *texts = PySequence_List(shape);
+    if (texts == NULL) return NULL;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(texts); j++) {
+        PyObject *item = PyObject_Str(PyList_GET_ITEM(texts, j));
+        if (item == NULL) {
+            Py_DECREF(texts);
+            return NULL;
+        }
+        PyList_SetItem(texts, j, item);
+    }
+    PyObject *joined = PyUnicode_Join(state.comma, texts);
+    Py_DECREF(texts);
+    if (joined == NULL) return NULL;
+    PyObject *result = PyUnicode_FromFormat("[%U]", joined);
+    Py_DECREF(joined);
+    return result;
+}
+
+#define MAX_FAST_DIMS 32 /* dims written here; a longer shape (none is) goes through str() */
+
+/* "[1,16,8,8]" as "[" + ",".join(map(str, shape)) + "]" gives it: int dims that fit in a
+ * long long are written here, anything else by shape_text_by_str. */
 static PyObject *shape_text(PyObject *shape)
 {
     if (!PyTuple_Check(shape)) {
@@ -166,32 +190,16 @@ static PyObject *shape_text(PyObject *shape)
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(shape);
-    char text[32 * 24 + 2];
+    if (n > MAX_FAST_DIMS) return shape_text_by_str(shape);
+    char text[MAX_FAST_DIMS * 24 + 2]; /* each dim: 20 digits and a sign at most, a comma */
     Py_ssize_t size = 0;
     text[size++] = '[';
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *dim = PyTuple_GET_ITEM(shape, i);
+        if (!PyLong_CheckExact(dim)) return shape_text_by_str(shape);
         int overflow = 0;
-        long long value = PyLong_CheckExact(dim) ? PyLong_AsLongLongAndOverflow(dim, &overflow) : 0;
-        if (!PyLong_CheckExact(dim) || overflow || n > 32) { /* rare: Python's str() */
-            if (PyErr_Occurred()) return NULL;
-            PyObject *texts = PySequence_List(shape);
-            if (texts == NULL) return NULL;
-            for (Py_ssize_t j = 0; j < n; j++) {
-                PyObject *item = PyObject_Str(PyList_GET_ITEM(texts, j));
-                if (item == NULL) {
-                    Py_DECREF(texts);
-                    return NULL;
-                }
-                PyList_SetItem(texts, j, item);
-            }
-            PyObject *joined = PyUnicode_Join(state.comma, texts);
-            Py_DECREF(texts);
-            if (joined == NULL) return NULL;
-            PyObject *result = PyUnicode_FromFormat("[%U]", joined);
-            Py_DECREF(joined);
-            return result;
-        }
+        long long value = PyLong_AsLongLongAndOverflow(dim, &overflow);
+        if (overflow) return shape_text_by_str(shape);
         if (value == -1 && PyErr_Occurred()) return NULL;
         if (i) text[size++] = ',';
         size += snprintf(text + size, 24, "%lld", value);
