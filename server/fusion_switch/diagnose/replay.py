@@ -415,74 +415,58 @@ def replay_run(
     measured one after the other, what is not started may be handed to a waiting parent
     (:mod:`.replay_share`); the report is the same."""
     with one_thread():  # held for every kernel: each call then leaves the count alone
-        return _replay_run(
-            on_graph, off_graph, store, lookup, rules_of, localise, workers, store_factory,
-            processes, share,
-        )  # fmt: skip
-
-
-def _replay_run(
-    on_graph: Any,
-    off_graph: Any,
-    store: EvidenceStore,
-    lookup: Callable[[str], Any] | None,
-    rules_of: Callable[[Any, list[str]], tuple[list[str], str]] | None,
-    localise: Callable[..., dict | None] | None,
-    workers: int,
-    store_factory: Callable[[], EvidenceStore] | None,
-    processes: int | None,
-    share: ChildShare | None,
-) -> ReplayReport:
-    started = time.perf_counter()
-    on, off = GraphIndex.of(on_graph), GraphIndex.of(off_graph)
-    kernels = Kernels(lookup)
-    replayer = Replayer(store, off, kernels)
-    subs: list[tuple[int, Any, Subgraph | str]] = []
-    for order, op in enumerate(fused_ops(on_graph)):
-        try:
-            subs.append((order, op, build_subgraph(op, on, off)))
-        except NotReconstructible as error:
-            subs.append((order, op, error.reason))
-    replayable = [sub for _, _, sub in subs if not isinstance(sub, str)]
-    noise = _noise_of(replayer, replayable)
-    # unreadable dumps in the order a one-store run finds them, however the measuring is split
-    # (summary.json names the first): the noise floor's, the measuring's, the localisation's
-    found_by_noise = dict(store.unreadable)
-    judge = Judge(noise, rules_of, localise) if localise is not None else None
-    parts = _measure_parts(replayer, replayable, workers, store_factory, processes, share, judge)
-    measured: dict[str, tuple] = {}
-    localised: dict[str, dict | None] = {}
-    files_read: set[str] = set()  # by any store; this one's are added once all is measured
-    unreadable: dict = dict(found_by_noise)
-    for part in parts:
-        measured.update(part["measured"])
-        localised.update(part.get("localised", {}))
-        files_read |= part["files_read"]
-        unreadable.update(part["unreadable"])
-    results = []
-    for order, op, sub in subs:
-        result = _result_of(op, on.order.get(op.name, order), sub, rules_of)
-        if isinstance(sub, str):
-            result.reason = sub
+        started = time.perf_counter()
+        on, off = GraphIndex.of(on_graph), GraphIndex.of(off_graph)
+        kernels = Kernels(lookup)
+        replayer = Replayer(store, off, kernels)
+        subs: list[tuple[int, Any, Subgraph | str]] = []
+        for order, op in enumerate(fused_ops(on_graph)):
+            try:
+                subs.append((order, op, build_subgraph(op, on, off)))
+            except NotReconstructible as error:
+                subs.append((order, op, error.reason))
+        replayable = [sub for _, _, sub in subs if not isinstance(sub, str)]
+        noise = _noise_of(replayer, replayable)
+        # unreadable dumps in the order a one-store run finds them, however the measuring is split
+        # (summary.json names the first): the noise floor's, the measuring's, the localisation's
+        found_by_noise = dict(store.unreadable)
+        judge = Judge(noise, rules_of, localise) if localise is not None else None
+        parts = _measure_parts(
+            replayer, replayable, workers, store_factory, processes, share, judge
+        )
+        measured: dict[str, tuple] = {}
+        localised: dict[str, dict | None] = {}
+        files_read: set[str] = set()  # by any store; this one's are added once all is measured
+        unreadable: dict = dict(found_by_noise)
+        for part in parts:
+            measured.update(part["measured"])
+            localised.update(part.get("localised", {}))
+            files_read |= part["files_read"]
+            unreadable.update(part["unreadable"])
+        results = []
+        for order, op, sub in subs:
+            result = _result_of(op, on.order.get(op.name, order), sub, rules_of)
+            if isinstance(sub, str):
+                result.reason = sub
+                results.append(result)
+                continue
+            result.members = [m.name for m in sub.members]
+            result.member_types = [m.type for m in sub.members]
+            _decide(result, sub, measured[op.name], noise)
+            if result.verdict == INTRODUCES and localise is not None:
+                if op.name in localised:  # by the process that measured it (Judge)
+                    result.localisation = localised[op.name]
+                else:  # a part measured without the judge
+                    result.localisation = localise(replayer, sub, result)
             results.append(result)
-            continue
-        result.members = [m.name for m in sub.members]
-        result.member_types = [m.type for m in sub.members]
-        _decide(result, sub, measured[op.name], noise)
-        if result.verdict == INTRODUCES and localise is not None:
-            if op.name in localised:  # by the process that measured it (Judge)
-                result.localisation = localised[op.name]
-            else:  # a part measured without the judge
-                result.localisation = localise(replayer, sub, result)
-        results.append(result)
-    return ReplayReport(
-        results,
-        noise,
-        seconds=time.perf_counter() - started,
-        files_read=len(files_read | store.files_read),
-        unreadable={**unreadable, **_found_since(store.unreadable, found_by_noise)},
-        kernels_available=kernels.available,
-    )
+        return ReplayReport(
+            results,
+            noise,
+            seconds=time.perf_counter() - started,
+            files_read=len(files_read | store.files_read),
+            unreadable={**unreadable, **_found_since(store.unreadable, found_by_noise)},
+            kernels_available=kernels.available,
+        )
 
 
 def _result_of(op: Any, order: int, sub: Subgraph | str, rules_of: Callable | None) -> ReplayResult:
