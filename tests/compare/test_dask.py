@@ -191,3 +191,34 @@ def test_rank_all_starts_one_cluster_for_every_rank(tmp_path, monkeypatch, capsy
         True,
     ]
     assert started == [("local", 1, None)]
+
+
+_CLUSTER_TRACEBACK = """
+import logging
+from fusion_switch.compare.runners import dask_client
+
+def main():
+    with dask_client("local", 1, None):
+        try:
+            raise KeyError("tcp://127.0.0.1:45857")
+        except KeyError:  # as the in-process scheduler logs it in its replicate step
+            logging.getLogger("distributed.core").exception("Exception while handling op scatter")
+    print("done")
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_the_local_clusters_own_tracebacks_do_not_reach_the_user(tmp_path):
+    """The LocalCluster's scheduler runs in the comparing process: a worker restarted over
+    its memory limit while the context was broadcast made it log its own traceback (a
+    KeyError in its replicate step) beside the error the command line words for it, in some
+    runs of the test above. Only critical lines of the cluster reach stderr now."""
+    script = tmp_path / "cluster_traceback.py"
+    script.write_text(_CLUSTER_TRACEBACK)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.stdout.split() == ["done"], done.stderr
+    assert "Traceback" not in done.stderr

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import multiprocessing
 import os
 import sys
@@ -170,12 +171,17 @@ def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
         if scheduler == "local":
             count = max(1, workers or os.cpu_count() or 1)
             limit = (memory_budget // count) if memory_budget else "auto"
+            # Its scheduler runs in this process and logged its own tracebacks on stderr (a
+            # worker restarted over its memory limit during the context's broadcast), beside
+            # the error this module words for the same failure (SchedulerError naming the
+            # budget): the cluster is ours, so only critical Dask lines are shown.
             cluster = LocalCluster(
                 n_workers=count,
                 threads_per_worker=1,
                 processes=True,
                 memory_limit=limit,
                 dashboard_address=None,
+                silence_logs=logging.CRITICAL,
             )
             client = Client(cluster)
         else:
