@@ -280,6 +280,38 @@ def test_any_summary_values_give_a_well_formed_chart(metrics, verdicts, suspects
     render_report({"ops": ops, "suspects": sus, "thresholds": thresholds or {}})
 
 
+SCORES = [None, "x", True, float("nan"), 0.0, -1.0, 1e-300, 0.5, 1.0, 10.0, 100.0, 1e12, 1e300]
+SCORES += [1.7976931348623157e308, float("inf")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(scores=st.lists(st.tuples(st.sampled_from(SCORES), st.sampled_from(SCORES)), max_size=6))
+def test_any_replay_scores_give_a_well_formed_replay_chart(scores):
+    """The replay's chart takes any scores a summary holds. Defect: when every score shown was
+    the same power of ten from 10 up (a lone fused op whose scores are infinite, written as the
+    largest double and charted at the 1e12 cap), the axis had no span and the report was not
+    written (ZeroDivisionError)."""
+    import xml.etree.ElementTree as ET
+
+    fused = [
+        {"op": f"f{i}", "order": i, "verdict": "introduces", "replay_score": r, "observed_score": o}
+        for i, (r, o) in enumerate(scores)
+    ]
+    page = render_report({"ops": _ops(2), "suspects": [], "replay": {}, "fused_ops": fused})
+    found = re.search(r'<svg viewBox="0 0 900 240" class="chart".*?</svg>', page, re.S)
+    if found is not None:
+        svg = found.group(0)
+        ET.fromstring(svg)
+        coordinates = re.findall(r'\b(?:x|y|x1|x2|y1|y2|cx|cy)="([^"]*)"', svg)
+        assert not [c for c in coordinates if "nan" in c or "inf" in c]
+
+
+def test_a_lone_infinite_replay_score_is_charted():
+    fused = [{"op": "f", "verdict": "introduces", "replay_score": 1.7976931348623157e308}]
+    page = render_report({"ops": _ops(2), "suspects": [], "replay": {}, "fused_ops": fused})
+    assert "<title>f: replay inf (introduces)</title>" in page
+
+
 def test_rules_seen_only_downstream_are_listed_apart_from_harmless_ones():
     downstream = [{"rule": "SoftmaxFusionPass", "section": "GraphFusion", "ops": ["s1"]}]
     page = render_report(summary(downstream_only_rules=downstream))

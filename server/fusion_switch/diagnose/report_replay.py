@@ -42,7 +42,8 @@ def replay_chart(fused: Sequence[Mapping[str, Any]]) -> str:
     if not values:
         return '<p class="empty">No fused op was replayed: nothing to chart.</p>'
     low = math.floor(math.log10(max(min(values), 1e-4)))
-    high = math.ceil(math.log10(max(max(values), 10.0)))
+    # at least one decade: every score the same power of ten from 10 up left no span
+    high = max(math.ceil(math.log10(max(max(values), 10.0))), low + 1)
 
     def y(v: float) -> float:
         v = max(v, 10.0**low)
