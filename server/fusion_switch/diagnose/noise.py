@@ -20,6 +20,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# np.percentile and np.median import numpy.ma on their first call (~10 ms, issue 16): the
+# replay's first verdict and the summary's noise floor paid it on the run's critical path. With
+# this module it is imported earlier: in the replay's helper while it waits for its request.
+import numpy.ma
+
 try:
     from . import _rounding  # built by pip install from diagnose/_rounding.c; optional
 except ImportError:  # pragma: no cover - exercised on machines without a C compiler
