@@ -312,6 +312,43 @@ def test_what_is_handed_to_the_waiting_process_localises_as_the_graph_ops_do(out
     assert ran >= 10
 
 
+def test_the_handed_copies_pickle_as_their_values(outcome, monkeypatch):
+    """:class:`.replay_handed.OpRead` and ``DescRead`` travel as one tuple of values each, not as
+    pickle's default state of slotted objects (issue 16: ~40% more time to pickle, while the
+    parent waits): every slot comes back equal, and the message is smaller than the default's."""
+    import pickle
+
+    from fusion_switch.diagnose import replay, replay_handed
+    from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph, fused_ops
+
+    on, off = GraphIndex.of(outcome.on_graph), GraphIndex.of(outcome.off_graph)
+    subs = [build_subgraph(op, on, off) for op in fused_ops(outcome.on_graph)]
+    handed = replay.handed_over(subs, off)
+    message = pickle.dumps(handed, protocol=pickle.HIGHEST_PROTOCOL)
+    light, off_ops = pickle.loads(message)
+
+    def values(read):
+        got = {}
+        for name in type(read).__slots__:
+            value = getattr(read, name)
+            if isinstance(value, list) and value and hasattr(value[0], "__slots__"):
+                value = [values(item) for item in value]
+            got[name] = value
+        return (type(read).__name__, got)
+
+    pairs = [(a.fused, b.fused) for a, b in zip(handed[0], light, strict=True)]
+    for a, b in zip(handed[0], light, strict=True):
+        pairs += zip(a.members, b.members, strict=True)
+    pairs += [(handed[1][name], off_ops[name]) for name in handed[1]]
+    assert len(pairs) > 100 and any(a.attrs for a, _ in pairs)
+    for sent, got in pairs:
+        assert values(got) == values(sent)
+    for cls in (replay_handed.OpRead, replay_handed.DescRead):
+        if "__reduce__" in vars(cls):  # pickle's default for the size to beat
+            monkeypatch.delattr(cls, "__reduce__")
+    assert len(message) < 0.9 * len(pickle.dumps(handed, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 # ----------------------------------------------------------------------------- in place, rounding
 
 finite_arrays = st.lists(

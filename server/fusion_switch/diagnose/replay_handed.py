@@ -31,6 +31,13 @@ class DescRead:
         self.origin_format = getattr(desc, "origin_format", "")
         self.layout = getattr(desc, "layout", "")
 
+    def __reduce__(self) -> tuple:
+        # its values in one tuple, not pickle's default for slotted objects (a dict of them per
+        # object): a handover pickles in ~40% less time and loads in ~20% less, both while
+        # the parent waits for it (issue 16)
+        values = (self.dtype, self.layout, self.origin_data_type, self.origin_format)
+        return (_desc_read, (*values, self.origin_shape, self.shape))
+
 
 class OpRead:
     """What measuring a sub-graph and localising it read of an op: its name, type, data
@@ -53,6 +60,27 @@ class OpRead:
 
     def attr(self, key: str) -> Any:
         return self._marks.get(key)
+
+    def __reduce__(self) -> tuple:  # as DescRead's
+        values = (self.name, self.type, self.data_inputs, self.attrs, self.input_descs)
+        return (_op_read, (*values, self.output_descs, self._marks))
+
+
+def _desc_read(
+    dtype: str, layout: str, origin_data_type: str, origin_format: str, origin_shape, shape
+) -> DescRead:
+    desc = DescRead.__new__(DescRead)
+    desc.dtype, desc.layout, desc.shape = dtype, layout, shape
+    desc.origin_data_type, desc.origin_format = origin_data_type, origin_format
+    desc.origin_shape = origin_shape
+    return desc
+
+
+def _op_read(name, op_type, data_inputs, attrs, input_descs, output_descs, marks) -> OpRead:
+    op = OpRead.__new__(OpRead)
+    op.name, op.type, op.data_inputs, op.attrs = name, op_type, data_inputs, attrs
+    op.input_descs, op.output_descs, op._marks = input_descs, output_descs, marks
+    return op
 
 
 def handed_over(subs: list[Subgraph], off: GraphIndex) -> tuple[list[Subgraph], dict[str, Any]]:
