@@ -329,6 +329,41 @@ def test_bad_file_notes_are_recognised_by_the_summary_wording():
     assert BAD_FILE_PREFIX == BAD_FILE_NOTE
 
 
+def test_the_verdict_does_not_say_the_inputs_agree_when_they_differ():
+    """Defect: for an op that amplifies (its inputs already out of band with fusion off), the
+    printed verdict said "inputs agree with fusion off (worst badness 2 <= 1)"; an infinite
+    badness printed as 1.8e+308."""
+    import io
+    import sys as system
+
+    from fusion_switch.cli.compare import print_verdict
+    from fusion_switch.diagnose.attribution import attribute
+    from fusion_switch.diagnose.summary import build_summary
+
+    system.path.insert(0, str(Path(__file__).parents[1] / "diagnose"))
+    try:
+        from test_attribution import GOOD, bad, chain_graph, rows_for
+    finally:
+        system.path.pop(0)
+    drift = bad(CosineSimilarity=0.98, RelativeEuclideanDistance=0.06)
+    rows = [
+        *rows_for("a", [GOOD], [drift]),
+        *rows_for("b", [drift], [bad(CosineSimilarity=0.5, RelativeEuclideanDistance=0.9)]),
+    ]
+    summary = build_summary(attribute(rows, chain_graph()), inputs={}, report_path="/r/r.html")
+    out = io.StringIO()
+    print_verdict(summary, out)
+    text = out.getvalue()
+    assert "inputs agree with fusion off (worst badness 0.02 <= 1)" in text  # a: introduces
+    assert "inputs already differ from fusion off (worst badness 2 > 1)" in text  # b amplifies
+    assert text.count("<= 1)") == 1
+    evidence = next(e for s in summary["suspects"] for e in s["evidence"] if e["op"] == "b")
+    evidence["inputs"][0]["badness"] = 1.7976931348623157e308  # infinite, as JSON holds it
+    out = io.StringIO()
+    print_verdict(summary, out)
+    assert "(worst badness inf > 1)" in out.getvalue()
+
+
 def test_the_verdict_says_how_many_notes_were_left_out():
     import io
 

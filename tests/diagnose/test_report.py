@@ -280,6 +280,20 @@ def test_any_summary_values_give_a_well_formed_chart(metrics, verdicts, suspects
     render_report({"ops": ops, "suspects": sus, "thresholds": thresholds or {}})
 
 
+def test_inputs_out_of_band_are_not_called_in_band():
+    """Defect: a suspect's evidence listed its inputs under "inputs in band" even when they were
+    already out of band with fusion off (an op that amplifies)."""
+    evidence = {"op": "b", "verdict": "amplifies", "inputs": [{"tensor": "b:input:0"}]}
+    pages = {}
+    for badness in (0.5, 2.0, 1.7976931348623157e308):
+        evidence["inputs"][0]["badness"] = badness
+        suspect = {"rule": "R", "section": "UBFusion", "score": 0.6, "evidence": [evidence]}
+        pages[badness] = render_report({"ops": _ops(2), "suspects": [suspect]})
+    assert "inputs in band: b:input:0: badness 0.500000" in pages[0.5]
+    assert "inputs already out of band: b:input:0: badness 2.000000" in pages[2.0]
+    assert "inputs already out of band: b:input:0: badness inf" in pages[1.7976931348623157e308]
+
+
 SCORES = [None, "x", True, float("nan"), 0.0, -1.0, 1e-300, 0.5, 1.0, 10.0, 100.0, 1e12, 1e300]
 SCORES += [1.7976931348623157e308, float("inf")]
 

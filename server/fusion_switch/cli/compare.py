@@ -657,8 +657,13 @@ def print_verdict(summary: dict, stream: TextIO) -> None:
             )
             if worst_in is None:
                 w("     inputs: none compared\n")
-            else:
+            elif worst_in <= 1:
                 w(f"     inputs agree with fusion off (worst badness {worst_in:.3g} <= 1)\n")
+            else:  # the op amplifies what its inputs bring
+                w(
+                    "     inputs already differ from fusion off "
+                    f"(worst badness {_score(worst_in)} > 1)\n"
+                )
         if s.get("co_rules"):
             w(f"     same ops also built by: {', '.join(s['co_rules'])}\n")
     if len(suspects) > MAX_SHOWN:

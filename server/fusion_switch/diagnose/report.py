@@ -460,10 +460,13 @@ def _suspect_block(rank: int, s: Mapping[str, Any]) -> str:
             f"{_fmt(i.get('badness'))}"
             for i in f.get("inputs", [])
         )
+        badness = [_num(i.get("badness")) for i in f.get("inputs", [])]
+        out_of_band = any(b is not None and b > 1 for b in badness)  # the op amplifies them
         ev_lines.append(
             f"<li><code>{_esc(f.get('op'))}</code> ({_esc(f.get('type', ''))}, "
             f"{_esc(f.get('verdict'))})"
-            f"<br>outputs: {_esc(outs)}<br><span class='muted'>inputs in band: "
+            f"<br>outputs: {_esc(outs)}<br><span class='muted'>inputs "
+            f"{'already out of band' if out_of_band else 'in band'}: "
             f"{_esc(ins or 'none compared')}</span></li>"
         )
     co = ", ".join(s.get("co_rules", [])) or "none"
