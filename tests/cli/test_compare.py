@@ -317,16 +317,50 @@ def bad(n: int) -> str:
     ],
 )
 def test_condensed_notes_are_grouped_in_a_stable_order(notes, shown, dropped):
-    from fusion_switch.cli.compare import condensed_notes
+    from fusion_switch.cli.verdict_text import condensed_notes
 
     assert condensed_notes(notes) == (shown, dropped)
 
 
 def test_bad_file_notes_are_recognised_by_the_summary_wording():
-    from fusion_switch.cli.compare import BAD_FILE_PREFIX
+    from fusion_switch.cli.verdict_text import BAD_FILE_PREFIX
     from fusion_switch.diagnose.summary import BAD_FILE_NOTE
 
     assert BAD_FILE_PREFIX == BAD_FILE_NOTE
+
+
+def test_a_path_that_is_not_utf8_gives_every_output(case, tmp_path):
+    """Defect: a folder named with a byte that is not UTF-8 (a GBK or Latin-1 name on a UTF-8
+    system: Python reads it as a lone surrogate) ended the run with an internal error after the
+    CSV: neither report.html nor summary.json was written and no verdict printed. The summary
+    keeps such a path as JSON's \\udcXX escape, which Python reads back as the same path; the
+    report shows it escaped; stdout prints its bytes as they are."""
+    import shutil
+
+    from fusion_switch.workflow.verdicts import load_summary
+
+    odd = tmp_path / os.fsdecode(b"caf\xe9")
+    shutil.copytree(case.root, odd / "case")
+    moved = {name: odd / "case" / Path(path).relative_to(case.root) for name, path in (
+        ("on", case.root / "fusion_on" / "dump"), ("off", case.off_dump),
+        ("f", case.on_graph), ("cf", case.off_graph))}  # fmt: skip
+    out = odd / "out"
+    args = ["-m", moved["on"], "-g", moved["off"], "-f", moved["f"], "-cf", moved["cf"]]
+    result = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "compare", *map(str, args), "-out", str(out)],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "LC_ALL": "C.UTF-8", "PYTHONUTF8": "1"},
+    )
+    assert result.returncode == 1, result.stderr.decode(errors="replace")
+    assert b"internal error" not in result.stderr
+    assert b"verdict: proven by replay: AConv2dMulFusion" in result.stdout
+    assert b"report:  " + os.fsencode(out / "report.html") in result.stdout
+    _, summary = load_summary(out / "summary.json")
+    given = summary["inputs"]["on_dump"]  # the leaf below the folder given, byte for byte
+    assert given.startswith(str(moved["on"])) and os.path.isdir(given)
+    assert os.path.isfile(summary["csv"]) and summary["verdict"].startswith("proven by replay")
+    assert "caf\\udce9" in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_the_verdict_does_not_say_the_inputs_agree_when_they_differ():
@@ -336,7 +370,7 @@ def test_the_verdict_does_not_say_the_inputs_agree_when_they_differ():
     import io
     import sys as system
 
-    from fusion_switch.cli.compare import print_verdict
+    from fusion_switch.cli.verdict_text import print_verdict
     from fusion_switch.diagnose.attribution import attribute
     from fusion_switch.diagnose.summary import build_summary
 
@@ -367,7 +401,7 @@ def test_the_verdict_does_not_say_the_inputs_agree_when_they_differ():
 def test_the_verdict_says_how_many_notes_were_left_out():
     import io
 
-    from fusion_switch.cli.compare import print_verdict
+    from fusion_switch.cli.verdict_text import print_verdict
 
     summary = {
         "verdict": "no fused op introduces error",

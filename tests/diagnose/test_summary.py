@@ -9,12 +9,9 @@ from types import SimpleNamespace
 import pytest
 from fusion_switch.compare.engine import CompareRequest, run_compare
 from fusion_switch.diagnose import summary as summary_module
-from fusion_switch.diagnose.summary import (
-    load_summary,
-    write_json_atomic,
-    write_outputs,
-)
+from fusion_switch.diagnose.summary import write_json_atomic, write_outputs
 from fusion_switch.synth.generator import generate_case
+from fusion_switch.workflow.verdicts import SummaryError, load_summary
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +119,19 @@ def test_a_nan_or_infinity_that_reaches_the_summary_is_written_as_null(tmp_path)
     assert json.loads(target.read_text(encoding="utf-8")) == {"a": None, "b": None}
 
 
+def test_text_that_is_not_unicode_reaches_the_summary_escaped(tmp_path):
+    """A path with a byte that is not UTF-8 comes as a lone surrogate, which msgspec refuses:
+    the summary is then written as ASCII JSON, read back as the same values (the path's text
+    too), with NaN and infinities as null as before."""
+    path = os.fsdecode(b"/data/caf\xe9/dump")
+    data = {"inputs": {"on_dump": path}, "ops": [{"name": "层", "max": 1.5e-7}], "n": None}
+    target = write_json_atomic(tmp_path / "summary.json", {**data, "bad": float("nan")})
+    raw = target.read_bytes()
+    assert raw.isascii() and b"\\udce9" in raw and raw.endswith(b"}\n")
+    assert json.loads(raw) == {**data, "bad": None}
+    assert os.fsencode(json.loads(raw)["inputs"]["on_dump"]) == b"/data/caf\xe9/dump"
+
+
 def test_write_outputs_on_an_empty_outcome_gives_a_clear_verdict(tmp_path):
     outcome = SimpleNamespace(
         rows=[],
@@ -137,14 +147,35 @@ def test_write_outputs_on_an_empty_outcome_gives_a_clear_verdict(tmp_path):
         "skipped a bad dump file (dump it again to compare its op): x: truncated"
         in out.summary["inputs"]["notes"]
     )
-    assert load_summary(out.summary_path)["verdict"].startswith("nothing compared")
+    assert load_summary(out.summary_path)[1]["verdict"].startswith("nothing compared")
 
 
 def test_load_summary_rejects_other_files(tmp_path):
     path = tmp_path / "x.json"
     path.write_text("[1, 2]")
-    with pytest.raises(ValueError, match="not a fusion-switch summary"):
+    with pytest.raises(SummaryError, match="not a fusion-switch comparison summary"):
         load_summary(path)
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deep"),  # was a RecursionError
+        ('{"suspects": ' + "9" * 5000 + "}", "not valid JSON"),
+        ("\ufeff", "cannot read"),  # UTF-16 with its BOM
+    ],
+)
+def test_load_summary_names_the_file_whatever_is_wrong_with_it(tmp_path, content, says):
+    """Defect: a summary nested deeper than Python's recursion limit raised RecursionError out
+    of `apply` instead of saying which file is not a summary."""
+    path = tmp_path / "summary.json"
+    if content == "\ufeff":
+        path.write_text('{"suspects": []}', encoding="utf-16")
+    else:
+        path.write_text(content)
+    with pytest.raises(SummaryError, match=says) as raised:
+        load_summary(path)
+    assert str(path) in str(raised.value)
 
 
 def _numbers_and_strings(value, path="$"):

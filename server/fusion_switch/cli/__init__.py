@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return _interruptible(serve_stdio)
     command = words[0] if words and words[0] in SUBCOMMANDS else None
+    bytes_as_named()
     if command in ONE_BLAS_THREAD:
         one_blas_thread()
     if command in TERMINATE_AS_INTERRUPT:
@@ -89,6 +90,15 @@ def main(argv: list[str] | None = None) -> int:
         with terminate_as_interrupt():
             return _interruptible(lambda: _run_command(argv, command))
     return _interruptible(lambda: _run_command(argv, command))
+
+
+def bytes_as_named() -> None:
+    """A path with a byte that is not UTF-8 (Python reads it as a lone surrogate) is printed
+    as the file system names it, where a strict stdout raised UnicodeEncodeError after the
+    outputs were written (stderr already escapes it)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="surrogateescape")
 
 
 def one_blas_thread() -> None:

@@ -105,7 +105,8 @@ def guilty_cfg(rule: str, section: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..cfg import Context, analyse
     from ..synth.generator import generate_case
-    from .compare import Progress, print_verdict, run_comparison
+    from .compare import Progress, run_comparison
+    from .verdict_text import print_verdict
 
     if args.out and blocking_file(Path(args.out)):
         print(

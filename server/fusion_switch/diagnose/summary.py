@@ -54,11 +54,12 @@ REPORT_NAME = "report.html"
 
 def write_text_atomic(path: str | os.PathLike, text: str | bytes) -> Path:
     """Write ``text`` (UTF-8 bytes as they are) to ``path`` through a temporary file in the same
-    folder and a rename."""
+    folder and a rename. What UTF-8 cannot hold, a lone surrogate (a file name with a byte that
+    is not UTF-8, as Python reads it), is written as its escape, ``\\udce9``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "backslashreplace")
     try:
         with open(tmp, "xb") as handle:
             handle.write(data)
@@ -79,7 +80,29 @@ def write_json_atomic(path: str | os.PathLike, data: Any) -> Path:
     round-trip texts as Python's (``4.66e-7`` where ``json`` wrote ``4.66e-07``); a NaN or an
     infinity becomes ``null``, the summary's own spelling of a missing number
     (:func:`.attribution.json_number` maps them before, so none reaches it)."""
-    return write_text_atomic(path, _JSON_ENCODER.encode(data) + b"\n")
+    try:
+        encoded = _JSON_ENCODER.encode(data)
+    except UnicodeEncodeError:  # a lone surrogate: a path with a byte that is not UTF-8
+        encoded = _escaped_json(data)
+    return write_text_atomic(path, encoded + b"\n")
+
+
+def _escaped_json(data: Any) -> bytes:
+    """``data`` as ASCII JSON: a lone surrogate is written as JSON's ``\\udce9``, which
+    :func:`.workflow.verdicts.load_summary` (any Python ``json``) reads back as the same
+    text, so a path keeps its bytes; NaN and infinities as null, as msgspec writes them."""
+
+    def finite(value: Any) -> Any:
+        if isinstance(value, float):
+            return value if math.isfinite(value) else None
+        if isinstance(value, Mapping):
+            return {key: finite(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [finite(item) for item in value]
+        return value
+
+    text = json.dumps(finite(data), separators=(",", ":"), allow_nan=False, default=str)
+    return text.encode("ascii")
 
 
 def _metric(finding: OpFinding, name: str, worst: str) -> float | None:
@@ -313,17 +336,6 @@ def _path_text(value: Any) -> Any:
     if isinstance(value, (str, os.PathLike)) and os.fspath(value):
         return os.path.abspath(os.fspath(value))
     return value
-
-
-def load_summary(path: str | os.PathLike) -> dict:
-    """Read a summary written by :func:`build_summary` (raises ValueError with the path)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read the comparison summary: {exc}") from None
-    if not isinstance(data, dict) or "suspects" not in data:
-        raise ValueError(f"{path}: not a fusion-switch summary (no 'suspects')")
-    return data
 
 
 @dataclass

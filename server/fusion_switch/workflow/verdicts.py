@@ -60,6 +60,8 @@ def load_summary(results: str | Path) -> tuple[Path, dict]:
         raise SummaryError(f"{path}: cannot read: {exc}") from None
     except ValueError as exc:
         raise SummaryError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:  # arrays or objects nested thousands deep: not a summary
+        raise SummaryError(f"{path}: not valid JSON (nested too deep to read)") from None
     if not isinstance(data, dict) or not ("rules" in data or "suspects" in data):
         raise SummaryError(
             f"{path}: not a fusion-switch comparison summary (no 'rules' or 'suspects')"
