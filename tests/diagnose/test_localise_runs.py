@@ -266,3 +266,15 @@ def test_a_variant_the_machine_cannot_hold_is_not_applicable(monkeypatch):
     found = localise(replayer, sub, flagged)
     assert not found.get("guilty"), found  # the skip that explained it could not be replayed
     assert found["method"] == "replay variants"
+
+
+def test_an_infinite_score_before_is_the_largest_double():
+    """Defect: a flagged op scored inf (one side non-finite) and localised to one rule wrote
+    ``score_before: inf``: null in summary.json, `Infinity` from `compare --format json`."""
+    import math
+
+    replayer, sub = _case(10)  # a case whose variant names one rule
+    found = localise(replayer, sub, _Flagged(math.inf))
+    assert found is not None and found["guilty"] == ["G"]
+    assert found["score_before"] == 1.7976931348623157e308
+    assert all(math.isfinite(item["score"]) for item in found["explained_by"])

@@ -72,6 +72,40 @@ class _Op:
         self.pass_names = pass_names
 
 
+DBL_MAX = 1.7976931348623157e308
+
+
+def test_the_noise_floor_in_the_summary_is_finite_whatever_it_sampled():
+    """Defect: a sample of the largest double rounded to 4 digits (1.798e308) overflowed to inf,
+    and the median of two huge samples summed past it: summary.json then held null where the
+    report showed "inf", and `compare --format json` printed `Infinity`, which is not JSON."""
+    import json
+    import warnings
+
+    noise = NoiseFloor()
+    noise.add("Add", "DT_DOUBLE", DBL_MAX)
+    noise.add("Mul", "DT_DOUBLE", 1e308)
+    noise.add("Mul", "DT_DOUBLE", 1e308)
+    noise.add("Relu", "DT_FLOAT", 0.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no overflow warning on stderr
+        rows = {row["type"]: row for row in noise.to_json()}
+    assert rows["Add"] == {"type": "Add", "dtype": "DT_DOUBLE", "n": 1, **dict.fromkeys(
+        ("median", "p99", "max"), DBL_MAX)}  # fmt: skip
+    assert rows["Mul"]["median"] == DBL_MAX and rows["Mul"]["max"] == 1e308
+    assert rows["Relu"]["median"] == 0.25
+    json.dumps(list(rows.values()), allow_nan=False)
+
+
+def test_json_numbers_stay_numbers_at_any_precision():
+    from fusion_switch.diagnose.json_numbers import json_number
+
+    assert json_number(DBL_MAX, 4) == DBL_MAX and json_number(-DBL_MAX, 4) == -DBL_MAX
+    assert json_number(float("-inf"), 6) == -DBL_MAX and json_number(float("nan")) is None
+    assert json_number(1.23456789e-7, 4) == 1.235e-7 and json_number(None) is None
+    assert json_number(2.5e-320, 9) == 2.5e-320
+
+
 def test_rules_from_graph_attributes_most_recent_first():
     rules, source = op_rules(
         _Op(["ConvBatchnormFusionPass", "TbeCommonRules0FusionPass"]), [], None

@@ -41,11 +41,12 @@ from __future__ import annotations
 import math
 import operator
 import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+from .json_numbers import json_number
 
 GRAPH_FUSION, UB_FUSION = "GraphFusion", "UBFusion"
 PASS_THROUGH_TYPES = ("TransData", "Cast")  # msaccucmp's SPECIAL_OPS_TYPE
@@ -771,19 +772,6 @@ def _num(value: Any) -> float | None:
         return float(value)
     except (TypeError, ValueError):
         return None
-
-
-def json_number(value: float | None) -> float | None:
-    """A number for strict JSON that a script can compare without type checks: 9 significant
-    digits (small metrics keep their precision), NaN as None, +-inf as +-DBL_MAX."""
-    if value is None:
-        return None
-    value = float(value)
-    if math.isnan(value):
-        return None
-    if math.isinf(value):
-        return math.copysign(sys.float_info.max, value)
-    return float(f"{value:.9g}")
 
 
 def _fmt(value: float) -> str:

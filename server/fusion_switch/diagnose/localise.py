@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .evidence import MissingEvidence
+from .json_numbers import json_number
 from .noise import FP16_MAX, coarser, round_to, score
 from .replay_kernels import Unverifiable, out_dtype
 from .subgraph import outputs_of, ref_name
@@ -144,7 +145,7 @@ def localise(
             explained.append((member.name, best[1], best[0]))
     guilty = list(dict.fromkeys(r for name, _, _ in explained for r in owned[name]))
     detail = [
-        {"original_op": name, "variant": label, "score": float(f"{s:.4g}")}
+        {"original_op": name, "variant": label, "score": json_number(s, 4)}
         for name, label, s in explained
     ]
     if len(guilty) == 1:
@@ -153,7 +154,7 @@ def localise(
             "innocent": [r for r in candidates if r not in guilty],
             "explained_by": detail,
             "method": "replay variants",
-            "score_before": float(f"{base:.4g}"),
+            "score_before": json_number(base, 4),
         }
     return {
         "undecided": guilty or candidates,

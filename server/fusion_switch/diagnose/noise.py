@@ -25,6 +25,8 @@ import numpy as np
 # this module it is imported earlier: in the replay's helper while it waits for its request.
 import numpy.ma
 
+from .json_numbers import json_number
+
 try:
     from . import _rounding  # built by pip install from diagnose/_rounding.c; optional
 except ImportError:  # pragma: no cover - exercised on machines without a C compiler
@@ -293,14 +295,16 @@ class NoiseFloor:
         rows = []
         for (op_type, dtype), values in sorted(self.samples.items()):
             arr = np.asarray(values)
+            with np.errstate(over="ignore"):  # a median of two huge scores sums past the max
+                median, p99 = np.median(arr), np.percentile(arr, 99)
             rows.append(
                 {
                     "type": op_type,
                     "dtype": dtype,
                     "n": int(arr.size),
-                    "median": float(f"{np.median(arr):.4g}"),
-                    "p99": float(f"{np.percentile(arr, 99):.4g}"),
-                    "max": float(f"{arr.max():.4g}"),
+                    "median": json_number(median, 4),
+                    "p99": json_number(p99, 4),
+                    "max": json_number(arr.max(), 4),
                 }
             )
         return rows

@@ -17,7 +17,6 @@ fusion off because the inputs did), ``clean`` (both agree), ``unverified`` with 
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import os
 import time
@@ -31,6 +30,7 @@ import numpy as np
 
 from ..readers.array_reuse import reusing_arrays
 from .evidence import EvidenceStore, MissingEvidence
+from .json_numbers import json_number
 from .kernels.blas import one_thread
 from .noise import NoiseFloor, coarser, floor_of, round_to, score
 from .replay_handed import handed_over, output_values
@@ -65,8 +65,8 @@ class OutputReplay:
             "index": self.index,
             "origin": self.origin,
             "dtype": self.dtype,
-            "replay_score": _num(self.score),
-            "observed_score": _num(self.observed),
+            "replay_score": json_number(self.score, 6),
+            "observed_score": json_number(self.observed, 6),
         }
 
 
@@ -102,7 +102,7 @@ class ReplayResult:
     @property
     def score_json(self) -> float | None:
         """``to_json()["replay_score"]``, without building the rest (a rule's op list)."""
-        return _num(self.score)
+        return json_number(self.score, 6)
 
     def to_json(self) -> dict:
         data = {
@@ -114,8 +114,8 @@ class ReplayResult:
             "rule_source": self.rule_source,
             "original_ops": self.members,
             "replay_score": self.score_json,
-            "observed_score": _num(self.observed),
-            "tolerance": _num(self.tolerance),
+            "observed_score": json_number(self.observed, 6),
+            "tolerance": json_number(self.tolerance, 6),
             "outputs": [o.to_json() for o in self.outputs],
             "evidence": self.evidence,
         }
@@ -342,14 +342,6 @@ def _lifetimes(sub: Subgraph, plan: dict[str, list]) -> tuple[set[str], list[lis
         if ref not in outputs:
             let_go[position].append(ref)
     return outputs | last.keys(), let_go
-
-
-def _num(value: float | None) -> float | None:
-    if value is None or math.isnan(value):
-        return None
-    if math.isinf(value):
-        return 1.7976931348623157e308
-    return float(f"{value:.6g}")
 
 
 # ----------------------------------------------------------------------------- the run
