@@ -11,7 +11,7 @@ import sys
 
 import pytest
 from fusion_switch.diagnose import replay_background
-from fusion_switch.diagnose.replay_background import comparison_processes, overlapping_processes
+from fusion_switch.diagnose.replay_cores import comparison_processes, overlapping_processes
 from fusion_switch.synth.generator import generate_case
 
 PROBE = """

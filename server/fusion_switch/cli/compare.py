@@ -378,7 +378,7 @@ def run_comparison(
     scheduler = getattr(args, "scheduler", None)
     workers = args.workers
     if replay and scheduler is None:  # the replay's child takes its share of the cores
-        from ..diagnose.replay_background import comparison_processes
+        from ..diagnose.replay_cores import comparison_processes
 
         workers = comparison_processes(args.workers)
     request = CompareRequest(

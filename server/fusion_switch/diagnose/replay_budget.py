@@ -142,7 +142,7 @@ def fit_source(
     if not budget or scheduler or (workers or os.cpu_count() or 1) < 2:
         return None
     from ..compare.worker_memory import resident_bytes
-    from .replay_background import overlapping_processes
+    from .replay_cores import overlapping_processes
 
     bound = inputs.comparing_bound
     worker = bound.process_bytes(resident_bytes())

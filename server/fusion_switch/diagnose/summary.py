@@ -399,7 +399,8 @@ def start_replay(
     :func:`write_outputs`, or ``close()`` it when the comparison fails. ``processes``: the
     replay's processes (None: half of the cores it may use); ``share``: this process may
     measure the replay's end once the rows are done (see :mod:`.replay_budget`)."""
-    from .replay_background import BackgroundReplay, overlapping_processes
+    from .replay_background import BackgroundReplay
+    from .replay_cores import overlapping_processes
 
     try:
         rules = rule_table(getattr(source, "on_graph", None), given, fusion_result)
