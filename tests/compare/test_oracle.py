@@ -149,6 +149,20 @@ def test_missing_dump_files_and_algorithm_selection(tmp_path):
     assert found["rows"] > 100
 
 
+def test_an_empty_fusion_off_dump_file_is_worded_as_msaccucmp_words_it(tmp_path):
+    """Defect (a differential fuzz against msaccucmp): a fusion-off dump file of 0 bytes gave
+    its rows our reason ("file is 0 bytes; a dump needs...") where msaccucmp writes its own
+    ("Failed to parse dump file '...'. The file size is zero. ..."): the CSV differed."""
+    case = generate_case(tmp_path / "case", n_ops=20, seed=1, graph_text=False)
+    emptied = next(f for f in sorted(Path(case.off_dump).iterdir()) if f.name.startswith("Relu."))
+    emptied.write_bytes(b"")
+    found = compare_both(case, tmp_path)
+    _, rows = read_result_csv(next((tmp_path / "ours").glob("result_*.csv")))
+    worded = [row for row in rows if "The file size is zero" in row[-1]]
+    assert worded and all(repr(str(emptied)) in row[-1] for row in worded)
+    assert found["byte_identical"]
+
+
 def test_graph_text_files_pair_like_atc_json(tmp_path):
     case = generate_case(tmp_path / "case", n_ops=40, seed=24, faults=["dropped_bias@0"])
     theirs = run_msaccucmp(

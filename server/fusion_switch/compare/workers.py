@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..readers import array_reuse
-from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
+from ..readers.dump import DumpError, DumpFile, DumpTensor, EmptyDumpError, read_dump
 from ..readers.dumpdir import DumpDir
 from .align import (
     FRACTAL_NZ,
@@ -435,6 +435,8 @@ class GroupComparer:
         right_text = row.right_path = right_path
         try:
             right_dump = self._header(right_path)
+        except EmptyDumpError as error:  # msaccucmp's own words in the CSV, ours in the notes
+            raise _RowFailure(error.msaccucmp_text, str(error)) from None
         except DumpError as error:
             raise _RowFailure(str(error), str(error)) from None
         if output_index >= len(right_dump.outputs):

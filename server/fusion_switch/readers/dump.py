@@ -57,6 +57,18 @@ class DumpError(Exception):
         super().__init__(f"{self.path}: {message}")
 
 
+class EmptyDumpError(DumpError):
+    """A dump file of 0 bytes. :attr:`msaccucmp_text` is how msaccucmp words it in the CSV
+    (its size check, before any parsing)."""
+
+    @property
+    def msaccucmp_text(self) -> str:
+        return (
+            f"Failed to parse dump file {self.path!r}. The file size is zero. "
+            "Please check the dump file."
+        )
+
+
 class UnsupportedDtypeError(DumpError):
     """The tensor is well-formed but its data type cannot be compared numerically."""
 
@@ -526,7 +538,7 @@ def read_dump(path: str | os.PathLike) -> DumpFile:
         try:
             file_size = os.fstat(fd).st_size
             if file_size <= _LENGTH_BYTES:
-                raise DumpError(
+                raise (EmptyDumpError if file_size == 0 else DumpError)(
                     path,
                     f"file is {file_size} bytes; a dump needs an 8-byte header length "
                     "followed by the header",
