@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..readers import array_reuse
-from ..readers.dump import DumpError, DumpFile, DumpTensor, EmptyDumpError, read_dump
+from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from .align import (
     FRACTAL_NZ,
@@ -124,6 +124,15 @@ def no_left_dump_reason(op: RuleOp) -> str:
 
 def no_right_dump_reason(op_name: str, tensor_id: str) -> str:
     return f"[{op_name}] {NO_GROUND_TRUTH} for {tensor_id}."
+
+
+def right_dump_reason(error: DumpError) -> str:
+    """The CSV's reason for a fusion-off dump file that cannot be read: ours, but msaccucmp's
+    own words for an empty file (its size check comes before any parsing)."""
+    if error.file_size != 0:
+        return str(error)
+    path = error.path
+    return f"Failed to parse dump file {path!r}. The file size is zero. Please check the dump file."
 
 
 def _address(tensor: DumpTensor) -> str:
@@ -435,10 +444,8 @@ class GroupComparer:
         right_text = row.right_path = right_path
         try:
             right_dump = self._header(right_path)
-        except EmptyDumpError as error:  # msaccucmp's own words in the CSV, ours in the notes
-            raise _RowFailure(error.msaccucmp_text, str(error)) from None
-        except DumpError as error:
-            raise _RowFailure(str(error), str(error)) from None
+        except DumpError as error:  # msaccucmp's own words for an empty file, ours in the notes
+            raise _RowFailure(right_dump_reason(error), str(error)) from None
         if output_index >= len(right_dump.outputs):
             raise _RowFailure(
                 "",

@@ -48,25 +48,16 @@ MAX_HEADER_FIELDS = 100_000
 MAX_DIMS = 32
 
 
+_TOO_SHORT = "a dump needs an 8-byte header length followed by the header"
+
+
 class DumpError(Exception):
-    """A dump file that cannot be read as claimed. ``str()`` names the file and the problem."""
+    """A dump file that cannot be read as claimed. ``str()`` names the file and the problem.
+    ``file_size``: given for a file too short to hold a header (msaccucmp words 0 apart)."""
 
-    def __init__(self, path: str | os.PathLike, message: str) -> None:
-        self.path = str(path)
-        self.message = message
+    def __init__(self, path: str | os.PathLike, message: str, file_size: int | None = None):
+        self.path, self.message, self.file_size = str(path), message, file_size
         super().__init__(f"{self.path}: {message}")
-
-
-class EmptyDumpError(DumpError):
-    """A dump file of 0 bytes. :attr:`msaccucmp_text` is how msaccucmp words it in the CSV
-    (its size check, before any parsing)."""
-
-    @property
-    def msaccucmp_text(self) -> str:
-        return (
-            f"Failed to parse dump file {self.path!r}. The file size is zero. "
-            "Please check the dump file."
-        )
 
 
 class UnsupportedDtypeError(DumpError):
@@ -538,11 +529,7 @@ def read_dump(path: str | os.PathLike) -> DumpFile:
         try:
             file_size = os.fstat(fd).st_size
             if file_size <= _LENGTH_BYTES:
-                raise (EmptyDumpError if file_size == 0 else DumpError)(
-                    path,
-                    f"file is {file_size} bytes; a dump needs an 8-byte header length "
-                    "followed by the header",
-                )
+                raise DumpError(path, f"file is {file_size} bytes; {_TOO_SHORT}", file_size)
             content = _read_up_to(fd, file_size) if file_size <= SMALL_FILE_BYTES else None
             if content is not None:
                 head = content[:_LENGTH_BYTES]
