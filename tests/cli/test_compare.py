@@ -368,17 +368,16 @@ def test_the_verdict_does_not_say_the_inputs_agree_when_they_differ():
     printed verdict said "inputs agree with fusion off (worst badness 2 <= 1)"; an infinite
     badness printed as 1.8e+308."""
     import io
-    import sys as system
 
     from fusion_switch.cli.verdict_text import print_verdict
     from fusion_switch.diagnose.attribution import attribute
     from fusion_switch.diagnose.summary import build_summary
 
-    system.path.insert(0, str(Path(__file__).parents[1] / "diagnose"))
+    sys.path.insert(0, str(Path(__file__).parents[1] / "diagnose"))
     try:
         from test_attribution import GOOD, bad, chain_graph, rows_for
     finally:
-        system.path.pop(0)
+        sys.path.pop(0)
     drift = bad(CosineSimilarity=0.98, RelativeEuclideanDistance=0.06)
     rows = [
         *rows_for("a", [GOOD], [drift]),

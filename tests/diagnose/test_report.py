@@ -313,11 +313,16 @@ def test_any_replay_scores_give_a_well_formed_replay_chart(scores):
     ]
     page = render_report({"ops": _ops(2), "suspects": [], "replay": {}, "fused_ops": fused})
     found = re.search(r'<svg viewBox="0 0 900 240" class="chart".*?</svg>', page, re.S)
+    # a positive number is charted; without one the section says there is nothing to chart
+    charted = any(type(v) in (int, float) and v > 0 for pair in scores for v in pair)
+    assert (found is not None) == charted
     if found is not None:
         svg = found.group(0)
         ET.fromstring(svg)
         coordinates = re.findall(r'\b(?:x|y|x1|x2|y1|y2|cx|cy)="([^"]*)"', svg)
         assert not [c for c in coordinates if "nan" in c or "inf" in c]
+    else:
+        assert "nothing to chart" in page
 
 
 def test_a_lone_infinite_replay_score_is_charted():

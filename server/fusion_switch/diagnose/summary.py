@@ -101,7 +101,7 @@ def _escaped_json(data: Any) -> bytes:
             return [finite(item) for item in value]
         return value
 
-    text = json.dumps(finite(data), separators=(",", ":"), allow_nan=False, default=str)
+    text = json.dumps(finite(data), separators=(",", ":"), allow_nan=False)
     return text.encode("ascii")
 
 
