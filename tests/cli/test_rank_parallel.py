@@ -341,13 +341,47 @@ def test_sigterm_to_ranks_side_by_side_exits_143(tree, tmp_path):
     assert status == 143, said
 
 
+def test_a_terminals_ctrl_c_stops_ranks_side_by_side_cleanly(tree, tmp_path):
+    """A terminal's Ctrl-C reaches the whole process group, and the `--rank all` process then
+    sends SIGTERM to its ranks as well: each rank took that second signal inside its
+    clean-up, ended with a traceback or 143, and left its temporary CSV (a kill stress)."""
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        command(tree, out, "--progress", "jsonl", "--workers", "3"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="1.0"),
+        start_new_session=True,
+    )
+    said = []
+    try:
+        for line in process.stderr:
+            said.append(line)
+            if line.startswith("{") and json.loads(line).get("done", 0) > 0:
+                os.killpg(process.pid, signal.SIGINT)
+                break
+        said += process.stderr.readlines()
+        status = process.wait(60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        process.stderr.close()
+    text = "".join(line for line in said if not line.startswith("{"))
+    assert status == 130, text
+    assert "Traceback" not in text and "exit 143" not in text, text
+    left = sorted(p.name for folder in out.iterdir() for p in folder.iterdir())
+    assert left == [], text
+
+
 class _Holder:
     pass
 
 
 def test_a_ctrl_c_dropped_by_a_finalizer_still_stops_ranks_side_by_side(monkeypatch, tmp_path):
     """Python runs a signal's handler between any two bytecodes of the main thread, inside a
-    finalizer too, and drops what it raises there (see ``interrupts_latched``). The
+    finalizer too, and drops what it raises there (see ``interrupts_once``). The
     `--rank all` process waited for its ranks without the latch the single comparison has, so
     such a Ctrl-C was lost and the ranks ran on to the end (issue 16). Here the main thread
     runs a finalizer (from a SIGUSR1 handler) while the Ctrl-C's handler runs."""

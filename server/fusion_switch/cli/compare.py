@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from .interrupts import interrupt_status, interrupts_latched, terminate_as_interrupt
+from .interrupts import interrupt_status, interrupts_once, terminate_as_interrupt
 from .verdict_text import print_verdict
 
 
@@ -521,27 +521,28 @@ def _finish(
     from ..compare.engine import CompareCancelled, CompareInputError
     from ..diagnose.summary import NOTHING_COMPARED, write_outputs
 
-    try:
-        with terminate_as_interrupt(), interrupts_latched() as raise_dropped:
-            while not finished.is_set():
-                wake.wait(0.1)
-                wake.clear()
+    # Ctrl-C and SIGTERM are only noted while this thread waits, and once one came the next
+    # are ignored until the comparison thread has cleaned up (cli.interrupts.interrupts_once)
+    with terminate_as_interrupt(), interrupts_once(raising=False) as interrupts:
+        while not finished.is_set() and interrupts.first is None:
+            wake.wait(0.1)
+            wake.clear()
+            if interrupts.first is None:
                 on_wake()
-                raise_dropped()  # a Ctrl-C whose exception a finalizer dropped
-            raise_dropped()
-    except KeyboardInterrupt as stop:
-        cancel.set()
-        progress.clear()
-        print("fusion-switch compare: interrupted, stopping...", file=sys.stderr)
-        finished.wait(30)
-        csv_path = getattr(box.get("outcome"), "csv_path", None)
-        if csv_path is not None and Path(csv_path).is_file():  # it had just finished
-            print(
-                f"fusion-switch compare: the CSV is complete: {csv_path} (summary.json and "
-                "report.html were not written)",
-                file=sys.stderr,
-            )
-        return interrupt_status(stop), None
+        stop = interrupts.first
+        if stop is not None:
+            cancel.set()
+            progress.clear()
+            print("fusion-switch compare: interrupted, stopping...", file=sys.stderr)
+            finished.wait(30)
+            csv_path = getattr(box.get("outcome"), "csv_path", None)
+            if csv_path is not None and Path(csv_path).is_file():  # it had just finished
+                print(
+                    f"fusion-switch compare: the CSV is complete: {csv_path} (summary.json "
+                    "and report.html were not written)",
+                    file=sys.stderr,
+                )
+            return interrupt_status(stop), None
     error = box.get("error")
     if isinstance(error, CompareCancelled):
         return 130, None
@@ -563,30 +564,32 @@ def _finish(
         outcome.off_graph,
         getattr(outcome, "swapped_dumps", False),
     )
-    try:
-        outputs = write_outputs(
-            outcome,
-            args.out_dir,
-            thresholds=thresholds,
-            fusion_result=args.fusion_result,
-            inputs=inputs,
-            replay=not getattr(args, "no_replay", False),
-            workers=1 if after is not None else args.workers,  # 1: here, no process beside
-            started=box.pop("replay", None),
-            rows_index=box.get("rows_index"),
-        )
-    except KeyboardInterrupt as stop:
-        progress.clear()
-        csv_path = getattr(outcome, "csv_path", None)
-        kept = f" (the CSV is complete: {csv_path})" if csv_path else ""
-        print(
-            "fusion-switch compare: interrupted while writing summary.json and report.html; "
-            f"no file is half-written{kept}",
-            file=sys.stderr,
-        )
-        return interrupt_status(stop), None
-    except OSError as exc:
-        return _error(f"cannot write the summary or report into {args.out_dir}: {exc}"), None
+    # the first Ctrl-C stops the writing; later ones let its clean-up finish
+    with interrupts_once():
+        try:
+            outputs = write_outputs(
+                outcome,
+                args.out_dir,
+                thresholds=thresholds,
+                fusion_result=args.fusion_result,
+                inputs=inputs,
+                replay=not getattr(args, "no_replay", False),
+                workers=1 if after is not None else args.workers,  # 1: here, no process beside
+                started=box.pop("replay", None),
+                rows_index=box.get("rows_index"),
+            )
+        except KeyboardInterrupt as stop:
+            progress.clear()
+            csv_path = getattr(outcome, "csv_path", None)
+            kept = f" (the CSV is complete: {csv_path})" if csv_path else ""
+            print(
+                "fusion-switch compare: interrupted while writing summary.json and report.html; "
+                f"no file is half-written{kept}",
+                file=sys.stderr,
+            )
+            return interrupt_status(stop), None
+        except OSError as exc:
+            return _error(f"cannot write the summary or report into {args.out_dir}: {exc}"), None
     if outputs.summary["verdict"].startswith(NOTHING_COMPARED):
         return 2, outputs
     if outputs.summary["suspects"]:

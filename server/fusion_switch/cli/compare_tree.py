@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .interrupts import interrupt_status, interrupts_latched, terminate_as_interrupt
+from .interrupts import interrupt_status, interrupts_once, terminate_as_interrupt
 
 RANKS_SUMMARY = "ranks_summary.json"
 
@@ -359,7 +359,7 @@ def _header_dtypes(path: str) -> list[str]:
 
 
 PARENT_VARIABLE = "FUSION_SWITCH_RANK_PARENT"  # pid a rank's process must not outlive
-_WAKE_SECONDS = 0.1  # how soon a Ctrl-C a finalizer dropped is raised again
+_WAKE_SECONDS = 0.1  # how soon the waiting loop sees a Ctrl-C or SIGTERM
 
 
 def rank_command(args: argparse.Namespace, ns: argparse.Namespace, workers: int, budget) -> list:
@@ -449,16 +449,19 @@ def ranks_in_parallel(
                 with contextlib.suppress(OSError):
                     child.send_signal(signal.SIGTERM)
 
-    with terminate_as_interrupt():
+    # Ctrl-C and SIGTERM are only noted while this thread waits, and once one came the next
+    # are ignored until every rank has stopped (cli.interrupts.interrupts_once)
+    with terminate_as_interrupt(), interrupts_once(raising=False) as interrupts:
         pool = ThreadPoolExecutor(slots, thread_name_prefix="rank")
         futures = [pool.submit(one, i, label, ns) for i, (label, ns) in enumerate(plan.runs)]
         try:
-            with interrupts_latched() as raise_dropped:
-                while wait(futures, timeout=_WAKE_SECONDS).not_done:
-                    raise_dropped()  # a Ctrl-C whose exception a finalizer dropped
-                raise_dropped()
-            return [future.result() for future in futures]
-        except KeyboardInterrupt as stop:
+            while wait(futures, timeout=_WAKE_SECONDS).not_done and interrupts.first is None:
+                pass
+            stop = interrupts.first
+            if stop is None:
+                return [future.result() for future in futures]
+            # a terminal's Ctrl-C reached the ranks too; SIGTERM, or Ctrl-C to this process
+            # alone, did not: each rank stops at the first of them and ignores the other
             stop_children()
             print("fusion-switch compare: interrupted, stopping every rank...", file=sys.stderr)
             pool.shutdown(wait=True, cancel_futures=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 
 class Terminated(KeyboardInterrupt):
@@ -43,49 +43,61 @@ def terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+class Interrupts:
+    """The interrupt that stops a command (:func:`interrupts_once`): ``first`` is the
+    exception of the first SIGINT (KeyboardInterrupt) or SIGTERM (:class:`Terminated`) seen
+    inside the block, None until one comes."""
+
+    def __init__(self, raising: bool) -> None:
+        self.raising = raising
+        self.first: BaseException | None = None
+        self.dropped = False  # Python dropped what the handler raised (inside a finalizer)
+
+    def handle(self, signum: int, frame) -> None:
+        if self.first is not None and not self.dropped:
+            return  # stopping already: the clean-up runs to its end
+        self.first = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        self.dropped = False
+        if self.raising:
+            raise self.first
+
+
 @contextlib.contextmanager
-def interrupts_latched() -> Iterator[Callable[[], None]]:
-    """Inside the block Ctrl-C and SIGTERM raise as they did before it, and are remembered;
-    the function yielded raises the last one again. Python runs a signal's handler between
-    any two bytecodes of the main thread, inside a finalizer too (multiprocessing's
-    ``Finalize`` closes a process's pipes from a weak reference's callback), and an exception
-    raised there is printed and dropped: Ctrl-C then did nothing (issue 16, found when BLAS
-    had no threads of its own to take the signal first). A waiting loop calls the function
-    after each wait: it raises only an interrupt nobody caught."""
-    seen: list[BaseException] = []
+def interrupts_once(raising: bool = True) -> Iterator[Interrupts]:
+    """Inside the block the first Ctrl-C or SIGTERM stops the command and every later one is
+    ignored, so that its clean-up (workers stopped, temporary files removed) runs to its end.
+    A second Ctrl-C, or the SIGTERM a job manager (or ``--rank all``) sends after the
+    terminal's SIGINT, raised inside that clean-up: inside a threading wait it broke the lock
+    ("release unlocked lock", a traceback and exit 1), elsewhere it cut the clean-up short and
+    left the temporary CSV behind (issue 16).
+
+    ``raising``: the first raises, as before the block (KeyboardInterrupt; Terminated when
+    SIGTERM raised it). Python runs a handler between any two bytecodes of the main thread,
+    inside a finalizer too, and prints and drops what it raises there: such a first one does
+    not count, the next signal raises. Not ``raising``: the first is only noted in ``first``,
+    for a waiting loop to see within its timeout (nothing raises inside threading's waits).
+    Only signals whose handler raises are taken over (a background job's ignored SIGINT stays
+    ignored); outside the main thread nothing is."""
+    state = Interrupts(raising)
     previous: dict[int, object] = {}
-
-    def remembering(handler: Callable) -> Callable:
-        def handle(signum, frame) -> None:
-            try:
-                handler(signum, frame)
-            except BaseException as stop:
-                seen.append(stop)
-                raise
-
-        return handle
-
     try:
         for signum in (signal.SIGINT, signal.SIGTERM):
-            handler = signal.getsignal(signum)
-            if callable(handler):
-                previous[signum] = signal.signal(signum, remembering(handler))
+            if callable(signal.getsignal(signum)):
+                previous[signum] = signal.signal(signum, state.handle)
     except ValueError:  # not the main thread: no handler runs here
         pass
 
-    def raise_dropped() -> None:
-        if seen:
-            raise seen.pop()
-
     printing = sys.unraisablehook
 
-    def unprinted(unraisable) -> None:  # raised again here: not an "Exception ignored" too
-        if not any(unraisable.exc_value is stop for stop in seen):
+    def unprinted(unraisable) -> None:
+        if state.first is not None and unraisable.exc_value is state.first:
+            state.dropped = True  # not printed as "Exception ignored": the next one raises
+        else:
             printing(unraisable)
 
     sys.unraisablehook = unprinted
     try:
-        yield raise_dropped
+        yield state
     finally:
         sys.unraisablehook = printing
         for signum, handler in previous.items():
