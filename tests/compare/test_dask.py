@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,37 @@ def test_the_local_clusters_own_tracebacks_do_not_reach_the_user(tmp_path):
     )
     assert done.stdout.split() == ["done"], done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_cancel_stops_a_scatter_that_never_ends(monkeypatch):
+    """The job's context is scattered before any chunk is submitted. When the Dask workers
+    had died (a terminal's Ctrl-C reaches them too), the scatter never returned and Ctrl-C
+    waited 30 s, then exited with the temporary CSV left (a kill stress). It now stops at
+    the cancel, as waiting for a chunk does."""
+    import contextlib
+    import threading
+
+    from fusion_switch.compare import runners
+    from fusion_switch.compare.engine import CompareCancelled
+
+    never = threading.Event()
+
+    class Stuck:
+        def scatter(self, data, broadcast=False):
+            never.wait(30)
+            raise AssertionError("the scatter was waited for")
+
+    @contextlib.contextmanager
+    def session(scheduler, workers, budget):
+        yield Stuck()
+
+    monkeypatch.setattr(runners, "dask_session", session)
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(CompareCancelled):
+            list(runners.run_dask(object(), [[0]], "local", 2, None, cancel))
+        assert time.monotonic() - started < 5
+    finally:
+        never.set()

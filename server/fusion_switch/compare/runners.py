@@ -235,7 +235,7 @@ def run_dask(
 
         lost = (CancelledError, KilledWorker, CommClosedError)
         try:  # a worker restarted while the context is sent to it closes the stream
-            shared = client.scatter(ctx, broadcast=True)
+            shared = _scattered(client, ctx, cancel)
         except lost as error:
             raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
         except KeyError as error:
@@ -260,6 +260,31 @@ def run_dask(
                 yield result
         finally:
             client.cancel(futures)
+
+
+def _scattered(client, ctx: JobContext, cancel) -> object:
+    """``client.scatter(ctx, broadcast=True)``, waited for in steps that check ``cancel``:
+    when every worker has died (a terminal's Ctrl-C reaches them too) the scatter does not
+    return, and a cancelled job waited 30 s for it and then left its temporary CSV (a kill
+    stress, issue 16). The scatter's thread is left to end when the client closes."""
+    import threading
+
+    box: dict[str, object] = {}
+
+    def send() -> None:
+        try:
+            box["shared"] = client.scatter(ctx, broadcast=True)
+        except BaseException as error:  # raised again in the job's thread
+            box["error"] = error
+
+    sending = threading.Thread(target=send, name="fusion-switch-scatter", daemon=True)
+    sending.start()
+    while sending.is_alive():
+        _check(cancel)
+        sending.join(_POLL_SECONDS)
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["shared"]
 
 
 def _names_a_worker(error: KeyError) -> bool:
