@@ -257,3 +257,37 @@ def test_a_cancel_stops_a_scatter_that_never_ends(monkeypatch):
         assert time.monotonic() - started < 5
     finally:
         never.set()
+
+
+_WORKERS_AND_CTRL_C = """
+import logging, signal
+from fusion_switch.compare.runners import dask_client
+
+def ignores_ctrl_c():
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+def main():
+    with dask_client("local", 2, None) as client:
+        print(sorted(client.run(ignores_ctrl_c).values()))
+        # as asyncio reports the scheduler's replicate step failing under a cancelled job
+        logging.getLogger("asyncio").error("Task exception was never retrieved")
+    print(logging.getLogger("asyncio").level)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_the_local_clusters_workers_leave_ctrl_c_to_the_command(tmp_path):
+    """A terminal's Ctrl-C reaches the whole process group: each worker of `--scheduler
+    local` died of it with a KeyboardInterrupt traceback on the user's terminal, and a job
+    cancelled during the context's scatter had asyncio print the scheduler's failed replicate
+    step (a kill stress). The workers ignore SIGINT once they are built, and asyncio's log
+    is quiet while the cluster is ours (and back to what it was after)."""
+    script = tmp_path / "workers_and_ctrl_c.py"
+    script.write_text(_WORKERS_AND_CTRL_C)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.stdout.split("\n")[:2] == ["[True, True]", "0"], done.stderr
+    assert "never retrieved" not in done.stderr, done.stderr

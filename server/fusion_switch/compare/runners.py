@@ -156,6 +156,19 @@ def _dask_chunk(ctx: JobContext, number: int, positions: list[int]) -> ChunkResu
     return rendered_chunk(GroupComparer(ctx), number, positions)
 
 
+def dask_setup(worker) -> None:
+    """Run by every Dask worker ``--scheduler local`` starts (this module is the cluster's
+    ``preload``): the worker leaves Ctrl-C to the command that started it, as the
+    comparison's own processes do. A terminal's Ctrl-C reaches the whole process group, and
+    each worker died of it with a KeyboardInterrupt traceback on the user's terminal while
+    the command stopped cleanly (a kill stress, issue 16). Called as the worker starts, in
+    its main thread: the first moments of its process (its imports) stay uncovered."""
+    import signal
+
+    with contextlib.suppress(ValueError):  # not the main thread: Python's handler stays
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
     """A Dask client on ``scheduler`` (an address), or on a LocalCluster for ``"local"`` with
@@ -182,6 +195,7 @@ def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
                 memory_limit=limit,
                 dashboard_address=None,
                 silence_logs=logging.CRITICAL,
+                preload=[__name__],  # dask_setup below: Ctrl-C is ours
             )
             client = Client(cluster)
         else:
@@ -190,12 +204,28 @@ def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
         if cluster is not None:
             cluster.close()
         raise SchedulerError(f"--scheduler {scheduler}: cannot connect: {error}") from None
+    # A job cancelled while its context is scattered closes the cluster under the scheduler's
+    # replicate step, which fails in its event loop here: asyncio logged that as "Task
+    # exception was never retrieved" with a traceback after "interrupted" (a kill stress)
+    with _asyncio_quiet() if cluster is not None else contextlib.nullcontext():
+        try:
+            yield client
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+@contextlib.contextmanager
+def _asyncio_quiet():
+    """asyncio's logger at CRITICAL (as ``silence_logs`` puts Dask's) while the block runs."""
+    logger = logging.getLogger("asyncio")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
     try:
-        yield client
+        yield
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        logger.setLevel(level)
 
 
 _SESSION: dict[tuple, object] = {}  # (scheduler, workers, budget) -> the client of a session
