@@ -44,7 +44,7 @@ from .discover import (
     dump_orientation_scores,
     unmatched_dumps_note,
 )
-from .pairing import MergedRule, RuleOp, merge_rules
+from .pairing import MergedRule, RuleOp, merge_rules, op_names
 from .result import NO_GROUND_TRUTH, CompareCounts, ResultRow
 from .result_csv import CsvLayout, ResultCsvWriter
 from .runners import CompareCancelled, SchedulerError, run_dask, run_here, run_pool
@@ -399,7 +399,7 @@ def write(
         errors=errors,
         on_graph=inputs.on_graph,
         off_graph=inputs.off_graph,
-        counts=_count(rows, plan.groups, errors),
+        counts=_count(rows, plan.groups, errors, inputs),
         algorithms=inputs.algorithms,
         on_dump_dir=on_dir.path,
         off_dump_dir=off_dir.path,
@@ -419,8 +419,15 @@ def _last_op(result: ChunkResult) -> str:
     return result.rows[-1].op_name if result.rows else ""
 
 
-def _count(rows: list[ResultRow], groups, errors: list[str]) -> CompareCounts:
+def _count(rows: list[ResultRow], groups, errors: list[str], inputs: Inputs) -> CompareCounts:
     counts = CompareCounts(groups=len(groups), rows=len(rows), bad_files=len(errors))
+    # Ops dumped under -m that the fusion-on graph does not name are in no row: a graph of
+    # another build, or of a smaller model with the same op names, gave "no fused op
+    # introduces error" for the ops it named only (a review, issue 16)
+    named = op_names(inputs.on_graph)
+    dumped = inputs.on_dir.op_names
+    counts.dumped_ops = len(dumped)
+    counts.unnamed_dumps = sum(1 for name in dumped if name not in named)
     ops: set[str] = set()
     no_left = compared = no_right = failed = 0
     for row in rows:  # ResultRow.compared, inlined: this runs for every row (issue 16)

@@ -146,6 +146,8 @@ class CompareCounts:
     no_right_dump: int = 0  # tensor rows whose fusion-off dump is missing
     failed: int = 0  # other tensor rows without metrics
     bad_files: int = 0
+    dumped_ops: int = 0  # ops with dump files in the fusion-on folder
+    unnamed_dumps: int = 0  # of them, ops the fusion-on graph does not name: not judged
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)

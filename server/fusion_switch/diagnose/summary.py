@@ -215,8 +215,24 @@ def verdict_line(
             f.op for f in attribution.unattributed[:3]
         )
     if any(f.verdict == "propagates" for f in attribution.findings):
-        return "outputs diverge, but no fused op introduces the error (check the network inputs)"
-    return "no fused op introduces error: fusion-on and fusion-off agree within the thresholds"
+        line = "outputs diverge, but no fused op introduces the error (check the network inputs)"
+    else:
+        line = "no fused op introduces error: fusion-on and fusion-off agree within the thresholds"
+    return line + _unjudged_tail(counts or {})
+
+
+def _unjudged_tail(counts: Mapping[str, Any]) -> str:
+    """What a verdict without a suspect did not look at: ops dumped under -m that the fusion-on
+    graph does not name are in no row (a graph of another build, or of a smaller model with
+    the same op names, gave a clean verdict for the ops it named only)."""
+    unnamed = counts.get("unnamed_dumps") or 0
+    if not unnamed:
+        return ""
+    return (
+        f"; {unnamed} of the {counts.get('dumped_ops') or unnamed} ops dumped in the fusion-on "
+        "folder are not in the fusion-on graph and were not judged: not proven clean (check "
+        "that -f is the graph of the run dumped in -m)"
+    )
 
 
 def _replay_verdict_line(
@@ -247,6 +263,7 @@ def _replay_verdict_line(
             line = f"no replayed fused op introduces error{tail}: not proven clean"
         else:
             line = "no fused op introduces error: every fused op agrees with its replay"
+        line += _unjudged_tail(counts)
     if evidence_missing:
         line = (
             f"{EVIDENCE_MISSING}: {len(evidence_missing)} dump file(s) a verdict needs cannot "
