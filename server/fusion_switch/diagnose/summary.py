@@ -537,7 +537,11 @@ def _write_outputs(
         apply_replay(attribution, report, on_graph, fusion_result=table)
     missing = list(getattr(outcome, "errors", []) or [])
     if report is not None:
-        missing += [f"{path}: {why}" for path, why in report.unreadable.items()]
+        # a reader's error names its file already: "PATH: PATH: ..." otherwise
+        missing += [
+            why if why.startswith(f"{path}:") else f"{path}: {why}"
+            for path, why in report.unreadable.items()
+        ]
     missing = list(dict.fromkeys(missing))
     counts = getattr(outcome, "counts", None)
     if counts is not None and hasattr(counts, "as_dict"):
