@@ -312,3 +312,30 @@ def test_scanning_a_tree_stats_no_dump_file_until_its_size_is_asked(cases, monke
     assert leaf.n_files == len(list(clean.on_dump.iterdir()))
     assert leaf.n_bytes == sum(f.stat().st_size for f in clean.on_dump.iterdir())
     assert _CountingEntry.calls == leaf.n_files
+
+
+def _leaf(folder) -> None:
+    folder.mkdir(parents=True)
+    (folder / "Conv2D.conv1.3.1.1700000000000000").write_bytes(b"")
+
+
+@pytest.mark.parametrize("target", ["20260101130000/5/net/1/0", "device_two/net/1/0"])
+def test_a_linked_rank_folder_is_the_rank_its_link_names(tmp_path, target):
+    """``2 -> store/.../5`` was compared as rank 5, ``2 -> store/device_two`` not at all: the
+    folders below the tree's root were read by their targets' names (a review, issue 16)."""
+    root = tmp_path / "on" / "20260101120000"
+    _leaf(root / "0" / "net" / "1" / "0")
+    store = tmp_path / "store"
+    _leaf(store / target)
+    linked = store / target.split("/net/")[0]
+    (root / "2").symlink_to(linked, target_is_directory=True)
+    tree = scan_dump_tree(tmp_path / "on")
+    assert sorted(leaf.rank for leaf in tree.leaves) == [0, 2]
+
+
+def test_a_root_linked_to_a_leaf_keeps_the_time_and_rank_above_it(tmp_path):
+    leaf = tmp_path / "dump" / "20260101120000" / "3" / "net" / "1" / "0"
+    _leaf(leaf)
+    (tmp_path / "here").symlink_to(leaf, target_is_directory=True)
+    [found] = scan_dump_tree(tmp_path / "here").leaves
+    assert (found.timestamp, found.rank, found.model) == ("20260101120000", 3, "net")

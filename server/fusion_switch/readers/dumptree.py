@@ -171,9 +171,14 @@ def _leaf_of(
 
 
 def _place(root: Path, leaf: Path) -> dict:
-    """timestamp/rank/model/model_id/iteration from the leaf's path (None where unknown)."""
-    parts = list(leaf.resolve().parts)
-    root_depth = len(root.resolve().parts)
+    """timestamp/rank/model/model_id/iteration from the leaf's path (None where unknown).
+    The folders above the root are read where they really are (a root given as a link to a
+    leaf still has its time and rank); those below it by the names the tree shows: a rank
+    folder linked to another place was read by its target's name, so ``2 -> .../5`` was
+    compared as rank 5 and ``2 -> .../device_two`` not at all (a review, issue 16)."""
+    top = root.resolve().parts
+    parts = [*top, *leaf.relative_to(root).parts]
+    root_depth = len(top)
     out: dict = dict.fromkeys(("timestamp", "rank", "model", "model_id", "iteration"))
     below = parts[root_depth:]
     # MindSpore: .../rank_{id}/{net}/{graph_id}/{iteration}
