@@ -414,3 +414,66 @@ def test_a_ctrl_c_dropped_by_a_finalizer_still_stops_ranks_side_by_side(monkeypa
     assert status == 130
     assert time.monotonic() - started < 15, "the ranks ran to their end"
     assert dropped == []  # raised again, not printed as "Exception ignored"
+
+
+def _partial_tree(tree, tmp_path, on_ranks, off_ranks) -> Path:
+    """The fixture's tree with only some ranks on each side (hard links: no copy)."""
+    root, _ = tree
+    part = tmp_path / "part"
+    for side, ranks in (("on", on_ranks), ("off", off_ranks)):
+        (stamp,) = (root / side).iterdir()
+        for rank in ranks:
+            (leaf,) = (p for p in (stamp / str(rank)).rglob("*") if p.is_dir() and not any(
+                q.is_dir() for q in p.iterdir()))  # fmt: skip
+            _copy_leaf(leaf, part / side / stamp.name / leaf.relative_to(stamp))
+    return part
+
+
+def _run_partial(tree, part: Path, out: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    _, case = tree
+    done = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "compare", "-m", str(part / "on"),
+         "-g", str(part / "off"), "-f", str(case.on_graph), "-cf", str(case.off_graph),
+         "-out", str(out), "--rank", "all", "--workers", "1", "--no-progress"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    summary = json.loads((out / "ranks_summary.json").read_text())
+    return done, summary
+
+
+def test_a_rank_dumped_on_one_side_only_is_reported_not_compared(tree, tmp_path):
+    """The faulty rank missing under -g vanished from the results: the other ranks' clean
+    verdicts and exit 0, a note on stderr the only trace (a review)."""
+    part = _partial_tree(tree, tmp_path, (0, 1, 2), (0, 2))
+    done, summary = _run_partial(tree, part, tmp_path / "out")
+    assert done.returncode == 3, done.stderr
+    assert [r["rank"] for r in summary["ranks"]] == ["0", "1", "2"]
+    (lonely,) = (r for r in summary["ranks"] if r["rank"] == "1")
+    assert lonely["status"] == 3 and lonely["out_dir"] is None
+    assert lonely["verdict"].startswith("not compared: rank 1 has dumps under -m")
+    assert str(part / "off") in lonely["verdict"]
+    assert summary["exit_status"] == 3
+    assert "rank 1: not compared" in done.stdout
+
+
+def test_rank_all_with_one_rank_on_both_sides_keeps_the_per_rank_layout(tree, tmp_path):
+    """`--rank all` wrote one common rank's results straight into OUT/, without
+    ranks_summary.json, as a single comparison does (a review)."""
+    part = _partial_tree(tree, tmp_path, (0,), (0, 1))
+    done, summary = _run_partial(tree, part, tmp_path / "out")
+    assert (tmp_path / "out" / "rank_0" / "summary.json").is_file(), done.stderr
+    assert not (tmp_path / "out" / "summary.json").exists()
+    assert [(r["rank"], r["status"]) for r in summary["ranks"]] == [("0", 0), ("1", 3)]
+    assert done.returncode == 3
+
+
+def test_a_rank_killed_by_a_signal_is_not_a_clean_rank(tmp_path):
+    """A rank's process killed (the out-of-memory killer's SIGKILL) gave status -9, and the
+    run's worst status stayed 0 (a review)."""
+    from fusion_switch.cli.compare_tree import _rank_result
+
+    ns = argparse.Namespace(out_dir=tmp_path / "rank_1")
+    result = _rank_result("rank 1", ns, -9, {})
+    assert result["status"] == 2
+    assert result["verdict"] == "not compared: the rank's comparison ended by signal 9"
+    assert _rank_result("rank 1", ns, 1, {"verdict": "v"})["status"] == 1

@@ -629,7 +629,7 @@ def _run(args: argparse.Namespace, progress: Progress | JsonLinesProgress) -> in
         return plan
     if plan.kind == "stats":
         return run_statistics(args, plan)
-    if len(plan.runs) > 1:
+    if plan.per_rank or len(plan.runs) > 1:
         return run_per_rank(args, plan, lambda a: run_comparison(a, progress, sys.stdout), progress)
     args = plan.runs[0][1]
     status, outputs = run_comparison(args, progress, sys.stdout)

@@ -30,6 +30,8 @@ class Plan:
     kind: str  # "tensor" | "stats"
     runs: list[tuple[str, argparse.Namespace]] = field(default_factory=list)
     selection: object = None
+    per_rank: bool = False  # --rank all: OUT/rank_R/ and ranks_summary.json, even for one rank
+    unpaired: list[tuple[str, str]] = field(default_factory=list)  # (rank, why): not compared
 
 
 def _error(message: str) -> int:
@@ -84,8 +86,11 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
         return Plan("stats", selection=selection)
     if iteration == "all":
         return _error("--iteration all is for statistics dumps; tensor dumps compare one iteration")
-    plan = Plan("tensor", selection=selection)
-    several = len(selection.pairs) > 1
+    every_rank = str(rank) == "all"
+    plan = Plan("tensor", selection=selection, per_rank=every_rank, unpaired=selection.unpaired)
+    # --rank all lays its results out per rank even when one rank is on both sides (the
+    # others are reported as not compared)
+    several = len(selection.pairs) > 1 or every_rank
     scanned: dict[str, list[str]] = {}  # a leaf's dumped ops, for the picks
     for pair in selection.pairs:
         ns = copy.copy(args)
@@ -242,6 +247,8 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
                 results.append(_rank_result(label, ns, status, summary))
                 del outputs
                 free_left_to_exit()  # this rank's graphs and rows: not held over the next
+    results += [_unpaired_result(rank, why) for rank, why in plan.unpaired]
+    results.sort(key=_rank_order)
     worst = max((r["status"] for r in results), default=0)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -254,7 +261,8 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
         for r in results:
             top = r["suspects"][0] if r["suspects"] else None
             blame = f"  top suspect {top['rule']} [{top['section']}]" if top else ""
-            print(f"rank {r['rank']}: {r['verdict']}{blame}\n   {r['out_dir']}")
+            where = f"\n   {r['out_dir']}" if r["out_dir"] else ""
+            print(f"rank {r['rank']}: {r['verdict']}{blame}{where}")
         print(f"summary of all ranks: {(out / RANKS_SUMMARY).resolve()}")
     return worst
 
@@ -276,15 +284,32 @@ def _one_cluster(args: argparse.Namespace):
 
 def _rank_result(label: str, ns: argparse.Namespace, status: int, summary: dict) -> dict:
     suspects = summary.get("suspects", [])
+    verdict = summary.get("verdict", "not compared (see the error above)")
+    if status not in (0, 1, 2, 3):  # its process was killed (out of memory: SIGKILL) or crashed
+        ended = f"signal {-status}" if status < 0 else f"exit status {status}"
+        verdict = f"not compared: the rank's comparison ended by {ended}"
+        status = 2  # a rank not compared is never "no rule proven" (a review, issue 16)
     return {
         "rank": label.removeprefix("rank "),
         "status": status,
         "out_dir": str(Path(ns.out_dir).resolve()),
-        "verdict": summary.get("verdict", "not compared (see the error above)"),
+        "verdict": verdict,
         "suspects": [
             {"rule": s["rule"], "section": s["section"], "score": s["score"]} for s in suspects[:5]
         ],
     }
+
+
+def _unpaired_result(rank: str, why: str) -> dict:
+    """A rank dumped on one side only (or a dump folder not under a rank folder): not compared,
+    which makes the run's verdict "evidence missing" (3), never "no rule proven" (0)."""
+    return {"rank": rank, "status": 3, "out_dir": None, "verdict": f"not compared: {why}",
+            "suspects": []}  # fmt: skip
+
+
+def _rank_order(result: dict) -> tuple:
+    rank = str(result["rank"])
+    return (0, int(rank), "") if rank.isdigit() else (1, 0, rank)
 
 
 def rank_slots(args: argparse.Namespace, plan: Plan) -> int:

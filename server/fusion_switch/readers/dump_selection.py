@@ -27,6 +27,9 @@ class Selection:
     pairs: list[LeafPair]
     notes: list[str] = field(default_factory=list)
     trees: tuple[DumpTree, ...] = ()  # (fusion-on, fusion-off) as scanned
+    # --rank all: (rank, why) of each rank dumped on one side only, and of dump folders that
+    # are not under a rank folder; not compared, which the run reports per rank
+    unpaired: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _one(leaves: list[DumpLeaf], flag: str, root, graph_name, notes: list[str]):
@@ -78,12 +81,25 @@ def select_pairs(
     notes: list[str] = []
     ranks_on = on_tree.values("rank", on)
     ranks_off = off_tree.values("rank", off)
+    unpaired: list[tuple[str, str]] = []
     if str(rank) == "all":
         common = [r for r in ranks_on if r in ranks_off]
-        for side, mine, other in (("-m", ranks_on, ranks_off), ("-g", ranks_off, ranks_on)):
-            lonely = [r for r in mine if r not in other]
-            if lonely:
-                notes.append(f"{side}: rank(s) {', '.join(map(str, lonely))} have no partner")
+        sides = (("-m", on_path, ranks_on, "-g", off_path, ranks_off),)
+        sides += (("-g", off_path, ranks_off, "-m", on_path, ranks_on),)
+        for side, root, mine, other_side, other_root, other in sides:
+            for r in (r for r in mine if r not in other):
+                why = f"rank {r} has dumps under {side} {root}, none under {other_side} "
+                why += str(other_root)
+                unpaired.append((str(r), why))
+                notes.append(f"{why}: not compared")
+        for side, root, leaves in (("-m", on_path, on), ("-g", off_path, off)):
+            for leaf in (leaf for leaf in leaves if leaf.rank is None):
+                why = (
+                    f"{side} {leaf.path} is not in a rank folder (a device id, or rank_N) under "
+                    f"{root}"
+                )
+                unpaired.append((str(leaf.path), why))
+                notes.append(f"{why}: not compared")
         if not common:
             raise DumpTreeError(
                 f"--rank all: no rank is on both sides (-m has {ranks_on or 'none'}, -g has "
@@ -105,7 +121,7 @@ def select_pairs(
             on_leaves = [_one(on_leaves, "-m", on_path, graph_names[0], notes)]
             off_leaves = [_one(off_leaves, "-g", off_path, graph_names[1], notes)]
         pairs.append(LeafPair(f"rank {r}" if r is not None else "", r, on_leaves, off_leaves))
-    return Selection(kind, pairs, notes, (on_tree, off_tree))
+    return Selection(kind, pairs, notes, (on_tree, off_tree), unpaired)
 
 
 def _kind(tree: DumpTree, flag: str) -> str:
