@@ -663,5 +663,7 @@ def test_counts_classify_every_row_as_its_definition_says():
         "no_right_dump": len(no_right),
         "failed": len(rest) - len(no_right),
         "bad_files": 2,
+        "dumped_ops": 0,  # set from the graph and the dump folder (engine._graph_coverage)
+        "unnamed_dumps": 0,
     }
     assert min(len(no_left), len(compared), len(no_right), len(rest) - len(no_right)) > 10

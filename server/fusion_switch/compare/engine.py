@@ -399,7 +399,7 @@ def write(
         errors=errors,
         on_graph=inputs.on_graph,
         off_graph=inputs.off_graph,
-        counts=_count(rows, plan.groups, errors, inputs),
+        counts=_graph_coverage(_count(rows, plan.groups, errors), inputs),
         algorithms=inputs.algorithms,
         on_dump_dir=on_dir.path,
         off_dump_dir=off_dir.path,
@@ -419,15 +419,20 @@ def _last_op(result: ChunkResult) -> str:
     return result.rows[-1].op_name if result.rows else ""
 
 
-def _count(rows: list[ResultRow], groups, errors: list[str], inputs: Inputs) -> CompareCounts:
-    counts = CompareCounts(groups=len(groups), rows=len(rows), bad_files=len(errors))
-    # Ops dumped under -m that the fusion-on graph does not name are in no row: a graph of
-    # another build, or of a smaller model with the same op names, gave "no fused op
-    # introduces error" for the ops it named only (a review, issue 16)
+def _graph_coverage(counts: CompareCounts, inputs: Inputs) -> CompareCounts:
+    """``counts`` with the ops dumped under -m and how many of them the fusion-on graph does
+    not name: those are in no row. A graph of another build, or of a smaller model with the
+    same op names, gave "no fused op introduces error" for the ops it named only (a review,
+    issue 16)."""
     named = op_names(inputs.on_graph)
     dumped = inputs.on_dir.op_names
     counts.dumped_ops = len(dumped)
     counts.unnamed_dumps = sum(1 for name in dumped if name not in named)
+    return counts
+
+
+def _count(rows: list[ResultRow], groups, errors: list[str]) -> CompareCounts:
+    counts = CompareCounts(groups=len(groups), rows=len(rows), bad_files=len(errors))
     ops: set[str] = set()
     no_left = compared = no_right = failed = 0
     for row in rows:  # ResultRow.compared, inlined: this runs for every row (issue 16)
