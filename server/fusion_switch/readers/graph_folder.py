@@ -88,6 +88,8 @@ def pick_graph(
     )
     if tie:
         why += f"; as many as {', '.join(tie)} (first by name taken)"
+    if problems and best < len(wanted):  # the graph of the other ops may be the unreadable one
+        why += f"; {len(problems)} could not be read ({problems[0]})"
     if key is not None:
         remember_pick(key, path, why)
     return path, why
