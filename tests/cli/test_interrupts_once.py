@@ -86,3 +86,14 @@ def test_the_handlers_and_the_hook_come_back():
         signal.raise_signal(signal.SIGINT)
     assert signal.getsignal(signal.SIGINT) is before
     assert sys.unraisablehook is printing
+
+
+def test_the_first_noted_signal_calls_on_first_at_once_and_only_once():
+    """compare cancels its job from the handler: a waiting loop sees a noted interrupt only
+    after its 0.1 s timeout, by when a short comparison had written its CSV (CI)."""
+    calls = []
+    with terminate_as_interrupt(), interrupts_once(False, lambda: calls.append(1)) as noted:
+        signal.raise_signal(signal.SIGINT)
+        assert calls == [1]
+        signal.raise_signal(signal.SIGTERM)
+        assert calls == [1] and type(noted.first) is KeyboardInterrupt

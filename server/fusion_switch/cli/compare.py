@@ -521,9 +521,10 @@ def _finish(
     from ..compare.engine import CompareCancelled, CompareInputError
     from ..diagnose.summary import NOTHING_COMPARED, write_outputs
 
-    # Ctrl-C and SIGTERM are only noted while this thread waits, and once one came the next
-    # are ignored until the comparison thread has cleaned up (cli.interrupts.interrupts_once)
-    with terminate_as_interrupt(), interrupts_once(raising=False) as interrupts:
+    # Ctrl-C and SIGTERM are only noted while this thread waits (the first cancels the job at
+    # once: this thread never holds the cancel's lock), and once one came the next are
+    # ignored until the comparison thread has cleaned up (cli.interrupts.interrupts_once)
+    with terminate_as_interrupt(), interrupts_once(False, cancel.set) as interrupts:
         while not finished.is_set() and interrupts.first is None:
             wake.wait(0.1)
             wake.clear()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 
 class Terminated(KeyboardInterrupt):
@@ -48,8 +48,9 @@ class Interrupts:
     exception of the first SIGINT (KeyboardInterrupt) or SIGTERM (:class:`Terminated`) seen
     inside the block, None until one comes."""
 
-    def __init__(self, raising: bool) -> None:
+    def __init__(self, raising: bool, on_first: Callable[[], None] | None = None) -> None:
         self.raising = raising
+        self.on_first = on_first
         self.first: BaseException | None = None
         self.dropped = False  # Python dropped what the handler raised (inside a finalizer)
 
@@ -58,12 +59,16 @@ class Interrupts:
             return  # stopping already: the clean-up runs to its end
         self.first = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
         self.dropped = False
+        if self.on_first is not None:
+            self.on_first()
         if self.raising:
             raise self.first
 
 
 @contextlib.contextmanager
-def interrupts_once(raising: bool = True) -> Iterator[Interrupts]:
+def interrupts_once(
+    raising: bool = True, on_first: Callable[[], None] | None = None
+) -> Iterator[Interrupts]:
     """Inside the block the first Ctrl-C or SIGTERM stops the command and every later one is
     ignored, so that its clean-up (workers stopped, temporary files removed) runs to its end.
     A second Ctrl-C, or the SIGTERM a job manager (or ``--rank all``) sends after the
@@ -76,9 +81,11 @@ def interrupts_once(raising: bool = True) -> Iterator[Interrupts]:
     inside a finalizer too, and prints and drops what it raises there: such a first one does
     not count, the next signal raises. Not ``raising``: the first is only noted in ``first``,
     for a waiting loop to see within its timeout (nothing raises inside threading's waits).
-    Only signals whose handler raises are taken over (a background job's ignored SIGINT stays
-    ignored); outside the main thread nothing is."""
-    state = Interrupts(raising)
+    ``on_first`` is called by the handler of the first, at once (the job's cancel: a waiting
+    loop sees the interrupt only after its timeout, by when a short job had finished); it must
+    not take a lock this thread may hold. Only signals whose handler raises are taken over (a
+    background job's ignored SIGINT stays ignored); outside the main thread nothing is."""
+    state = Interrupts(raising, on_first)
     previous: dict[int, object] = {}
     try:
         for signum in (signal.SIGINT, signal.SIGTERM):
