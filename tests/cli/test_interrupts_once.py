@@ -97,3 +97,20 @@ def test_the_first_noted_signal_calls_on_first_at_once_and_only_once():
         assert calls == [1]
         signal.raise_signal(signal.SIGTERM)
         assert calls == [1] and type(noted.first) is KeyboardInterrupt
+
+
+def test_a_signal_dropped_before_the_block_stops_the_command_there(dropped):
+    """A SIGTERM 0.03 s after start landed inside importlib's weak-reference callback: Python
+    printed "Exception ignored" and dropped it, and the run went on to its end (a kill
+    stress). Dropped inside terminate_as_interrupt, it is kept for the next block."""
+    calls = []
+    with terminate_as_interrupt():
+        _interrupt_inside_a_finalizer(signal.SIGTERM)
+        assert dropped == []  # kept, not printed
+        with interrupts_once(False, lambda: calls.append(1)) as noted:
+            assert isinstance(noted.first, Terminated) and calls == [1]
+        with interrupts_once(False) as later:
+            assert later.first is None  # acted on once
+        _interrupt_inside_a_finalizer(signal.SIGINT)
+    with interrupts_once(False) as outside:
+        assert outside.first is None  # what the command's blocks kept ends with them

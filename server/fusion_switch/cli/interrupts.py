@@ -28,18 +28,42 @@ def _raise_terminated(signum, frame) -> None:
     raise Terminated()
 
 
+# Interrupts Python dropped inside a finalizer while a terminate_as_interrupt block ran, for
+# the next interrupts_once block to act on (the outermost block clears them as it ends)
+_DROPPED: list[BaseException] = []
+_DEPTH = [0]
+
+
 @contextlib.contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
     """Inside the block SIGTERM raises :class:`Terminated` in the main thread (elsewhere:
-    signals can only be handled there, SIGTERM is left alone)."""
+    signals can only be handled there, SIGTERM is left alone). A Ctrl-C or SIGTERM whose
+    exception Python drops (it prints and drops what a handler raises inside a finalizer,
+    such as importlib's weak-reference callbacks while the command still imports) is kept,
+    not printed, for the next :func:`interrupts_once` block: it was lost, and the run went
+    on to its end (a kill stress, issue 16)."""
     try:
         previous = signal.signal(signal.SIGTERM, _raise_terminated)
     except ValueError:  # not the main thread
         yield
         return
+    printing = sys.unraisablehook
+
+    def keeping(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _DROPPED.append(unraisable.exc_value)
+        else:
+            printing(unraisable)
+
+    sys.unraisablehook = keeping
+    _DEPTH[0] += 1
     try:
         yield
     finally:
+        _DEPTH[0] -= 1
+        if not _DEPTH[0]:
+            _DROPPED.clear()
+        sys.unraisablehook = printing
         signal.signal(signal.SIGTERM, previous)
 
 
@@ -86,6 +110,13 @@ def interrupts_once(
     not take a lock this thread may hold. Only signals whose handler raises are taken over (a
     background job's ignored SIGINT stays ignored); outside the main thread nothing is."""
     state = Interrupts(raising, on_first)
+    if _DROPPED:  # one dropped before the block: it stops the command here
+        state.first = _DROPPED.pop()
+        _DROPPED.clear()
+        if on_first is not None:
+            on_first()
+        if raising:
+            raise state.first
     previous: dict[int, object] = {}
     try:
         for signum in (signal.SIGINT, signal.SIGTERM):
