@@ -82,6 +82,8 @@ class Inputs:
     swapped_dumps: bool = False
     notes: list[str] = field(default_factory=list)
     off_dtypes: frozenset[str] = frozenset()
+    # ops dumped in on_dir that the fusion-on graph does not name: in no row, never judged
+    unnamed_dumps: int = 0
 
     @cached_property
     def comparing_bound(self) -> ComparingBound:
@@ -99,7 +101,7 @@ def discover(request: CompareRequest) -> Inputs:
     Raises :class:`CompareInputError` when the inputs cannot be compared at all."""
     notes: list[str] = []
     algorithms = _algorithms(request.algorithms, notes)
-    on_graph, off_graph, on_rule, off, on_dir, off_dir, swapped = _prepare(request, notes)
+    on_graph, off_graph, on_rule, off, on_dir, off_dir, swapped, unnamed = _prepare(request, notes)
     return Inputs(
         request=request,
         algorithms=algorithms,
@@ -112,6 +114,7 @@ def discover(request: CompareRequest) -> Inputs:
         swapped_dumps=swapped,
         notes=notes,
         off_dtypes=off.output_dtypes,
+        unnamed_dumps=unnamed,
     )
 
 
@@ -398,4 +401,5 @@ def _prepare(request: CompareRequest, notes: list[str]):
             notes.append(note)
     for role, folder in (("fusion-on", first), ("fusion-off", second)):
         notes += [f"{role} dumps: {note}" for note in folder.notes]
-    return on_graph, off_graph, on_rule, off, first, second, swapped
+    unnamed = sum(1 for name in first.op_names if name not in on_names)
+    return on_graph, off_graph, on_rule, off, first, second, swapped, unnamed
