@@ -81,12 +81,16 @@ class Interrupts:
     def handle(self, signum: int, frame) -> None:
         if self.first is not None and not self.dropped:
             return  # stopping already: the clean-up runs to its end
-        self.first = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        self.stop(Terminated() if signum == signal.SIGTERM else KeyboardInterrupt())
+
+    def stop(self, first: BaseException) -> None:
+        """``first`` stops the command: noted, ``on_first`` called, raised when ``raising``."""
+        self.first = first
         self.dropped = False
         if self.on_first is not None:
             self.on_first()
         if self.raising:
-            raise self.first
+            raise first
 
 
 @contextlib.contextmanager
@@ -111,12 +115,9 @@ def interrupts_once(
     background job's ignored SIGINT stays ignored); outside the main thread nothing is."""
     state = Interrupts(raising, on_first)
     if _DROPPED:  # one dropped before the block: it stops the command here
-        state.first = _DROPPED.pop()
+        dropped = _DROPPED.pop()
         _DROPPED.clear()
-        if on_first is not None:
-            on_first()
-        if raising:
-            raise state.first
+        state.stop(dropped)
     previous: dict[int, object] = {}
     try:
         for signum in (signal.SIGINT, signal.SIGTERM):
