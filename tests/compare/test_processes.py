@@ -14,6 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 from compare_cli import compare_command
+from fusion_switch.compare import result_csv
 from fusion_switch.synth.generator import generate_case
 
 GRACE = 5.0  # seconds the workers may take to exit (issue 12)
@@ -24,11 +25,14 @@ def case(tmp_path_factory):
     return generate_case(tmp_path_factory.mktemp("case"), n_ops=150, seed=4, graph_text=False)
 
 
-def start(case, out: Path) -> subprocess.Popen:
+def start(case, out: Path, code: str | None = None) -> subprocess.Popen:
+    """The compare, slowed down; ``code``: Python run in place of ``-m fusion_switch``."""
     env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="0.4")
     # --workers 5: the replay's child takes 5 // 2 of them (comparison_processes), the comparison
     # the other three: this process and two pool workers
     command = compare_command(case, out, "--workers", "5", "--progress", "jsonl")
+    if code is not None:
+        command[1:3] = ["-c", code]
     return subprocess.Popen(
         command,
         stdout=subprocess.DEVNULL,
@@ -82,9 +86,34 @@ def test_workers_exit_when_the_compare_is_killed(case, tmp_path, how):
     assert not [name for name in left if name.startswith("result_")]
 
 
-def test_the_next_run_removes_a_killed_runs_temporary_file(case, tmp_path):
+def test_sigkill_leaves_nothing_in_the_output_folder(case, tmp_path):
+    """The CSV is written unnamed (O_TMPFILE) until complete: SIGKILL, which no clean-up can
+    follow, leaves no temporary file, where it used to leave one until the next run."""
     out = tmp_path / "out"
+    out.mkdir()
+    assert result_csv._open_unnamed(out) is not None, "this test needs O_TMPFILE (ext4, tmpfs)"
     process = start(case, out)
+    try:
+        workers = workers_once_running(process)
+        process.kill()
+        process.wait(timeout=30)
+        assert_all_gone(workers)
+    finally:
+        process.stderr.close()
+    assert sorted(p.name for p in out.iterdir()) == []
+
+
+NAMED_TEMPORARIES = (
+    "import runpy, fusion_switch.compare.result_csv as r; r._open_unnamed = lambda folder: None; "
+    "runpy.run_module('fusion_switch', run_name='__main__')"
+)
+
+
+def test_the_next_run_removes_a_killed_runs_temporary_file(case, tmp_path):
+    """Where no unnamed file can be made (NFS; forced here), the named temporary file SIGKILL
+    leaves is removed by the next run into the same folder."""
+    out = tmp_path / "out"
+    process = start(case, out, NAMED_TEMPORARIES)
     try:
         workers = workers_once_running(process)
         process.kill()
@@ -94,7 +123,7 @@ def test_the_next_run_removes_a_killed_runs_temporary_file(case, tmp_path):
         process.stderr.close()
     stale = [p.name for p in out.iterdir() if p.name.endswith(".part")]
     assert stale, "SIGKILL cannot clean up: a temporary file is expected here"
-    again = start(case, out)
+    again = start(case, out, NAMED_TEMPORARIES)
     try:
         again.stderr.read()
         assert again.wait(timeout=120) in (0, 1)

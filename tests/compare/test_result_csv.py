@@ -6,6 +6,7 @@ import os
 import re
 
 import pytest
+from fusion_switch.compare import result_csv
 from fusion_switch.compare.metrics import ALGORITHMS
 from fusion_switch.compare.result import ResultRow
 from fusion_switch.compare.result_csv import (
@@ -197,15 +198,63 @@ def test_result_file_name_is_a_local_timestamp():
     assert result_file_name(0).startswith("result_19")
 
 
-def test_only_the_final_file_remains(tmp_path):
+@pytest.fixture(params=["unnamed", "named"])
+def temporaries(request, monkeypatch):
+    """Both ways of writing: an unnamed file (O_TMPFILE), and the named temporary file taken
+    where the file system cannot make one."""
+    if request.param == "named":
+        monkeypatch.setattr(result_csv, "_open_unnamed", lambda folder: None)
+    return request.param
+
+
+def test_only_the_final_file_remains(tmp_path, temporaries):
     with ResultCsvWriter(tmp_path, ["CosineSimilarity"]) as writer:
         writer.write([tensor_row()])
-        assert writer.temp_path.exists() and not writer.path.exists()
+        assert writer.unnamed == (temporaries == "unnamed")
+        assert writer.temp_path.exists() == (temporaries == "named")
+        assert not writer.path.exists()
+        if temporaries == "unnamed":  # nothing to see until the file is complete
+            assert list(tmp_path.iterdir()) == []
         final = writer.commit()
     assert [p.name for p in tmp_path.iterdir()] == [final.name]
+    assert final.read_text().startswith("Index,")
+    assert oct(final.stat().st_mode & 0o777) == oct(0o644 & ~_umask())
 
 
-def test_an_error_leaves_nothing_behind(tmp_path):
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_commit_replaces_a_result_of_the_same_name(tmp_path, temporaries):
+    name = "result_20260101000000.csv"
+    (tmp_path / name).write_text("an older run of the same second")
+    path = write_result_csv(tmp_path, [tensor_row()], ["CosineSimilarity"], file_name=name)
+    assert path.read_text().startswith("Index,")
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+def test_an_unnamed_file_that_cannot_be_linked_is_copied_to_its_name(tmp_path, monkeypatch):
+    """Where /proc cannot link the unnamed file (a sandbox, no /proc), its text is copied: the
+    comparison's result is never lost at the last step."""
+    import errno
+
+    def no_link(*args, **kwargs):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    rows = [tensor_row(), tensor_row()]
+    expected = (write_result_csv(tmp_path / "linked", rows, ["CosineSimilarity"])).read_bytes()
+    monkeypatch.setattr(result_csv.os, "link", no_link)
+    with ResultCsvWriter(tmp_path / "copied", ["CosineSimilarity"]) as writer:
+        assert writer.unnamed
+        writer.write(rows)
+        path = writer.commit()
+    assert path.read_bytes() == expected
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_an_error_leaves_nothing_behind(tmp_path, temporaries):
     with pytest.raises(RuntimeError), ResultCsvWriter(tmp_path, ["CosineSimilarity"]) as writer:
         writer.write([tensor_row()])
         raise RuntimeError("stop")
@@ -237,15 +286,20 @@ def test_numbers_and_inner_signs_are_left_alone(value):
     assert cells(row, [])[1] == value
 
 
-def test_a_symlink_planted_at_the_temporary_path_is_not_followed(tmp_path, monkeypatch):
+def test_a_symlink_planted_at_the_temporary_path_is_not_followed(
+    tmp_path, monkeypatch, temporaries
+):
     target = tmp_path / "victim.txt"
     target.write_text("keep me")
     monkeypatch.setattr("fusion_switch.compare.result_csv.os.getpid", lambda: 4242)
     name = "result_20260101000000.csv"
-    (tmp_path / f".{name}.4242.part").symlink_to(target)
-    with pytest.raises(OSError):
-        ResultCsvWriter(tmp_path, ["CosineSimilarity"], file_name=name)
+    planted = tmp_path / f".{name}.4242.part"
+    planted.symlink_to(target)
+    with pytest.raises(OSError):  # the named file at once, the unnamed one when it is named
+        write_result_csv(tmp_path, [tensor_row()], ["CosineSimilarity"], file_name=name)
     assert target.read_text() == "keep me"
+    assert planted.is_symlink(), "a file this run did not make was removed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [planted.name, "victim.txt"]
 
 
 def test_a_symlink_planted_at_the_output_path_is_replaced_not_followed(tmp_path):

@@ -5,10 +5,13 @@ Address, TensorIndex, Shape``, the selected metrics in selection order, ``Compar
 An ``Address`` column is left out for a side whose dump folder holds ``.npy`` files. Rows are
 written with :mod:`csv` in the Excel dialect (CRLF line ends), as msaccucmp does.
 
-The file is written to a hidden temporary name in the output folder, created exclusively and
-never through a symbolic link (``O_EXCL | O_NOFOLLOW``), and renamed when complete, so an
-interrupted run never leaves a half-written result behind; the temporary files of a run that
-was killed (its process is gone) are removed by the next run into the same folder.
+The file is written as an unnamed file in the output folder (Linux's ``O_TMPFILE``), named
+only when complete: a run killed even by SIGKILL leaves nothing, as the kernel frees a file
+that has no name. Where the folder's file system or the kernel cannot make one (NFS, other
+systems), it is written to a hidden temporary name, created exclusively and never through a
+symbolic link (``O_EXCL | O_NOFOLLOW``). Both are renamed to the result's name when complete,
+so an interrupted run never leaves a half-written result behind; the temporary files of a run
+that was killed (its process is gone) are removed by the next run into the same folder.
 
 Cells that a spreadsheet would run as a formula (op names come from user graphs) are
 neutralised with msaccucmp's own pattern (``cmp_utils.utils.MALICIOUS_CSV_PATTERN``: a leading
@@ -23,6 +26,7 @@ import csv
 import io
 import os
 import re
+import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -86,11 +90,47 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _open_exclusive(path: Path):
-    """A new file at ``path`` for writing text; fails if anything is there, link or not."""
+def _open_exclusive(path: Path, mode: str = "w"):
+    """A new file at ``path`` for writing; fails if anything is there, link or not."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags, 0o644)
-    return open(fd, "w", newline="", encoding="utf-8")
+    if "b" in mode:
+        return open(fd, mode)
+    return open(fd, mode, newline="", encoding="utf-8")
+
+
+def _open_unnamed(folder: Path):
+    """A file in ``folder`` with no name yet, for writing text, or None where the kernel or
+    the file system cannot make one (not Linux, kernels before 3.11, NFS)."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag:
+        return None
+    try:
+        fd = os.open(folder, flag | os.O_RDWR, 0o644)
+    except OSError:  # EOPNOTSUPP, EISDIR, EINVAL: take the named path
+        return None
+    return open(fd, "w+", newline="", encoding="utf-8")
+
+
+def _give_name(handle, path: Path) -> None:
+    """Give the unnamed file behind ``handle`` the name ``path``, which must not exist (a link
+    planted there is not followed). Linked through ``/proc``; where that cannot be done (no
+    ``/proc``, a sandbox), its text is copied into a new file of that name instead."""
+    handle.flush()
+    fd = handle.fileno()
+    folder = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:  # a directory fd makes os.link call linkat with AT_SYMLINK_FOLLOW, not link
+        os.link(f"/proc/self/fd/{fd}", path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        return
+    except FileExistsError:
+        raise
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
+    os.lseek(fd, 0, os.SEEK_SET)
+    with open(fd, "rb", closefd=False) as unnamed, _open_exclusive(path, "wb") as named:
+        shutil.copyfileobj(unnamed, named)
 
 
 def result_file_name(now: float | None = None) -> str:
@@ -210,7 +250,10 @@ class ResultCsvWriter:
         self.temp_path = self.out_dir / f".{self.path.name}.{os.getpid()}.part"
         self.out_dir.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(self.out_dir)
-        self._handle = _open_exclusive(self.temp_path)
+        unnamed = _open_unnamed(self.out_dir)
+        self.unnamed = unnamed is not None
+        self._handle = unnamed if unnamed is not None else _open_exclusive(self.temp_path)
+        self._named = not self.unnamed  # temp_path is ours to remove
         self._writer = csv.writer(self._handle)
         self._writer.writerow(
             header(self.algorithms, left_address=left_address, right_address=right_address)
@@ -229,17 +272,25 @@ class ResultCsvWriter:
         self._handle.write(rendered.text)
 
     def commit(self) -> Path:
-        """Finish the file and move it to :attr:`path`."""
-        self._handle.close()
+        """Finish the file and move it to :attr:`path`. An unnamed file gets the temporary name
+        first (the final one may exist: it is replaced, never written through); only a kill
+        in the instant between the two steps can leave that name behind."""
+        try:
+            if not self._named:
+                _give_name(self._handle, self.temp_path)
+                self._named = True
+        finally:
+            self._handle.close()
         os.replace(self.temp_path, self.path)
         return self.path
 
     def abort(self) -> None:
         """Close and delete the temporary file (nothing is left behind)."""
         if not self._handle.closed:
-            self._handle.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.temp_path)
+            self._handle.close()  # an unnamed file is gone with it
+        if self._named:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.temp_path)
 
     def __enter__(self) -> ResultCsvWriter:
         return self
