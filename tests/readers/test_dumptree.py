@@ -221,6 +221,30 @@ def test_pairs_across_sides_never_mix_ranks(cases, tmp_path):
         select_pairs(on, one_rank)
 
 
+def test_rank_all_notes_a_reduction_once_not_once_per_rank(cases, tmp_path):
+    """Two runs dumped into one path: the newest time is taken for each rank, and said once
+    (it was said once per rank: eight lines for eight ranks); a rank that differs is named."""
+    _, clean, _ = cases
+    model_on = clean.on_dump.parents[1].name
+    model_off = clean.off_dump.parents[1].name
+    on = tmp_path / "on"
+    for time in ("20260101120000", "20260101130000"):
+        build_tree(on, {(0, 0): clean.on_dump, (1, 0): clean.on_dump}, model_on, time=time)
+    off = build_tree(tmp_path / "off", {(0, 0): clean.off_dump, (1, 0): clean.off_dump}, model_off)
+    selection = select_pairs(on, off, rank="all")
+    assert [leaf.timestamp for p in selection.pairs for leaf in p.on] == ["20260101130000"] * 2
+    assert selection.notes == [
+        "-m: newest dump time 20260101130000 of 2 (20260101120000, 20260101130000)"
+    ]
+    build_tree(on, {(1, 0): clean.on_dump}, model_on, time="20260101140000")
+    notes = select_pairs(on, off, rank="all").notes
+    assert notes == [
+        "-m: newest dump time 20260101130000 of 2 (20260101120000, 20260101130000) (rank 0)",
+        "-m: newest dump time 20260101140000 of 3 (20260101120000, 20260101130000, "
+        "20260101140000) (rank 1)",
+    ]
+
+
 def _proto_fields(text: str, message: str) -> dict[int, str]:
     import re
 

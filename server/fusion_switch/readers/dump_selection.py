@@ -116,11 +116,18 @@ def select_pairs(
             )
         groups = [(ranks_on[0] if len(ranks_on) == 1 else None, on, off)]
     pairs = []
+    reductions: dict[str, list[str]] = {}  # a reduction's note: the ranks it was made for
     for r, on_leaves, off_leaves in groups:
         if kind == "tensor":
-            on_leaves = [_one(on_leaves, "-m", on_path, graph_names[0], notes)]
-            off_leaves = [_one(off_leaves, "-g", off_path, graph_names[1], notes)]
+            made: list[str] = []
+            on_leaves = [_one(on_leaves, "-m", on_path, graph_names[0], made)]
+            off_leaves = [_one(off_leaves, "-g", off_path, graph_names[1], made)]
+            for note in made:
+                reductions.setdefault(note, []).append(str(r))
         pairs.append(LeafPair(f"rank {r}" if r is not None else "", r, on_leaves, off_leaves))
+    for note, ranks in reductions.items():  # once, not once per rank of --rank all
+        alike = len(ranks) == len(groups)
+        notes.append(note if alike else f"{note} (rank {', '.join(ranks)})")
     return Selection(kind, pairs, notes, (on_tree, off_tree), unpaired)
 
 
