@@ -188,15 +188,16 @@ def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
             # worker restarted over its memory limit during the context's broadcast), beside
             # the error this module words for the same failure (SchedulerError naming the
             # budget): the cluster is ours, so only critical Dask lines are shown.
-            cluster = LocalCluster(
-                n_workers=count,
-                threads_per_worker=1,
-                processes=True,
-                memory_limit=limit,
-                dashboard_address=None,
-                silence_logs=logging.CRITICAL,
-                preload=[__name__],  # dask_setup below: Ctrl-C is ours
-            )
+            with _workers_born_without_ctrl_c():
+                cluster = LocalCluster(
+                    n_workers=count,
+                    threads_per_worker=1,
+                    processes=True,
+                    memory_limit=limit,
+                    dashboard_address=None,
+                    silence_logs=logging.CRITICAL,
+                    preload=[__name__],  # dask_setup below: Ctrl-C is ours
+                )
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout=10)
@@ -204,6 +205,10 @@ def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
         if cluster is not None:
             cluster.close()
         raise SchedulerError(f"--scheduler {scheduler}: cannot connect: {error}") from None
+    except BaseException:  # a Ctrl-C held back while the cluster started, raised once it is up
+        if cluster is not None:
+            cluster.close()
+        raise
     # A job cancelled while its context is scattered closes the cluster under the scheduler's
     # replicate step, which fails in its event loop here: asyncio logged that as "Task
     # exception was never retrieved" with a traceback after "interrupted" (a kill stress)
@@ -214,6 +219,31 @@ def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+@contextlib.contextmanager
+def _workers_born_without_ctrl_c():
+    """SIGINT blocked in this thread while the block starts a LocalCluster: the threads it
+    creates (Dask's event loop, which spawns and restarts the workers) keep that mask, and a
+    spawned process is born with its parent thread's mask, so a terminal's Ctrl-C never
+    reaches a worker, not even in its first second (its imports, before :func:`dask_setup`;
+    a kill stress, issue 16). The command's own Ctrl-C is the main thread's: in a comparison
+    thread nothing changes for it; in the main thread (``--rank all``) it waits until the
+    cluster is up, as the cluster's clean-up must anyway."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    # started first: starting it unblocks SIGINT in the thread that does (resource_tracker)
+    resource_tracker.ensure_running()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 @contextlib.contextmanager
