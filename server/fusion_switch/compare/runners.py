@@ -295,6 +295,8 @@ def run_dask(
 
         lost = (CancelledError, KilledWorker, CommClosedError)
         try:  # a worker restarted while the context is sent to it closes the stream
+            if scheduler != "local":  # on other hosts: do they see our dump files?
+                _check_workers_see_the_dumps(client, ctx, scheduler)
             shared = _scattered(client, ctx, cancel)
         except lost as error:
             raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
@@ -320,6 +322,91 @@ def run_dask(
                 yield result
         finally:
             client.cancel(futures)
+
+
+_SAMPLED_FILES = 16  # per side: a few stats on each worker, even over a network file system
+
+
+def _check_workers_see_the_dumps(client, ctx: JobContext, scheduler: str) -> None:
+    """SchedulerError unless every worker runs this fusion-switch and finds a sample of the
+    job's dump files where this machine does, at the same sizes (a review of the documented
+    cluster set-up, issue 16):
+    - a worker on a host that did not mount the dumps read none of them: the run wrote a CSV
+      of failed rows, told the user to dump every file again, and still gave a verdict;
+    - a worker with another fusion-switch failed the run with "internal error: ... Can't get
+      attribute". Dump file names carry the dump's time, so another run's dumps at the same
+      path are missing files too. Workers that join after this check are not checked."""
+    import pkgutil
+
+    from .. import __version__ as here
+
+    # the standard library's function, not ours: a worker without this code answers too
+    versions = client.run(pkgutil.resolve_name, "fusion_switch:__version__", on_error="return")
+    for address, version in sorted(versions.items()):
+        if version != here:
+            found = f"fusion-switch {version}" if isinstance(version, str) else "no fusion-switch"
+            raise SchedulerError(
+                f"--scheduler {scheduler}: Dask worker {address} has {found}, this machine "
+                f"{here}: install the same version on every host (README, "
+                '"Comparing on a cluster")'
+            )
+    sample = _sample_of_dump_files(ctx)
+    if not sample:
+        return
+    seen = client.run(_sizes_seen, [path for _, path, _ in sample], on_error="return")
+    differing = []
+    for address, answer in sorted(seen.items()):
+        if isinstance(answer, BaseException):  # the same version number, other code
+            raise SchedulerError(
+                f"--scheduler {scheduler}: Dask worker {address} cannot run this "
+                f"fusion-switch's code ({type(answer).__name__}: {answer}): install the same "
+                "fusion-switch on every host and restart the workers"
+            )
+        host, sizes = answer
+        for (flag, path, size), there in zip(sample, sizes, strict=True):
+            if there != size:
+                differing.append((address, host, flag, path, size, there))
+                break
+    if not differing:
+        return
+    address, host, flag, path, size, there = differing[0]
+    view = f"{there:,} bytes" if isinstance(there, int) else there
+    more = f" (and {len(differing) - 1} more of the {len(seen)} workers)" if differing[1:] else ""
+    raise SchedulerError(
+        f"--scheduler {scheduler}: Dask worker {address} on host {host}{more} does not see the "
+        f"dump files this machine sees: {flag} {path} is {size:,} bytes here, {view} there; "
+        "put the dump folders on storage every worker mounts under the same path (README, "
+        '"Comparing on a cluster")'
+    )
+
+
+def _sample_of_dump_files(ctx: JobContext) -> list[tuple[str, str, int]]:
+    """(flag, path, size here) of up to ``_SAMPLED_FILES`` ops' newest files on each side,
+    spread over the op names."""
+    sample = []
+    for flag, side in (("-m", ctx.left), ("-g", ctx.right)):
+        names = side.op_names
+        step = max(1, len(names) // _SAMPLED_FILES)
+        for name in names[::step][:_SAMPLED_FILES]:
+            path, size = side.latest_location(name), side.latest_bytes(name)
+            if path is not None and size > 0:
+                sample.append((flag, path, size))
+    return sample
+
+
+def _sizes_seen(paths: list[str]) -> tuple[str, list[int | str]]:
+    """On a Dask worker: its host name, and the size of each file or why it has none."""
+    import socket
+
+    sizes: list[int | str] = []
+    for path in paths:
+        try:
+            sizes.append(os.stat(path).st_size)
+        except FileNotFoundError:
+            sizes.append("missing")
+        except OSError as error:
+            sizes.append(f"unreadable ({error.strerror or error})")
+    return socket.gethostname(), sizes
 
 
 def _scattered(client, ctx: JobContext, cancel) -> object:

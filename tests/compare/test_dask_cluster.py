@@ -1,0 +1,217 @@
+"""`compare --scheduler ADDRESS` on the cluster set-up README documents (issue 16): a
+`dask scheduler` and `dask worker` processes started from their own command lines, as on NPU
+hosts, not a LocalCluster this process owns.
+
+The same bytes as one process; and the two ways such a cluster goes wrong, each a clear error
+with nothing written: a worker with another fusion-switch, and a worker on a host that does
+not see the dumps (a mount namespace with an empty folder over the case, as a host that never
+mounted the shared storage)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import pytest
+from compare_cli import compare_command
+from fusion_switch.compare import runners
+from fusion_switch.compare.runners import SchedulerError
+from fusion_switch.synth.generator import generate_case
+from output_files import SPENT, STAMP, outputs
+
+pytest.importorskip("distributed", reason="fusion-switch[dask] is part of the test extras")
+
+DASK = str(Path(sys.executable).with_name("dask"))
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    return generate_case(tmp_path_factory.mktemp("case"), n_ops=120, seed=9, graph_text=False)
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory):
+    """A `dask scheduler` on a free loopback port; its address."""
+    folder = tmp_path_factory.mktemp("scheduler")
+    found = folder / "scheduler.json"
+    command = [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
+    with _running([*command, "--scheduler-file", str(found)], folder / "log") as process:
+        yield json.loads(_appears(found, process).read_text())["address"]
+
+
+@contextmanager
+def _running(command: list[str], log: Path, env: dict | None = None, cwd: str = "/"):
+    """``command`` in its own session, stopped with its whole group at the end."""
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(
+            command, stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=cwd,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        yield process
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _appears(path: Path, process: subprocess.Popen) -> Path:
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert process.poll() is None, f"{process.args[:2]} ended with {process.returncode}"
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.1)
+    return path
+
+
+@contextmanager
+def workers(address: str, tmp_path: Path, prefix: list[str] = (), env: dict | None = None):
+    """Two single-threaded `dask worker` processes on ``address`` (``prefix``: a command the
+    worker runs under), waited for until the scheduler lists both; they stop at the end."""
+    from distributed import Client
+
+    command = [*prefix, DASK, "worker", address, "--nthreads", "1", "--nworkers", "2"]
+    command += ["--no-dashboard", "--memory-limit", "1GiB"]
+    with _running(command, tmp_path / "workers.log", env) as process, Client(address) as client:
+        deadline = time.monotonic() + 60
+        while len(client.scheduler_info()["workers"]) < 2:
+            log = (tmp_path / "workers.log").read_text(errors="replace")
+            assert process.poll() is None, log
+            assert time.monotonic() < deadline, log
+            time.sleep(0.1)
+        yield
+        client.retire_workers()
+
+
+def run(case, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    command = compare_command(case, out, "--no-progress", *extra)
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+
+
+def assert_refused(done: subprocess.CompletedProcess, out: Path, *said: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    for text in said:
+        assert text in done.stderr, done.stderr
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_external_workers_write_the_same_bytes_as_one_process(case, scheduler, tmp_path):
+    single = run(case, tmp_path / "one" / "out", "--workers", "1")
+    with workers(scheduler, tmp_path):
+        cluster = run(case, tmp_path / "dask" / "out", "--scheduler", scheduler)
+    assert single.returncode == 1, single.stderr
+    assert cluster.returncode == single.returncode, cluster.stderr
+    one, two = outputs(tmp_path / "one" / "out"), outputs(tmp_path / "dask" / "out")
+    assert sorted(one) == ["csv", "report.html", "summary.json"]
+    assert one == two
+    one_out = SPENT.sub(r"replayed (\1) in T s", single.stdout.replace("/one/", "/dask/"))
+    two_out = SPENT.sub(r"replayed (\1) in T s", cluster.stdout)
+    assert STAMP.sub(b"", one_out.encode()) == STAMP.sub(b"", two_out.encode())
+
+
+@pytest.mark.slow
+def test_a_worker_with_another_fusion_switch_is_a_clear_error(case, scheduler, tmp_path):
+    """It failed with "internal error: ... Can't get attribute" where the chunks' code was
+    not the same; a worker now names its version and the run stops before writing."""
+    import fusion_switch
+
+    other = tmp_path / "other"
+    shutil.copytree(Path(fusion_switch.__file__).parent, other / "fusion_switch")
+    init = other / "fusion_switch" / "__init__.py"
+    init.write_text(init.read_text().replace(fusion_switch.__version__, "0.0.9"))
+    env = {**os.environ, "PYTHONPATH": str(other)}
+    with workers(scheduler, tmp_path, env=env):
+        done = run(case, tmp_path / "out", "--scheduler", scheduler)
+    assert_refused(
+        done,
+        tmp_path / "out",
+        f"--scheduler {scheduler}: Dask worker tcp://",
+        f"has fusion-switch 0.0.9, this machine {fusion_switch.__version__}",
+        "install the same version on every host",
+    )
+
+
+def _can_hide(folder: Path) -> bool:
+    probe = ["unshare", "--map-root-user", "--mount", "sh", "-c"]
+    probe += [f"mount -t tmpfs none {folder} && test ! -e {folder}/fusion_on"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.slow
+def test_a_worker_that_does_not_see_the_dumps_is_a_clear_error(case, scheduler, tmp_path):
+    """A host that never mounted the shared storage: its workers read no file, and the run
+    wrote a CSV of failed rows, told the user to dump every file again ("skipped a bad dump
+    file ... No such file or directory", 738 times on a 1,500-op case) and still gave a
+    verdict; now it stops, naming the worker, the host and a file, with nothing written."""
+    if not _can_hide(case.root):
+        pytest.skip("this machine cannot make a mount namespace (unshare) to hide the dumps in")
+    hide = ["unshare", "--map-root-user", "--mount", "sh", "-c"]
+    hide += [f'mount -t tmpfs none {case.root} && exec "$0" "$@"']
+    with workers(scheduler, tmp_path, prefix=hide):
+        done = run(case, tmp_path / "out", "--scheduler", scheduler)
+    assert_refused(
+        done,
+        tmp_path / "out",
+        "does not see the dump files this machine sees: -m ",
+        "bytes here, missing there",
+        "put the dump folders on storage every worker mounts under the same path",
+    )
+    assert "skipped a bad dump file" not in done.stderr
+
+
+class _Answers:
+    """A Dask client whose workers answer ``client.run`` with what the test gives."""
+
+    def __init__(self, version, sizes) -> None:
+        self.version, self.sizes = version, sizes
+
+    def run(self, function, *args, on_error="raise"):
+        assert on_error == "return"  # one worker's failure is reported, not raised
+        if args == ("fusion_switch:__version__",):
+            return {"tcp://10.0.0.7:4000": self.version}
+        return {"tcp://10.0.0.7:4000": self.sizes(args[0])}
+
+
+def test_a_worker_that_cannot_run_our_code_is_named(case, tmp_path):
+    """The same version number with other code (a worker started before an upgrade in place):
+    the check's own function cannot be found there. And sizes: equal pass, one differing
+    byte is named."""
+    from fusion_switch import __version__
+    from fusion_switch.compare.discover import CompareRequest, discover
+    from fusion_switch.compare.engine import pair
+
+    request = CompareRequest(
+        case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path / "out"
+    )
+    ctx = pair(discover(request)).job
+    stale = AttributeError("Can't get attribute '_sizes_seen'")
+    with pytest.raises(SchedulerError) as raised:
+        runners._check_workers_see_the_dumps(_Answers(__version__, lambda _: stale), ctx, "X")
+    said = str(raised.value)
+    assert "Dask worker tcp://10.0.0.7:4000 cannot run this fusion-switch's code" in said
+    assert "restart the workers" in said
+    seen = runners._sizes_seen  # what a worker that sees the same files answers: no error
+    runners._check_workers_see_the_dumps(_Answers(__version__, seen), ctx, "X")
+
+    def shorter(paths):
+        host, sizes = seen(paths)
+        return host, [sizes[0] - 1, *sizes[1:]]
+
+    with pytest.raises(SchedulerError, match=r"is [\d,]+ bytes here, [\d,]+ bytes there"):
+        runners._check_workers_see_the_dumps(_Answers(__version__, shorter), ctx, "X")
