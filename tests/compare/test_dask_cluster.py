@@ -215,3 +215,54 @@ def test_a_worker_that_cannot_run_our_code_is_named(case, tmp_path):
 
     with pytest.raises(SchedulerError, match=r"is [\d,]+ bytes here, [\d,]+ bytes there"):
         runners._check_workers_see_the_dumps(_Answers(__version__, shorter), ctx, "X")
+
+
+class _Arriving:
+    """A Dask client whose scheduler has no worker until the ``arrives``-th time it is asked."""
+
+    def __init__(self, arrives: int | None) -> None:
+        self.arrives, self.asked = arrives, 0
+
+    def nthreads(self):
+        self.asked += 1
+        there = self.arrives is not None and self.asked >= self.arrives
+        return {"tcp://10.0.0.7:4000": 1} if there else {}
+
+
+def test_a_scheduler_without_workers_is_a_clear_error(monkeypatch):
+    """The scatter waited 10 s for a worker and failed as "internal error: TimeoutError: No
+    valid workers found"; the wait is now ours, and says what to start."""
+    import threading
+
+    from fusion_switch.compare.runners import CompareCancelled
+
+    monkeypatch.setattr(runners, "_WORKERS_AWAITED_SECONDS", 0.3)
+    with pytest.raises(SchedulerError) as raised:
+        runners._wait_for_a_worker(_Arriving(None), "tcp://h:8786", None)
+    said = str(raised.value)
+    assert "--scheduler tcp://h:8786: the scheduler has no workers" in said
+    assert "dask worker tcp://h:8786" in said
+    late = _Arriving(3)  # a worker that joins while we wait is taken
+    runners._wait_for_a_worker(late, "tcp://h:8786", None)
+    assert late.asked == 3
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(CompareCancelled):
+        runners._wait_for_a_worker(_Arriving(None), "tcp://h:8786", cancel)
+
+
+@pytest.mark.slow
+def test_workers_started_after_the_compare_are_waited_for(case, scheduler, tmp_path):
+    out = tmp_path / "out"
+    command = compare_command(case, out, "--no-progress", "--scheduler", scheduler)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)
+        with workers(scheduler, tmp_path):
+            stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 1, stderr
+    assert "compared" in stdout and "no workers" not in stderr

@@ -295,10 +295,13 @@ def run_dask(
 
         lost = (CancelledError, KilledWorker, CommClosedError)
         try:  # a worker restarted while the context is sent to it closes the stream
-            if scheduler != "local":  # on other hosts: do they see our dump files?
+            if scheduler != "local":  # on other hosts: are they there, do they see our dumps?
+                _wait_for_a_worker(client, scheduler, cancel)
                 _check_workers_see_the_dumps(client, ctx, scheduler)
             shared = _scattered(client, ctx, cancel)
         except lost as error:
+            raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
+        except TimeoutError as error:  # every worker left while the context was sent
             raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
         except KeyError as error:
             if not _names_a_worker(error):
@@ -322,6 +325,25 @@ def run_dask(
                 yield result
         finally:
             client.cancel(futures)
+
+
+_WORKERS_AWAITED_SECONDS = 10.0  # as long as the connection to the scheduler may take
+
+
+def _wait_for_a_worker(client, scheduler: str, cancel) -> None:
+    """SchedulerError when the scheduler has no worker within ``_WORKERS_AWAITED_SECONDS``:
+    the scatter waited that long for one and failed as "internal error: TimeoutError: No
+    valid workers found" (a review of the cluster set-up, issue 16)."""
+    deadline = time.monotonic() + _WORKERS_AWAITED_SECONDS
+    while not client.nthreads():  # asked of the scheduler each time, not cached
+        _check(cancel)
+        if time.monotonic() > deadline:
+            raise SchedulerError(
+                f"--scheduler {scheduler}: the scheduler has no workers (waited "
+                f"{_WORKERS_AWAITED_SECONDS:.0f} s): start them on the hosts that see the "
+                f'dumps, dask worker {scheduler} (README, "Comparing on a cluster")'
+            )
+        time.sleep(_POLL_SECONDS)
 
 
 _SAMPLED_FILES = 16  # per side: a few stats on each worker, even over a network file system
