@@ -76,16 +76,24 @@ def _appears(path: Path, process: subprocess.Popen) -> Path:
 
 
 @contextmanager
-def workers(address: str, tmp_path: Path, prefix: list[str] = (), env: dict | None = None):
-    """Two single-threaded `dask worker` processes on ``address`` (``prefix``: a command the
-    worker runs under), waited for until the scheduler lists both; they stop at the end."""
+def workers(
+    address: str,
+    tmp_path: Path,
+    prefix: list[str] = (),
+    env: dict | None = None,
+    processes: int = 2,
+    threads: int = 1,
+):
+    """``processes`` `dask worker` processes of ``threads`` threads on ``address`` (``prefix``:
+    a command the worker runs under), waited for until the scheduler lists them all; they stop
+    at the end."""
     from distributed import Client
 
-    command = [*prefix, DASK, "worker", address, "--nthreads", "1", "--nworkers", "2"]
-    command += ["--no-dashboard", "--memory-limit", "1GiB"]
+    command = [*prefix, DASK, "worker", address, "--nthreads", str(threads)]
+    command += ["--nworkers", str(processes), "--no-dashboard", "--memory-limit", "1GiB"]
     with _running(command, tmp_path / "workers.log", env) as process, Client(address) as client:
         deadline = time.monotonic() + 60
-        while len(client.scheduler_info()["workers"]) < 2:
+        while len(client.scheduler_info()["workers"]) < processes:
             log = (tmp_path / "workers.log").read_text(errors="replace")
             assert process.poll() is None, log
             assert time.monotonic() < deadline, log
@@ -108,9 +116,15 @@ def assert_refused(done: subprocess.CompletedProcess, out: Path, *said: str) -> 
 
 
 @pytest.mark.slow
-def test_external_workers_write_the_same_bytes_as_one_process(case, scheduler, tmp_path):
+@pytest.mark.parametrize(
+    ("processes", "threads"),
+    [(2, 1), (1, 4)],  # README's set-up; and dask worker's default, threads sharing a process
+)
+def test_external_workers_write_the_same_bytes_as_one_process(
+    case, scheduler, tmp_path, processes, threads
+):
     single = run(case, tmp_path / "one" / "out", "--workers", "1")
-    with workers(scheduler, tmp_path):
+    with workers(scheduler, tmp_path, processes=processes, threads=threads):
         cluster = run(case, tmp_path / "dask" / "out", "--scheduler", scheduler)
     assert single.returncode == 1, single.stderr
     assert cluster.returncode == single.returncode, cluster.stderr

@@ -7,6 +7,8 @@ kernel's), so its results are the same bits, only faster. Only for non-empty flo
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .cells import MetricResult
@@ -23,17 +25,12 @@ from .reference import (
 Vec = np.ndarray  # a flat float32 vector (inputs and scratch buffers)
 
 
-_WIDE = [np.empty(0, dtype=np.float64)]
-
-
 def mean_std_fast(values: np.ndarray) -> tuple[float, float]:
     """The same two numbers as :func:`.reference.mean_std64` for a non-empty float32 vector,
     computed with the ufunc calls numpy's ``_var`` makes (same reductions, so the same bits)
     minus its Python overhead, in a reused float64 buffer."""
     n = values.size
-    if _WIDE[0].size < n:
-        _WIDE[0] = np.empty(n, dtype=np.float64)
-    wide = _WIDE[0][:n]
+    wide = SCRATCH.wide(n)
     total = np.add.reduce(values, dtype=np.float64)
     mean = total / np.intp(n)
     np.subtract(values, mean, out=wide)
@@ -42,11 +39,15 @@ def mean_std_fast(values: np.ndarray) -> tuple[float, float]:
     return float(mean), float(np.sqrt(variance))
 
 
-class _Scratch:
-    """Per-process float32 work buffers, grown on demand and reused across tensors."""
+class _Scratch(threading.local):
+    """Work buffers, grown on demand and reused across tensors: float32 ones, and the float64
+    one of the mean and std. Each thread has its own: a Dask worker with several threads
+    compares chunks side by side in one process, and buffers shared by the process gave
+    wrong metrics in 40-180 of 3,000 rows (a review of the cluster set-up, issue 16)."""
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # run again in each thread that uses it
         self._buffers: list[np.ndarray] = []
+        self._wide = np.empty(0, dtype=np.float64)
 
     def get(self, count: int, n: int) -> list[np.ndarray]:
         if len(self._buffers) < count or self._buffers[0].size < n:
@@ -61,16 +62,22 @@ class _Scratch:
             return buffers[0][:n]
         return self.get(1, n)[0]
 
+    def wide(self, n: int) -> np.ndarray:
+        """``n`` float64 elements (:func:`mean_std_fast`)."""
+        if self._wide.size < n:
+            self._wide = np.empty(n, dtype=np.float64)
+        return self._wide[:n]
+
     def held_bytes(self) -> int:
         """Bytes of the work buffers kept (these and the float64 one of the mean and std)."""
-        return sum(b.nbytes for b in self._buffers) + _WIDE[0].nbytes
+        return sum(b.nbytes for b in self._buffers) + self._wide.nbytes
 
     def release_if_larger(self, limit: int) -> None:
         """Drop buffers bigger than ``limit`` elements so one huge tensor does not pin memory."""
         if self._buffers and self._buffers[0].size > limit:
             self._buffers = []
-        if _WIDE[0].size > limit:
-            _WIDE[0] = np.empty(0, dtype=np.float64)
+        if self._wide.size > limit:
+            self._wide = np.empty(0, dtype=np.float64)
 
 
 SCRATCH = _Scratch()
