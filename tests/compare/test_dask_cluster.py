@@ -280,3 +280,22 @@ def test_workers_started_after_the_compare_are_waited_for(case, scheduler, tmp_p
             process.communicate()
     assert process.returncode == 1, stderr
     assert "compared" in stdout and "no workers" not in stderr
+
+
+def test_a_memory_budget_with_a_scheduler_address_says_it_is_not_applied(case, tmp_path):
+    """--memory-budget bounds this machine's processes and a LocalCluster's workers; with a
+    scheduler's address it bounded nothing, and the run took it without a word."""
+    from fusion_switch.compare.discover import CompareRequest, discover
+    from fusion_switch.compare.engine import pair
+
+    def notes(scheduler: str | None) -> list[str]:
+        request = CompareRequest(
+            case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path / "out",
+            scheduler=scheduler, memory_budget=300 << 20,
+        )  # fmt: skip
+        return [n for n in pair(discover(request)).notes if "--memory-budget" in n]
+
+    (said,) = notes("tcp://10.0.0.7:8786")
+    assert said.startswith("--memory-budget is not applied with --scheduler tcp://10.0.0.7:8786")
+    assert "dask worker --memory-limit" in said
+    assert notes("local") == [] and notes(None) == []

@@ -205,6 +205,12 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
         workers = _workers_within(
             request.memory_budget, reserved, workers, inputs, job, groups, notes
         )
+    elif request.memory_budget and request.scheduler != "local":
+        # it was taken without a word, as if it bounded the cluster (a review, issue 16)
+        notes.append(
+            f"--memory-budget is not applied with --scheduler {request.scheduler}: its workers "
+            "keep to their own dask worker --memory-limit, and the replay here to no limit"
+        )
     return Plan(
         inputs=inputs,
         job=job,
