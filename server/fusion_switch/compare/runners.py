@@ -360,10 +360,11 @@ def _check_workers_see_the_dumps(client, ctx: JobContext, scheduler: str) -> Non
       path are missing files too. Workers that join after this check are not checked."""
     import pkgutil
 
-    from .. import __version__ as here
-
-    # the standard library's function, not ours: a worker without this code answers too
-    versions = client.run(pkgutil.resolve_name, "fusion_switch:__version__", on_error="return")
+    # the standard library's function, not ours: a worker without this code answers too;
+    # asked here the same way, so both sides read the version as the package states it
+    version = "fusion_switch:__version__"
+    here = pkgutil.resolve_name(version)
+    versions = client.run(pkgutil.resolve_name, version, on_error="return")
     for address, version in sorted(versions.items()):
         if version != here:
             found = f"fusion-switch {version}" if isinstance(version, str) else "no fusion-switch"
