@@ -254,6 +254,26 @@ def test_an_unnamed_file_that_cannot_be_linked_is_copied_to_its_name(tmp_path, m
     assert [p.name for p in path.parent.iterdir()] == [path.name]
 
 
+def test_a_copy_that_fails_leaves_nothing_behind(tmp_path, monkeypatch):
+    """The copy of an unnamed file that /proc cannot link, cut short (a full disk): neither
+    the result nor half a copy under the temporary name is left."""
+    import errno
+    import shutil
+
+    def no_link(*args, **kwargs):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    def full(source, target):
+        target.write(source.read(10))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(result_csv.os, "link", no_link)
+    monkeypatch.setattr(shutil, "copyfileobj", full)
+    with pytest.raises(OSError, match="No space"):
+        write_result_csv(tmp_path, [tensor_row()], ["CosineSimilarity"])
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_error_leaves_nothing_behind(tmp_path, temporaries):
     with pytest.raises(RuntimeError), ResultCsvWriter(tmp_path, ["CosineSimilarity"]) as writer:
         writer.write([tensor_row()])

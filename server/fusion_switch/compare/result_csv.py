@@ -130,7 +130,12 @@ def _give_name(handle, path: Path) -> None:
         os.close(folder)
     os.lseek(fd, 0, os.SEEK_SET)
     with open(fd, "rb", closefd=False) as unnamed, _open_exclusive(path, "wb") as named:
-        shutil.copyfileobj(unnamed, named)
+        try:
+            shutil.copyfileobj(unnamed, named)
+        except BaseException:  # a full disk, an interrupt: not half a copy under our name
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
 
 
 def result_file_name(now: float | None = None) -> str:
