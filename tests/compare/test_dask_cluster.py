@@ -216,19 +216,19 @@ def test_a_worker_that_cannot_run_our_code_is_named(case, tmp_path):
     ctx = pair(discover(request)).job
     stale = AttributeError("Can't get attribute '_sizes_seen'")
     with pytest.raises(SchedulerError) as raised:
-        runners._check_workers_see_the_dumps(_Answers(__version__, lambda _: stale), ctx, "X")
+        runners._check_the_workers(_Answers(__version__, lambda _: stale), ctx, "X")
     said = str(raised.value)
     assert "Dask worker tcp://10.0.0.7:4000 cannot run this fusion-switch's code" in said
     assert "restart the workers" in said
     seen = runners._sizes_seen  # what a worker that sees the same files answers: no error
-    runners._check_workers_see_the_dumps(_Answers(__version__, seen), ctx, "X")
+    runners._check_the_workers(_Answers(__version__, seen), ctx, "X")
 
     def shorter(paths):
         host, sizes = seen(paths)
         return host, [sizes[0] - 1, *sizes[1:]]
 
     with pytest.raises(SchedulerError, match=r"is [\d,]+ bytes here, [\d,]+ bytes there"):
-        runners._check_workers_see_the_dumps(_Answers(__version__, shorter), ctx, "X")
+        runners._check_the_workers(_Answers(__version__, shorter), ctx, "X")
 
 
 class _Arriving:

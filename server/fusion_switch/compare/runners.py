@@ -297,7 +297,7 @@ def run_dask(
         try:  # a worker restarted while the context is sent to it closes the stream
             if scheduler != "local":  # on other hosts: are they there, do they see our dumps?
                 _wait_for_a_worker(client, scheduler, cancel)
-                _check_workers_see_the_dumps(client, ctx, scheduler)
+                _check_the_workers(client, ctx, scheduler)
             shared = _scattered(client, ctx, cancel)
         except lost as error:
             raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
@@ -349,7 +349,7 @@ def _wait_for_a_worker(client, scheduler: str, cancel) -> None:
 _SAMPLED_FILES = 16  # per side: a few stats on each worker, even over a network file system
 
 
-def _check_workers_see_the_dumps(client, ctx: JobContext, scheduler: str) -> None:
+def _check_the_workers(client, ctx: JobContext, scheduler: str) -> None:
     """SchedulerError unless every worker runs this fusion-switch and finds a sample of the
     job's dump files where this machine does, at the same sizes (a review of the documented
     cluster set-up, issue 16):
@@ -362,12 +362,12 @@ def _check_workers_see_the_dumps(client, ctx: JobContext, scheduler: str) -> Non
 
     # the standard library's function, not ours: a worker without this code answers too;
     # asked here the same way, so both sides read the version as the package states it
-    version = "fusion_switch:__version__"
-    here = pkgutil.resolve_name(version)
-    versions = client.run(pkgutil.resolve_name, version, on_error="return")
-    for address, version in sorted(versions.items()):
-        if version != here:
-            found = f"fusion-switch {version}" if isinstance(version, str) else "no fusion-switch"
+    spec = "fusion_switch:__version__"
+    here = pkgutil.resolve_name(spec)
+    versions = client.run(pkgutil.resolve_name, spec, on_error="return")
+    for address, theirs in sorted(versions.items()):
+        if theirs != here:
+            found = f"fusion-switch {theirs}" if isinstance(theirs, str) else "no fusion-switch"
             raise SchedulerError(
                 f"--scheduler {scheduler}: Dask worker {address} has {found}, this machine "
                 f"{here}: install the same version on every host (README, "
