@@ -375,6 +375,54 @@ def test_a_terminals_ctrl_c_stops_ranks_side_by_side_cleanly(tree, tmp_path):
     assert left == [], text
 
 
+_SLOW_RANK_START = """
+import os, time
+if "FUSION_SWITCH_RANK_PARENT" in os.environ:  # a rank's process, still starting
+    open(os.path.join(os.environ["RANK_STARTS"], str(os.getpid())), "w").close()
+    time.sleep(1.5)
+"""
+
+
+def test_a_ctrl_c_while_the_ranks_still_start_stops_them_cleanly(tree, tmp_path):
+    """A terminal's Ctrl-C while a rank's interpreter still starts, before any handler of
+    ours: the rank printed a KeyboardInterrupt traceback from importlib (a kill stress). The
+    ranks are born with Ctrl-C blocked and take it once they can: here, a rank process still
+    in Python's start-up (sitecustomize slows it down) when the group gets SIGINT."""
+    site, starts = tmp_path / "site", tmp_path / "starts"
+    site.mkdir()
+    starts.mkdir()
+    (site / "sitecustomize.py").write_text(_SLOW_RANK_START)
+    env = dict(os.environ, PYTHONPATH=f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    env["RANK_STARTS"] = str(starts)
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        command(tree, out, "--workers", "3"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(starts.iterdir())) < len(RANKS):
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.02)
+        os.killpg(process.pid, signal.SIGINT)  # every rank is inside its start-up's sleep
+        said = process.stderr.read()
+        status = process.wait(60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        process.stderr.close()
+    assert status == 130, said
+    assert "Traceback" not in said and "KeyboardInterrupt" not in said, said
+    assert "Error in sitecustomize" not in said, said
+    left = sorted(str(p) for p in out.rglob("*") if p.is_file()) if out.exists() else []
+    assert left == [], said
+
+
 class _Holder:
     pass
 

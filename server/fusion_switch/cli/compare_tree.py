@@ -436,6 +436,10 @@ def ranks_in_parallel(
         if stopping.is_set():
             return _rank_result(label, ns, 130, {})
         with tempfile.TemporaryFile() as stdout:
+            if hasattr(signal, "pthread_sigmask"):  # this pool thread's: see below
+                # the rank is born with Ctrl-C blocked, and takes it once it can handle it
+                # (die_with_rank_parent); the Ctrl-C is this process's main thread's either way
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             with lock:
                 child = subprocess.Popen(
                     rank_command(args, ns, workers, budget),
@@ -550,12 +554,19 @@ class _RankTally:
 
 def die_with_rank_parent() -> None:
     """In a rank's process (see :func:`ranks_in_parallel`): get SIGTERM, handled as Ctrl-C so
-    that the temporary files go, when the ``--rank all`` process ends, even by SIGKILL."""
+    that the temporary files go, when the ``--rank all`` process ends, even by SIGKILL. And
+    take Ctrl-C from here on: the process was born with it blocked, so that a terminal's
+    Ctrl-C during its imports, before any handler, waits until now (it printed a
+    KeyboardInterrupt traceback from importlib; a kill stress, issue 16)."""
     parent = os.environ.pop(PARENT_VARIABLE, None)
-    if not parent or not sys.platform.startswith("linux"):
+    if not parent:
         return
     import signal
 
+    if hasattr(signal, "pthread_sigmask"):  # one held back is raised here: exit 130, said so
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if not sys.platform.startswith("linux"):
+        return
     from ..compare.parent_death import arm_parent_death_signal
 
     arm_parent_death_signal(signal.SIGTERM)
