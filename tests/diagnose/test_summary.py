@@ -96,6 +96,48 @@ def test_atomic_write_keeps_the_old_file_when_interrupted(tmp_path, monkeypatch)
     assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
 
 
+def test_a_ctrl_c_between_the_reports_rename_and_the_summarys_splits_no_run(
+    outputs, tmp_path, monkeypatch
+):
+    """The report is renamed into place first, then summary.json. A Ctrl-C that landed
+    between the two left this run's report.html beside an earlier run's summary.json (a kill
+    stress, issue 16); it now takes effect once both are in place."""
+    import signal
+
+    _, outcome, _ = outputs
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text('{"verdict": "an earlier run"}')
+    (out / "report.html").write_text("an earlier run")
+    real = os.replace
+
+    def then_ctrl_c(src, dst):
+        real(src, dst)
+        if str(dst).endswith("report.html"):
+            signal.raise_signal(signal.SIGINT)  # Python runs its handler at once, here
+
+    monkeypatch.setattr(summary_module.os, "replace", then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        write_outputs(outcome, out)
+    written = json.loads((out / "summary.json").read_text())
+    assert written["verdict"] != "an earlier run", "summary.json is an earlier run's"
+    assert written["verdict"] in (out / "report.html").read_text()
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "summary.json"]
+
+
+def test_signals_deferred_runs_the_handler_once_the_block_is_done():
+    import signal
+
+    from fusion_switch.readers.signals_held import signals_deferred
+
+    steps = []
+    with pytest.raises(KeyboardInterrupt), signals_deferred():
+        signal.raise_signal(signal.SIGINT)
+        steps.append("after the signal")
+    assert steps == ["after the signal"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_summary_json_is_compact_utf8_that_reads_back_the_same(tmp_path):
     data = {
         "ops": [

@@ -31,7 +31,7 @@ from typing import Any
 
 from .. import __version__
 from ..readers.collector import collector_paused, leave_to_exit
-from ..readers.signals_held import signals_held
+from ..readers.signals_held import signals_deferred, signals_held
 
 with signals_held():  # msgspec crashed when Ctrl-C landed in its import (readers.signals_held)
     import msgspec
@@ -56,22 +56,48 @@ def write_text_atomic(path: str | os.PathLike, text: str | bytes) -> Path:
     """Write ``text`` (UTF-8 bytes as they are) to ``path`` through a temporary file in the same
     folder and a rename. What UTF-8 cannot hold, a lone surrogate (a file name with a byte that
     is not UTF-8, as Python reads it), is written as its escape, ``\\udce9``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    data = text if isinstance(text, bytes) else text.encode("utf-8", "backslashreplace")
-    try:
-        with open(tmp, "xb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    (path,) = write_together([(path, text)])
     return path
 
 
+def write_together(files: Sequence[tuple[str | os.PathLike, str | bytes]]) -> list[Path]:
+    """Write each ``(path, text)`` as :func:`write_text_atomic` does, all of them or none: every
+    text goes to its temporary file first, then the renames follow one another, in order, with
+    Ctrl-C and SIGTERM deferred until the last is done. An interrupt between two of them left
+    this run's report.html beside an earlier run's summary.json (a kill stress, issue 16)."""
+    aside: list[tuple[Path, Path]] = []
+    try:
+        for path, text in files:
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+            data = text if isinstance(text, bytes) else text.encode("utf-8", "backslashreplace")
+            with open(tmp, "xb") as handle:
+                aside.append((tmp, path))
+                handle.write(data)
+        with signals_deferred():
+            while aside:
+                tmp, path = aside[0]
+                os.replace(tmp, path)
+                aside.pop(0)
+    except BaseException:
+        for tmp, _ in aside:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    return [Path(path) for path, _ in files]
+
+
 _JSON_ENCODER = msgspec.json.Encoder()
+
+
+def json_bytes(data: Any) -> bytes:
+    """``data`` as :func:`write_json_atomic` writes it."""
+    try:
+        encoded = _JSON_ENCODER.encode(data)
+    except UnicodeEncodeError:  # a lone surrogate: a path with a byte that is not UTF-8
+        encoded = _escaped_json(data)
+    return encoded + b"\n"
 
 
 def write_json_atomic(path: str | os.PathLike, data: Any) -> Path:
@@ -80,11 +106,7 @@ def write_json_atomic(path: str | os.PathLike, data: Any) -> Path:
     round-trip texts as Python's (``4.66e-7`` where ``json`` wrote ``4.66e-07``); a NaN or an
     infinity becomes ``null``, the summary's own spelling of a missing number
     (:func:`.attribution.json_number` maps them before, so none reaches it)."""
-    try:
-        encoded = _JSON_ENCODER.encode(data)
-    except UnicodeEncodeError:  # a lone surrogate: a path with a byte that is not UTF-8
-        encoded = _escaped_json(data)
-    return write_text_atomic(path, encoded + b"\n")
+    return write_text_atomic(path, json_bytes(data))
 
 
 def _escaped_json(data: Any) -> bytes:
@@ -558,9 +580,8 @@ def _write_outputs(
         notes=notes,
         evidence_missing=missing,
     )
-    # the report first: summary.json appearing means the run is complete
-    write_text_atomic(report_path, render_report(summary))
-    write_json_atomic(summary_path, summary)
+    # the report first: summary.json appearing means the run is complete; both or neither
+    write_together([(report_path, render_report(summary)), (summary_path, json_bytes(summary))])
     outputs = Outputs(summary, summary_path, report_path, attribution)
     leave_to_exit(outcome, outputs)  # only when the process exits without freeing them
     return outputs

@@ -1,4 +1,5 @@
-"""Hold Ctrl-C and SIGTERM back while msgspec loads and builds its codecs.
+"""Hold Ctrl-C and SIGTERM back: while msgspec loads and builds its codecs, and between steps
+that must not be split (:func:`signals_deferred`).
 
 msgspec (0.23) does not survive a KeyboardInterrupt raised inside its C code: one landing in
 ``import msgspec`` can be swallowed by its module set-up and leave it half-initialised, and the
@@ -28,3 +29,31 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Run the SIGINT and SIGTERM handlers only after the block, in the main thread, as they
+    would have run in it: for a few steps that must happen together (two renames), where a
+    blocked mask is not enough, as another thread of the process may take the signal and have
+    Python run the handler in the main thread all the same. Elsewhere than the main thread,
+    the block runs as it is (Python gives signal handlers to the main thread only)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    previous = {held: signal.signal(held, lambda signum, _: noted.append(signum))
+                for held in sorted(HELD_SIGNALS)}  # fmt: skip
+    try:
+        yield
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler)
+        if noted:
+            handler = previous[noted[0]]
+            if callable(handler):
+                handler(noted[0], None)
+            elif handler == signal.SIG_DFL:  # as the signal would have: end the process
+                signal.raise_signal(noted[0])
