@@ -9,6 +9,7 @@ mounted the shared storage)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -300,3 +301,59 @@ def test_a_memory_budget_with_a_scheduler_address_says_it_is_not_applied(case, t
     assert said.startswith("--memory-budget is not applied with --scheduler tcp://10.0.0.7:8786:")
     assert "dask worker --memory-limit" in said
     assert notes("local") == [] and notes(None) == []
+
+
+class _Finished:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def done(self) -> bool:
+        return True
+
+    def result(self):
+        raise self.error
+
+
+def test_a_worker_that_joins_later_without_the_dumps_stops_the_run(case, tmp_path, monkeypatch):
+    """The check before the first chunk asks the workers there at the time; a worker that
+    joins later on a host without the storage read no file, and its chunks were rows of
+    failed reads. Its chunk now fails, and the run stops naming the host and the folder."""
+    import contextlib
+
+    from fusion_switch.compare.discover import CompareRequest, discover
+    from fusion_switch.compare.engine import pair
+
+    request = CompareRequest(
+        case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path / "out"
+    )
+    plan = pair(discover(request))
+    unseen = plan.job.left.path.parent / "not-mounted-here"
+    blind = copy.copy(plan.job)
+    blind.left = copy.copy(plan.job.left)
+    blind.left.path = unseen
+    with pytest.raises(runners.DumpsNotSeen, match=f"does not see -m {unseen}"):
+        runners._dask_chunk(blind, 0, plan.chunks[0])
+    assert runners._dask_chunk(plan.job, 0, plan.chunks[0]).rows  # where it does see them
+
+    class Client:
+        def scatter(self, data, broadcast=False):
+            return data
+
+        def submit(self, function, ctx, number, positions, pure=True):
+            try:
+                return _Finished(AssertionError(function(ctx, number, positions)))
+            except Exception as error:  # what Dask hands back from the worker
+                return _Finished(error)
+
+        def cancel(self, futures):
+            pass
+
+    @contextlib.contextmanager
+    def session(scheduler, workers, budget):
+        yield Client()
+
+    monkeypatch.setattr(runners, "dask_session", session)
+    with pytest.raises(SchedulerError) as raised:
+        list(runners.run_dask(blind, plan.chunks, "local"))
+    said = str(raised.value)
+    assert f"does not see -m {unseen}" in said and "put the dump folders on storage" in said

@@ -149,10 +149,23 @@ def _check_pool(cancel, stop) -> None:
 # ----------------------------------------------------------------------------- Dask
 
 
+class DumpsNotSeen(Exception):
+    """Raised by a Dask worker's chunk where the job's dump folders are not there: a worker
+    that joined the scheduler after :func:`_check_the_workers`, on a host without the
+    storage. Its chunk would be rows of failed reads, and wrong."""
+
+
 def _dask_chunk(ctx: JobContext, number: int, positions: list[int]) -> ChunkResult:
     """Dask task: one chunk. The context arrives once per worker (scattered, then cached)."""
     from .workers import GroupComparer, rendered_chunk
 
+    for flag, side in (("-m", ctx.left), ("-g", ctx.right)):
+        if not os.path.isdir(side.path):  # two stats a chunk
+            import socket
+
+            raise DumpsNotSeen(
+                f"Dask worker on host {socket.gethostname()} does not see {flag} {side.path}"
+            )
     return rendered_chunk(GroupComparer(ctx), number, positions)
 
 
@@ -322,6 +335,12 @@ def run_dask(
                     result = future.result()
                 except lost as error:
                     raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
+                except DumpsNotSeen as error:
+                    raise SchedulerError(
+                        f"--scheduler {scheduler}: {error}: put the dump folders on storage "
+                        'every worker mounts under the same path (README, "Comparing on a '
+                        'cluster")'
+                    ) from None
                 yield result
         finally:
             client.cancel(futures)
