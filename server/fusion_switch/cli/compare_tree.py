@@ -423,6 +423,8 @@ def ranks_in_parallel(
     import threading
     from concurrent.futures import ThreadPoolExecutor, wait
 
+    from ..readers.signals_held import signals_held
+
     cores = args.workers or os.cpu_count() or 1
     workers = max(1, cores // slots)
     budget = args.memory_budget // slots if getattr(args, "memory_budget", None) else None
@@ -436,11 +438,9 @@ def ranks_in_parallel(
         if stopping.is_set():
             return _rank_result(label, ns, 130, {})
         with tempfile.TemporaryFile() as stdout:
-            if hasattr(signal, "pthread_sigmask"):  # this pool thread's: see below
-                # the rank is born with Ctrl-C blocked, and takes it once it can handle it
-                # (die_with_rank_parent); the Ctrl-C is this process's main thread's either way
-                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            with lock:
+            # the rank is born with Ctrl-C blocked, and takes it once it can handle it
+            # (die_with_rank_parent); the Ctrl-C is this process's main thread's either way
+            with lock, signals_held(frozenset({signal.SIGINT})):
                 child = subprocess.Popen(
                     rank_command(args, ns, workers, budget),
                     stdout=stdout,

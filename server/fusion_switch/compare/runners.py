@@ -149,6 +149,13 @@ def _check_pool(cancel, stop) -> None:
 # ----------------------------------------------------------------------------- Dask
 
 
+# what to do when a worker does not see the dumps (README, "Comparing on a cluster")
+_SHARE = (
+    "put the dump folders on storage every worker mounts under the same path (README, "
+    '"Comparing on a cluster")'
+)
+
+
 class DumpsNotSeen(Exception):
     """Raised by a Dask worker's chunk where the job's dump folders are not there: a worker
     that joined the scheduler after :func:`_check_the_workers`, on a host without the
@@ -244,19 +251,14 @@ def _workers_born_without_ctrl_c():
     thread nothing changes for it; in the main thread (``--rank all``) it waits until the
     cluster is up, as the cluster's clean-up must anyway."""
     import signal
-
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
     from multiprocessing import resource_tracker
+
+    from ..readers.signals_held import signals_held
 
     # started first: starting it unblocks SIGINT in the thread that does (resource_tracker)
     resource_tracker.ensure_running()
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
+    with signals_held(frozenset({signal.SIGINT})):
         yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 @contextlib.contextmanager
@@ -336,11 +338,7 @@ def run_dask(
                 except lost as error:
                     raise SchedulerError(_lost(scheduler, workers, memory_budget, error)) from None
                 except DumpsNotSeen as error:
-                    raise SchedulerError(
-                        f"--scheduler {scheduler}: {error}: put the dump folders on storage "
-                        'every worker mounts under the same path (README, "Comparing on a '
-                        'cluster")'
-                    ) from None
+                    raise SchedulerError(f"--scheduler {scheduler}: {error}: {_SHARE}") from None
                 yield result
         finally:
             client.cancel(futures)
@@ -417,8 +415,7 @@ def _check_the_workers(client, ctx: JobContext, scheduler: str) -> None:
     raise SchedulerError(
         f"--scheduler {scheduler}: Dask worker {address} on host {host}{more} does not see the "
         f"dump files this machine sees: {flag} {path} is {size:,} bytes here, {view} there; "
-        "put the dump folders on storage every worker mounts under the same path (README, "
-        '"Comparing on a cluster")'
+        f"{_SHARE}"
     )
 
 

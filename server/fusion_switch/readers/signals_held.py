@@ -19,9 +19,13 @@ HELD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 @contextlib.contextmanager
-def signals_held() -> Iterator[None]:
+def signals_held(held: frozenset[int] = HELD_SIGNALS) -> Iterator[None]:
+    """``held`` blocked in this thread for the block. The threads it starts inherit the mask
+    (Python starts them blocked too), and so do the processes started from them, which are
+    born with it: how a ``--scheduler local`` worker or a ``--rank all`` rank is kept from a
+    terminal's Ctrl-C until it can handle one."""
     try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     except (AttributeError, OSError, ValueError):  # no pthread_sigmask on this platform
         yield
         return
