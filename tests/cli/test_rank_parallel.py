@@ -9,6 +9,7 @@ file. `--memory-budget` limits how many ranks run at once."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -341,21 +342,35 @@ def test_sigterm_to_ranks_side_by_side_exits_143(tree, tmp_path):
     assert status == 143, said
 
 
+@contextlib.contextmanager
+def _group(args: list[str], env: dict):
+    """``args`` in a session of its own, stderr read as text; its group is killed at the end
+    if it still runs."""
+    process = subprocess.Popen(
+        args,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        process.stderr.close()
+
+
 def test_a_terminals_ctrl_c_stops_ranks_side_by_side_cleanly(tree, tmp_path):
     """A terminal's Ctrl-C reaches the whole process group, and the `--rank all` process then
     sends SIGTERM to its ranks as well: each rank took that second signal inside its
     clean-up, ended with a traceback or 143, and left its temporary CSV (a kill stress)."""
     out = tmp_path / "out"
-    process = subprocess.Popen(
-        command(tree, out, "--progress", "jsonl", "--workers", "3"),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="1.0"),
-        start_new_session=True,
-    )
+    env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="1.0")
     said = []
-    try:
+    with _group(command(tree, out, "--progress", "jsonl", "--workers", "3"), env) as process:
         for line in process.stderr:
             said.append(line)
             if line.startswith("{") and json.loads(line).get("done", 0) > 0:
@@ -363,11 +378,6 @@ def test_a_terminals_ctrl_c_stops_ranks_side_by_side_cleanly(tree, tmp_path):
                 break
         said += process.stderr.readlines()
         status = process.wait(60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        process.stderr.close()
     text = "".join(line for line in said if not line.startswith("{"))
     assert status == 130, text
     assert "Traceback" not in text and "exit 143" not in text, text
@@ -395,15 +405,7 @@ def test_a_ctrl_c_while_the_ranks_still_start_stops_them_cleanly(tree, tmp_path)
     env = dict(os.environ, PYTHONPATH=f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     env["RANK_STARTS"] = str(starts)
     out = tmp_path / "out"
-    process = subprocess.Popen(
-        command(tree, out, "--workers", "3"),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
-    try:
+    with _group(command(tree, out, "--workers", "3"), env) as process:
         deadline = time.monotonic() + 60
         while len(list(starts.iterdir())) < len(RANKS):
             assert time.monotonic() < deadline and process.poll() is None
@@ -411,11 +413,6 @@ def test_a_ctrl_c_while_the_ranks_still_start_stops_them_cleanly(tree, tmp_path)
         os.killpg(process.pid, signal.SIGINT)  # every rank is inside its start-up's sleep
         said = process.stderr.read()
         status = process.wait(60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        process.stderr.close()
     assert status == 130, said
     assert "Traceback" not in said and "KeyboardInterrupt" not in said, said
     assert "Error in sitecustomize" not in said, said

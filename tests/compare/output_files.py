@@ -21,3 +21,17 @@ def outputs(out: Path) -> dict[str, bytes]:
         )
         for path in out.iterdir()
     }
+
+
+def assert_same_run(single, other, root: Path) -> None:
+    """A run in one process (``single``, outputs under ``root/one/out``) and the same run
+    elsewhere (``other``, under ``root/dask/out``): the same status, the same files byte for
+    byte, and the same stdout but for the paths, the CSV's stamp and the replay's time."""
+    assert single.returncode == 1, single.stderr
+    assert other.returncode == single.returncode, other.stderr
+    one, two = outputs(root / "one" / "out"), outputs(root / "dask" / "out")
+    assert sorted(one) == ["csv", "report.html", "summary.json"]
+    assert one == two
+    one_out = SPENT.sub(r"replayed (\1) in T s", single.stdout.replace("/one/", "/dask/"))
+    two_out = SPENT.sub(r"replayed (\1) in T s", other.stdout)
+    assert STAMP.sub(b"", one_out.encode()) == STAMP.sub(b"", two_out.encode())

@@ -25,7 +25,7 @@ from compare_cli import compare_command
 from fusion_switch.compare import runners
 from fusion_switch.compare.runners import SchedulerError
 from fusion_switch.synth.generator import generate_case
-from output_files import SPENT, STAMP, outputs
+from output_files import assert_same_run
 
 pytest.importorskip("distributed", reason="fusion-switch[dask] is part of the test extras")
 
@@ -127,14 +127,7 @@ def test_external_workers_write_the_same_bytes_as_one_process(
     single = run(case, tmp_path / "one" / "out", "--workers", "1")
     with workers(scheduler, tmp_path, processes=processes, threads=threads):
         cluster = run(case, tmp_path / "dask" / "out", "--scheduler", scheduler)
-    assert single.returncode == 1, single.stderr
-    assert cluster.returncode == single.returncode, cluster.stderr
-    one, two = outputs(tmp_path / "one" / "out"), outputs(tmp_path / "dask" / "out")
-    assert sorted(one) == ["csv", "report.html", "summary.json"]
-    assert one == two
-    one_out = SPENT.sub(r"replayed (\1) in T s", single.stdout.replace("/one/", "/dask/"))
-    two_out = SPENT.sub(r"replayed (\1) in T s", cluster.stdout)
-    assert STAMP.sub(b"", one_out.encode()) == STAMP.sub(b"", two_out.encode())
+    assert_same_run(single, cluster, tmp_path)
 
 
 @pytest.mark.slow

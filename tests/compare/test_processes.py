@@ -86,13 +86,9 @@ def test_workers_exit_when_the_compare_is_killed(case, tmp_path, how):
     assert not [name for name in left if name.startswith("result_")]
 
 
-def test_sigkill_leaves_nothing_in_the_output_folder(case, tmp_path):
-    """The CSV is written unnamed (O_TMPFILE) until complete: SIGKILL, which no clean-up can
-    follow, leaves no temporary file, where it used to leave one until the next run."""
-    out = tmp_path / "out"
-    out.mkdir()
-    assert result_csv._open_unnamed(out) is not None, "this test needs O_TMPFILE (ext4, tmpfs)"
-    process = start(case, out)
+def killed_mid_run(case, out: Path, code: str | None = None) -> None:
+    """:func:`start`, then SIGKILL once a chunk came back; its workers must follow it."""
+    process = start(case, out, code)
     try:
         workers = workers_once_running(process)
         process.kill()
@@ -100,6 +96,15 @@ def test_sigkill_leaves_nothing_in_the_output_folder(case, tmp_path):
         assert_all_gone(workers)
     finally:
         process.stderr.close()
+
+
+def test_sigkill_leaves_nothing_in_the_output_folder(case, tmp_path):
+    """The CSV is written unnamed (O_TMPFILE) until complete: SIGKILL, which no clean-up can
+    follow, leaves no temporary file, where it used to leave one until the next run."""
+    out = tmp_path / "out"
+    out.mkdir()
+    assert result_csv._open_unnamed(out) is not None, "this test needs O_TMPFILE (ext4, tmpfs)"
+    killed_mid_run(case, out)
     assert sorted(p.name for p in out.iterdir()) == []
 
 
@@ -113,14 +118,7 @@ def test_the_next_run_removes_a_killed_runs_temporary_file(case, tmp_path):
     """Where no unnamed file can be made (NFS; forced here), the named temporary file SIGKILL
     leaves is removed by the next run into the same folder."""
     out = tmp_path / "out"
-    process = start(case, out, NAMED_TEMPORARIES)
-    try:
-        workers = workers_once_running(process)
-        process.kill()
-        process.wait(timeout=30)
-        assert_all_gone(workers)
-    finally:
-        process.stderr.close()
+    killed_mid_run(case, out, NAMED_TEMPORARIES)
     stale = [p.name for p in out.iterdir() if p.name.endswith(".part")]
     assert stale, "SIGKILL cannot clean up: a temporary file is expected here"
     again = start(case, out, NAMED_TEMPORARIES)
