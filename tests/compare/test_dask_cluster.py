@@ -350,3 +350,35 @@ def test_a_worker_that_joins_later_without_the_dumps_stops_the_run(case, tmp_pat
         list(runners.run_dask(blind, plan.chunks, "local"))
     said = str(raised.value)
     assert f"does not see -m {unseen}" in said and "put the dump folders on storage" in said
+
+
+def test_a_worker_that_joins_later_with_other_dump_files_stops_the_run(tmp_path, monkeypatch):
+    """A worker that joins after the check, on a host whose storage holds another copy of the
+    dumps (a partial copy, or another run's at the same path): it was checked for the two
+    folders only, and read its files as this run's. It now checks the same sample of files
+    at its first chunk of a job, and only then."""
+    from fusion_switch.compare.discover import CompareRequest, discover
+    from fusion_switch.compare.engine import pair
+
+    case = generate_case(tmp_path / "case", n_ops=40, seed=3, graph_text=False)  # one is cut
+    request = CompareRequest(
+        case.on_dump, case.off_dump, case.on_graph, case.off_graph, tmp_path / "out"
+    )
+    plan = pair(discover(request))
+    flag, path, size = runners._sample_of_dump_files(plan.job)[-1]
+    assert flag == "-g"
+    whole = Path(path).read_bytes()
+    Path(path).write_bytes(whole[:-1])  # the copy on that worker's host was cut short
+    with pytest.raises(runners.DumpsNotSeen) as raised:
+        runners._dask_chunk(plan.job, 0, plan.chunks[0])
+    assert str(raised.value).endswith(
+        f"does not see the dump files this machine sees: -g {path} is {size:,} bytes here, "
+        f"{size - 1:,} bytes there"
+    )
+    Path(path).write_bytes(whole)
+    asked, seen = [], runners._sizes_seen
+    monkeypatch.setattr(runners, "_sizes_seen", lambda paths: asked.append(paths) or seen(paths))
+    monkeypatch.setattr(runners, "_CHECKED_HERE", {})
+    assert runners._dask_chunk(plan.job, 0, plan.chunks[0]).rows
+    assert runners._dask_chunk(plan.job, 1, plan.chunks[1]).rows
+    assert len(asked) == 1  # once per job on a worker: 32 stats, not 32 per chunk

@@ -19,7 +19,9 @@ import logging
 import multiprocessing
 import os
 import sys
+import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -157,9 +159,10 @@ _SHARE = (
 
 
 class DumpsNotSeen(Exception):
-    """Raised by a Dask worker's chunk where the job's dump folders are not there: a worker
-    that joined the scheduler after :func:`_check_the_workers`, on a host without the
-    storage. Its chunk would be rows of failed reads, and wrong."""
+    """Raised by a Dask worker's chunk where the job's dump files are not there as this
+    machine sees them: a worker that joined the scheduler after :func:`_check_the_workers`, on
+    a host without the storage or with other dumps at the same path. Its chunk would be rows of
+    failed reads, or of other tensors, and wrong."""
 
 
 def _dask_chunk(ctx: JobContext, number: int, positions: list[int]) -> ChunkResult:
@@ -173,7 +176,30 @@ def _dask_chunk(ctx: JobContext, number: int, positions: list[int]) -> ChunkResu
             raise DumpsNotSeen(
                 f"Dask worker on host {socket.gethostname()} does not see {flag} {side.path}"
             )
+    _check_here_once(ctx)
     return rendered_chunk(GroupComparer(ctx), number, positions)
+
+
+_CHECKED_HERE: dict[int, bool] = {}  # id() of the job contexts this worker process checked
+_CHECKING = threading.Lock()  # a worker of several threads runs chunks side by side
+
+
+def _check_here_once(ctx: JobContext) -> None:
+    """On a Dask worker, at its first chunk of a job: :func:`_check_the_workers`'s sample of
+    dump files, at the sizes this machine saw. That check asks the workers there before the
+    first chunk; one that joined later was only checked for the two folders, and another
+    run's dumps at the same path (or a partial copy) would have been read as this one's."""
+    key = id(ctx)
+    with _CHECKING:
+        if key in _CHECKED_HERE:
+            return
+        sample = _sample_of_dump_files(ctx)
+        host, sizes = _sizes_seen([path for _, path, _ in sample])
+        unseen = _first_unseen(sample, sizes)
+        if unseen is not None:
+            raise DumpsNotSeen(f"Dask worker on host {host} {unseen}")
+        _CHECKED_HERE[key] = True
+        weakref.finalize(ctx, _CHECKED_HERE.pop, key, None)  # the id may serve a later job
 
 
 def dask_setup(worker) -> None:
@@ -374,7 +400,8 @@ def _check_the_workers(client, ctx: JobContext, scheduler: str) -> None:
       of failed rows, told the user to dump every file again, and still gave a verdict;
     - a worker with another fusion-switch failed the run with "internal error: ... Can't get
       attribute". Dump file names carry the dump's time, so another run's dumps at the same
-      path are missing files too. Workers that join after this check are not checked."""
+      path are missing files too. A worker that joins later checks itself at its first
+      chunk (:func:`_check_here_once`)."""
     import pkgutil
 
     # the standard library's function, not ours: a worker without this code answers too;
@@ -403,20 +430,29 @@ def _check_the_workers(client, ctx: JobContext, scheduler: str) -> None:
                 "fusion-switch on every host and restart the workers"
             )
         host, sizes = answer
-        for (flag, path, size), there in zip(sample, sizes, strict=True):
-            if there != size:
-                differing.append((address, host, flag, path, size, there))
-                break
+        unseen = _first_unseen(sample, sizes)
+        if unseen is not None:
+            differing.append((address, host, unseen))
     if not differing:
         return
-    address, host, flag, path, size, there = differing[0]
-    view = f"{there:,} bytes" if isinstance(there, int) else there
+    address, host, unseen = differing[0]
     more = f" (and {len(differing) - 1} more of the {len(seen)} workers)" if differing[1:] else ""
     raise SchedulerError(
-        f"--scheduler {scheduler}: Dask worker {address} on host {host}{more} does not see the "
-        f"dump files this machine sees: {flag} {path} is {size:,} bytes here, {view} there; "
-        f"{_SHARE}"
+        f"--scheduler {scheduler}: Dask worker {address} on host {host}{more} {unseen}; {_SHARE}"
     )
+
+
+def _first_unseen(sample: list[tuple[str, str, int]], sizes: list[int | str]) -> str | None:
+    """What a worker's answer (:func:`_sizes_seen`) shows first that differs from the sample
+    as this machine sees it, in words; None when it sees the same."""
+    for (flag, path, size), there in zip(sample, sizes, strict=True):
+        if there != size:
+            view = f"{there:,} bytes" if isinstance(there, int) else there
+            return (
+                f"does not see the dump files this machine sees: {flag} {path} is {size:,} "
+                f"bytes here, {view} there"
+            )
+    return None
 
 
 def _sample_of_dump_files(ctx: JobContext) -> list[tuple[str, str, int]]:
