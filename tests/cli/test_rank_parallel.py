@@ -24,6 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 from fusion_switch.cli.compare_tree import Plan, plan_runs, rank_bytes, rank_slots
+from fusion_switch.cli.rank_process import SERVER_BYTES, forked_ranks
 from fusion_switch.synth.generator import generate_case
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compare"))
@@ -149,9 +150,14 @@ def test_ranks_pick_their_graphs_from_a_folder_reading_each_once(tree, tmp_path,
 
 
 def _rank_children(parent: psutil.Process) -> list[psutil.Process]:
-    return [
-        p for p in parent.children() if "--rank" not in p.cmdline() and "compare" in p.cmdline()
-    ]
+    """The ranks' processes: the children of the fork server `--rank all` starts (see
+    cli.rank_process)."""
+    ranks = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        for child in parent.children():
+            if "multiprocessing.forkserver" in " ".join(child.cmdline()):
+                ranks += child.children()
+    return ranks
 
 
 def test_ranks_run_together_and_die_with_the_rank_all_process(tree, tmp_path):
@@ -172,12 +178,13 @@ def test_ranks_run_together_and_die_with_the_rank_all_process(tree, tmp_path):
             time.sleep(0.05)
         assert len(seen) == len(RANKS), "every rank has its own process, all at once"
         time.sleep(1.0)  # well inside the comparisons (each waits 0.5 s per progress report)
-        process.kill()  # SIGKILL: the ranks are told by their parent-death signal
+        every = parent.children(recursive=True)  # the fork server and the ranks' own too
+        process.kill()  # SIGKILL: the ranks watch the `--rank all` process, and end
         process.wait(10)
-        _, alive = psutil.wait_procs(seen, timeout=30)
+        _, alive = psutil.wait_procs(every, timeout=30)
         for survivor in alive:
             survivor.kill()
-        assert not alive, f"rank processes outlived `--rank all`: {alive}"
+        assert not alive, f"processes outlived `--rank all`: {alive}"
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -201,8 +208,11 @@ def test_memory_budget_and_scheduler_decide_how_many_ranks_run_at_once(tmp_path)
     plan = Plan("tensor", [(f"rank {r}", ns) for r in range(6)])
     assert rank_slots(ns, plan) == 6  # one per rank, within --workers 8
     assert rank_bytes(ns) == (96 << 20) + 6 * (20 << 20)
-    ns.memory_budget = 2 * rank_bytes(ns) + 1
+    server = SERVER_BYTES if forked_ranks() else 0  # the fork server ranks come from
+    ns.memory_budget = server + 2 * rank_bytes(ns) + 1
     assert rank_slots(ns, plan) == 2
+    ns.memory_budget -= 2
+    assert rank_slots(ns, plan) == 1
     ns.memory_budget = 1 << 20  # too small for one: still runs, one at a time
     assert rank_slots(ns, plan) == 1
     ns.memory_budget, ns.scheduler = None, "local"  # Dask spreads each rank itself
@@ -233,9 +243,10 @@ def test_a_ranks_largest_dump_counts_one_comparing_worker(tmp_path):
     assert worker > 4 << 20
     assert rank_bytes(ns) == graphs_only + worker
     plan = Plan("tensor", [(f"rank {r}", ns) for r in range(4)])
-    ns.memory_budget = 2 * graphs_only + 1
+    server = SERVER_BYTES if forked_ranks() else 0
+    ns.memory_budget = server + 2 * graphs_only + 1
     assert rank_slots(ns, plan) == 1
-    ns.memory_budget = 2 * rank_bytes(ns)
+    ns.memory_budget = server + 2 * rank_bytes(ns)
     assert rank_slots(ns, plan) == 2
 
 
@@ -385,32 +396,34 @@ def test_a_terminals_ctrl_c_stops_ranks_side_by_side_cleanly(tree, tmp_path):
     assert left == [], text
 
 
-_SLOW_RANK_START = """
+_SLOW_SERVER_START = """
 import os, time
-if "FUSION_SWITCH_RANK_PARENT" in os.environ:  # a rank's process, still starting
-    open(os.path.join(os.environ["RANK_STARTS"], str(os.getpid())), "w").close()
-    time.sleep(1.5)
+with open("/proc/self/cmdline", "rb") as own:
+    if b"multiprocessing.forkserver" in own.read():  # the fork server the ranks come from
+        open(os.path.join(os.environ["SERVER_STARTS"], str(os.getpid())), "w").close()
+        time.sleep(1.5)
 """
 
 
 def test_a_ctrl_c_while_the_ranks_still_start_stops_them_cleanly(tree, tmp_path):
-    """A terminal's Ctrl-C while a rank's interpreter still starts, before any handler of
-    ours: the rank printed a KeyboardInterrupt traceback from importlib (a kill stress). The
-    ranks are born with Ctrl-C blocked and take it once they can: here, a rank process still
-    in Python's start-up (sitecustomize slows it down) when the group gets SIGINT."""
+    """A terminal's Ctrl-C while an interpreter the run started is still starting, before any
+    handler of ours: a rank's process printed a KeyboardInterrupt traceback from importlib (a
+    kill stress). The ranks are forked from one server now (cli.rank_process), which is born
+    with Ctrl-C blocked and ignores it; the ranks take it once they can. Here the server is
+    still in Python's start-up (sitecustomize slows it down) when the group gets SIGINT."""
     site, starts = tmp_path / "site", tmp_path / "starts"
     site.mkdir()
     starts.mkdir()
-    (site / "sitecustomize.py").write_text(_SLOW_RANK_START)
+    (site / "sitecustomize.py").write_text(_SLOW_SERVER_START)
     env = dict(os.environ, PYTHONPATH=f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    env["RANK_STARTS"] = str(starts)
+    env["SERVER_STARTS"] = str(starts)
     out = tmp_path / "out"
     with _group(command(tree, out, "--workers", "3"), env) as process:
         deadline = time.monotonic() + 60
-        while len(list(starts.iterdir())) < len(RANKS):
+        while not list(starts.iterdir()):
             assert time.monotonic() < deadline and process.poll() is None
             time.sleep(0.02)
-        os.killpg(process.pid, signal.SIGINT)  # every rank is inside its start-up's sleep
+        os.killpg(process.pid, signal.SIGINT)  # the server is inside its start-up's sleep
         said = process.stderr.read()
         status = process.wait(60)
     assert status == 130, said
@@ -418,6 +431,38 @@ def test_a_ctrl_c_while_the_ranks_still_start_stops_them_cleanly(tree, tmp_path)
     assert "Error in sitecustomize" not in said, said
     left = sorted(str(p) for p in out.rglob("*") if p.is_file()) if out.exists() else []
     assert left == [], said
+
+
+def test_a_rank_started_as_a_new_interpreter_writes_the_same_bytes(tree, tmp_path, monkeypatch):
+    """Where multiprocessing has no fork server (not Linux or macOS) each rank is a new
+    interpreter, as before: the same outputs as the ranks forked from the server."""
+    from fusion_switch.cli import build_parser, compare_tree, rank_process
+
+    forked = subprocess.run(
+        command(tree, tmp_path / "forked", "--workers", "3", "--no-progress"),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert forked.returncode == 1, forked.stderr
+    monkeypatch.setattr(rank_process, "forked_ranks", lambda: False)
+    args = build_parser("compare").parse_args(
+        command(tree, tmp_path / "new", "--workers", "3", "--no-progress")[3:]
+    )
+    plan = plan_runs(args)
+    started = []
+    real = subprocess.Popen
+
+    def popen(command, *rest, **named):
+        started.append(command)
+        return real(command, *rest, **named)
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    results = compare_tree.ranks_in_parallel(args, plan, 3)
+    assert [r["status"] for r in results] == [0, 1, 0]
+    assert len(started) == 3 and all(c[1:4] == ["-m", "fusion_switch", "compare"] for c in started)
+    for rank in RANKS:
+        assert outputs(tmp_path / "forked" / f"rank_{rank}") == outputs(
+            tmp_path / "new" / f"rank_{rank}"
+        ), rank
 
 
 class _Holder:
@@ -430,13 +475,14 @@ def test_a_ctrl_c_dropped_by_a_finalizer_still_stops_ranks_side_by_side(monkeypa
     `--rank all` process waited for its ranks without the latch the single comparison has, so
     such a Ctrl-C was lost and the ranks ran on to the end (issue 16). Here the main thread
     runs a finalizer (from a SIGUSR1 handler) while the Ctrl-C's handler runs."""
-    from fusion_switch.cli import compare_tree
+    from fusion_switch.cli import compare_tree, rank_process
 
-    monkeypatch.setattr(
-        compare_tree,
-        "rank_command",
-        lambda *_: [sys.executable, "-c", "import time; time.sleep(20)"],
-    )
+    def start_sleeping(argv, stdout, env) -> subprocess.Popen:
+        sleep = [sys.executable, "-c", "import time; time.sleep(20)"]
+        return subprocess.Popen(sleep, stdout=stdout, stderr=subprocess.PIPE, env=env)
+
+    monkeypatch.setattr(compare_tree, "rank_command", lambda *_: ["compare"])
+    monkeypatch.setattr(rank_process, "start_rank", start_sleeping)
 
     def finalizer_meets_ctrl_c(signum, frame) -> None:
         holder = _Holder()
@@ -522,3 +568,62 @@ def test_a_rank_killed_by_a_signal_is_not_a_clean_rank(tmp_path):
     assert result["status"] == 2
     assert result["verdict"] == "not compared: the rank's comparison ended by signal 9"
     assert _rank_result("rank 1", ns, 1, {"verdict": "v"})["status"] == 1
+
+
+def _ends_as_a_program(folder: str) -> None:
+    """In a process forked from the fork server, as a rank is: a thread still working and an
+    exit handler, then the end a rank's ``main`` comes to when it returns."""
+    import atexit
+
+    from fusion_switch.cli.rank_process import _end_as_a_program
+
+    def handler() -> None:
+        Path(folder, "handler").write_text(str(Path(folder, "thread").exists()))
+
+    atexit.register(handler)
+    late = threading.Thread(target=lambda: (time.sleep(0.3), Path(folder, "thread").touch()))
+    late.start()
+    _end_as_a_program(7)
+
+
+@pytest.mark.skipif(not forked_ranks(), reason="no fork server here")
+def test_a_forked_rank_ends_as_a_program_does(tmp_path):
+    """multiprocessing ends the processes it forks by its own exit handler alone, which waits
+    for their children. A rank whose ``main`` returned (a thread of the comparison still
+    running) waited there for the helper the comparison keeps for the replay, which our exit
+    handler ends: a rank outlived a SIGKILLed `--rank all` by minutes. Now a returning rank
+    ends as the interpreter ends a program: threads waited for, every exit handler run."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("forkserver")
+    process = context.Process(target=_ends_as_a_program, args=(str(tmp_path),))
+    process.start()
+    process.join(30)
+    assert process.exitcode == 7
+    assert (tmp_path / "handler").read_text() == "True"  # run after the thread ended
+
+
+@pytest.mark.skipif(not forked_ranks(), reason="no fork server here")
+def test_ranks_started_and_waited_for_side_by_side_keep_their_exit_status(tmp_path):
+    """multiprocessing reads a forked process's exit status when it is polled, and starting a
+    process polls the earlier ones: one rank's wait and another's start read one status
+    between them, and the loser reported exit 255 (one run in ten of 16 ranks). Four threads
+    start and wait for 100 short ranks each (``fusion-switch --version``)."""
+    from fusion_switch.cli import rank_process
+
+    statuses: list[int] = []
+
+    def lane() -> None:
+        for _ in range(100):
+            with (tmp_path / f"out{threading.get_ident()}").open("w+b") as out:
+                rank = rank_process.start_rank(["--version"], out, dict(os.environ))
+                rank.stderr.read()
+                rank.stderr.close()
+                statuses.append(rank.wait())
+
+    lanes = [threading.Thread(target=lane) for _ in range(4)]
+    for thread in lanes:
+        thread.start()
+    for thread in lanes:
+        thread.join(120)
+    assert statuses == [0] * 400

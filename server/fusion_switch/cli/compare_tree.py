@@ -321,8 +321,12 @@ def rank_slots(args: argparse.Namespace, plan: Plan) -> int:
     cores = args.workers or os.cpu_count() or 1
     slots = min(len(plan.runs), max(1, cores))
     budget = getattr(args, "memory_budget", None)
-    if budget:
+    if budget and slots > 1:
+        from .rank_process import SERVER_BYTES, forked_ranks
+
         need = max(rank_bytes(ns) for _, ns in plan.runs)
+        if forked_ranks():
+            budget -= SERVER_BYTES  # beside the ranks it forks, once
         slots = min(slots, max(1, budget // need))
     return slots
 
@@ -388,8 +392,9 @@ _WAKE_SECONDS = 0.1  # how soon the waiting loop sees a Ctrl-C or SIGTERM
 
 
 def rank_command(args: argparse.Namespace, ns: argparse.Namespace, workers: int, budget) -> list:
-    """The command line comparing one rank in its own process (JSON summary on stdout)."""
-    command = [sys.executable, "-m", "fusion_switch", "compare"]
+    """The ``fusion-switch`` arguments comparing one rank in its own process (JSON summary on
+    stdout; see :mod:`.rank_process`)."""
+    command = ["compare"]
     command += ["-m", str(ns.on_dump), "-g", str(ns.off_dump), "-out", str(ns.out_dir)]
     if ns.on_graph:
         command += ["-f", str(ns.on_graph)]
@@ -418,18 +423,22 @@ def ranks_in_parallel(
     order, or 130 after Ctrl-C, 143 after SIGTERM (every child is stopped and cleans up first).
     ``progress(done, total, message)`` gets the ops of all ranks together."""
     import signal
-    import subprocess
     import tempfile
     import threading
     from concurrent.futures import ThreadPoolExecutor, wait
+    from multiprocessing import resource_tracker
 
     from ..readers.signals_held import signals_held
+    from .rank_process import SERVER_BYTES, forked_ranks, start_rank
 
     cores = args.workers or os.cpu_count() or 1
     workers = max(1, cores // slots)
-    budget = args.memory_budget // slots if getattr(args, "memory_budget", None) else None
+    budget = getattr(args, "memory_budget", None)
+    if budget:  # what rank_slots shared out: the fork server's part first
+        server = SERVER_BYTES if forked_ranks() else 0
+        budget = (budget - server if budget > server else budget) // slots
     env = dict(os.environ, **{PARENT_VARIABLE: str(os.getpid())})
-    live: set[subprocess.Popen] = set()
+    live: set = set()  # the ranks' processes (start_rank)
     lock = threading.Lock()
     stopping = threading.Event()
     tally = _RankTally(len(plan.runs), progress)
@@ -441,12 +450,7 @@ def ranks_in_parallel(
             # the rank is born with Ctrl-C blocked, and takes it once it can handle it
             # (die_with_rank_parent); the Ctrl-C is this process's main thread's either way
             with lock, signals_held(frozenset({signal.SIGINT})):
-                child = subprocess.Popen(
-                    rank_command(args, ns, workers, budget),
-                    stdout=stdout,
-                    stderr=subprocess.PIPE,
-                    env=env,
-                )
+                child = start_rank(rank_command(args, ns, workers, budget), stdout, env)
                 live.add(child)
             try:
                 kept = tally.follow(position, child.stderr)
@@ -478,6 +482,9 @@ def ranks_in_parallel(
                 with contextlib.suppress(OSError):
                     child.send_signal(signal.SIGTERM)
 
+    # started before Ctrl-C is blocked around a rank's start: starting it unblocks SIGINT in
+    # the thread that does, and the fork server the first rank starts would then take it
+    resource_tracker.ensure_running()
     # Ctrl-C and SIGTERM are only noted while this thread waits, and once one came the next
     # are ignored until every rank has stopped (cli.interrupts.interrupts_once)
     with terminate_as_interrupt(), interrupts_once(raising=False) as interrupts:
@@ -554,24 +561,28 @@ class _RankTally:
 
 def die_with_rank_parent() -> None:
     """In a rank's process (see :func:`ranks_in_parallel`): get SIGTERM, handled as Ctrl-C so
-    that the temporary files go, when the ``--rank all`` process ends, even by SIGKILL. And
-    take Ctrl-C from here on: the process was born with it blocked, so that a terminal's
-    Ctrl-C during its imports, before any handler, waits until now (it printed a
-    KeyboardInterrupt traceback from importlib; a kill stress, issue 16)."""
+    that the temporary files go, when the ``--rank all`` process ends, even by SIGKILL (the
+    parent-death signal where the rank is its child, a watch of its pid where the rank was
+    forked from the fork server, :mod:`.rank_process`). And take Ctrl-C from here on: the
+    process was born with it blocked, so that a terminal's Ctrl-C during its start, before
+    any handler, waits until now (it printed a KeyboardInterrupt traceback from importlib; a
+    kill stress, issue 16)."""
     parent = os.environ.pop(PARENT_VARIABLE, None)
     if not parent:
         return
     import signal
 
+    from ..compare.parent_death import arm_parent_death_signal, signal_when_gone
+
     if hasattr(signal, "pthread_sigmask"):  # one held back is raised here: exit 130, said so
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    if not sys.platform.startswith("linux"):
-        return
-    from ..compare.parent_death import arm_parent_death_signal
-
-    arm_parent_death_signal(signal.SIGTERM)
-    if str(os.getppid()) != parent:  # the parent was gone before the signal was armed
-        os.kill(os.getpid(), signal.SIGTERM)
+    if str(os.getppid()) == parent:  # a new interpreter it started
+        arm_parent_death_signal(signal.SIGTERM)
+        if str(os.getppid()) == parent:
+            return
+    # forked from the fork server (.rank_process), which outlives the run while a rank lives;
+    # or the parent was gone before the signal was armed: SIGTERM when it is gone
+    signal_when_gone(int(parent), signal.SIGTERM)
 
 
 def run_statistics(args: argparse.Namespace, plan: Plan) -> int:

@@ -20,3 +20,48 @@ def arm_parent_death_signal(signum: int) -> None:
             import ctypes
 
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+
+
+_POLL_SECONDS = 0.5  # where a process cannot be waited for by a descriptor (no pidfd)
+
+
+def signal_when_gone(pid: int, signum: int) -> None:
+    """Send ``signum`` to this process as soon as process ``pid`` (not its parent) has ended,
+    by a daemon thread; at once when it has ended already. Linux's pidfd tells the moment
+    the process ends, even while it waits to be reaped; elsewhere it is asked every 0.5 s."""
+    import os
+    import threading
+
+    try:
+        watched = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os.kill(os.getpid(), signum)
+        return
+    except (AttributeError, OSError):  # no pidfd here: asked in turn
+        watched = None
+
+    def watch() -> None:
+        if watched is not None:
+            import select
+
+            select.select([watched], [], [])
+        else:
+            import time
+
+            while _alive(pid):
+                time.sleep(_POLL_SECONDS)
+        os.kill(os.getpid(), signum)
+
+    threading.Thread(target=watch, name="rank-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

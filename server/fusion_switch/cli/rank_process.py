@@ -1,0 +1,167 @@
+"""The process one rank of ``compare --rank all`` is compared in: forked from a server that
+imported the comparison once, not a new interpreter per rank.
+
+A new interpreter (``python -m fusion_switch compare ...``) spent ~0.2 s of CPU per rank
+starting and importing before it compared anything: on 64 ranks of 300 ops, 23.0 s of CPU
+against 10.6 s forked from a server, and on two cores the ranks side by side were slower than
+the same ranks in turn in one process (issue 16). multiprocessing's ``forkserver`` start method
+is that server: started once per run (with Ctrl-C blocked, so that a terminal's Ctrl-C during
+its imports waits, and is then ignored there), it imports :data:`PRELOAD` and forks each rank
+from that state. The rank runs the ``compare`` command line as a program (its stdout and
+stderr given here), and ends as one (``exit_without_teardown``), with its exit status.
+
+A rank's process is the fork server's child, not this process's, so the parent-death signal
+would name the server, which outlives it; it watches this process instead
+(``compare_tree.die_with_rank_parent``). Where the start method is missing (not Linux or
+macOS), each rank is a new interpreter as before.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+import sys
+import threading
+from typing import IO, Any
+
+# what a rank's comparison imports (the modules a `compare` run loads before its first row)
+PRELOAD = (
+    "fusion_switch.cli.compare",
+    "fusion_switch.cli.compare_tree",
+    "fusion_switch.cli.compare_ahead",
+    "fusion_switch.compare.engine",
+    "fusion_switch.compare.workers",
+    "fusion_switch.compare.runners",
+    "fusion_switch.diagnose.summary",
+    "fusion_switch.diagnose.report",
+    "fusion_switch.diagnose.replay_background",
+    "fusion_switch.readers.graph",
+)
+
+# what the fork server (38 MB RSS with PRELOAD) and multiprocessing's resource tracker (13 MB),
+# started with it, hold beside the ranks: counted once against --memory-budget
+SERVER_BYTES = 56 << 20
+
+
+def forked_ranks() -> bool:
+    """Whether ranks are forked from a server here (else: a new interpreter each)."""
+    return "forkserver" in multiprocessing.get_all_start_methods()
+
+
+def start_rank(argv: list[str], stdout: IO[bytes], env: dict[str, str]) -> Any:
+    """Start ``fusion-switch`` with ``argv`` (``["compare", ...]``) as one rank; its stdout
+    goes to ``stdout`` (a file), its stderr to the returned object's ``stderr`` (a pipe, read
+    by the caller). What it returns has what the caller uses of a ``Popen``: ``pid``,
+    ``stderr``, ``wait()``, ``returncode``, ``send_signal()``. Call it with SIGINT blocked in
+    this thread: the rank (and the fork server, started by the first call) is born so."""
+    if not forked_ranks():
+        command = [sys.executable, "-m", "fusion_switch", *argv]
+        return subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, env=env)
+    return _ForkedRank(argv, stdout, env)
+
+
+# multiprocessing reads a forked process's exit status from a pipe when it is polled, and
+# starting a process polls every earlier one: a rank's wait and another rank's start, in two
+# threads, read one status between them, and the wait that lost took the pipe's end for a
+# server that died, status 255 ("== rank 1: exit 255" in one run of ten of 16 ranks)
+_POLLING = threading.Lock()
+
+
+class _ForkedRank:
+    def __init__(self, argv: list[str], stdout: IO[bytes], env: dict[str, str]) -> None:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(list(PRELOAD))  # read when the server starts, once
+        read, write = os.pipe()
+        try:
+            self._process = context.Process(
+                target=_rank_main,
+                args=(argv, _Fd(stdout.fileno()), _Fd(write), _changed(env)),
+                name="fusion-switch-rank",
+            )
+            with _POLLING:
+                self._process.start()
+        except BaseException:
+            os.close(read)
+            raise
+        finally:
+            os.close(write)
+        self.stderr = os.fdopen(read, "rb")
+        self.pid = self._process.pid
+        self.returncode: int | None = None
+
+    def wait(self) -> int:
+        from multiprocessing.connection import wait as ready
+
+        ready([self._process.sentinel])  # its end is there to read (not read here)
+        with _POLLING:
+            self.returncode = self._process.exitcode
+        self._process.join()  # the status is known: no read
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        with _POLLING:
+            running = self._process.exitcode is None
+        if running:  # not to a reused pid
+            os.kill(self.pid, signum)
+
+
+def _changed(env: dict[str, str]) -> dict[str, str]:
+    """The variables of ``env`` that differ from this process's (the server has those)."""
+    return {name: value for name, value in env.items() if os.environ.get(name) != value}
+
+
+class _Fd:
+    """A file descriptor handed to the forked rank (multiprocessing sends it along)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __reduce__(self):
+        from multiprocessing import reduction
+
+        return _received, (reduction.DupFd(self.fd),)
+
+
+def _received(duplicate) -> int:
+    return duplicate.detach()
+
+
+def _rank_main(argv: list[str], stdout: int, stderr: int, env: dict[str, str]) -> None:
+    """In the forked rank: its streams and variables, then the command line as a program."""
+    for fd, target in ((stdout, 1), (stderr, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.environ.update(env)
+    sys.argv = ["fusion-switch", *argv]
+    from . import main
+
+    status = 1
+    try:
+        status = main()  # argv None: as a program, which ends by os._exit after its exit handlers
+    except SystemExit as stop:
+        status = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    finally:
+        _end_as_a_program(status)
+
+
+def _end_as_a_program(status: int) -> None:
+    """End as the interpreter ends a program, where ``main`` returned instead: its threads
+    waited for, the exit handlers run, the streams flushed. multiprocessing would run only its
+    own exit handler, which waits for this process's children: a helper the comparison keeps
+    for the replay, ended by our handler, kept the rank waiting for ever (a SIGKILL to the
+    ``--rank all`` process while the ranks started)."""
+    import atexit
+    import threading
+
+    here = threading.current_thread()
+    for thread in threading.enumerate():
+        if thread is not here and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            status = status or 120
+    os._exit(status)
