@@ -161,7 +161,12 @@ def _rank_children(parent: psutil.Process) -> list[psutil.Process]:
 
 
 def test_ranks_run_together_and_die_with_the_rank_all_process(tree, tmp_path):
+    """... and leave nothing in the temporary directory: the fork server's socket folder
+    (multiprocessing's ``pymp-*``, which the killed process would have removed at its exit)
+    was left by every run killed with SIGKILL."""
     env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="0.5")  # each rank reports slowly
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
     process = subprocess.Popen(
         command(tree, tmp_path / "out", "--workers", "3"),
         stdout=subprocess.DEVNULL,
@@ -185,6 +190,7 @@ def test_ranks_run_together_and_die_with_the_rank_all_process(tree, tmp_path):
         for survivor in alive:
             survivor.kill()
         assert not alive, f"processes outlived `--rank all`: {alive}"
+        assert list((tmp_path / "tmp").iterdir()) == []
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)

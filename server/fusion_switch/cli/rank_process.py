@@ -27,6 +27,7 @@ from typing import IO, Any
 
 # what a rank's comparison imports (the modules a `compare` run loads before its first row)
 PRELOAD = (
+    "fusion_switch.cli.rank_server",  # the server's own clean-up
     "fusion_switch.cli.compare",
     "fusion_switch.cli.compare_tree",
     "fusion_switch.cli.compare_ahead",
