@@ -633,3 +633,22 @@ def test_ranks_started_and_waited_for_side_by_side_keep_their_exit_status(tmp_pa
     for thread in lanes:
         thread.join(120)
     assert statuses == [0] * 400
+
+
+def test_a_rank_is_a_new_interpreter_where_no_fork_server_starts(tmp_path, monkeypatch):
+    """A fork server that cannot start (a temporary directory it cannot use) failed the
+    rank; the rank is then a new interpreter, as where there is no fork server at all."""
+    from fusion_switch.cli import rank_process
+
+    def no_server(*_):
+        raise PermissionError(13, "Permission denied", "/tmp/pymp-x")
+
+    monkeypatch.setattr(rank_process, "_ForkedRank", no_server)
+    with (tmp_path / "out").open("w+b") as out:
+        rank = rank_process.start_rank(["--version"], out, dict(os.environ))
+        rank.stderr.read()
+        rank.stderr.close()
+        assert rank.wait() == 0
+        out.seek(0)
+        assert out.read().startswith(b"fusion-switch")
+    assert isinstance(rank, subprocess.Popen)

@@ -9,11 +9,12 @@ is that server: started once per run (with Ctrl-C blocked, so that a terminal's 
 its imports waits, and is then ignored there), it imports :data:`PRELOAD` and forks each rank
 from that state. The rank runs the ``compare`` command line as a program (its stdout and
 stderr given here), and ends as one (``exit_without_teardown``), with its exit status.
+Where no server can start, or multiprocessing has no such start method (Windows), each rank
+is a new interpreter, as before.
 
 A rank's process is the fork server's child, not this process's, so the parent-death signal
 would name the server, which outlives it; it watches this process instead
-(``compare_tree.die_with_rank_parent``). Where the start method is missing (not Linux or
-macOS), each rank is a new interpreter as before.
+(``compare_tree.die_with_rank_parent``).
 """
 
 from __future__ import annotations
@@ -56,10 +57,13 @@ def start_rank(argv: list[str], stdout: IO[bytes], env: dict[str, str]) -> Any:
     by the caller). What it returns has what the caller uses of a ``Popen``: ``pid``,
     ``stderr``, ``wait()``, ``returncode``, ``send_signal()``. Call it with SIGINT blocked in
     this thread: the rank (and the fork server, started by the first call) is born so."""
-    if not forked_ranks():
-        command = [sys.executable, "-m", "fusion_switch", *argv]
-        return subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, env=env)
-    return _ForkedRank(argv, stdout, env)
+    if forked_ranks():
+        try:
+            return _ForkedRank(argv, stdout, env)
+        except OSError:  # no server here (a temporary directory it cannot use): as below
+            pass
+    command = [sys.executable, "-m", "fusion_switch", *argv]
+    return subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, env=env)
 
 
 # multiprocessing reads a forked process's exit status from a pipe when it is polled, and
