@@ -48,14 +48,15 @@ def signal_when_gone(pid: int, signum: int) -> None:
         else:
             import time
 
-            while _alive(pid):
+            while alive(pid):
                 time.sleep(_POLL_SECONDS)
         os.kill(os.getpid(), signum)
 
     threading.Thread(target=watch, name="rank-parent-watch", daemon=True).start()
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` is there (a process that waits to be reaped is)."""
     import os
 
     try:

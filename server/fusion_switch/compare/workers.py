@@ -60,7 +60,7 @@ from .pairing import (
     op_labels,
     relation,
 )
-from .parent_death import arm_parent_death_signal
+from .parent_death import alive, arm_parent_death_signal
 from .result import NAN, NO_GROUND_TRUTH, ResultRow
 from .result_csv import CsvLayout, RenderedRows, render_rows
 from .worker_memory import pair_need
@@ -728,7 +728,7 @@ def die_with_parent(parent: int) -> None:
     itself ends with the job's process."""
     watched = os.getppid()
     arm_parent_death_signal(signal.SIGKILL)
-    if os.getppid() != watched or not _alive(parent):  # gone before the signal was armed
+    if os.getppid() != watched or not alive(parent):  # gone before the signal was armed
         os._exit(1)
 
     def watch() -> None:
@@ -737,16 +737,6 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def run_chunk(chunk: int, positions: list[int]) -> ChunkResult:
