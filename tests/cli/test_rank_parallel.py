@@ -380,25 +380,42 @@ def _group(args: list[str], env: dict):
         process.stderr.close()
 
 
-def test_a_terminals_ctrl_c_stops_ranks_side_by_side_cleanly(tree, tmp_path):
-    """A terminal's Ctrl-C reaches the whole process group, and the `--rank all` process then
-    sends SIGTERM to its ranks as well: each rank took that second signal inside its
-    clean-up, ended with a traceback or 143, and left its temporary CSV (a kill stress)."""
-    out = tmp_path / "out"
-    env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="1.0")
+def _signal_the_group(tree, out: Path, signum: int, delay: str) -> tuple[int, str, list]:
+    """Three ranks side by side, each reporting slowly (``delay`` s per report); ``signum``
+    to the whole group once a rank has compared something. The exit status, what was said
+    besides progress, and the files left in the ranks' folders."""
+    env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY=delay)
     said = []
     with _group(command(tree, out, "--progress", "jsonl", "--workers", "3"), env) as process:
         for line in process.stderr:
             said.append(line)
             if line.startswith("{") and json.loads(line).get("done", 0) > 0:
-                os.killpg(process.pid, signal.SIGINT)
+                os.killpg(process.pid, signum)
                 break
         said += process.stderr.readlines()
         status = process.wait(60)
     text = "".join(line for line in said if not line.startswith("{"))
+    return status, text, sorted(p.name for folder in out.iterdir() for p in folder.iterdir())
+
+
+def test_a_terminals_ctrl_c_stops_ranks_side_by_side_cleanly(tree, tmp_path):
+    """A terminal's Ctrl-C reaches the whole process group, and the `--rank all` process then
+    sends SIGTERM to its ranks as well: each rank took that second signal inside its
+    clean-up, ended with a traceback or 143, and left its temporary CSV (a kill stress)."""
+    status, text, left = _signal_the_group(tree, tmp_path / "out", signal.SIGINT, "1.0")
     assert status == 130, text
     assert "Traceback" not in text and "exit 143" not in text, text
-    left = sorted(p.name for folder in out.iterdir() for p in folder.iterdir())
+    assert left == [], text
+
+
+def test_a_sigterm_to_the_group_stops_ranks_side_by_side_cleanly(tree, tmp_path):
+    """A job manager's SIGTERM to the whole group reached the fork server too, which died of
+    it: the ranks it still ran were reported "exit 255", and one still starting "exit -15"
+    (a review). The server and the ranks are born with SIGTERM blocked; the ranks take it
+    once they can."""
+    status, text, left = _signal_the_group(tree, tmp_path / "out", signal.SIGTERM, "0.5")
+    assert status == 143, text
+    assert "exit 255" not in text and "exit -15" not in text and "Traceback" not in text, text
     assert left == [], text
 
 
@@ -475,6 +492,14 @@ class _Holder:
     pass
 
 
+# a rank takes Ctrl-C and SIGTERM once it can (die_with_rank_parent), then compares
+SLEEPING_RANK = """
+import signal, time
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+time.sleep(20)
+"""
+
+
 def test_a_ctrl_c_dropped_by_a_finalizer_still_stops_ranks_side_by_side(monkeypatch, tmp_path):
     """Python runs a signal's handler between any two bytecodes of the main thread, inside a
     finalizer too, and drops what it raises there (see ``interrupts_once``). The
@@ -484,7 +509,7 @@ def test_a_ctrl_c_dropped_by_a_finalizer_still_stops_ranks_side_by_side(monkeypa
     from fusion_switch.cli import compare_tree, rank_process
 
     def start_sleeping(argv, stdout, env) -> subprocess.Popen:
-        sleep = [sys.executable, "-c", "import time; time.sleep(20)"]
+        sleep = [sys.executable, "-c", SLEEPING_RANK]
         return subprocess.Popen(sleep, stdout=stdout, stderr=subprocess.PIPE, env=env)
 
     monkeypatch.setattr(compare_tree, "rank_command", lambda *_: ["compare"])
@@ -644,6 +669,23 @@ def test_a_rank_is_a_new_interpreter_where_no_fork_server_starts(tmp_path, monke
         raise PermissionError(13, "Permission denied", "/tmp/pymp-x")
 
     monkeypatch.setattr(rank_process, "_ForkedRank", no_server)
+    _assert_a_new_interpreter(tmp_path, rank_process)
+
+
+def test_a_rank_is_a_new_interpreter_where_the_fork_server_died_starting(tmp_path, monkeypatch):
+    """A fork server that dies while it starts (killed, or failing in its imports): the
+    start read the end of its pipe, and `--rank all` failed with "internal error:
+    EOFError" (a review)."""
+    from fusion_switch.cli import rank_process
+
+    def died(*_):
+        raise EOFError("unexpected EOF")
+
+    monkeypatch.setattr(rank_process, "_ForkedRank", died)
+    _assert_a_new_interpreter(tmp_path, rank_process)
+
+
+def _assert_a_new_interpreter(tmp_path: Path, rank_process) -> None:
     with (tmp_path / "out").open("w+b") as out:
         rank = rank_process.start_rank(["--version"], out, dict(os.environ))
         rank.stderr.read()
@@ -652,3 +694,146 @@ def test_a_rank_is_a_new_interpreter_where_no_fork_server_starts(tmp_path, monke
         out.seek(0)
         assert out.read().startswith(b"fusion-switch")
     assert isinstance(rank, subprocess.Popen)
+
+
+def _ended(status: int) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _as_in_a_rank(argv: list[str], out: int, err: int) -> None:
+    """``rank_process._rank_main`` with the streams a forked rank has (fds 1 and 2, not the
+    test's captured ones)."""
+    from fusion_switch.cli import rank_process
+
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+    rank_process._rank_main(argv, out, err, {})
+
+
+def _raises():
+    raise RuntimeError("boom in the rank")
+
+
+@pytest.mark.parametrize(
+    ("main", "said", "status"),
+    [
+        (_raises, "RuntimeError: boom in the rank", 1),
+        (lambda: sys.exit("the rank cannot go on"), "the rank cannot go on", 1),
+        (lambda: sys.exit(3), "", 3),
+    ],
+    ids=["exception", "exit-text", "exit-status"],
+)
+def test_a_rank_that_fails_says_why_as_a_program_does(tmp_path, monkeypatch, main, said, status):
+    """A forked rank ended by what its ``main`` raised without printing it: an internal
+    error, or ``sys.exit`` with a text, gave exit 1 and "not compared (see the error above)"
+    with no error above (a review). It is printed as the interpreter prints it."""
+    import multiprocessing
+
+    from fusion_switch import cli
+    from fusion_switch.cli import rank_process
+
+    monkeypatch.setattr(cli, "main", main)
+    monkeypatch.setattr(rank_process, "_end_as_a_program", _ended)  # not this test's handlers
+    out = os.open(tmp_path / "out", os.O_RDWR | os.O_CREAT)
+    err = os.open(tmp_path / "err", os.O_RDWR | os.O_CREAT)
+    process = multiprocessing.get_context("fork").Process(
+        target=_as_in_a_rank, args=(["compare"], out, err)
+    )
+    process.start()
+    process.join(30)
+    os.close(out)
+    os.close(err)
+    assert process.exitcode == status
+    assert said in (tmp_path / "err").read_text()
+    if said:
+        assert said in (tmp_path / "err").read_text().splitlines()[-1]
+
+
+@pytest.mark.skipif(not forked_ranks(), reason="no fork server here")
+def test_a_rank_whose_fork_server_was_killed_is_still_waited_for_and_stopped(tree, tmp_path):
+    """The fork server killed alone: its ranks run on, but multiprocessing reports them ended
+    (status 255), so `--rank all` neither waited for them nor sent them its stop (a review)."""
+    from fusion_switch.cli import rank_process
+
+    root, case = tree
+    (leaf,) = (p for p in (root / "on").glob("*/0/*/1/0"))  # rank 0's leaves
+    (off,) = (p for p in (root / "off").glob("*/0/*/1/0"))
+    argv = ["compare", "-m", str(leaf), "-g", str(off), "-f", str(case.on_graph)]
+    argv += ["-cf", str(case.off_graph), "-out", str(tmp_path / "out"), "--progress", "jsonl"]
+    env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="0.5")
+    env[compare_tree_parent()] = str(os.getpid())
+    with (tmp_path / "stdout").open("w+b") as stdout:
+        rank = rank_process.start_rank(argv, stdout, env)
+        said = []
+        for line in rank.stderr:
+            said.append(line)
+            if line.startswith(b"{") and json.loads(line).get("done", 0) > 0:
+                break
+        server = psutil.Process(rank.pid).parent()
+        assert "multiprocessing.forkserver" in " ".join(server.cmdline())
+        server.kill()
+        server.wait(10)
+        rank.send_signal(signal.SIGTERM)
+        said += rank.stderr.readlines()
+        rank.stderr.close()
+        rank.wait()
+        assert not psutil.pid_exists(rank.pid) or psutil.Process(rank.pid).status() == "zombie"
+    assert b"interrupted" in b"".join(said), said
+
+
+def compare_tree_parent() -> str:
+    from fusion_switch.cli.compare_tree import PARENT_VARIABLE
+
+    return PARENT_VARIABLE
+
+
+MAIN_RUNS_A_RANK = """
+import os, sys
+print("the caller's main ran", flush=True)
+from fusion_switch.cli import rank_process
+with open(sys.argv[1], "w+b") as out:
+    rank = rank_process.start_rank(["--version"], out, dict(os.environ))
+    sys.stderr.write(rank.stderr.read().decode())
+    print("rank status", rank.wait(), flush=True)
+"""
+
+
+@pytest.mark.skipif(not forked_ranks(), reason="no fork server here")
+def test_a_rank_does_not_run_the_callers_main_module(tmp_path):
+    """multiprocessing has each forked process import the caller's ``__main__``: a script
+    that ran the comparison had its own top level run again in every rank, and, with no
+    ``if __name__ == "__main__"`` guard, every rank failed (a review)."""
+    script = tmp_path / "caller.py"
+    script.write_text(MAIN_RUNS_A_RANK)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.stdout.splitlines() == ["the caller's main ran", "rank status 0"], done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
+CALLER_WITHOUT_STDOUT = """
+import os, sys
+from fusion_switch.cli import rank_process
+with open(sys.argv[1], "w+b") as out:
+    rank = rank_process.start_rank(["--version"], out, dict(os.environ))
+    sys.stderr.write(rank.stderr.read().decode())
+    sys.stderr.write(f"rank status {rank.wait()}\\n")
+"""
+
+
+@pytest.mark.skipif(not forked_ranks(), reason="no fork server here")
+def test_a_rank_has_its_streams_when_the_caller_started_without_stdout(tmp_path):
+    """A `--rank all` started with stdout closed (`>&-`) started its fork server without one,
+    and every rank failed writing ("'NoneType' object has no attribute 'write'"; a review)."""
+    script = tmp_path / "caller.py"
+    script.write_text(CALLER_WITHOUT_STDOUT)
+    closed = ["sh", "-c", 'exec "$0" "$1" "$2" >&-', sys.executable, str(script)]
+    done = subprocess.run(
+        [*closed, str(tmp_path / "out")], capture_output=True, text=True, timeout=120
+    )
+    assert done.stderr.splitlines()[-1:] == ["rank status 0"], done.stderr
+    assert (tmp_path / "out").read_text().startswith("fusion-switch"), done.stderr

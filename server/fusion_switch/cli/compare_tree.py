@@ -447,9 +447,11 @@ def ranks_in_parallel(
         if stopping.is_set():
             return _rank_result(label, ns, 130, {})
         with tempfile.TemporaryFile() as stdout:
-            # the rank is born with Ctrl-C blocked, and takes it once it can handle it
-            # (die_with_rank_parent); the Ctrl-C is this process's main thread's either way
-            with lock, signals_held(frozenset({signal.SIGINT})):
+            # the rank is born with Ctrl-C and SIGTERM blocked, and takes them once it can
+            # handle them (die_with_rank_parent); the fork server the first start starts never
+            # does: a SIGTERM to the group killed it, and the ranks it ran were reported with
+            # status 255. Both signals are this process's main thread's either way
+            with lock, signals_held(frozenset({signal.SIGINT, signal.SIGTERM})):
                 child = start_rank(rank_command(args, ns, workers, budget), stdout, env)
                 live.add(child)
             try:
@@ -563,9 +565,9 @@ def die_with_rank_parent() -> None:
     """In a rank's process (see :func:`ranks_in_parallel`): get SIGTERM, handled as Ctrl-C so
     that the temporary files go, when the ``--rank all`` process ends, even by SIGKILL (the
     parent-death signal where the rank is its child, a watch of its pid where the rank was
-    forked from the fork server, :mod:`.rank_process`). And take Ctrl-C from here on: the
-    process was born with it blocked, so that a terminal's Ctrl-C during its start, before
-    any handler, waits until now (it printed a KeyboardInterrupt traceback from importlib; a
+    forked from the fork server, :mod:`.rank_process`). And take Ctrl-C and SIGTERM from here
+    on: the process was born with them blocked, so that a terminal's Ctrl-C during its start,
+    before any handler, waits until now (it printed a KeyboardInterrupt traceback from importlib; a
     kill stress, issue 16)."""
     parent = os.environ.pop(PARENT_VARIABLE, None)
     if not parent:
@@ -574,8 +576,8 @@ def die_with_rank_parent() -> None:
 
     from ..compare.parent_death import arm_parent_death_signal, signal_when_gone
 
-    if hasattr(signal, "pthread_sigmask"):  # one held back is raised here: exit 130, said so
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if hasattr(signal, "pthread_sigmask"):  # one held back is raised here: 130 or 143, said so
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     if str(os.getppid()) == parent:  # a new interpreter it started
         arm_parent_death_signal(signal.SIGTERM)
         if str(os.getppid()) == parent:

@@ -5,10 +5,11 @@ A new interpreter (``python -m fusion_switch compare ...``) spent ~0.2 s of CPU 
 starting and importing before it compared anything: on 64 ranks of 300 ops, 23.0 s of CPU
 against 10.6 s forked from a server, and on two cores the ranks side by side were slower than
 the same ranks in turn in one process (issue 16). multiprocessing's ``forkserver`` start method
-is that server: started once per run (with Ctrl-C blocked, so that a terminal's Ctrl-C during
-its imports waits, and is then ignored there), it imports :data:`PRELOAD` and forks each rank
-from that state. The rank runs the ``compare`` command line as a program (its stdout and
-stderr given here), and ends as one (``exit_without_teardown``), with its exit status.
+is that server: started once per run (with Ctrl-C and SIGTERM blocked, so that neither ends
+it, during its imports or after: the ranks it forks take them once they can), it imports
+:data:`PRELOAD` and forks each rank from that state. The rank runs the ``compare`` command
+line as a program (its stdout and stderr given here), and ends as one
+(``exit_without_teardown``), with its exit status.
 Where no server can start, or multiprocessing has no such start method (Windows), each rank
 is a new interpreter, as before.
 
@@ -19,11 +20,13 @@ would name the server, which outlives it; it watches this process instead
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import subprocess
 import sys
 import threading
+import types
 from typing import IO, Any
 
 # what a rank's comparison imports (the modules a `compare` run loads before its first row)
@@ -60,8 +63,8 @@ def start_rank(argv: list[str], stdout: IO[bytes], env: dict[str, str]) -> Any:
     if forked_ranks():
         try:
             return _ForkedRank(argv, stdout, env)
-        except OSError:  # no server here (a temporary directory it cannot use): as below
-            pass
+        except (OSError, EOFError):  # no server here (a temporary directory it cannot use,
+            pass  # or it died while it started): as below
     command = [sys.executable, "-m", "fusion_switch", *argv]
     return subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, env=env)
 
@@ -84,7 +87,7 @@ class _ForkedRank:
                 args=(argv, _Fd(stdout.fileno()), _Fd(write), _changed(env)),
                 name="fusion-switch-rank",
             )
-            with _POLLING:
+            with _POLLING, _main_module_hidden():
                 self._process.start()
         except BaseException:
             os.close(read)
@@ -102,13 +105,42 @@ class _ForkedRank:
         with _POLLING:
             self.returncode = self._process.exitcode
         self._process.join()  # the status is known: no read
+        if self._server_gone():  # the rank runs on without it: its end is waited for
+            from ..compare.parent_death import wait_until_gone
+
+            wait_until_gone(self.pid)
         return self.returncode
 
     def send_signal(self, signum: int) -> None:
         with _POLLING:
             running = self._process.exitcode is None
-        if running:  # not to a reused pid
+        if running or self._server_gone():  # not to a reused pid
             os.kill(self.pid, signum)
+
+    def _server_gone(self) -> bool:
+        """multiprocessing's status 255: the server ended (killed alone) with the rank still
+        running, its status lost; the rank was reported ended, and a stop skipped it."""
+        from ..compare.parent_death import alive
+
+        return self._process.exitcode == _SERVER_GONE and alive(self.pid)
+
+
+_SERVER_GONE = 255  # what multiprocessing reports when the fork server's pipe ends
+
+
+@contextlib.contextmanager
+def _main_module_hidden():
+    """multiprocessing has each forked process import the caller's ``__main__`` (to find the
+    objects it is sent). A rank needs nothing from it, and a script that runs ``cli.main`` ran
+    again in each rank: printing its own output there, or, unguarded, failing every rank
+    (RuntimeError "... before the current process has finished its bootstrapping phase")."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
 
 
 def _changed(env: dict[str, str]) -> dict[str, str]:
@@ -137,6 +169,11 @@ def _rank_main(argv: list[str], stdout: int, stderr: int, env: dict[str, str]) -
     for fd, target in ((stdout, 1), (stderr, 2)):
         os.dup2(fd, target)
         os.close(fd)
+    # a server started with either stream closed has None there; the rank has both
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 (the process's own stream)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", errors="backslashreplace", closefd=False)  # noqa: SIM115
     os.environ.update(env)
     sys.argv = ["fusion-switch", *argv]
     from . import main
@@ -144,8 +181,13 @@ def _rank_main(argv: list[str], stdout: int, stderr: int, env: dict[str, str]) -
     status = 1
     try:
         status = main()  # argv None: as a program, which ends by os._exit after its exit handlers
-    except SystemExit as stop:
-        status = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    except SystemExit as stop:  # what the interpreter prints and returns for it
+        if stop.code is None or isinstance(stop.code, int):
+            status = stop.code or 0
+        else:
+            print(stop.code, file=sys.stderr)
+    except BaseException:  # printed as the interpreter prints what nothing caught: status 1
+        sys.excepthook(*sys.exc_info())
     finally:
         _end_as_a_program(status)
 

@@ -41,18 +41,39 @@ def signal_when_gone(pid: int, signum: int) -> None:
         watched = None
 
     def watch() -> None:
-        if watched is not None:
-            import select
-
-            select.select([watched], [], [])
-        else:
-            import time
-
-            while alive(pid):
-                time.sleep(_POLL_SECONDS)
+        _wait(pid, watched)
         os.kill(os.getpid(), signum)
 
     threading.Thread(target=watch, name="rank-parent-watch", daemon=True).start()
+
+
+def wait_until_gone(pid: int) -> None:
+    """Return when process ``pid`` (not a child of this one) has ended."""
+    import os
+
+    try:
+        watched = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):
+        watched = None
+    _wait(pid, watched)
+
+
+def _wait(pid: int, watched: int | None) -> None:
+    if watched is not None:
+        import os
+        import select
+
+        try:
+            select.select([watched], [], [])
+        finally:
+            os.close(watched)
+        return
+    import time
+
+    while alive(pid):
+        time.sleep(_POLL_SECONDS)
 
 
 def alive(pid: int) -> bool:
