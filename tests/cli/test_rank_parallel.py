@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -31,6 +32,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compare"))
 from output_files import outputs  # the same byte-for-byte masking as test_dask
 
 RANKS = (0, 1, 2)
+NEEDS_FORK_SERVER = pytest.mark.skipif(
+    "forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork server here"
+)
+
+
+@pytest.fixture
+def as_the_program(monkeypatch):
+    """This process as the `fusion-switch` program, which forks its ranks from a server (a
+    script calling ``cli.main([...])`` starts them as new interpreters)."""
+    from fusion_switch import cli
+
+    monkeypatch.setattr(cli, "_AS_THE_PROGRAM", [True])
 
 
 def _copy_leaf(source: Path, target: Path) -> None:
@@ -617,7 +630,7 @@ def _ends_as_a_program(folder: str) -> None:
     _end_as_a_program(7)
 
 
-@pytest.mark.skipif(not forked_ranks(), reason="no fork server here")
+@NEEDS_FORK_SERVER
 def test_a_forked_rank_ends_as_a_program_does(tmp_path):
     """multiprocessing ends the processes it forks by its own exit handler alone, which waits
     for their children. A rank whose ``main`` returned (a thread of the comparison still
@@ -634,8 +647,8 @@ def test_a_forked_rank_ends_as_a_program_does(tmp_path):
     assert (tmp_path / "handler").read_text() == "True"  # run after the thread ended
 
 
-@pytest.mark.skipif(not forked_ranks(), reason="no fork server here")
-def test_ranks_started_and_waited_for_side_by_side_keep_their_exit_status(tmp_path):
+@NEEDS_FORK_SERVER
+def test_ranks_started_and_waited_for_side_by_side_keep_their_exit_status(tmp_path, as_the_program):
     """multiprocessing reads a forked process's exit status when it is polled, and starting a
     process polls the earlier ones: one rank's wait and another's start read one status
     between them, and the loser reported exit 255 (one run in ten of 16 ranks). Four threads
@@ -751,8 +764,10 @@ def test_a_rank_that_fails_says_why_as_a_program_does(tmp_path, monkeypatch, mai
         assert said in (tmp_path / "err").read_text().splitlines()[-1]
 
 
-@pytest.mark.skipif(not forked_ranks(), reason="no fork server here")
-def test_a_rank_whose_fork_server_was_killed_is_still_waited_for_and_stopped(tree, tmp_path):
+@NEEDS_FORK_SERVER
+def test_a_rank_whose_fork_server_was_killed_is_still_waited_for_and_stopped(
+    tree, tmp_path, as_the_program
+):
     """The fork server killed alone: its ranks run on, but multiprocessing reports them ended
     (status 255), so `--rank all` neither waited for them nor sent them its stop (a review)."""
     from fusion_switch.cli import rank_process
@@ -792,32 +807,71 @@ def compare_tree_parent() -> str:
 MAIN_RUNS_A_RANK = """
 import os, sys
 print("the caller's main ran", flush=True)
+from fusion_switch import cli
 from fusion_switch.cli import rank_process
+if sys.argv[2] == "program":  # as `fusion-switch` itself: the rank is forked
+    cli._AS_THE_PROGRAM.append(True)
 with open(sys.argv[1], "w+b") as out:
     rank = rank_process.start_rank(["--version"], out, dict(os.environ))
     sys.stderr.write(rank.stderr.read().decode())
-    print("rank status", rank.wait(), flush=True)
+    print("rank status", rank.wait(), type(rank).__name__, flush=True)
 """
 
 
-@pytest.mark.skipif(not forked_ranks(), reason="no fork server here")
-def test_a_rank_does_not_run_the_callers_main_module(tmp_path):
+@NEEDS_FORK_SERVER
+@pytest.mark.parametrize(
+    ("way", "rank"), [("program", "_ForkedRank"), ("script", "Popen")], ids=["program", "script"]
+)
+def test_a_rank_does_not_run_the_callers_main_module(tmp_path, way, rank):
     """multiprocessing has each forked process import the caller's ``__main__``: a script
     that ran the comparison had its own top level run again in every rank, and, with no
-    ``if __name__ == "__main__"`` guard, every rank failed (a review)."""
+    ``if __name__ == "__main__"`` guard, every rank failed (a review). The program's main
+    module is hidden while a rank starts; a script's ranks are new interpreters."""
     script = tmp_path / "caller.py"
     script.write_text(MAIN_RUNS_A_RANK)
     done = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "out")],
+        [sys.executable, str(script), str(tmp_path / "out"), way],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.stdout.splitlines() == ["the caller's main ran", "rank status 0"], done.stderr
+    said = done.stdout.splitlines()
+    assert said == ["the caller's main ran", f"rank status 0 {rank}"], done.stderr
     assert "Traceback" not in done.stderr, done.stderr
+
+
+EMBEDDED = """
+import multiprocessing, os, sys, time
+from fusion_switch import cli
+status = cli.main(sys.argv[1:])
+process = multiprocessing.get_context("forkserver").Process(target=time.sleep, args=(30,))
+process.start()
+process.terminate()
+process.join(10)
+print("compare", status, "then the script's own process", process.exitcode, flush=True)
+"""
+
+
+@NEEDS_FORK_SERVER
+def test_a_script_that_runs_the_ranks_keeps_its_own_fork_server(tree, tmp_path):
+    """A script calling ``cli.main([..., "--rank", "all"])`` got our fork server as its own
+    (one per process), with SIGTERM blocked: its later processes could not be terminated (a
+    review). A script's ranks are new interpreters; its fork server stays its own."""
+    script = tmp_path / "embedded.py"
+    script.write_text(EMBEDDED)
+    args = command(tree, tmp_path / "out", "--workers", "3", "--no-progress")[4:]
+    done = subprocess.run(
+        [sys.executable, str(script), "compare", *args],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.stdout.splitlines()[-1] == "compare 1 then the script's own process -15", (
+        done.stdout + done.stderr
+    )
 
 
 CALLER_WITHOUT_STDOUT = """
 import os, sys
+from fusion_switch import cli
 from fusion_switch.cli import rank_process
+cli._AS_THE_PROGRAM.append(True)
 with open(sys.argv[1], "w+b") as out:
     rank = rank_process.start_rank(["--version"], out, dict(os.environ))
     sys.stderr.write(rank.stderr.read().decode())
@@ -825,7 +879,7 @@ with open(sys.argv[1], "w+b") as out:
 """
 
 
-@pytest.mark.skipif(not forked_ranks(), reason="no fork server here")
+@NEEDS_FORK_SERVER
 def test_a_rank_has_its_streams_when_the_caller_started_without_stdout(tmp_path):
     """A `--rank all` started with stdout closed (`>&-`) started its fork server without one,
     and every rank failed writing ("'NoneType' object has no attribute 'write'"; a review)."""
@@ -837,3 +891,37 @@ def test_a_rank_has_its_streams_when_the_caller_started_without_stdout(tmp_path)
     )
     assert done.stderr.splitlines()[-1:] == ["rank status 0"], done.stderr
     assert (tmp_path / "out").read_text().startswith("fusion-switch"), done.stderr
+
+
+def test_a_rank_whose_status_was_lost_is_judged_by_its_summary(tmp_path):
+    """The fork server killed while a rank ran: the rank finished and wrote its outputs, but
+    its status never came, and it was reported "not compared ... exit status 255" (a
+    review). A rank that raised got 1, the status of a proven rule (a review)."""
+    from fusion_switch.cli.compare_tree import _rank_result
+
+    ns = argparse.Namespace(out_dir=tmp_path / "rank_1")
+    proven = {"verdict": "proven by replay: X", "suspects": [{"rule": "X", "section": "S",
+              "score": 4.0}]}  # fmt: skip
+    assert _rank_result("rank 1", ns, 255, proven, lost=True)["status"] == 1
+    clean = {"verdict": "no fused op introduces error", "suspects": []}
+    assert _rank_result("rank 1", ns, 255, clean, lost=True)["status"] == 0
+    gone = _rank_result("rank 1", ns, 255, {}, lost=True)
+    assert gone["status"] == 2 and gone["verdict"].startswith("not compared")
+    crashed = _rank_result("rank 1", ns, 1, {})
+    assert crashed["status"] == 2 and crashed["verdict"].startswith("not compared")
+
+
+def test_a_rank_gets_paths_that_start_with_a_dash(tmp_path):
+    """`-out -run2 --rank all`: each rank was given `-out -run2` and took `-run2` for an
+    option (exit 2, "expected one argument"; a review)."""
+    from fusion_switch.cli import build_parser
+    from fusion_switch.cli.compare_tree import rank_command
+
+    ns = argparse.Namespace(
+        on_dump="-on", off_dump="-off", out_dir="-run2/rank_0", on_graph="-g.json",
+        off_graph="-cf.json", algorithms=None, max_cmp_size=0, threshold=None,
+        fusion_result=None, no_replay=False,
+    )  # fmt: skip
+    parsed = build_parser("compare").parse_args(rank_command(ns, ns, 1, None))
+    assert (parsed.on_dump, parsed.off_dump, parsed.out_dir) == ("-on", "-off", "-run2/rank_0")
+    assert (parsed.on_graph, parsed.off_graph) == ("-g.json", "-cf.json")

@@ -112,9 +112,20 @@ def one_blas_thread() -> None:
         os.environ.update(dict.fromkeys(BLAS_THREAD_VARIABLES, "1"))
 
 
+_AS_THE_PROGRAM = []  # holds True once main() runs as the `fusion-switch` program
+
+
+def running_as_the_program() -> bool:
+    """Whether this process is the `fusion-switch` program (``main()`` on its own command
+    line), not a script that calls ``main([...])``."""
+    return bool(_AS_THE_PROGRAM)
+
+
 def _run_command(argv: list[str] | None, command: str | None) -> int:
     """Parse and run one sub-command; Ctrl-C anywhere in it (its imports included) is left to
     :func:`_interruptible`."""
+    if argv is None:
+        _AS_THE_PROGRAM.append(True)
     paused = command in LARGE_HEAP and gc.isenabled()
     if paused:  # from here: its walks of the imports and the start-up were ~0.02 s (issue 16)
         gc.disable()

@@ -519,7 +519,7 @@ def _finish(
     """Wait for the comparison thread (calling ``on_wake`` when it asks), then attribute and
     write the outputs."""
     from ..compare.engine import CompareCancelled, CompareInputError
-    from ..diagnose.summary import NOTHING_COMPARED, write_outputs
+    from ..diagnose.summary import exit_status, write_outputs
 
     # Ctrl-C and SIGTERM are only noted while this thread waits (the first cancels the job at
     # once: this thread never holds the cancel's lock), and once one came the next are
@@ -591,11 +591,7 @@ def _finish(
             return interrupt_status(stop), None
         except OSError as exc:
             return _error(f"cannot write the summary or report into {args.out_dir}: {exc}"), None
-    if outputs.summary["verdict"].startswith(NOTHING_COMPARED):
-        return 2, outputs
-    if outputs.summary["suspects"]:
-        return 1, outputs
-    return (3 if outputs.summary.get("evidence_missing") else 0), outputs
+    return exit_status(outputs.summary), outputs
 
 
 def run(args: argparse.Namespace) -> int:

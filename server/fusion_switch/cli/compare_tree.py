@@ -282,10 +282,20 @@ def _one_cluster(args: argparse.Namespace):
         yield
 
 
-def _rank_result(label: str, ns: argparse.Namespace, status: int, summary: dict) -> dict:
+def _rank_result(
+    label: str, ns: argparse.Namespace, status: int, summary: dict, lost: bool = False
+) -> dict:
+    """``lost``: the rank's exit status never came (its fork server was killed); its summary,
+    when it wrote one, says how it ended."""
+    from ..diagnose.summary import exit_status
+
     suspects = summary.get("suspects", [])
     verdict = summary.get("verdict", "not compared (see the error above)")
-    if status not in (0, 1, 2, 3):  # its process was killed (out of memory: SIGKILL) or crashed
+    if lost and "verdict" in summary:  # it finished: its outputs are complete
+        status = exit_status(summary)
+    elif status == 1 and "verdict" not in summary:  # 1 is "a rule proven": not for a crash
+        status = 2
+    elif status not in (0, 1, 2, 3):  # its process was killed (out of memory: SIGKILL) or crashed
         ended = f"signal {-status}" if status < 0 else f"exit status {status}"
         verdict = f"not compared: the rank's comparison ended by {ended}"
         status = 2  # a rank not compared is never "no rule proven" (a review, issue 16)
@@ -394,12 +404,12 @@ _WAKE_SECONDS = 0.1  # how soon the waiting loop sees a Ctrl-C or SIGTERM
 def rank_command(args: argparse.Namespace, ns: argparse.Namespace, workers: int, budget) -> list:
     """The ``fusion-switch`` arguments comparing one rank in its own process (JSON summary on
     stdout; see :mod:`.rank_process`)."""
-    command = ["compare"]
-    command += ["-m", str(ns.on_dump), "-g", str(ns.off_dump), "-out", str(ns.out_dir)]
+    # FLAG=VALUE: a path that starts with "-" (an output folder "-run2") is no option there
+    command = ["compare", f"-m={ns.on_dump}", f"-g={ns.off_dump}", f"-out={ns.out_dir}"]
     if ns.on_graph:
-        command += ["-f", str(ns.on_graph)]
+        command.append(f"-f={ns.on_graph}")
     if ns.off_graph:
-        command += ["-cf", str(ns.off_graph)]
+        command.append(f"-cf={ns.off_graph}")
     command += ["--format", "json", "--progress", "jsonl", "--workers", str(workers)]
     if ns.algorithms:
         command += ["-alg", *ns.algorithms]
@@ -475,7 +485,8 @@ def ranks_in_parallel(
                 for line in kept:
                     print(f"   {line}", file=sys.stderr)
         tally.finished(position)
-        return _rank_result(label, ns, child.returncode, summary)
+        lost = getattr(child, "status_lost", False)
+        return _rank_result(label, ns, child.returncode, summary, lost)
 
     def stop_children() -> None:
         stopping.set()

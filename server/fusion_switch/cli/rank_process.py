@@ -50,8 +50,14 @@ SERVER_BYTES = 56 << 20
 
 
 def forked_ranks() -> bool:
-    """Whether ranks are forked from a server here (else: a new interpreter each)."""
-    return "forkserver" in multiprocessing.get_all_start_methods()
+    """Whether ranks are forked from a server here (else: a new interpreter each): only in the
+    ``fusion-switch`` program itself. A script that calls ``cli.main([...])`` keeps its own
+    multiprocessing as it was: the fork server is one per process, and this one, with the
+    signals it holds and its imports, would have been its fork server too (its processes
+    born with SIGTERM blocked: ``terminate()`` did nothing; a review)."""
+    from . import running_as_the_program
+
+    return running_as_the_program() and "forkserver" in multiprocessing.get_all_start_methods()
 
 
 def start_rank(argv: list[str], stdout: IO[bytes], env: dict[str, str]) -> Any:
@@ -97,6 +103,7 @@ class _ForkedRank:
         self.stderr = os.fdopen(read, "rb")
         self.pid = self._process.pid
         self.returncode: int | None = None
+        self.status_lost = False
 
     def wait(self) -> int:
         from multiprocessing.connection import wait as ready
@@ -109,6 +116,7 @@ class _ForkedRank:
             from ..compare.parent_death import wait_until_gone
 
             wait_until_gone(self.pid)
+            self.status_lost = True  # its summary (stdout) tells how it ended
         return self.returncode
 
     def send_signal(self, signum: int) -> None:

@@ -192,6 +192,18 @@ def _number(value: float | None) -> float | None:
 
 
 NOTHING_COMPARED = "nothing compared"
+
+
+def exit_status(summary: Mapping[str, Any]) -> int:
+    """`compare`'s exit status for its summary: 2 nothing compared, 1 a rule proven or
+    suspected, 3 evidence missing, 0 none."""
+    if str(summary.get("verdict", "")).startswith(NOTHING_COMPARED):
+        return 2
+    if summary.get("suspects"):
+        return 1
+    return 3 if summary.get("evidence_missing") else 0
+
+
 BAD_FILE_NOTE = "skipped a bad dump file"
 
 
