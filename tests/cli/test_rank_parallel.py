@@ -788,8 +788,10 @@ def test_a_rank_whose_fork_server_was_killed_is_still_waited_for_and_stopped(
                 break
         server = psutil.Process(rank.pid).parent()
         assert "multiprocessing.forkserver" in " ".join(server.cmdline())
-        server.kill()
-        server.wait(10)
+        server.kill()  # left for multiprocessing to reap, as it would be: it starts another
+        deadline = time.monotonic() + 10
+        while server.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+            time.sleep(0.01)
         rank.send_signal(signal.SIGTERM)
         said += rank.stderr.readlines()
         rank.stderr.close()
@@ -925,3 +927,35 @@ def test_a_rank_gets_paths_that_start_with_a_dash(tmp_path):
     parsed = build_parser("compare").parse_args(rank_command(ns, ns, 1, None))
     assert (parsed.on_dump, parsed.off_dump, parsed.out_dir) == ("-on", "-off", "-run2/rank_0")
     assert (parsed.on_graph, parsed.off_graph) == ("-g.json", "-cf.json")
+
+
+@NEEDS_FORK_SERVER
+def test_a_rank_whose_pid_was_reused_is_neither_waited_for_nor_signalled(tmp_path, as_the_program):
+    """A rank whose status was lost (its server killed) was waited for and signalled by its
+    pid: once it had ended, a stranger that took the pid was waited for, and sent SIGTERM (a
+    review). The rank is followed by a pidfd taken when it started."""
+    import types
+
+    from fusion_switch.cli import rank_process
+
+    with (tmp_path / "out").open("w+b") as out:
+        rank = rank_process.start_rank(["--version"], out, dict(os.environ))
+        rank.stderr.read()
+        rank.stderr.close()
+        assert rank.wait() == 0
+    assert isinstance(rank, rank_process._ForkedRank)
+    if rank._pidfd is None:
+        pytest.skip("no pidfd here (Linux 5.3 or later)")
+    real = rank._process  # what multiprocessing says when the server's pipe ends: 255
+    rank._process = types.SimpleNamespace(exitcode=255, sentinel=real.sentinel, join=lambda: 0)
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(20)"])
+    try:
+        rank.pid = stranger.pid  # the rank's pid, taken by another process
+        rank.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        assert rank.wait() == 255
+        assert time.monotonic() - started < 5, "waited for the stranger"
+        assert stranger.poll() is None, "the stranger was signalled"
+    finally:
+        stranger.kill()
+        stranger.wait()
