@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -31,6 +30,8 @@ import threading
 import types
 import weakref
 from typing import IO, Any
+
+from ..compare.parent_death import has_ended, pidfd, wait_until_ended
 
 # what a rank's comparison imports (the modules a `compare` run loads before its first row)
 PRELOAD = (
@@ -107,7 +108,7 @@ class _ForkedRank:
         self.pid = self._process.pid
         # this very process, whatever reuses its pid later: the rank is not our child, and
         # once its server is gone nothing else tells its end from a stranger's (a review)
-        self._pidfd = _pidfd(self.pid)
+        self._pidfd = pidfd(self.pid)
         if self._pidfd is not None:
             weakref.finalize(self, os.close, self._pidfd)
         self.returncode: int | None = None
@@ -121,12 +122,7 @@ class _ForkedRank:
             self.returncode = self._process.exitcode
         self._process.join()  # the status is known: no read
         if self._server_gone():  # the rank runs on without it: its end is waited for
-            if self._pidfd is not None:
-                select.select([self._pidfd], [], [])
-            else:
-                from ..compare.parent_death import wait_until_gone
-
-                wait_until_gone(self.pid)
+            wait_until_ended(self.pid, self._pidfd)
             self.status_lost = True  # its summary (stdout) tells how it ended
         return self.returncode
 
@@ -144,20 +140,7 @@ class _ForkedRank:
     def _server_gone(self) -> bool:
         """multiprocessing's status 255: the server ended (killed alone) with the rank still
         running, its status lost; the rank was reported ended, and a stop skipped it."""
-        if self._process.exitcode != _SERVER_GONE:
-            return False
-        if self._pidfd is None:
-            from ..compare.parent_death import alive
-
-            return alive(self.pid)
-        return not select.select([self._pidfd], [], [], 0)[0]  # readable: it has ended
-
-
-def _pidfd(pid: int) -> int | None:
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):  # not Linux 5.3 or later, or it has already ended
-        return None
+        return self._process.exitcode == _SERVER_GONE and not has_ended(self.pid, self._pidfd)
 
 
 _SERVER_GONE = 255  # what multiprocessing reports when the fork server's pipe ends

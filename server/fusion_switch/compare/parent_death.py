@@ -25,55 +25,60 @@ def arm_parent_death_signal(signum: int) -> None:
 _POLL_SECONDS = 0.5  # where a process cannot be waited for by a descriptor (no pidfd)
 
 
-def signal_when_gone(pid: int, signum: int) -> None:
-    """Send ``signum`` to this process as soon as process ``pid`` (not its parent) has ended,
-    by a daemon thread; at once when it has ended already. Linux's pidfd tells the moment
-    the process ends, even while it waits to be reaped; elsewhere it is asked every 0.5 s."""
-    import os
-    import threading
-
-    try:
-        watched = os.pidfd_open(pid)
-    except ProcessLookupError:
-        os.kill(os.getpid(), signum)
-        return
-    except (AttributeError, OSError):  # no pidfd here: asked in turn
-        watched = None
-
-    def watch() -> None:
-        _wait(pid, watched)
-        os.kill(os.getpid(), signum)
-
-    threading.Thread(target=watch, name="rank-parent-watch", daemon=True).start()
-
-
-def wait_until_gone(pid: int) -> None:
-    """Return when process ``pid`` (not a child of this one) has ended."""
+def pidfd(pid: int) -> int | None:
+    """A descriptor naming process ``pid`` itself, whatever takes its pid later (Linux's
+    pidfd: readable once the process has ended, even while it waits to be reaped); None where
+    there is none, or the process has ended already."""
     import os
 
     try:
-        watched = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    except (AttributeError, OSError):
-        watched = None
-    _wait(pid, watched)
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux 5.3 or later, or no such process
+        return None
 
 
-def _wait(pid: int, watched: int | None) -> None:
-    if watched is not None:
-        import os
+def has_ended(pid: int, fd: int | None) -> bool:
+    """Whether process ``pid`` has ended: by its :func:`pidfd` ``fd``, else by its pid."""
+    if fd is None:
+        return not alive(pid)
+    import select
+
+    return bool(select.select([fd], [], [], 0)[0])
+
+
+def wait_until_ended(pid: int, fd: int | None) -> None:
+    """Return when process ``pid`` (not a child of this one) has ended: at once by its
+    :func:`pidfd` ``fd``, else asked every 0.5 s."""
+    if fd is not None:
         import select
 
-        try:
-            select.select([watched], [], [])
-        finally:
-            os.close(watched)
+        select.select([fd], [], [])
         return
     import time
 
     while alive(pid):
         time.sleep(_POLL_SECONDS)
+
+
+def signal_when_gone(pid: int, signum: int) -> None:
+    """Send ``signum`` to this process as soon as process ``pid`` (not its parent) has ended,
+    by a daemon thread; at once when it has ended already."""
+    import os
+    import threading
+
+    fd = pidfd(pid)
+
+    def watch() -> None:
+        wait_until_ended(pid, fd)
+        if fd is not None:
+            os.close(fd)
+        os.kill(os.getpid(), signum)
+
+    if has_ended(pid, fd):
+        watch()
+        return
+
+    threading.Thread(target=watch, name="rank-parent-watch", daemon=True).start()
 
 
 def alive(pid: int) -> bool:
