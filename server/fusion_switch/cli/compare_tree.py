@@ -330,15 +330,23 @@ def rank_slots(args: argparse.Namespace, plan: Plan) -> int:
         return 1
     cores = args.workers or os.cpu_count() or 1
     slots = min(len(plan.runs), max(1, cores))
-    budget = getattr(args, "memory_budget", None)
-    if budget and slots > 1:
-        from .rank_process import SERVER_BYTES, forked_ranks
-
+    budget = _ranks_budget(args)
+    if budget is not None and slots > 1:
         need = max(rank_bytes(ns) for _, ns in plan.runs)
-        if forked_ranks():
-            budget -= SERVER_BYTES  # beside the ranks it forks, once
         slots = min(slots, max(1, budget // need))
     return slots
+
+
+def _ranks_budget(args: argparse.Namespace) -> int | None:
+    """``--memory-budget`` less what the fork server holds beside the ranks it forks (once;
+    a budget that cannot hold it runs one rank at a time anyway: a rank counts more); None
+    without a budget."""
+    budget = getattr(args, "memory_budget", None)
+    if not budget:
+        return None
+    from .rank_process import SERVER_BYTES, forked_ranks
+
+    return budget - SERVER_BYTES if forked_ranks() and budget > SERVER_BYTES else budget
 
 
 _RANK_BASE_BYTES = 96 << 20  # one comparing process: interpreter, numpy, buffers, headers
@@ -436,17 +444,15 @@ def ranks_in_parallel(
     import tempfile
     import threading
     from concurrent.futures import ThreadPoolExecutor, wait
-    from multiprocessing import resource_tracker
 
-    from ..readers.signals_held import signals_held
-    from .rank_process import SERVER_BYTES, forked_ranks, start_rank
+    from ..readers.signals_held import born_with_signals_held
+    from .rank_process import start_rank
 
     cores = args.workers or os.cpu_count() or 1
     workers = max(1, cores // slots)
-    budget = getattr(args, "memory_budget", None)
-    if budget:  # what rank_slots shared out: the fork server's part first
-        server = SERVER_BYTES if forked_ranks() else 0
-        budget = (budget - server if budget > server else budget) // slots
+    budget = _ranks_budget(args)
+    if budget:  # each rank's share, as rank_slots counted them
+        budget //= slots
     env = dict(os.environ, **{PARENT_VARIABLE: str(os.getpid())})
     live: set = set()  # the ranks' processes (start_rank)
     lock = threading.Lock()
@@ -461,7 +467,7 @@ def ranks_in_parallel(
             # handle them (die_with_rank_parent); the fork server the first start starts never
             # does: a SIGTERM to the group killed it, and the ranks it ran were reported with
             # status 255. Both signals are this process's main thread's either way
-            with lock, signals_held(frozenset({signal.SIGINT, signal.SIGTERM})):
+            with lock, born_with_signals_held(frozenset({signal.SIGINT, signal.SIGTERM})):
                 child = start_rank(rank_command(args, ns, workers, budget), stdout, env)
                 live.add(child)
             try:
@@ -495,9 +501,6 @@ def ranks_in_parallel(
                 with contextlib.suppress(OSError):
                     child.send_signal(signal.SIGTERM)
 
-    # started before Ctrl-C is blocked around a rank's start: starting it unblocks SIGINT in
-    # the thread that does, and the fork server the first rank starts would then take it
-    resource_tracker.ensure_running()
     # Ctrl-C and SIGTERM are only noted while this thread waits, and once one came the next
     # are ignored until every rank has stopped (cli.interrupts.interrupts_once)
     with terminate_as_interrupt(), interrupts_once(raising=False) as interrupts:

@@ -277,13 +277,10 @@ def _workers_born_without_ctrl_c():
     thread nothing changes for it; in the main thread (``--rank all``) it waits until the
     cluster is up, as the cluster's clean-up must anyway."""
     import signal
-    from multiprocessing import resource_tracker
 
-    from ..readers.signals_held import signals_held
+    from ..readers.signals_held import born_with_signals_held
 
-    # started first: starting it unblocks SIGINT in the thread that does (resource_tracker)
-    resource_tracker.ensure_running()
-    with signals_held(frozenset({signal.SIGINT})):
+    with born_with_signals_held(frozenset({signal.SIGINT})):
         yield
 
 

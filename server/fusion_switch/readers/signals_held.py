@@ -36,6 +36,19 @@ def signals_held(held: frozenset[int] = HELD_SIGNALS) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def born_with_signals_held(held: frozenset[int]) -> Iterator[None]:
+    """:func:`signals_held` around a block that starts processes, which are born with ``held``
+    blocked and take them once they can. multiprocessing's resource tracker is started first
+    (if it is not running): starting it unblocks SIGINT and SIGTERM in the thread that does,
+    and the processes started after it in the block would have been born without the mask."""
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    with signals_held(held):
+        yield
+
+
+@contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
     """Run the SIGINT and SIGTERM handlers only after the block, in the main thread, as they
     would have run in it: for a few steps that must happen together (two renames), where a
