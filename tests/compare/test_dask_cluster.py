@@ -378,7 +378,7 @@ def test_a_worker_that_joins_later_with_other_dump_files_stops_the_run(tmp_path,
     Path(path).write_bytes(whole)
     asked, seen = [], runners._sizes_seen
     monkeypatch.setattr(runners, "_sizes_seen", lambda paths: asked.append(paths) or seen(paths))
-    monkeypatch.setattr(runners, "_CHECKED_HERE", {})
+    monkeypatch.setattr(runners, "_CHECKED_HERE", set())
     assert runners._dask_chunk(plan.job, 0, plan.chunks[0]).rows
     assert runners._dask_chunk(plan.job, 1, plan.chunks[1]).rows
     assert len(asked) == 1  # once per job on a worker: 32 stats, not 32 per chunk

@@ -180,7 +180,7 @@ def _dask_chunk(ctx: JobContext, number: int, positions: list[int]) -> ChunkResu
     return rendered_chunk(GroupComparer(ctx), number, positions)
 
 
-_CHECKED_HERE: dict[int, bool] = {}  # id() of the job contexts this worker process checked
+_CHECKED_HERE: set[int] = set()  # id() of the job contexts this worker process checked
 _CHECKING = threading.Lock()  # a worker of several threads runs chunks side by side
 
 
@@ -198,8 +198,8 @@ def _check_here_once(ctx: JobContext) -> None:
         unseen = _first_unseen(sample, sizes)
         if unseen is not None:
             raise DumpsNotSeen(f"Dask worker on host {host} {unseen}")
-        _CHECKED_HERE[key] = True
-        weakref.finalize(ctx, _CHECKED_HERE.pop, key, None)  # the id may serve a later job
+        _CHECKED_HERE.add(key)
+        weakref.finalize(ctx, _CHECKED_HERE.discard, key)  # the id may serve a later job
 
 
 def dask_setup(worker) -> None:
