@@ -173,6 +173,17 @@ def _rank_children(parent: psutil.Process) -> list[psutil.Process]:
     return ranks
 
 
+def _three_ranks_in_a_session(tree, out: Path, env: dict) -> subprocess.Popen:
+    """Three ranks side by side, in a session (a process group) of their own, silent."""
+    return subprocess.Popen(
+        command(tree, out, "--workers", "3"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+
+
 def test_ranks_run_together_and_die_with_the_rank_all_process(tree, tmp_path):
     """... and leave nothing in the temporary directory: the fork server's socket folder
     (multiprocessing's ``pymp-*``, which the killed process would have removed at its exit)
@@ -180,13 +191,7 @@ def test_ranks_run_together_and_die_with_the_rank_all_process(tree, tmp_path):
     env = dict(os.environ, FUSION_SWITCH_COMPARE_DELAY="0.5")  # each rank reports slowly
     env["TMPDIR"] = str(tmp_path / "tmp")
     (tmp_path / "tmp").mkdir()
-    process = subprocess.Popen(
-        command(tree, tmp_path / "out", "--workers", "3"),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        start_new_session=True,
-    )
+    process = _three_ranks_in_a_session(tree, tmp_path / "out", env)
     try:
         parent = psutil.Process(process.pid)
         seen: list[psutil.Process] = []
@@ -370,6 +375,38 @@ def test_sigterm_to_ranks_side_by_side_exits_143(tree, tmp_path):
     """SIGTERM is 143 everywhere else; `--rank all` with ranks side by side answered 130."""
     status, said = _signal_after_progress(tree, tmp_path / "out", signal.SIGTERM, "--workers", "3")
     assert status == 143, said
+
+
+@NEEDS_FORK_SERVER
+def test_a_socket_folder_left_by_a_sigkill_to_the_group_goes_with_the_next_run(tree, tmp_path):
+    """A SIGKILL to the whole group (a job manager's last word) kills the fork server with the
+    `--rank all` process, and nothing was left to remove the server's socket folder (8 of 12
+    such kills in a stress): the next `--rank all` run removes it."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = dict(os.environ, TMPDIR=str(temporary), FUSION_SWITCH_COMPARE_DELAY="0.5")
+    process = _three_ranks_in_a_session(tree, tmp_path / "killed", env)
+    try:
+        parent = psutil.Process(process.pid)
+        deadline = time.monotonic() + 120
+        while not _rank_children(parent) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        every = parent.children(recursive=True)
+        assert every, "the ranks started"
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+        psutil.wait_procs(every, timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    left = [p.name for p in temporary.iterdir()]
+    assert len(left) == 1 and left[0].startswith("pymp-"), left  # what the kill leaves
+
+    del env["FUSION_SWITCH_COMPARE_DELAY"]
+    again = subprocess.run(command(tree, tmp_path / "again"), capture_output=True, env=env)
+    assert again.returncode == 1, again.stderr.decode()  # rank 1's rule, proven
+    assert list(temporary.iterdir()) == []
 
 
 @contextlib.contextmanager

@@ -32,6 +32,7 @@ import weakref
 from typing import IO, Any
 
 from ..compare.parent_death import has_ended, pidfd, wait_until_ended
+from .rank_server_folder import mark, sweep
 
 # what a rank's comparison imports (the modules a `compare` run loads before its first row)
 PRELOAD = (
@@ -99,6 +100,7 @@ class _ForkedRank:
             )
             with _POLLING, _main_module_hidden():
                 self._process.start()
+                _server_marked()
         except BaseException:
             os.close(read)
             raise
@@ -144,6 +146,26 @@ class _ForkedRank:
 
 
 _SERVER_GONE = 255  # what multiprocessing reports when the fork server's pipe ends
+
+_MARKED: list[int] = []  # the fork servers whose socket folder this process marked
+
+
+def _server_marked() -> None:
+    """Mark the running fork server's socket folder, which a SIGKILL to the whole group would
+    leave; at the first, remove those earlier runs left (:mod:`.rank_server_folder`). A
+    server that died is started again by multiprocessing, in the same folder: marked again."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    pid = getattr(server, "_forkserver_pid", None)
+    address = getattr(server, "_forkserver_address", None)
+    if not isinstance(pid, int) or not isinstance(address, str) or pid in _MARKED:
+        return
+    folder = os.path.dirname(address)
+    _MARKED.append(pid)
+    mark(folder, [os.getpid(), pid])  # this process starts a server there again, if need be
+    if len(_MARKED) == 1:
+        sweep(os.path.dirname(folder), keep=folder)
 
 
 @contextlib.contextmanager
