@@ -143,3 +143,27 @@ def test_ranks_compared_in_turn_do_not_hold_each_other(monkeypatch, tmp_path, ca
     assert run_per_rank(args, Plan("tensor", runs), runner) == 0
     assert alive == [0, 0, 0]
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("closed", ["stdout", "stderr", "stdin and stderr"])
+def test_a_program_started_with_a_standard_stream_closed_runs_to_its_verdict(
+    case, tmp_path, closed
+):
+    """``>&-`` or ``2>&-`` (a daemon, a cron line): Python leaves that stream None. With stdout
+    closed the verdict's print raised AttributeError after the outputs, with a traceback and
+    exit 1, the status of a proven rule; with stderr closed the progress report raised before
+    any output, with no word. The closed descriptor gets /dev/null."""
+    redirect = {"stdout": ">&-", "stderr": "2>&-", "stdin and stderr": "<&- 2>&-"}[closed]
+    args = [a for a in _args(case, tmp_path / "out") if a != "--no-progress"]
+    done = subprocess.run(
+        ["sh", "-c", f'exec "$0" -m fusion_switch "$@" {redirect}', sys.executable, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)  # the injected fault is found
+    assert "Traceback" not in done.stderr
+    assert sorted(p.suffix for p in (tmp_path / "out").iterdir()) == [".csv", ".html", ".json"]
+    if closed != "stdout":
+        assert "verdict: most likely: AConv2dMulFusion" in done.stdout, done.stdout
+        assert done.stdout.rstrip("\n").splitlines()[-1].startswith("csv:")

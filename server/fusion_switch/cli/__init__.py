@@ -75,6 +75,8 @@ BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THR
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        standard_streams_open()
     words = sys.argv[1:] if argv is None else argv
     if list(words) in EDITOR_SERVE:
         from .serve import serve_stdio
@@ -90,6 +92,28 @@ def main(argv: list[str] | None = None) -> int:
         with terminate_as_interrupt():
             return _interruptible(lambda: _run_command(argv, command))
     return _interruptible(lambda: _run_command(argv, command))
+
+
+def standard_streams_open() -> None:
+    """A program started with stdin, stdout or stderr closed (``>&-``, ``2>&-``; a daemon or
+    a cron line) gets ``/dev/null`` there. Python leaves such a stream None: `compare`'s
+    verdict raised AttributeError after the outputs were written (exit 1, a proven rule's
+    status), its progress before any output, with no word. And the first file opened took the
+    free descriptor, where the processes it starts would have written their own output."""
+    import os
+
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            errors = "backslashreplace" if fd == 2 else None
+            mode = "r" if fd == 0 else "w"
+            setattr(sys, name, open(fd, mode, errors=errors, closefd=False))  # noqa: SIM115
 
 
 def bytes_as_named() -> None:
