@@ -196,17 +196,25 @@ def test_token_file_given_by_the_user(tmp_path, runtime):
         started.stop()
 
 
-def test_runtime_dir_that_others_can_read_is_not_used(tmp_path):
+def test_runtime_dir_that_others_can_read_is_not_used(tmp_path, monkeypatch):
+    """... and the private folder made instead goes with the token: every such server left
+    an empty `fusion-switch-*` folder in the temporary directory (266 there after a day)."""
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o755)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
     started = TcpServer(shared)
     try:
         assert started.token_path is not None and started.token_path.parent != shared
+        assert started.token_path.parent.parent == temporary
         parent_mode = stat.S_IMODE(os.stat(started.token_path.parent).st_mode)
         assert parent_mode == 0o700
     finally:
         started.stop()
+    assert started.proc.returncode == 0
+    assert list(temporary.iterdir()) == []
 
 
 def test_any_address_needs_and_uses_the_token_file(tmp_path, runtime):

@@ -90,8 +90,9 @@ def read_token_file(path: Path) -> str:
     return text
 
 
-def runtime_dir() -> Path:
-    """`$XDG_RUNTIME_DIR` when it is a private directory of ours, else a new private temp dir."""
+def runtime_dir() -> tuple[Path, bool]:
+    """`$XDG_RUNTIME_DIR` when it is a private directory of ours, else a new private temp dir;
+    and whether it is new (removed with the token when the server ends)."""
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg:
         try:
@@ -101,10 +102,10 @@ def runtime_dir() -> Path:
                 and info.st_uid == os.getuid()
                 and not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
             ):
-                return Path(xdg)
+                return Path(xdg), False
         except OSError:
             pass
-    return Path(tempfile.mkdtemp(prefix="fusion-switch-"))  # created 0700
+    return Path(tempfile.mkdtemp(prefix="fusion-switch-")), True  # created 0700
 
 
 def write_new_token(directory: Path) -> tuple[str, Path]:
@@ -275,8 +276,11 @@ def serve_tcp(host: str, port: int, token_file: str | None) -> int:
             )
         if token_file is not None:
             token, token_path, generated = read_token_file(Path(token_file)), None, False
+            made = None
         else:
-            token, token_path = write_new_token(runtime_dir())
+            folder, new = runtime_dir()
+            made = folder if new else None
+            token, token_path = write_new_token(folder)
             generated = True
     except TcpSetupError as error:
         print(f"fusion-switch serve: error: {error}", file=sys.stderr)
@@ -300,6 +304,9 @@ def serve_tcp(host: str, port: int, token_file: str | None) -> int:
         signal.signal(signal.SIGTERM, previous)
         if token_path is not None:
             token_path.unlink(missing_ok=True)
+        if made is not None:
+            with contextlib.suppress(OSError):  # not empty: something else is in it now
+                made.rmdir()
     return 0
 
 
