@@ -8,6 +8,7 @@ with a message and never ask the editor to open it.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -34,6 +35,13 @@ SERVER = ClientServerConfig(
 
 
 workflow_client, session = workflow_fixtures(SERVER)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _state_removed():
+    """The record goes with the module (each run left a folder in the temporary directory)."""
+    yield
+    shutil.rmtree(STATE, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

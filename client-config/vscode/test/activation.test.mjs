@@ -4,11 +4,11 @@
 // when no server can start, the user gets the error with the fix.
 // Python: $FUSION_SWITCH_PYTHON, else the repository's .venv/bin/python.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { afterEach, describe, test } from 'node:test';
+import { after, afterEach, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
@@ -30,6 +30,18 @@ const CFG = `{
 }
 `;
 
+// the folders the tests make, removed at the end (every run left a dozen in the temporary
+// directory: 182 of the first kind after a day of CI runs)
+const made = [];
+function temporaryFolder(prefix) {
+  const folder = mkdtempSync(join(tmpdir(), prefix));
+  made.push(folder);
+  return folder;
+}
+after(() => {
+  for (const folder of made) rmSync(folder, { recursive: true, force: true });
+});
+
 function defaults() {
   const settings = {};
   for (const [key, schema] of Object.entries(manifest.contributes.configuration.properties)) {
@@ -40,7 +52,7 @@ function defaults() {
 
 /** Loads a fresh copy of the bundle wired to a new fake `vscode`, and activates it. */
 async function activate(settings) {
-  const folder = mkdtempSync(join(tmpdir(), 'fusion-switch-vscode-'));
+  const folder = temporaryFolder('fusion-switch-vscode-');
   const fake = createFake({ settings: { ...defaults(), ...settings }, folder });
   const load = Module._load;
   Module._load = function (request, ...rest) {
@@ -173,7 +185,7 @@ describe('when no server can start', { skip }, () => {
 
   test('an interpreter without fusion_switch is reported with Python\'s own error', async () => {
     // The project's interpreter with site-packages disabled cannot import fusion_switch.
-    const wrapper = join(mkdtempSync(join(tmpdir(), 'python-')), 'python');
+    const wrapper = join(temporaryFolder('python-'), 'python');
     writeFileSync(wrapper, `#!/bin/sh\nexec ${JSON.stringify(python)} -S "$@"\n`, { mode: 0o755 });
     const { fake, extension } = await activate({ 'fusionSwitch.server.pythonPath': wrapper });
     running.push(extension);
@@ -184,7 +196,7 @@ describe('when no server can start', { skip }, () => {
 
   test('nothing configured and nothing on PATH: says what was tried', async () => {
     const path = process.env.PATH;
-    process.env.PATH = mkdtempSync(join(tmpdir(), 'empty-path-'));
+    process.env.PATH = temporaryFolder('empty-path-');
     try {
       const { fake, extension } = await activate({});
       running.push(extension);
