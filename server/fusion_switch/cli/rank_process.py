@@ -99,8 +99,8 @@ class _ForkedRank:
                 name="fusion-switch-rank",
             )
             with _POLLING, _main_module_hidden():
-                self._process.start()
                 _server_marked()
+                self._process.start()
         except BaseException:
             os.close(read)
             raise
@@ -151,11 +151,14 @@ _MARKED: list[int] = []  # the fork servers whose socket folder this process mar
 
 
 def _server_marked() -> None:
-    """Mark the running fork server's socket folder, which a SIGKILL to the whole group would
-    leave; at the first, remove those earlier runs left (:mod:`.rank_server_folder`). A
-    server that died is started again by multiprocessing, in the same folder: marked again."""
+    """Start the fork server if it does not run, and mark its socket folder, which a SIGKILL
+    to the whole group would leave; at the first, remove those earlier runs left
+    (:mod:`.rank_server_folder`). Marked before the first rank is asked for: that waits for
+    the server's imports, 0.2-0.3 s in which a kill left the folder unmarked. A server that
+    died is started again by multiprocessing, in the same folder: marked again."""
     from multiprocessing import forkserver
 
+    forkserver.ensure_running()  # returns once the server is spawned, before its imports
     server = getattr(forkserver, "_forkserver", None)
     pid = getattr(server, "_forkserver_pid", None)
     address = getattr(server, "_forkserver_address", None)
