@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -84,7 +85,11 @@ class CodeServer:
         vsix: Path | None = None,
     ) -> None:
         self.bin = _code_server()
-        self.env = _env_for(self.bin)
+        # its own temporary folder, removed in stop(): every code-server left vscode-git-* and
+        # vscode-ipc-*.sock in /tmp (108 and 189 after a day of CI runs). Short, as the
+        # sockets' paths must stay under 108 bytes
+        self.temporary = tempfile.mkdtemp(prefix="cs-")
+        self.env = {**_env_for(self.bin), "TMPDIR": self.temporary}
         self.data = tmp / "data"
         self.extensions = tmp / "extensions"
         self.workspace = tmp / "workspace"
@@ -163,6 +168,7 @@ class CodeServer:
             self.proc.kill()
             self.proc.wait()
         self.log.close()
+        shutil.rmtree(self.temporary, ignore_errors=True)
 
 
 def make_workspace(tmp: Path, files: dict[str, str]) -> Path:
