@@ -32,7 +32,7 @@ CASES = {
 
 CHILD = textwrap.dedent(
     """
-    import json, resource, sys, tempfile, time, os
+    import json, resource, shutil, sys, tempfile, time, os
     kind, payload = json.loads(sys.stdin.read())
     if kind == "text":
         from fusion_switch.readers.graph_text import parse_graph_text
@@ -63,6 +63,8 @@ CHILD = textwrap.dedent(
             outcome = type(error).__name__ + ": " + str(error).split(": ", 1)[1][:70]
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if kind == "dump":
+        shutil.rmtree(os.path.dirname(path))  # each run left its 2 MB file in /tmp
     print(json.dumps([wall, peak, outcome]))
     """
 )
