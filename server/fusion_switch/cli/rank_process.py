@@ -147,28 +147,25 @@ class _ForkedRank:
 
 _SERVER_GONE = 255  # what multiprocessing reports when the fork server's pipe ends
 
-_MARKED: list[int] = []  # the fork servers whose socket folder this process marked
+_MARKED: list[int] = []  # the lock on this process's server folder, held while it lives
 
 
 def _server_marked() -> None:
-    """Start the fork server if it does not run, and mark its socket folder, which a SIGKILL
-    to the whole group would leave; at the first, remove those earlier runs left
-    (:mod:`.rank_server_folder`). Marked before the first rank is asked for: that waits for
-    the server's imports, 0.2-0.3 s in which a kill left the folder unmarked. A server that
-    died is started again by multiprocessing, in the same folder: marked again."""
+    """Start the fork server if it does not run, then, the first time, mark and lock its
+    socket folder, which a SIGKILL to the whole group would leave, and remove those earlier
+    runs left (:mod:`.rank_server_folder`). Marked before the first rank is asked for: that
+    waits for the server's imports, 0.2-0.3 s in which a kill left the folder unmarked. A
+    server started again (its own killed alone) uses the same folder."""
     from multiprocessing import forkserver
 
     forkserver.ensure_running()  # returns once the server is spawned, before its imports
-    server = getattr(forkserver, "_forkserver", None)
-    pid = getattr(server, "_forkserver_pid", None)
-    address = getattr(server, "_forkserver_address", None)
-    if not isinstance(pid, int) or not isinstance(address, str) or pid in _MARKED:
+    address = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_address", None)
+    if _MARKED or not isinstance(address, str):
         return
     folder = os.path.dirname(address)
-    _MARKED.append(pid)
-    mark(folder, [os.getpid(), pid])  # this process starts a server there again, if need be
-    if len(_MARKED) == 1:
-        sweep(os.path.dirname(folder), keep=folder)
+    held = mark(folder)
+    _MARKED.append(-1 if held is None else held)
+    sweep(os.path.dirname(folder), keep=folder)
 
 
 @contextlib.contextmanager

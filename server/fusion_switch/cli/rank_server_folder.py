@@ -1,41 +1,58 @@
 """The fork server's socket folder (multiprocessing's ``pymp-*`` in the temporary directory):
-marked with the processes that use it once the server runs, and removed by a later
-``--rank all`` run once they have all ended.
+marked, and locked by the ``--rank all`` process for as long as it lives; removed by a later
+``--rank all`` run once that lock is free.
 
 The ``--rank all`` process removes the folder when it exits, and the server when its last rank
 ends (:mod:`.rank_server`). A SIGKILL to the whole process group (a job manager's last word)
 kills both, and nothing is left to remove it: every such run left an empty folder with a dead
-socket in it. The next run removes the folders so marked whose processes are all gone: the
-server, and the ``--rank all`` process, which starts a server again in the same folder when
-its server was killed alone. A process is known by its pid and its start time, so a recycled
-pid is not taken for it. A folder without the mark (another program's, or an older
-fusion-switch's) is never touched, and any doubt (a mark being written) keeps it.
+socket in it. The next run removes the marked folders whose lock nobody holds. Only the
+``--rank all`` process needs the folder's path (to ask the server for a rank, or to start a
+server there again when its own was killed alone): once it has ended the folder may go, even
+while its server still finishes a rank (it listens on its open socket, and removes the folder
+itself at exit).
+
+A lock, not a pid: a run in another pid namespace sharing the directory (a container, a
+sandbox) saw a live run's pids as ended and removed its folder (a review). A folder marked on
+another machine (a temporary directory on shared storage) is kept, since a lock may not be
+seen across machines; so is a folder without the mark (another program's, or an older
+fusion-switch's), and any doubt.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
-import shutil
+import socket
 import stat
 
-MARK = "fusion-switch-fork-server"  # "pid:start" of each process that uses the folder
+MARK = "fusion-switch-fork-server"  # locked by the --rank all process; holds the machine
 
 
-def mark(folder: str, pids: list[int]) -> None:
-    """Mark ``folder`` as the socket folder used by the processes ``pids``."""
+def mark(folder: str) -> int | None:
+    """Mark ``folder`` and lock the mark; the returned descriptor holds the lock, for as long
+    as the caller lives (None where it could not be made: the folder then stays unmarked)."""
     path = os.path.join(folder, MARK)
     partial = f"{path}.{os.getpid()}"
-    text = " ".join(f"{pid}:{_started(pid)}" for pid in pids)
-    with contextlib.suppress(OSError):
-        with open(partial, "w", encoding="ascii") as out:
-            out.write(text)
-        os.replace(partial, path)  # a sweep reads a whole mark or none
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # before the mark has its name: never seen unlocked
+        os.write(fd, _machine().encode())
+        os.replace(partial, path)
+    except OSError:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        return None
+    return fd
 
 
 def sweep(temporary: str, keep: str = "") -> list[str]:
-    """Remove the marked folders in ``temporary`` (but ``keep``) whose processes have all
-    ended; return their paths."""
+    """Remove the marked folders in ``temporary`` (but ``keep``) whose lock nobody holds;
+    return their paths. Never raises: housekeeping must not stop a run."""
     removed = []
     try:
         entries = list(os.scandir(temporary))
@@ -46,49 +63,45 @@ def sweep(temporary: str, keep: str = "") -> list[str]:
             continue
         try:
             status = entry.stat(follow_symlinks=False)
-        except OSError:
+            ours = stat.S_ISDIR(status.st_mode) and status.st_uid == os.getuid()
+            if ours and _left_behind(entry.path):
+                _remove(entry.path)
+                removed.append(entry.path)
+        except (OSError, ValueError):
             continue
-        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid():
-            continue
-        users = _marked(entry.path)
-        if users and not any(_running(pid, start) for pid, start in users):
-            shutil.rmtree(entry.path, ignore_errors=True)
-            removed.append(entry.path)
     return removed
 
 
-def _marked(folder: str) -> list[tuple[int, int | None]]:
+def _left_behind(folder: str) -> bool:
+    """Whether ``folder`` holds this machine's mark and nobody holds its lock."""
     try:
-        with open(os.path.join(folder, MARK), encoding="ascii") as marked:
-            words = marked.read(256).split()
-    except (OSError, UnicodeDecodeError):
-        return []
-    users = []
-    for word in words:
-        pid, _, start = word.partition(":")
-        if not pid.isdigit():
-            return []
-        users.append((int(pid), int(start) if start.isdigit() else None))
-    return users
-
-
-def _started(pid: int) -> int | None:
-    """When ``pid`` started (clock ticks since boot, from ``/proc``), or None where not told."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as status:
-            fields = status.read().rpartition(b")")[2].split()
-        return int(fields[19])  # the 22nd field; the first two end at ")"
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _running(pid: int, start: int | None) -> bool:
-    """Whether the process ``pid`` that started at ``start`` still runs (a recycled pid, with
-    another start, does not count)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        fd = os.open(os.path.join(folder, MARK), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return False
-    except OSError:  # another user's process: not ours, but running
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        if os.read(fd, 256).decode("ascii", "replace") != _machine():
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: its run is alive
+            return False
         return True
-    return start is None or _started(pid) in (start, None)
+    finally:
+        os.close(fd)
+
+
+def _remove(folder: str) -> None:
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _machine() -> str:
+    """This machine (its boot, where Linux tells it, else its name)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as boot:
+            return "boot " + boot.read().strip()
+    except OSError:
+        return "host " + socket.gethostname()
