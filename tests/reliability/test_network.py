@@ -243,3 +243,25 @@ def test_localhost_by_name_is_loopback(runtime):
         client.close()
     finally:
         started.stop()
+
+
+def test_a_token_that_cannot_be_written_is_a_setup_error(tmp_path, monkeypatch, capsys):
+    """The token file cannot be written (a full or read-only disk): an error that says what
+    to do, and the folder made for it removed (the OSError was a traceback, and the folder
+    stayed; a review)."""
+    from fusion_switch.lsp import tcp
+
+    made = tmp_path / "fusion-switch-x"
+    made.mkdir(mode=0o700)
+    token = made / "fusion-switch-1.token"
+
+    def cannot_write(folder):
+        raise PermissionError(13, "Permission denied", str(token))
+
+    monkeypatch.setattr(tcp, "runtime_dir", lambda: (made, True))
+    monkeypatch.setattr(tcp, "write_new_token", cannot_write)
+    assert tcp.serve_tcp("127.0.0.1", 0, None) == 2
+    said = capsys.readouterr().err
+    assert f"cannot write a token file in {token}: Permission denied" in said, said
+    assert "--token-file" in said and "cannot listen" not in said, said
+    assert not made.exists()

@@ -268,32 +268,35 @@ async def _listen(host: str, port: int, token: str) -> None:
 
 def serve_tcp(host: str, port: int, token_file: str | None) -> int:
     """Check the set-up, then serve until interrupted. Returns the exit status."""
-    try:
-        if token_file is None and not is_loopback(host):
-            raise TcpSetupError(
-                f"--host {host} is not a loopback address: other machines could connect. "
-                "Give --token-file FILE (a secret only you can read) to serve beyond this machine."
-            )
-        if token_file is not None:
-            token, token_path, generated = read_token_file(Path(token_file)), None, False
-            made = None
-        else:
-            folder, new = runtime_dir()
-            made = folder if new else None
-            token, token_path = write_new_token(folder)
-            generated = True
-    except TcpSetupError as error:
-        print(f"fusion-switch serve: error: {error}", file=sys.stderr)
-        return 2
-    if generated:
-        print(
-            f"fusion-switch: token in {token_path} (send it as initializationOptions.token)",
-            file=sys.stderr,
-            flush=True,
+    if token_file is None and not is_loopback(host):
+        return _setup_failed(
+            f"--host {host} is not a loopback address: other machines could connect. "
+            "Give --token-file FILE (a secret only you can read) to serve beyond this machine."
         )
+    made: Path | None = None  # the private folder made for a generated token
+    token_path: Path | None = None
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
+        if token_file is not None:
+            token = read_token_file(Path(token_file))
+        else:
+            try:
+                folder, new = runtime_dir()
+                made = folder if new else None
+                token, token_path = write_new_token(folder)
+            except OSError as error:
+                raise TcpSetupError(
+                    f"cannot write a token file in {error.filename}: {error.strerror or error}; "
+                    "give --token-file FILE, or set XDG_RUNTIME_DIR to a private folder of yours"
+                ) from None
+            print(
+                f"fusion-switch: token in {token_path} (send it as initializationOptions.token)",
+                file=sys.stderr,
+                flush=True,
+            )
         asyncio.run(_listen(host, port, token))
+    except TcpSetupError as error:
+        return _setup_failed(str(error))
     except OSError as error:
         message = f"fusion-switch serve: error: cannot listen on {host}:{port}: {error}"
         print(message, file=sys.stderr)
@@ -308,6 +311,11 @@ def serve_tcp(host: str, port: int, token_file: str | None) -> int:
             with contextlib.suppress(OSError):  # not empty: something else is in it now
                 made.rmdir()
     return 0
+
+
+def _setup_failed(why: str) -> int:
+    print(f"fusion-switch serve: error: {why}", file=sys.stderr)
+    return 2
 
 
 def _interrupt(signum: int, frame: Any) -> None:
