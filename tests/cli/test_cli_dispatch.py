@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
+import sys
 
 import pytest
 from fusion_switch.cli import SUBCOMMANDS, build_parser, main
@@ -136,3 +138,27 @@ def test_other_commands_leave_the_blas_threads_alone(name, monkeypatch):
     _unset(monkeypatch, BLAS_THREADS)
     _run(main, [name, "--no-such-option-here"])
     assert not [v for v in BLAS_THREADS if v in os.environ]
+
+
+NO_DEV_NULL = """
+import os, sys
+os.close(0)
+sys.stdin = None
+real_open = os.open
+def no_dev_null(path, *rest, **named):
+    if path == os.devnull:
+        raise FileNotFoundError(2, "No such file or directory", path)
+    return real_open(path, *rest, **named)
+os.open = no_dev_null
+from fusion_switch.cli import standard_streams_open
+standard_streams_open()
+print("stdin", sys.stdin)
+"""
+
+
+def test_no_dev_null_leaves_a_closed_stream_as_python_left_it():
+    """A bare chroot without /dev/null: the closed stream stays None, and the program runs on
+    (the OSError escaped main before any sub-command; a review)."""
+    done = subprocess.run([sys.executable, "-c", NO_DEV_NULL], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "stdin None"

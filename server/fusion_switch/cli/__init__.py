@@ -106,7 +106,10 @@ def standard_streams_open() -> None:
         try:
             os.fstat(fd)
         except OSError:
-            null = os.open(os.devnull, os.O_RDWR)
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+            except OSError:  # no /dev/null (a bare chroot): the stream stays as Python left it
+                continue
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
