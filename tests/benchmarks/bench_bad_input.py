@@ -52,19 +52,21 @@ CHILD = textwrap.dedent(
     else:
         from fusion_switch.readers.dump import read_dump
         header = b"\\x32\\x03Add" + b"\\x1a\\x00" * payload
-        path = os.path.join(tempfile.mkdtemp(), "Add.many.1.0.123")
-        with open(path, "wb") as handle:
-            handle.write(len(header).to_bytes(8, "little") + header)
-        start = time.perf_counter()
+        folder = tempfile.mkdtemp()
+        path = os.path.join(folder, "Add.many.1.0.123")
         try:
-            read_dump(path)
-            outcome = "read"
-        except Exception as error:
-            outcome = type(error).__name__ + ": " + str(error).split(": ", 1)[1][:70]
+            with open(path, "wb") as handle:
+                handle.write(len(header).to_bytes(8, "little") + header)
+            start = time.perf_counter()
+            try:
+                read_dump(path)
+                outcome = "read"
+            except Exception as error:
+                outcome = type(error).__name__ + ": " + str(error).split(": ", 1)[-1][:70]
+        finally:
+            shutil.rmtree(folder)  # each run left its 2 MB file in /tmp
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if kind == "dump":
-        shutil.rmtree(os.path.dirname(path))  # each run left its 2 MB file in /tmp
     print(json.dumps([wall, peak, outcome]))
     """
 )

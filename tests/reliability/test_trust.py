@@ -7,6 +7,7 @@ with a message and never ask the editor to open it.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -28,6 +29,7 @@ from workflow_support import (
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 STATE = Path(tempfile.mkdtemp(prefix="fusion-switch-state-"))  # the user's private record
+atexit.register(shutil.rmtree, STATE, True)  # made at import: collected or not, it goes
 SERVER = ClientServerConfig(
     server_command=[sys.executable, "-m", "fusion_switch", "serve"],
     server_env={**os.environ, "XDG_STATE_HOME": str(STATE)},
@@ -35,13 +37,6 @@ SERVER = ClientServerConfig(
 
 
 workflow_client, session = workflow_fixtures(SERVER)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _state_removed():
-    """The record goes with the module (each run left a folder in the temporary directory)."""
-    yield
-    shutil.rmtree(STATE, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

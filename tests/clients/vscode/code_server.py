@@ -86,10 +86,22 @@ class CodeServer:
     ) -> None:
         self.bin = _code_server()
         # its own temporary folder, removed in stop(): every code-server left vscode-git-* and
-        # vscode-ipc-*.sock in /tmp (108 and 189 after a day of CI runs). Short, as the
+        # vscode-ipc-*.sock in /tmp (over a hundred of each after a day of CI runs). Short, as the
         # sockets' paths must stay under 108 bytes
         self.temporary = tempfile.mkdtemp(prefix="cs-")
         self.env = {**_env_for(self.bin), "TMPDIR": self.temporary}
+        try:
+            self._start(tmp, user_settings, python, vsix)
+        except BaseException:
+            if getattr(self, "proc", None) is not None and self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            if getattr(self, "log", None) is not None:
+                self.log.close()
+            shutil.rmtree(self.temporary, ignore_errors=True)
+            raise
+
+    def _start(self, tmp: Path, user_settings: dict, python: str | None, vsix: Path | None):
         self.data = tmp / "data"
         self.extensions = tmp / "extensions"
         self.workspace = tmp / "workspace"
