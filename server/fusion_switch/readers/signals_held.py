@@ -39,11 +39,12 @@ def signals_held(held: frozenset[int] = HELD_SIGNALS) -> Iterator[None]:
 def born_with_signals_held(held: frozenset[int]) -> Iterator[None]:
     """:func:`signals_held` around a block that starts processes, which are born with ``held``
     blocked and take them once they can. multiprocessing's resource tracker is started first
-    (if it is not running): starting it unblocks SIGINT and SIGTERM in the thread that does,
-    and the processes started after it in the block would have been born without the mask."""
-    from multiprocessing import resource_tracker
+    (if it is not running; apart, :mod:`.tracker_apart`): starting it unblocks SIGINT and
+    SIGTERM in the thread that does, and the processes started after it in the block would
+    have been born without the mask."""
+    from .tracker_apart import tracker_running
 
-    resource_tracker.ensure_running()
+    tracker_running()
     with signals_held(held):
         yield
 
