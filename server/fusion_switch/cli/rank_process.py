@@ -32,7 +32,7 @@ import weakref
 from typing import IO, Any
 
 from ..compare.parent_death import has_ended, pidfd, wait_until_ended
-from .rank_server_folder import mark, sweep
+from .rank_server_folder import mark, server_folder, sweep
 
 # what a rank's comparison imports (the modules a `compare` run loads before its first row)
 PRELOAD = (
@@ -159,10 +159,9 @@ def _server_marked() -> None:
     from multiprocessing import forkserver
 
     forkserver.ensure_running()  # returns once the server is spawned, before its imports
-    address = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_address", None)
-    if _MARKED or not isinstance(address, str):
+    folder = server_folder()
+    if _MARKED or folder is None:
         return
-    folder = os.path.dirname(address)
     held = mark(folder)
     _MARKED.append(-1 if held is None else held)
     sweep(os.path.dirname(folder), keep=folder)
@@ -209,11 +208,8 @@ def _rank_main(argv: list[str], stdout: int, stderr: int, env: dict[str, str]) -
     for fd, target in ((stdout, 1), (stderr, 2)):
         os.dup2(fd, target)
         os.close(fd)
-    # a server started with either stream closed has None there; the rank has both
-    if sys.stdout is None:
-        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 (the process's own stream)
-    if sys.stderr is None:
-        sys.stderr = open(2, "w", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    # a server started with either stream closed has None there: main() as a program gives
+    # the rank streams on its 1 and 2 (standard_streams_open)
     os.environ.update(env)
     sys.argv = ["fusion-switch", *argv]
     from . import main

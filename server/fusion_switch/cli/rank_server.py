@@ -18,13 +18,10 @@ _SERVER = os.getpid()  # the ranks forked from the server run its exit handlers 
 def _remove_the_socket_folder() -> None:
     if os.getpid() != _SERVER:
         return
-    from multiprocessing import forkserver
+    from .rank_server_folder import server_folder
 
-    address = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_address", None)
-    if not isinstance(address, str):
-        return
-    folder = os.path.dirname(address)
-    if os.path.basename(folder).startswith("pymp-"):
+    folder = server_folder()
+    if folder is not None and os.path.basename(folder).startswith("pymp-"):
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)

@@ -29,6 +29,15 @@ import stat
 MARK = "fusion-switch-fork-server"  # locked by the --rank all process; holds the machine
 
 
+def server_folder() -> str | None:
+    """The folder of this process's fork server's socket (its own, in the server), or None
+    where none has been started."""
+    from multiprocessing import forkserver
+
+    address = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_address", None)
+    return os.path.dirname(address) if isinstance(address, str) else None
+
+
 def mark(folder: str) -> int | None:
     """Mark ``folder`` and lock the mark; the returned descriptor holds the lock, for as long
     as the caller lives (None where it could not be made: the folder then stays unmarked)."""
