@@ -780,7 +780,10 @@ def _as_in_a_rank(argv: list[str], out: int, err: int) -> None:
 
     sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
-    rank_process._rank_main(argv, out, err, {})
+    go, started = os.pipe()
+    os.write(started, b"1")  # as its caller does once the start returned
+    os.close(started)
+    rank_process._rank_main(argv, out, err, {}, go)
 
 
 def _raises():
@@ -1017,3 +1020,58 @@ def test_a_rank_whose_pid_was_reused_is_neither_waited_for_nor_signalled(tmp_pat
     finally:
         stranger.kill()
         stranger.wait()
+
+
+SERVER_DIES_AFTER_ITS_FORK = """
+import os, signal
+with open("/proc/self/cmdline", "rb") as own:
+    if b"multiprocessing.forkserver" in own.read():  # the fork server the ranks come from
+        fork = os.fork
+
+        def fork_then_die():
+            pid = fork()
+            if pid:  # the server, before it tells the caller the rank's pid
+                with open(os.environ["FORKED_RANK"], "w") as note:
+                    note.write(str(pid))
+                os.kill(os.getpid(), signal.SIGKILL)
+            return pid
+
+        os.fork = fork_then_die
+"""
+
+CALLER_OF_ONE_RANK = """
+import os, sys
+from fusion_switch import cli
+from fusion_switch.cli import rank_process
+cli._AS_THE_PROGRAM.append(True)
+with open(sys.argv[1], "w+b") as out:
+    rank = rank_process.start_rank(["--version"], out, dict(os.environ))
+    sys.stderr.write(rank.stderr.read().decode())
+    print("rank status", rank.wait(), type(rank).__name__, flush=True)
+"""
+
+
+@NEEDS_FORK_SERVER
+def test_a_rank_whose_server_died_before_telling_its_pid_runs_once(tmp_path):
+    """The fork server killed after forking a rank but before telling its pid: the start
+    failed (EOFError), the rank was started again as a new interpreter, and the forked one
+    ran too: the rank twice, both writing its outputs and its stdout (a review). A forked
+    rank now waits for its caller's word that its start succeeded, and ends at once without."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SERVER_DIES_AFTER_ITS_FORK)
+    script = tmp_path / "caller.py"
+    script.write_text(CALLER_OF_ONE_RANK)
+    note = tmp_path / "forked"
+    env = dict(os.environ, FORKED_RANK=str(note))
+    env["PYTHONPATH"] = f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.stdout.splitlines() == ["rank status 0 Popen"], done.stdout + done.stderr
+    forked = int(note.read_text())
+    with contextlib.suppress(psutil.NoSuchProcess):
+        psutil.Process(forked).wait(30)
+    said = (tmp_path / "out").read_text().splitlines()
+    assert len(said) == 1 and said[0].startswith("fusion-switch"), said

@@ -92,20 +92,23 @@ class _ForkedRank:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(list(PRELOAD))  # read when the server starts, once
         read, write = os.pipe()
+        go, started = os.pipe()
         try:
             self._process = context.Process(
                 target=_rank_main,
-                args=(argv, _Fd(stdout.fileno()), _Fd(write), _changed(env)),
+                args=(argv, _Fd(stdout.fileno()), _Fd(write), _changed(env), _Fd(go)),
                 name="fusion-switch-rank",
             )
             with _POLLING, _main_module_hidden():
                 _server_marked()
                 self._process.start()
+            os.write(started, b"1")  # see _started
         except BaseException:
             os.close(read)
             raise
         finally:
-            os.close(write)
+            for fd in (write, go, started):
+                os.close(fd)
         self.stderr = os.fdopen(read, "rb")
         self.pid = self._process.pid
         # this very process, whatever reuses its pid later: the rank is not our child, and
@@ -146,6 +149,7 @@ class _ForkedRank:
 
 
 _SERVER_GONE = 255  # what multiprocessing reports when the fork server's pipe ends
+_NOT_STARTED = 254  # a forked rank whose caller never learnt its pid: nobody waits for it
 
 _MARKED: list[int] = []  # the lock on this process's server folder, held while it lives
 
@@ -203,8 +207,22 @@ def _received(duplicate) -> int:
     return duplicate.detach()
 
 
-def _rank_main(argv: list[str], stdout: int, stderr: int, env: dict[str, str]) -> None:
+def _started(go: int) -> bool:
+    """Whether the caller learnt this rank's pid: a server killed after its fork but before
+    its reply fails the start (EOFError), and the caller starts the rank again as a new
+    interpreter; the rank forked then must not run too (a review). The caller writes a byte
+    once the start returned; it closes the pipe without one when the start failed, or when
+    it was killed."""
+    try:
+        return os.read(go, 1) == b"1"
+    finally:
+        os.close(go)
+
+
+def _rank_main(argv: list[str], stdout: int, stderr: int, env: dict[str, str], go: int) -> None:
     """In the forked rank: its streams and variables, then the command line as a program."""
+    if not _started(go):
+        os._exit(_NOT_STARTED)
     for fd, target in ((stdout, 1), (stderr, 2)):
         os.dup2(fd, target)
         os.close(fd)
