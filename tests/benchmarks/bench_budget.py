@@ -8,11 +8,12 @@ feature maps, 64 channels, ~100 original ops, dump files of up to ~38 MB; as
 ``bench_compare.py --spatial 224 --channels 64 --ops 100``). For each budget, and without one,
 it runs `compare` with the replay and `--no-replay`, each ``--repeat`` times with the process
 tree's RSS sampled every 10 ms (workers and the replay's process included), and prints wall,
-the highest peak, where the replay ran (beside the comparison or after it, from summary.json)
-and whether the peak stayed within the budget, beside msaccucmp's run on the same case. The
-verdict must be the same under every budget. Last, the budget model's estimates for the case
-beside one more unbounded run: the replay process's own peak, and the rows counted against
-those the comparison made.
+the highest peak, where the replay ran (beside the comparison or after it, from summary.json,
+or not at all when not even after it did it fit) and whether the peak stayed within the
+budget, beside msaccucmp's run on the same case. The verdict must be the same under every
+budget (for a replay the budget left out: the same as with ``--no-replay``). Last, the
+budget model's estimates for the case beside one more unbounded run: the replay process's own
+peak, and the rows counted against those the comparison made.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from process_peaks import children_peaks
 
 AFTER = "replay: run after the comparison"
+NOT_RUN = "replay: not run"
 
 
 def _verdict(out: Path) -> tuple[str, list, str]:
@@ -45,6 +47,8 @@ def _verdict(out: Path) -> tuple[str, list, str]:
     summary = json.loads((out / "summary.json").read_text())
     notes = summary.get("inputs", {}).get("notes", [])
     where = "after" if any(n.startswith(AFTER) for n in notes) else "beside"
+    if any(n.startswith(NOT_RUN) for n in notes):
+        where = "not run"  # not even after the comparison did it fit: unverified
     suspects = [(s["rule"], s["verdict"]) for s in summary["suspects"]]
     return summary["verdict"], suspects, where
 
@@ -113,7 +117,7 @@ def main() -> int:
             f"{case.dump_bytes / 1e6:.0f} MB of dumps; {max(1, args.repeat)} sampled run(s) each"
         )
         rows = []
-        reference = None
+        reference, unproven = None, None
         for budget in [None, *budgets]:
             for replay in (True, False):
                 out = root / "out"
@@ -135,9 +139,14 @@ def main() -> int:
                     print(f"compare exited {sorted(statuses)}: see {root / 'run.log'}")
                     return 2
                 verdict, suspects, where = _verdict(out)
-                if replay and budget is None:
-                    reference = (verdict, suspects)
-                same = (verdict, suspects) == reference if replay else None
+                if budget is None:
+                    if replay:
+                        reference = (verdict, suspects)
+                    else:
+                        unproven = (verdict, suspects)
+                # a replay the budget left out gives what --no-replay gives
+                expected = unproven if where == "not run" else reference
+                same = (verdict, suspects) == expected if replay else None
                 rows.append((budget, replay, min(walls), max(walls), max(peaks), where, same))
         theirs = None
         if not args.skip_msaccucmp:
@@ -149,7 +158,7 @@ def main() -> int:
         mb = 1 << 20
         print(
             "\nbudget    run          wall (s)     peak RSS of the tree   replay   "
-            "within budget   verdict as unbounded"
+            "within budget   verdict as unbounded (not run: as --no-replay)"
         )
         for budget, replay, low, high, peak, where, same in rows:
             limit = parse_size(budget) if budget else None
@@ -157,7 +166,7 @@ def main() -> int:
             print(
                 f"{budget or 'none':8s}  {'replay' if replay else '--no-replay':11s}  "
                 f"{low:5.2f}-{high:5.2f}  {peak / mb:8.0f} MiB"
-                f"{'':12s} {where if replay else '-':7s}  {within:14s}  "
+                f"{'':12s} {where if replay else '-':8s} {within:14s}  "
                 f"{'-' if same is None else ('same' if same else 'DIFFERENT')}"
             )
         if theirs is not None:

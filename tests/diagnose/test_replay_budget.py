@@ -40,19 +40,23 @@ def test_the_replay_goes_beside_the_comparison_only_when_both_fit():
     tight = fit_replay(budget=699 * MiB, replay_need=300 * MiB, worker_need=400 * MiB, processes=1)
     assert not tight.beside and not tight.share and tight.reserved == 0
     assert "699 MiB" in tight.note and "~300 MiB" in tight.note and "~400 MiB" in tight.note
-    assert "--no-replay" not in tight.note  # after it: 400 MiB and the replay's 204 fit
+    assert tight.runs  # after it: 400 MiB and the replay's 204 fit
 
 
-def test_a_replay_that_fits_not_even_after_the_comparison_says_so():
+def test_a_replay_that_fits_not_even_after_the_comparison_is_not_run():
     """At 15,017 ops the replay (~397 MiB) did not fit beside a 300 MiB budget's comparison,
-    and after it the comparing process held 425 MB: the note said the budget was kept."""
+    and after it the comparing process held 425 MB: first the note said the budget was kept;
+    then it said only --no-replay would keep it, and the run went on to 422-429 MiB. The
+    budget bounds the run (issue 16): such a replay is not run, and the note says which
+    budget would let it prove the suspects."""
     replay, worker = 397 * MiB, 250 * MiB
     after = worker + replay - REPLAY_BASE_BYTES
     fit = fit_replay(budget=after - 1, replay_need=replay, worker_need=worker, processes=1)
-    assert not fit.beside
-    assert f"~{after // MiB} MiB with the replay" in fit.note and "--no-replay" in fit.note
+    assert not fit.beside and not fit.runs and fit.reserved == 0
+    assert fit.note.startswith("replay: not run, to stay within --memory-budget")
+    assert f"--memory-budget {-(-after // MiB)}M" in fit.note and "unverified" in fit.note
     fits = fit_replay(budget=after, replay_need=replay, worker_need=worker, processes=1)
-    assert not fits.beside and "--no-replay" not in fits.note
+    assert not fits.beside and fits.runs and "not run" not in fits.note
 
 
 def test_after_the_comparison_its_buffers_are_not_counted_with_the_replay():
@@ -63,12 +67,12 @@ def test_after_the_comparison_its_buffers_are_not_counted_with_the_replay():
     replay, worker, held = 150 * MiB, 160 * MiB, 110 * MiB  # held: worker less its buffers
     after = held + replay - REPLAY_BASE_BYTES
     fit = fit_replay(200 * MiB, replay, worker, processes=1, held_after=held)
-    assert not fit.beside and after <= 200 * MiB
-    assert "--no-replay" not in fit.note and "would not fit" in fit.note
+    assert not fit.beside and fit.runs and after <= 200 * MiB
+    assert "would not fit" in fit.note
     fit = fit_replay(after - 1, replay, worker, processes=1, held_after=held)
-    assert f"~{after // MiB} MiB with the replay" in fit.note and "--no-replay" in fit.note
+    assert not fit.runs and f"--memory-budget {-(-after // MiB)}M" in fit.note
     by_default = fit_replay(200 * MiB, replay, worker, processes=1)  # counted as worker_need
-    assert "--no-replay" in by_default.note
+    assert not by_default.runs
 
 
 def test_the_comparing_process_helps_the_replay_only_when_one_more_replay_fits():
@@ -243,6 +247,29 @@ def _wired(case, out: Path, mode: str, *flags: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.parametrize("workers", ["2", "1"])
+def test_a_budget_the_replay_fits_in_not_even_after_the_comparison_keeps_it(
+    case, tmp_path, workers
+):
+    """The replay ran over such a budget, with a note (422-429 MiB for 300 MiB at 15,017
+    ops; on one core without a note). It is not run: the suspects stay unverified (named by
+    the comparison alone, as with --no-replay), the note says which budget would prove them,
+    and the rows are the same."""
+    free = _compare(case, tmp_path / "free", "--workers", workers)
+    unproven = _compare(case, tmp_path / "unproven", "--no-replay", "--workers", workers)
+    small = _compare(case, tmp_path / "small", "--memory-budget", "10M", "--workers", workers)
+    assert free["replay"] is not None and small["replay"] is None
+    (note,) = [n for n in small["inputs"]["notes"] if n.startswith("replay:")]
+    assert note.startswith("replay: not run, to stay within --memory-budget (10 MiB)"), note
+    assert "unverified" in note and "--memory-budget " in note.split("(10 MiB)")[1], note
+    assert small["verdict"] == unproven["verdict"] and small["verdict"].startswith("most likely")
+    assert small["suspects"] == unproven["suspects"]
+    assert small["suspects"][0]["rule"] in {f["rule"] for f in case.truth["faults"]}
+    for name in ("unproven", "small"):
+        csv = next((tmp_path / name).glob("result_*.csv")).read_text().splitlines()[1:]
+        assert csv == next((tmp_path / "free").glob("result_*.csv")).read_text().splitlines()[1:]
+
+
 def test_the_fit_reaches_the_replay_and_the_comparison(case, tmp_path):
     """What the fit decides is what runs: beside, the replay gets its processes and share and
     the comparison's pool the budget less the replay's bytes; after, no replay starts beside,
@@ -356,15 +383,18 @@ def test_the_replay_process_peak_stays_within_its_estimate_as_the_graph_grows(
 def test_no_fit_without_a_budget_with_a_scheduler_or_on_one_core(case, monkeypatch, tmp_path):
     """Then the replay runs as it always did: beside the comparison (no budget), beside the
     Dask workers whose limits the budget sets (``--scheduler``), after the comparison (one
-    core); no note."""
+    core); no note. On one core, a budget the replay after the comparison does not fit in
+    still stops it (it went over the budget without a word)."""
     from fusion_switch.diagnose import replay_budget
 
     source = _source(case, tmp_path)
     assert replay_budget.fit_source(None, source, 2) is None
     assert replay_budget.fit_source(100 * MiB, source, 2, "local") is None
-    assert replay_budget.fit_source(100 * MiB, source, 1) is None
+    assert replay_budget.fit_source(8 << 30, source, 1) is None
+    alone = replay_budget.fit_source(10 * MiB, source, 1)
+    assert alone is not None and not alone.runs and "(10 MiB)" in alone.note
     monkeypatch.setattr(replay_budget.os, "cpu_count", lambda: 1)
-    assert replay_budget.fit_source(100 * MiB, source, None) is None
+    assert replay_budget.fit_source(8 << 30, source, None) is None
     monkeypatch.setattr(replay_budget.os, "cpu_count", lambda: 2)
     fit = replay_budget.fit_source(100 * MiB, source, None)
     assert fit is not None and not fit.beside

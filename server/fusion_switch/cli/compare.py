@@ -555,8 +555,10 @@ def _finish(
         return _error(f"internal error: {type(error).__name__}: {error}"), None
     outcome = box["outcome"]
     after = box.get("replay_after")  # the replay did not fit beside the comparison
+    replay = not getattr(args, "no_replay", False)
     if after is not None:
         outcome.notes.append(after.note)
+        replay = replay and after.runs  # not even after it: not run (the budget holds)
     inputs = _given_inputs(
         args,
         outcome.on_dump_dir,
@@ -574,7 +576,7 @@ def _finish(
                 thresholds=thresholds,
                 fusion_result=args.fusion_result,
                 inputs=inputs,
-                replay=not getattr(args, "no_replay", False),
+                replay=replay,
                 workers=1 if after is not None else args.workers,  # 1: here, no process beside
                 started=box.pop("replay", None),
                 rows_index=box.get("rows_index"),

@@ -12,12 +12,14 @@ process measuring a share of it too. On activations of a real network's size (du
 - the comparing process measures the end of the replay with it (``share``) only when one more
   replay's need fits beside those processes (the comparison's workers are gone by then);
 - otherwise it runs after the comparison, in the comparing process, which then holds the rows
-  and the replay's arrays but no comparison buffer.
+  and the replay's arrays but no comparison buffer;
+- when even that does not fit, it is not run: the budget bounds the run, and the suspects stay
+  unverified (as with ``--no-replay``); the note names the budget that would let it prove them.
+  It used to run over the budget with a note (422-429 MiB for 300 MiB at 15,017 ops).
 
 The estimates are upper bounds of what was measured (see the constants), as the comparison's
 are (``compare.worker_memory``), which count the comparing process by what it holds when the
-fit is made (its graphs, numpy) and its rows. When even the replay after the comparison does
-not fit, the note says so: only ``--no-replay`` keeps such a run within the budget.
+fit is made (its graphs, numpy) and its rows.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class ReplayFit:
     share: bool  # the comparing process measures the replay's end once its rows are done
     reserved: int  # bytes of the budget the replay holds while the tensors are compared
     note: str | None = None  # why the replay waits for the comparison, for the summary
+    runs: bool = True  # False: not even after the comparison does it fit (not run)
 
 
 def fit_replay(
@@ -100,16 +103,13 @@ def fit_replay(
     room = (budget - worker_need) // max(1, replay_need)
     if room < 1:
         mib = 1 << 20
-        # after the comparison the comparing process holds the replay's graph and arrays
-        # beside its own graphs and rows (its base is the replay's)
-        held = worker_need if held_after is None else held_after
-        after = held + replay_need - REPLAY_BASE_BYTES
-        above = (
-            f"; after it, the comparing process holds ~{after // mib} MiB with the replay, "
-            f"above the budget too: --no-replay keeps the comparison within it"
-            if after > budget
-            else ""
+        beside = (
+            f"beside the comparison, the replay (~{replay_need // mib} MiB) and one comparing "
+            f"worker (~{worker_need // mib} MiB) would not fit"
         )
+        after = _after_bytes(worker_need if held_after is None else held_after, replay_need)
+        if after > budget:
+            return _not_run(budget, after, beside + "; ")
         return ReplayFit(
             beside=False,
             processes=1,
@@ -117,8 +117,7 @@ def fit_replay(
             reserved=0,
             note=(
                 f"replay: run after the comparison to stay within --memory-budget "
-                f"({budget // mib} MiB): beside it, the replay (~{replay_need // mib} MiB) and "
-                f"one comparing worker (~{worker_need // mib} MiB) would not fit{above}"
+                f"({budget // mib} MiB): {beside}"
             ),
         )
     beside = max(1, min(processes, room))
@@ -139,7 +138,7 @@ def fit_source(
     ``inputs.comparing_bound`` (``compare.worker_memory``: what this process holds now, the
     rows, and the fusion-on op that needs most, by its dump's size and dtypes: the headers
     narrow that only once the tensors are paired)."""
-    if not budget or scheduler or (workers or os.cpu_count() or 1) < 2:
+    if not budget or scheduler:
         return None
     from ..compare.worker_memory import resident_bytes
     from .replay_cores import overlapping_processes
@@ -147,6 +146,31 @@ def fit_source(
     bound = inputs.comparing_bound
     worker = bound.process_bytes(resident_bytes())
     replay = replay_bytes(inputs.on_graph, inputs.on_dir, getattr(inputs.off_graph, "path", None))
-    return fit_replay(
-        budget, replay, worker, overlapping_processes(workers), worker - bound.largest_need
+    held = worker - bound.largest_need
+    if (workers or os.cpu_count() or 1) < 2:  # the replay runs after the comparison anyway
+        after = _after_bytes(held, replay)
+        return None if after <= budget else _not_run(budget, after, "")
+    return fit_replay(budget, replay, worker, overlapping_processes(workers), held)
+
+
+def _after_bytes(held_after: int, replay_need: int) -> int:
+    """What the comparing process holds replaying after its comparison: what it held then,
+    and the replay's graph and arrays (its base is the replay's)."""
+    return held_after + replay_need - REPLAY_BASE_BYTES
+
+
+def _not_run(budget: int, after: int, beside: str) -> ReplayFit:
+    mib = 1 << 20
+    return ReplayFit(
+        beside=False,
+        processes=0,
+        share=False,
+        reserved=0,
+        runs=False,
+        note=(
+            f"replay: not run, to stay within --memory-budget ({budget // mib} MiB): {beside}"
+            f"the comparing process would hold ~{after // mib} MiB with it after the "
+            "comparison; the suspects are unverified (named by the comparison alone): "
+            f"--memory-budget {-(-after // mib)}M or more lets the replay prove them"
+        ),
     )
