@@ -14,7 +14,7 @@ process measuring a share of it too. On activations of a real network's size (du
 - otherwise it runs after the comparison, in the comparing process, which then holds the rows
   and the replay's arrays but no comparison buffer;
 - when even that does not fit, it is not run: the budget bounds the run, and the suspects stay
-  unverified (as with ``--no-replay``); the note names the budget that would let it prove them.
+  unverified (as with ``--no-replay``); the note names the budget that would let it run.
   It used to run over the budget with a note (422-429 MiB for 300 MiB at 15,017 ops).
 
 The estimates are upper bounds of what was measured (see the constants), as the comparison's
@@ -170,7 +170,7 @@ def _not_run(budget: int, after: int, beside: str) -> ReplayFit:
         note=(
             f"replay: not run, to stay within --memory-budget ({budget // mib} MiB): {beside}"
             f"the comparing process would hold ~{after // mib} MiB with it after the "
-            "comparison; the suspects are unverified (named by the comparison alone): "
-            f"--memory-budget {-(-after // mib)}M or more lets the replay prove them"
+            "comparison; any suspect stays unverified (named by the comparison alone): "
+            f"--memory-budget {-(-after // mib)}M or more lets the replay run"
         ),
     )
