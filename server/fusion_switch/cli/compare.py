@@ -557,8 +557,12 @@ def _finish(
     after = box.get("replay_after")  # the replay did not fit beside the comparison
     replay = not getattr(args, "no_replay", False)
     if after is not None:
-        outcome.notes.append(after.note)
-        replay = replay and after.runs  # not even after it: not run (the budget holds)
+        from ..compare.worker_memory import resident_bytes
+
+        # not even after it, as this process is now: not run (the budget holds)
+        replay, note = after.after_comparison(resident_bytes())
+        if note is not None:
+            outcome.notes.append(note)
     inputs = _given_inputs(
         args,
         outcome.on_dump_dir,

@@ -84,8 +84,41 @@ class ReplayFit:
     processes: int  # replay processes beside the comparison
     share: bool  # the comparing process measures the replay's end once its rows are done
     reserved: int  # bytes of the budget the replay holds while the tensors are compared
-    note: str | None = None  # why the replay waits for the comparison, for the summary
-    runs: bool = True  # False: not even after the comparison does it fit (not run)
+    why: str = ""  # why not beside the comparison (empty on one core: never beside)
+    budget: int = 0
+    added: int = 0  # bytes the replay adds to the comparing process after the comparison
+    held_after: int = 0  # the comparing process then, estimated (see after_comparison)
+
+    @property
+    def note(self) -> str | None:
+        """Why the replay waits for the comparison, for the summary (None: one core)."""
+        if not self.why:
+            return None
+        return (
+            f"replay: run after the comparison to stay within --memory-budget "
+            f"({self.budget // _MIB} MiB): {self.why}"
+        )
+
+    def after_comparison(self, held: int) -> tuple[bool, str | None]:
+        """Whether the replay runs after the comparison (not beside), and the note for the
+        summary. ``held``: the comparing process's memory once its tensors are compared,
+        measured (0: not known, then :attr:`held_after`). Decided then, not when the fit
+        is made: the estimate of the comparing process before the comparison (its rows,
+        its workers) was ~40 MiB over at 15,017 ops, and the replay was left out of
+        budgets it fitted in."""
+        need = (held or self.held_after) + self.added
+        if need <= self.budget:
+            return True, self.note
+        why = f"{self.why}; " if self.why else ""
+        return False, (
+            f"replay: not run, to stay within --memory-budget ({self.budget // _MIB} MiB): "
+            f"{why}the comparing process would hold ~{need // _MIB} MiB with it after the "
+            "comparison; any suspect stays unverified (named by the comparison alone): "
+            f"--memory-budget {-(-need // _MIB)}M or more lets the replay run"
+        )
+
+
+_MIB = 1 << 20
 
 
 def fit_replay(
@@ -99,30 +132,26 @@ def fit_replay(
     the comparison) and at least one comparing worker (``worker_need``) in ``budget``.
     ``held_after``: what the comparing process holds once its tensors are compared (its
     base and rows: the comparison's buffers are let go, ``release_work_buffers``); by default
-    ``worker_need``."""
+    ``worker_need``. Whether a replay after the comparison runs at all is decided then
+    (:meth:`ReplayFit.after_comparison`)."""
     room = (budget - worker_need) // max(1, replay_need)
     if room < 1:
-        mib = 1 << 20
-        beside = (
-            f"beside the comparison, the replay (~{replay_need // mib} MiB) and one comparing "
-            f"worker (~{worker_need // mib} MiB) would not fit"
+        why = (
+            f"beside the comparison, the replay (~{replay_need // _MIB} MiB) and one comparing "
+            f"worker (~{worker_need // _MIB} MiB) would not fit"
         )
-        after = _after_bytes(worker_need if held_after is None else held_after, replay_need)
-        if after > budget:
-            return _not_run(budget, after, beside + "; ")
-        return ReplayFit(
-            beside=False,
-            processes=1,
-            share=False,
-            reserved=0,
-            note=(
-                f"replay: run after the comparison to stay within --memory-budget "
-                f"({budget // mib} MiB): {beside}"
-            ),
-        )
+        held = worker_need if held_after is None else held_after
+        return _after(budget, replay_need, held, why)
     beside = max(1, min(processes, room))
     share = (beside + 1) * replay_need <= budget
     return ReplayFit(True, beside, share, beside * replay_need)
+
+
+def _after(budget: int, replay_need: int, held_after: int, why: str) -> ReplayFit:
+    """The replay after the comparison, in the comparing process: its base is that
+    process's, which holds the replay's graph and arrays beside its own graphs and rows."""
+    added = replay_need - REPLAY_BASE_BYTES
+    return ReplayFit(False, 1, False, 0, why, budget, added, held_after)
 
 
 def fit_source(
@@ -130,9 +159,9 @@ def fit_source(
 ) -> ReplayFit | None:
     """:func:`fit_replay` for a replay of the engine's ``inputs`` (``compare.discover.Inputs``:
     graphs and indexed dump folders) beside a comparison of the same dumps, with ``workers``
-    cores in all. None, the replay beside the comparison as always: no budget, a
-    ``scheduler``'s (the budget sets the Dask workers' limits), or one core (the replay runs
-    after the comparison anyway).
+    cores in all. None, the replay beside the comparison as always: no budget, or a
+    ``scheduler``'s (the budget sets the Dask workers' limits). On one core the replay runs
+    after the comparison anyway: the fit is only what it will hold then.
 
     The comparing process is counted as ``engine.pair`` counts it, by the same
     ``inputs.comparing_bound`` (``compare.worker_memory``: what this process holds now, the
@@ -147,30 +176,6 @@ def fit_source(
     worker = bound.process_bytes(resident_bytes())
     replay = replay_bytes(inputs.on_graph, inputs.on_dir, getattr(inputs.off_graph, "path", None))
     held = worker - bound.largest_need
-    if (workers or os.cpu_count() or 1) < 2:  # the replay runs after the comparison anyway
-        after = _after_bytes(held, replay)
-        return None if after <= budget else _not_run(budget, after, "")
+    if (workers or os.cpu_count() or 1) < 2:
+        return _after(budget, replay, held, "")
     return fit_replay(budget, replay, worker, overlapping_processes(workers), held)
-
-
-def _after_bytes(held_after: int, replay_need: int) -> int:
-    """What the comparing process holds replaying after its comparison: what it held then,
-    and the replay's graph and arrays (its base is the replay's)."""
-    return held_after + replay_need - REPLAY_BASE_BYTES
-
-
-def _not_run(budget: int, after: int, beside: str) -> ReplayFit:
-    mib = 1 << 20
-    return ReplayFit(
-        beside=False,
-        processes=0,
-        share=False,
-        reserved=0,
-        runs=False,
-        note=(
-            f"replay: not run, to stay within --memory-budget ({budget // mib} MiB): {beside}"
-            f"the comparing process would hold ~{after // mib} MiB with it after the "
-            "comparison; any suspect stays unverified (named by the comparison alone): "
-            f"--memory-budget {-(-after // mib)}M or more lets the replay run"
-        ),
-    )
