@@ -419,6 +419,51 @@ def test_graphs_too_big_for_the_budget_side_by_side_are_read_one_after_the_other
     assert events == ["load fusion-on", "digest"]
 
 
+def test_a_helper_kept_for_the_replay_ends_before_the_other_graph_when_both_do_not_fit(
+    large, tmp_path, monkeypatch
+):
+    """With the replay on, the command line's fusion-off helper stays after its digest, with
+    its graph, to run the replay: it kept its graph while the fusion-on one was read, and a
+    300 MiB budget at 15,017 ops peaked at 384 MiB with the replay left out (279 MiB with
+    --no-replay). A budget that does not hold both graphs cannot hold the replay beside the
+    comparison either: the helper is ended once it answered; the replay, where it runs,
+    reads the graph itself."""
+    import argparse
+
+    import psutil
+    from fusion_switch.cli.compare_ahead import read_fusion_off_graph_ahead
+    from fusion_switch.compare import discover as discover_module
+    from fusion_switch.compare import forked, worker_memory
+    from fusion_switch.compare.engine import discover
+
+    monkeypatch.setattr(forked, "GRAPH_FORK_BYTES", 0)  # a helper for a small graph too
+    monkeypatch.setattr(worker_memory, "graphs_fit_together", lambda *sizes: False)
+    args = argparse.Namespace(
+        on_graph=str(large.on_graph), off_graph=str(large.off_graph), rank=None,
+        no_replay=False, on_dump=str(large.on_dump), off_dump=str(large.off_dump),
+    )  # fmt: skip
+    read_fusion_off_graph_ahead(args)
+    helper = forked._AHEAD[forked.path_key("digest", large.off_graph)]
+    assert helper.keep  # kept for the replay
+    pid = helper._process.pid
+    events: list[str] = []
+    load = discover_module._load_graph
+
+    def loading(path, role, *args, **kwargs):
+        alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"
+        events.append(f"load {role}, helper {'alive' if alive else 'ended'}")
+        return load(path, role, *args, **kwargs)
+
+    monkeypatch.setattr(discover_module, "_load_graph", loading)
+    try:
+        inputs = discover(_request(large, tmp_path / "out", 1 << 30))
+    finally:
+        forked.close_ahead()
+    assert inputs.off_rule is not None
+    assert events == ["load fusion-on, helper ended"]
+    assert forked.take_ahead(discover_module.host_key(large.off_graph)) is None
+
+
 def test_graphs_fit_together_counts_both_graphs_and_one_base():
     from fusion_switch.compare.worker_memory import (
         GRAPH_BYTES_PER_FILE_BYTE,

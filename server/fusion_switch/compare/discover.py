@@ -326,8 +326,12 @@ def _prepare(request: CompareRequest, notes: list[str]):
     leaves: dict[str, DumpDir] = {}
     off = None
     try:
-        if helper.busy and not helper.keeps and not _graphs_fit(request):
+        if helper.busy and not _graphs_fit(request):
             off = helper.digest()  # its process ends before this one reads the other graph
+            # kept for the replay, it is ended now: a budget that cannot hold both graphs
+            # cannot hold the replay beside the comparison either, and the replay, where
+            # it runs, reads the graph itself (it held its graph here: 384 MiB for 300)
+            close_ahead(host_key(request.off_graph))
             drop_handed(request.off_graph)
         # Nothing reads a fusion-on op's input descs (fused ops are paired by their inputs'
         # names and output descs, and never replayed): ~20 ms and ~10 MB less at 5,000 ops.
