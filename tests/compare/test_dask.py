@@ -35,6 +35,25 @@ def test_a_local_cluster_of_two_workers_writes_the_same_bytes(tmp_path):
     assert_same_run(single, cluster, tmp_path)
 
 
+def test_a_budget_with_a_local_cluster_says_what_it_bounds(tmp_path):
+    """With --scheduler local the budget sets the Dask workers' memory limits only: the
+    cluster's nannies, this process and the replay come on top (a 5,018-op run given 300 MiB
+    peaked at 499 MiB, as without a budget), and nothing said so."""
+    import json
+
+    case = generate_case(tmp_path / "case", n_ops=10, graph_text=False)
+    done = run(
+        case,
+        tmp_path / "out",
+        *("--scheduler", "local", "--workers", "2", "--memory-budget", "2G", "--no-replay"),
+    )
+    assert done.returncode == 1, done.stderr
+    notes = json.loads((tmp_path / "out" / "summary.json").read_text())["inputs"]["notes"]
+    (note,) = [n for n in notes if n.startswith("--memory-budget")]
+    assert "each of the 2 Dask workers 1024 MiB" in note, note
+    assert "without --scheduler" in note, note
+
+
 def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
     case = generate_case(tmp_path / "case", n_ops=10, graph_text=False)
     done = run(case, tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9")

@@ -135,8 +135,10 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="SIZE",
         help="memory the workers and the replay may use together, e.g. 4G or 512M (default: "
-        "no limit); fewer workers run when one worker's share would be too small, and the "
-        "replay waits for the comparison when both would not fit",
+        "no limit); fewer workers run when one worker's share would be too small, the "
+        "replay waits for the comparison when both would not fit, and is not run when it "
+        "would not fit even then; with --scheduler local it sets the Dask workers' memory "
+        "limits only",
     )
     req(
         "--fusion-result",

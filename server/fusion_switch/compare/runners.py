@@ -215,6 +215,13 @@ def dask_setup(worker) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def local_cluster(workers: int | None, memory_budget: int | None) -> tuple[int, int | None]:
+    """The LocalCluster of ``--scheduler local``: its worker processes, and the memory limit
+    of each (their share of ``memory_budget``; None: Dask's own)."""
+    count = max(1, workers or os.cpu_count() or 1)
+    return count, (memory_budget // count if memory_budget else None)
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
     """A Dask client on ``scheduler`` (an address), or on a LocalCluster for ``"local"`` with
@@ -228,8 +235,8 @@ def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
     cluster = None
     try:
         if scheduler == "local":
-            count = max(1, workers or os.cpu_count() or 1)
-            limit = (memory_budget // count) if memory_budget else "auto"
+            count, share = local_cluster(workers, memory_budget)
+            limit = share if share is not None else "auto"
             # Its scheduler runs in this process and logged its own tracebacks on stderr (a
             # worker restarted over its memory limit during the context's broadcast), beside
             # the error this module words for the same failure (SchedulerError naming the
@@ -518,11 +525,11 @@ def _lost(scheduler: str, workers: int | None, memory_budget: int | None, error:
     detail = str(error).rstrip(".")
     why = f"--scheduler {scheduler}: a Dask worker stopped before its chunk was done ({detail})"
     if scheduler == "local" and memory_budget:
-        count = max(1, workers or os.cpu_count() or 1)
+        count, share = local_cluster(workers, memory_budget)
         mib = 1 << 20
         return (
             f"{why}: --memory-budget {memory_budget // mib} MiB gives each of the {count} "
-            f"workers {memory_budget // count // mib} MiB, and a worker process alone takes "
+            f"workers {share // mib} MiB, and a worker process alone takes "
             "about 100 MiB: raise --memory-budget, give fewer --workers, or leave it out"
         )
     return f"{why}: see the workers' logs (a worker over its memory limit is restarted)"
