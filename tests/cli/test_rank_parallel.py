@@ -1075,3 +1075,52 @@ def test_a_rank_whose_server_died_before_telling_its_pid_runs_once(tmp_path):
         psutil.Process(forked).wait(30)
     said = (tmp_path / "out").read_text().splitlines()
     assert len(said) == 1 and said[0].startswith("fusion-switch"), said
+
+
+START_WITH_ROOM_FOR_ONE_PIPE = """
+import os, resource, sys, tempfile
+from fusion_switch import cli
+from fusion_switch.cli import rank_process
+cli._AS_THE_PROGRAM.append(True)
+out = tempfile.TemporaryFile()
+rank = rank_process.start_rank(["--version"], out, dict(os.environ))  # the server runs now
+rank.stderr.read()
+rank.wait()
+rank.stderr.close()
+def pipes():
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
+                found.add(int(fd))
+        except OSError:
+            pass
+    return found
+before = pipes()
+free = [n for n in range(3, 4096) if not os.path.exists(f"/proc/self/fd/{n}")]
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (free[1] + 1, hard))  # room for one pipe only
+try:
+    rank_process._ForkedRank(["--version"], out, dict(os.environ))
+    print("started")
+except OSError as error:
+    print("failed:", error.strerror)
+finally:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+print("left:", sorted(pipes() - before))
+"""
+
+
+@NEEDS_FORK_SERVER
+def test_a_rank_that_cannot_start_leaves_no_pipe_open(tmp_path):
+    """The second pipe of a rank's start failing (no descriptor left) left the first one's
+    two ends open in the `--rank all` process (a review); the caller then starts the rank
+    as a new interpreter, and each such start leaked two more."""
+    script = tmp_path / "caller.py"
+    script.write_text(START_WITH_ROOM_FOR_ONE_PIPE)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    said = done.stdout.splitlines()
+    assert said[:1] == ["failed: Too many open files"], done.stdout + done.stderr
+    assert said[-1] == "left: []", done.stdout + done.stderr

@@ -92,8 +92,10 @@ class _ForkedRank:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(list(PRELOAD))  # read when the server starts, once
         read, write = os.pipe()
-        go, started = os.pipe()
+        ours = [write]  # closed here whatever happens: the rank has its copies
         try:
+            go, started = os.pipe()
+            ours += [go, started]
             self._process = context.Process(
                 target=_rank_main,
                 args=(argv, _Fd(stdout.fileno()), _Fd(write), _changed(env), _Fd(go)),
@@ -107,7 +109,7 @@ class _ForkedRank:
             os.close(read)
             raise
         finally:
-            for fd in (write, go, started):
+            for fd in ours:
                 os.close(fd)
         self.stderr = os.fdopen(read, "rb")
         self.pid = self._process.pid
