@@ -330,8 +330,10 @@ def _prepare(request: CompareRequest, notes: list[str]):
             off = helper.digest()  # its process ends before this one reads the other graph
             # kept for the replay, it is ended now: a budget that cannot hold both graphs
             # cannot hold the replay beside the comparison either, and the replay, where
-            # it runs, reads the graph itself (it held its graph here: 384 MiB for 300)
-            close_ahead(host_key(request.off_graph))
+            # it runs, reads the graph itself (it held its graph here: 384 MiB for 300).
+            # With a scheduler the replay runs beside the Dask workers, in the helper.
+            if request.scheduler is None:
+                close_ahead(host_key(request.off_graph))
             drop_handed(request.off_graph)
         # Nothing reads a fusion-on op's input descs (fused ops are paired by their inputs'
         # names and output descs, and never replayed): ~20 ms and ~10 MB less at 5,000 ops.
