@@ -287,6 +287,48 @@ def test_a_budget_the_replay_fits_in_not_even_after_the_comparison_keeps_it(
         assert csv == next((tmp_path / "free").glob("result_*.csv")).read_text().splitlines()[1:]
 
 
+HELD_AFTER = """
+import sys
+from fusion_switch.compare import engine, worker_memory
+measured = worker_memory.resident_bytes
+compared = []
+def resident_bytes():
+    # after the comparison the process holds what the test says (in MiB), before it as it is
+    return int(sys.argv[1]) << 20 if compared else measured()
+worker_memory.resident_bytes = resident_bytes
+write = engine.write
+def writing(*args, **kwargs):
+    try:
+        return write(*args, **kwargs)
+    finally:
+        compared.append(True)
+engine.write = writing
+from fusion_switch.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(("held", "runs"), [(40, True), (4000, False)])
+def test_the_comparing_process_is_measured_after_the_comparison(case, tmp_path, held, runs):
+    """Whether the replay runs after the comparison is decided by what the comparing process
+    holds then, measured, not by the estimate made before it (a review: deciding by the
+    estimate passed every test)."""
+    args = compare_command(case, tmp_path / "out", "--no-progress", "--workers", "2")
+    args += ["--memory-budget", "100M"]  # after the comparison: the estimate fits (above)
+    done = subprocess.run(
+        [sys.executable, "-c", HELD_AFTER, str(held), *args[3:]],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    notes = [n for n in summary["inputs"]["notes"] if n.startswith("replay:")]
+    assert (summary["replay"] is not None) == runs, notes
+    if not runs:  # the note counts what was measured
+        (note,) = notes
+        held_with_it = int(note.split("would hold ~")[1].split(" MiB")[0])
+        assert note.startswith("replay: not run") and held_with_it > 4000, note
+
+
 def test_the_fit_reaches_the_replay_and_the_comparison(case, tmp_path):
     """What the fit decides is what runs: beside, the replay gets its processes and share and
     the comparison's pool the budget less the replay's bytes; after, no replay starts beside,
