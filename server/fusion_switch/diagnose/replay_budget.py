@@ -44,6 +44,13 @@ REPLAY_BYTES_PER_GRAPH_BYTE = 4.5
 # Measured ~1.25 on float16 dumps of 38 MB (~5 bytes per dumped byte); 2 leaves room for
 # members that widen a tensor (a broadcast, a concatenation).
 FLOAT64_COPIES = 2
+# What the replay adds to the comparing process when it runs there, after the comparison:
+# its modules and structures (3.5-4.4 MiB measured), its fusion-off graph (3.2-3.7 bytes per
+# graph byte from 0.2 to 50 MiB of graph) and the copies (1.03x the estimate above on
+# activations of a real network's size); ~10% over each measured maximum.
+AFTER_FIXED_BYTES = 8 << 20
+AFTER_BYTES_PER_GRAPH_BYTE = 4.1
+AFTER_COPIES_MARGIN = 1.1
 
 
 def _dump_size(op: Any, folder: Any) -> int:
@@ -60,6 +67,23 @@ def copies_per_dump_byte(dtypes: Iterable[str]) -> int:
 def replay_bytes(on_graph: Any, on_dumps: Any, off_graph_path: Any = None) -> int:
     """Memory one replay process needs: its base, the fusion-off graph (``off_graph_path``, its
     file), and the float64 copies of the fused op that needs most (one sub-graph at a time)."""
+    graph, largest = _replay_parts(on_graph, on_dumps, off_graph_path)
+    return REPLAY_BASE_BYTES + int(REPLAY_BYTES_PER_GRAPH_BYTE * graph) + largest
+
+
+def replay_bytes_after(on_graph: Any, on_dumps: Any, off_graph_path: Any = None) -> int:
+    """What the replay adds to the comparing process run there after the comparison (see
+    :data:`AFTER_FIXED_BYTES`)."""
+    graph, largest = _replay_parts(on_graph, on_dumps, off_graph_path)
+    return (
+        AFTER_FIXED_BYTES
+        + int(AFTER_BYTES_PER_GRAPH_BYTE * graph)
+        + int(AFTER_COPIES_MARGIN * largest)
+    )
+
+
+def _replay_parts(on_graph: Any, on_dumps: Any, off_graph_path: Any) -> tuple[int, int]:
+    """The fusion-off graph file's bytes and the copies of the fused op that needs most."""
     largest = max(
         (
             _dump_size(op, on_dumps) * copies_per_dump_byte(dump_dtypes(op, on_graph))
@@ -73,7 +97,7 @@ def replay_bytes(on_graph: Any, on_dumps: Any, off_graph_path: Any = None) -> in
             graph = os.stat(off_graph_path).st_size
         except OSError:  # a graph that cannot be read again is the replay's to report
             graph = 0
-    return REPLAY_BASE_BYTES + int(REPLAY_BYTES_PER_GRAPH_BYTE * graph) + largest
+    return graph, largest
 
 
 @dataclass(frozen=True)
@@ -127,12 +151,15 @@ def fit_replay(
     worker_need: int,
     processes: int,
     held_after: int | None = None,
+    added_after: int | None = None,
 ) -> ReplayFit:
     """Fit the replay (``replay_need`` bytes per process, up to ``processes`` of them beside
     the comparison) and at least one comparing worker (``worker_need``) in ``budget``.
     ``held_after``: what the comparing process holds once its tensors are compared (its
     base and rows: the comparison's buffers are let go, ``release_work_buffers``); by default
-    ``worker_need``. Whether a replay after the comparison runs at all is decided then
+    ``worker_need``. ``added_after``: what the replay adds to it there
+    (:func:`replay_bytes_after`); by default ``replay_need`` less a process's base. Whether
+    a replay after the comparison runs at all is decided then
     (:meth:`ReplayFit.after_comparison`)."""
     room = (budget - worker_need) // max(1, replay_need)
     if room < 1:
@@ -141,17 +168,11 @@ def fit_replay(
             f"worker (~{worker_need // _MIB} MiB) would not fit"
         )
         held = worker_need if held_after is None else held_after
-        return _after(budget, replay_need, held, why)
+        added = replay_need - REPLAY_BASE_BYTES if added_after is None else added_after
+        return ReplayFit(False, 1, False, 0, why, budget, added, held)
     beside = max(1, min(processes, room))
     share = (beside + 1) * replay_need <= budget
     return ReplayFit(True, beside, share, beside * replay_need)
-
-
-def _after(budget: int, replay_need: int, held_after: int, why: str) -> ReplayFit:
-    """The replay after the comparison, in the comparing process: its base is that
-    process's, which holds the replay's graph and arrays beside its own graphs and rows."""
-    added = replay_need - REPLAY_BASE_BYTES
-    return ReplayFit(False, 1, False, 0, why, budget, added, held_after)
 
 
 def fit_source(
@@ -174,8 +195,10 @@ def fit_source(
 
     bound = inputs.comparing_bound
     worker = bound.process_bytes(resident_bytes())
-    replay = replay_bytes(inputs.on_graph, inputs.on_dir, getattr(inputs.off_graph, "path", None))
+    sources = (inputs.on_graph, inputs.on_dir, getattr(inputs.off_graph, "path", None))
+    added = replay_bytes_after(*sources)
     held = worker - bound.largest_need
     if (workers or os.cpu_count() or 1) < 2:
-        return _after(budget, replay, held, "")
-    return fit_replay(budget, replay, worker, overlapping_processes(workers), held)
+        return ReplayFit(False, 1, False, 0, "", budget, added, held)
+    replay = replay_bytes(*sources)
+    return fit_replay(budget, replay, worker, overlapping_processes(workers), held, added)
