@@ -1124,3 +1124,26 @@ def test_a_rank_that_cannot_start_leaves_no_pipe_open(tmp_path):
     said = done.stdout.splitlines()
     assert said[:1] == ["failed: Too many open files"], done.stdout + done.stderr
     assert said[-1] == "left: []", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "3"])
+def test_a_ranks_replay_left_out_by_the_budget_is_said_with_its_verdict(tree, tmp_path, workers):
+    """A rank whose replay the budget left out said so only in its own summary.json: the
+    `--rank all` lines and ranks_summary.json showed "most likely" with no word why (a
+    review). The rank's line and its entry carry the note."""
+    from fusion_switch.cli.compare_tree import REPLAY_NOT_RUN
+    from fusion_switch.diagnose.replay_budget import NOT_RUN
+
+    assert REPLAY_NOT_RUN == NOT_RUN
+    done = subprocess.run(
+        command(tree, tmp_path / "out", "--workers", workers, "--memory-budget", "10M"),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    combined = json.loads((tmp_path / "out" / "ranks_summary.json").read_text())
+    for rank in combined["ranks"]:
+        assert rank["note"].startswith("replay: not run, to stay within --memory-budget")
+    lines = done.stdout.splitlines()
+    for rank in RANKS:
+        at = lines.index(next(line for line in lines if line.startswith(f"rank {rank}: ")))
+        assert lines[at + 1].strip().startswith("replay: not run"), done.stdout

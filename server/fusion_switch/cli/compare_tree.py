@@ -23,6 +23,7 @@ from typing import Any
 from .interrupts import interrupt_status, interrupts_once, terminate_as_interrupt
 
 RANKS_SUMMARY = "ranks_summary.json"
+REPLAY_NOT_RUN = "replay: not run"  # diagnose.replay_budget.NOT_RUN (not imported at start)
 
 
 @dataclass
@@ -262,7 +263,8 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
             top = r["suspects"][0] if r["suspects"] else None
             blame = f"  top suspect {top['rule']} [{top['section']}]" if top else ""
             where = f"\n   {r['out_dir']}" if r["out_dir"] else ""
-            print(f"rank {r['rank']}: {r['verdict']}{blame}{where}")
+            note = f"\n   {r['note']}" if r.get("note") else ""
+            print(f"rank {r['rank']}: {r['verdict']}{blame}{note}{where}")
         print(f"summary of all ranks: {(out / RANKS_SUMMARY).resolve()}")
     return worst
 
@@ -299,7 +301,7 @@ def _rank_result(
         ended = f"signal {-status}" if status < 0 else f"exit status {status}"
         verdict = f"not compared: the rank's comparison ended by {ended}"
         status = 2  # a rank not compared is never "no rule proven" (a review, issue 16)
-    return {
+    result = {
         "rank": label.removeprefix("rank "),
         "status": status,
         "out_dir": str(Path(ns.out_dir).resolve()),
@@ -308,6 +310,12 @@ def _rank_result(
             {"rule": s["rule"], "section": s["section"], "score": s["score"]} for s in suspects[:5]
         ],
     }
+    # why its suspects are unverified: said with the verdict, not only in its own folder
+    notes = (summary.get("inputs") or {}).get("notes") or []
+    left_out = next((n for n in notes if str(n).startswith(REPLAY_NOT_RUN)), None)
+    if left_out is not None:
+        result["note"] = left_out
+    return result
 
 
 def _unpaired_result(rank: str, why: str) -> dict:

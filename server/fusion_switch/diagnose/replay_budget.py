@@ -135,7 +135,7 @@ class ReplayFit:
             return True, self.note
         why = f"{self.why}; " if self.why else ""
         return False, (
-            f"replay: not run, to stay within --memory-budget ({self.budget // _MIB} MiB): "
+            f"{NOT_RUN}, to stay within --memory-budget ({self.budget // _MIB} MiB): "
             f"{why}the comparing process would hold ~{need // _MIB} MiB with it after the "
             "comparison; any suspect stays unverified (named by the comparison alone): "
             f"--memory-budget {-(-need // _MIB)}M or more lets the replay run"
@@ -143,6 +143,7 @@ class ReplayFit:
 
 
 _MIB = 1 << 20
+NOT_RUN = "replay: not run"  # how the note of a replay left out begins
 
 
 def fit_replay(
