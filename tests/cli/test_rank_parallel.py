@@ -1039,17 +1039,6 @@ with open("/proc/self/cmdline", "rb") as own:
         os.fork = fork_then_die
 """
 
-CALLER_OF_ONE_RANK = """
-import os, sys
-from fusion_switch import cli
-from fusion_switch.cli import rank_process
-cli._AS_THE_PROGRAM.append(True)
-with open(sys.argv[1], "w+b") as out:
-    rank = rank_process.start_rank(["--version"], out, dict(os.environ))
-    sys.stderr.write(rank.stderr.read().decode())
-    print("rank status", rank.wait(), type(rank).__name__, flush=True)
-"""
-
 
 @NEEDS_FORK_SERVER
 def test_a_rank_whose_server_died_before_telling_its_pid_runs_once(tmp_path):
@@ -1061,15 +1050,16 @@ def test_a_rank_whose_server_died_before_telling_its_pid_runs_once(tmp_path):
     site.mkdir()
     (site / "sitecustomize.py").write_text(SERVER_DIES_AFTER_ITS_FORK)
     script = tmp_path / "caller.py"
-    script.write_text(CALLER_OF_ONE_RANK)
+    script.write_text(MAIN_RUNS_A_RANK)
     note = tmp_path / "forked"
     env = dict(os.environ, FORKED_RANK=str(note))
     env["PYTHONPATH"] = f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     done = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "out")],
+        [sys.executable, str(script), str(tmp_path / "out"), "program"],
         capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
-    assert done.stdout.splitlines() == ["rank status 0 Popen"], done.stdout + done.stderr
+    said = done.stdout.splitlines()
+    assert said == ["the caller's main ran", "rank status 0 Popen"], done.stdout + done.stderr
     forked = int(note.read_text())
     with contextlib.suppress(psutil.NoSuchProcess):
         psutil.Process(forked).wait(30)
