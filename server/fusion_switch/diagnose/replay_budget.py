@@ -51,6 +51,13 @@ FLOAT64_COPIES = 2
 AFTER_FIXED_BYTES = 8 << 20
 AFTER_BYTES_PER_GRAPH_BYTE = 4.1
 AFTER_COPIES_MARGIN = 1.1
+# While a fused op's float64 arrays fit in the evidence store's cache (``evidence``: 32 MiB
+# of arrays, 24 files of up to 128 KiB), the cache fills beside them, with working arrays:
+# 7-43 MiB measured beyond the above with dump files of 0.4-3.4 MiB (13-28 bytes per byte of
+# the largest), none once an op's arrays outgrow the cache (one of them is then the cache).
+AFTER_CACHE_BYTES = 51 << 20
+AFTER_CACHE_PER_FILE_BYTE = 32
+AFTER_CACHED_COPIES = 64 << 20  # copies of an op whose arrays fit in the cache: two of 32 MiB
 
 
 def _dump_size(op: Any, folder: Any) -> int:
@@ -73,12 +80,16 @@ def replay_bytes(on_graph: Any, on_dumps: Any, off_graph_path: Any = None) -> in
 
 def replay_bytes_after(on_graph: Any, on_dumps: Any, off_graph_path: Any = None) -> int:
     """What the replay adds to the comparing process run there after the comparison (see
-    :data:`AFTER_FIXED_BYTES`)."""
+    :data:`AFTER_FIXED_BYTES` and :data:`AFTER_CACHE_BYTES`): its graph, and the larger of
+    the largest op's copies alone and the cache filled beside an op that fits in it."""
     graph, largest = _replay_parts(on_graph, on_dumps, off_graph_path)
+    files = max((_dump_size(op, on_dumps) for op in getattr(on_graph, "ops", ())), default=0)
+    cache = min(AFTER_CACHE_BYTES, AFTER_CACHE_PER_FILE_BYTE * files)
+    arrays = max(largest, cache + min(largest, AFTER_CACHED_COPIES))
     return (
         AFTER_FIXED_BYTES
         + int(AFTER_BYTES_PER_GRAPH_BYTE * graph)
-        + int(AFTER_COPIES_MARGIN * largest)
+        + int(AFTER_COPIES_MARGIN * arrays)
     )
 
 
