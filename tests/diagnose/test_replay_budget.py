@@ -55,7 +55,10 @@ def test_a_replay_that_fits_not_even_after_the_comparison_is_not_run():
     assert not fit.beside and fit.reserved == 0
     runs, note = fit.after_comparison(0)  # not measured: as estimated
     assert not runs and note.startswith("replay: not run, to stay within --memory-budget")
-    assert f"--memory-budget {-(-after // MiB)}M" in note and "unverified" in note
+    # named with 5% of room: under the budget named the comparing process may hold more (at
+    # 15,017 ops the graphs are read side by side at 470 MiB, not at 450: 257 MiB for 252,
+    # and the 470 MiB named at 450 left the replay out again)
+    assert f"--memory-budget {-(-after * 21 // (20 * MiB))}M" in note and "unverified" in note
     assert "would not fit" in note  # why not beside, too
     fits = fit_replay(budget=after, replay_need=replay, worker_need=worker, processes=1)
     assert not fits.beside and fits.after_comparison(0) == (True, fits.note)
@@ -87,7 +90,7 @@ def test_after_the_comparison_its_buffers_are_not_counted_with_the_replay():
     assert "would not fit" in fit.note
     fit = fit_replay(after - 1, replay, worker, processes=1, held_after=held)
     runs, note = fit.after_comparison(0)
-    assert not runs and f"--memory-budget {-(-after // MiB)}M" in note
+    assert not runs and f"--memory-budget {-(-after * 21 // (20 * MiB))}M" in note
     by_default = fit_replay(200 * MiB, replay, worker, processes=1)  # counted as worker_need
     assert not by_default.after_comparison(0)[0]
 
