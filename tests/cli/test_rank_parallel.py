@@ -1116,19 +1116,30 @@ def test_a_rank_that_cannot_start_leaves_no_pipe_open(tmp_path):
     assert said[-1] == "left: []", done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("workers", ["1", "3"])
-def test_a_ranks_replay_left_out_by_the_budget_is_said_with_its_verdict(tree, tmp_path, workers):
+SIDE_BY_SIDE = """
+import sys
+from fusion_switch.cli import compare_tree
+compare_tree.rank_slots = lambda args, plan: 3  # whatever the budget holds
+from fusion_switch.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("way", ["in turn", "side by side"])
+def test_a_ranks_replay_left_out_by_the_budget_is_said_with_its_verdict(tree, tmp_path, way):
     """A rank whose replay the budget left out said so only in its own summary.json: the
     `--rank all` lines and ranks_summary.json showed "most likely" with no word why (a
-    review). The rank's line and its entry carry the note."""
+    review). The rank's line and its entry carry the note, whether the ranks ran in turn in
+    this process or side by side, each telling its summary on its stdout."""
     from fusion_switch.cli.compare_tree import REPLAY_NOT_RUN
     from fusion_switch.diagnose.replay_budget import NOT_RUN
 
     assert REPLAY_NOT_RUN == NOT_RUN
-    done = subprocess.run(
-        command(tree, tmp_path / "out", "--workers", workers, "--memory-budget", "10M"),
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    args = command(tree, tmp_path / "out", "--memory-budget", "10M")
+    if way == "side by side":  # 10M holds one rank at a time: three are run at once anyway
+        args = [sys.executable, "-c", SIDE_BY_SIDE, *args[3:]]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert ("== rank 0: results in" in done.stderr) == (way == "in turn"), done.stderr
     assert done.returncode == 1, done.stderr
     combined = json.loads((tmp_path / "out" / "ranks_summary.json").read_text())
     for rank in combined["ranks"]:
