@@ -220,11 +220,11 @@ def pair(inputs: Inputs, reserved: int = 0) -> Plan:
         )
     elif request.memory_budget:  # a 5,018-op run given 300 MiB peaked at 499 MiB, silently
         count, share = local_cluster(request.workers, request.memory_budget)
+        each = "the Dask worker" if count == 1 else f"each of the {count} Dask workers"
         notes.append(
-            f"--memory-budget with --scheduler local gives each of the {count} Dask workers "
-            f"{share >> 20} MiB (their memory limit); the cluster's nanny processes, this "
-            "process and the replay hold memory beside them: without --scheduler the whole "
-            "run keeps within the budget"
+            f"--memory-budget with --scheduler local gives {each} {share >> 20} MiB (their "
+            "memory limit); the cluster's nanny processes, this process and the replay hold "
+            "memory beside them: without --scheduler the budget bounds the whole run"
         )
     return Plan(
         inputs=inputs,
