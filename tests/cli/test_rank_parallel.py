@@ -1148,3 +1148,6 @@ def test_a_ranks_replay_left_out_by_the_budget_is_said_with_its_verdict(tree, tm
     for rank in RANKS:
         at = lines.index(next(line for line in lines if line.startswith(f"rank {rank}: ")))
         assert lines[at + 1].strip().startswith("replay: not run"), done.stdout
+        # side by side the note's budget is the rank's share: said, with the whole budget
+        share = "this rank's share of --memory-budget 10 MiB (3 ranks at a time"
+        assert (share in lines[at + 1]) == (way == "side by side"), done.stdout

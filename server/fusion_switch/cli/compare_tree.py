@@ -500,7 +500,14 @@ def ranks_in_parallel(
                     print(f"   {line}", file=sys.stderr)
         tally.finished(position)
         lost = getattr(child, "status_lost", False)
-        return _rank_result(label, ns, child.returncode, summary, lost)
+        result = _rank_result(label, ns, child.returncode, summary, lost)
+        if budget and "note" in result:  # the note's budget is this rank's share
+            result["note"] += (
+                f"; {budget >> 20} MiB is this rank's share of --memory-budget "
+                f"{args.memory_budget >> 20} MiB ({slots} ranks at a time: --workers sets how "
+                "many)"
+            )
+        return result
 
     def stop_children() -> None:
         stopping.set()
