@@ -241,6 +241,29 @@ def test_unknown_threshold_name(case, tmp_path):
     assert result.returncode == 2 and "bad threshold 'cosine'" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        # numbers float() reads that are no size: a traceback before (a review)
+        (["--memory-budget", "inf"], "--memory-budget: 'inf' is not a size like 4G or 512M"),
+        (["--memory-budget", "1e400"], "--memory-budget: '1e400' is not a size like 4G"),
+        (["--memory-budget", "nan"], "--memory-budget: 'nan' is not a size like 4G or 512M"),
+        # a negative count ran as one process, without a word
+        (["--workers", "-1"], "--workers: -1: give 0 (every core) or a number of processes"),
+    ],
+)
+def test_option_values_that_are_no_size_or_count(case, tmp_path, option, message):
+    result = cli(
+        "compare",
+        *("-m", str(case.on_dump), "-g", str(case.off_dump)),
+        *("-f", str(case.on_graph), "-cf", str(case.off_graph)),
+        *("-out", str(tmp_path / "out"), "--no-progress", *option),
+    )
+    no_traceback(result)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 # --- inputs that do not match: the run completes and says what to check -------------------------
 
 

@@ -60,6 +60,10 @@ def test_shapes(payload, expected: Settings) -> None:
             "fusionSwitch.compare.memoryBudget: 'lots' is not a size like 4G or 512M",
         ),
         ({"compare": {"memoryBudget": "1K"}}, "fusionSwitch.compare.memoryBudget: 1K: give"),
+        # numbers float() takes that are no size (a review: they raised out of the parser)
+        ({"compare": {"memoryBudget": "inf"}}, "fusionSwitch.compare.memoryBudget: 'inf' is not"),
+        ({"compare": {"memoryBudget": "nan"}}, "fusionSwitch.compare.memoryBudget: 'nan' is not"),
+        ({"compare": {"memoryBudget": "1e400"}}, "fusionSwitch.compare.memoryBudget: '1e400' is"),
         ({"compare": {"workers": -1}}, "fusionSwitch.compare.workers must be 0 (every core) or"),
         ({"compare": {"workers": 1.5}}, "fusionSwitch.compare.workers must be 0 (every core) or"),
         ({"compare": {"workers": True}}, "fusionSwitch.compare.workers must be 0 (every core) or"),

@@ -114,10 +114,10 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     )
     req(
         "--workers",
-        type=int,
+        type=_worker_count,
         default=None,
         metavar="N",
-        help="processes that compare, this one included (default: all cores; 1 = this "
+        help="processes that compare, this one included (default or 0: all cores; 1 = this "
         "process only)",
     )
     req(
@@ -193,6 +193,19 @@ def _byte_size(text: str) -> int:
         return parse_size(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _worker_count(text: str) -> int:
+    """``--workers``: a whole number, 0 for every core (a negative one ran as 1, unsaid)."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if count < 0:
+        raise argparse.ArgumentTypeError(
+            f"{text}: give 0 (every core) or a number of processes, this one included"
+        )
+    return count
 
 
 def _test_delay() -> float:

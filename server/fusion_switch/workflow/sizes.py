@@ -3,6 +3,8 @@ editor's ``fusionSwitch.compare.memoryBudget`` read them the same way)."""
 
 from __future__ import annotations
 
+import math
+
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 MINIMUM = 1 << 20
 
@@ -16,6 +18,8 @@ def parse_size(text: str) -> int:
     try:
         value = float(number) * _UNITS[unit]
     except ValueError:
+        value = math.nan
+    if not math.isfinite(value):  # also inf, nan and 1e400, which float() takes
         raise ValueError(f"{text!r} is not a size like 4G or 512M") from None
     if value < MINIMUM:
         raise ValueError(f"{text}: give at least 1M")
