@@ -24,6 +24,7 @@ from fusion_switch.diagnose.replay_budget import (
     replay_bytes,
 )
 from fusion_switch.diagnose.subgraph import fused_ops
+from fusion_switch.diagnose.summary import LEFT_OUT_TAIL
 from fusion_switch.readers.dumpdir import scan_dump_dir
 from fusion_switch.readers.graph import load_graph
 from fusion_switch.synth.generator import generate_case
@@ -282,12 +283,41 @@ def test_a_budget_the_replay_fits_in_not_even_after_the_comparison_keeps_it(
     (note,) = [n for n in small["inputs"]["notes"] if n.startswith("replay:")]
     assert note.startswith("replay: not run, to stay within --memory-budget (10 MiB)"), note
     assert "unverified" in note and "--memory-budget " in note.split("(10 MiB)")[1], note
-    assert small["verdict"] == unproven["verdict"] and small["verdict"].startswith("most likely")
+    assert small["verdict"] == unproven["verdict"] + LEFT_OUT_TAIL
+    assert small["verdict"].startswith("most likely")
     assert small["suspects"] == unproven["suspects"]
     assert small["suspects"][0]["rule"] in {f["rule"] for f in case.truth["faults"]}
     for name in ("unproven", "small"):
         csv = next((tmp_path / name).glob("result_*.csv")).read_text().splitlines()[1:]
         assert csv == next((tmp_path / "free").glob("result_*.csv")).read_text().splitlines()[1:]
+
+
+@pytest.fixture(scope="module")
+def quiet_fault(tmp_path_factory):
+    """A fault the rows do not show (every output within the thresholds) and the replay
+    proves: without the replay, nothing points at it."""
+    return generate_case(
+        tmp_path_factory.mktemp("quiet") / "case", n_ops=200, faults=["approx_gelu"]
+    )
+
+
+def test_a_replay_left_out_by_the_budget_never_ends_in_a_clean_verdict(quiet_fault, tmp_path):
+    """A review: the replay proved the rule; left out by the budget, the run said "no fused
+    op introduces error" with exit 0 and the guilty rule among the harmless ones. --no-replay
+    is the user's own choice; a replay the budget left out is not: the verdict says it is not
+    proven clean, and the exit status is 3 (evidence missing), as when a dump cannot be read."""
+    proven, free = compare_summary(quiet_fault, tmp_path / "free")
+    assert proven.returncode == 1 and free["verdict"].startswith("proven by replay"), free
+    left, small = compare_summary(quiet_fault, tmp_path / "small", "--memory-budget", "10M")
+    assert small["replay"] is None, small["verdict"]
+    (note,) = [n for n in small["inputs"]["notes"] if n.startswith("replay: not run")]
+    assert small["replay_left_out"] == note
+    assert left.returncode == 3, small["verdict"]
+    assert small["verdict"].endswith(LEFT_OUT_TAIL), small["verdict"]
+    assert "no fused op introduces error" not in small["verdict"]
+    chosen, unproven = compare_summary(quiet_fault, tmp_path / "unproven", "--no-replay")
+    assert chosen.returncode == 0 and unproven["replay_left_out"] is None
+    assert not unproven["verdict"].endswith(LEFT_OUT_TAIL)
 
 
 HELD_AFTER = """

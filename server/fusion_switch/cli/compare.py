@@ -5,7 +5,8 @@ Takes msaccucmp's flags (`-m -g -f -cf -out -alg`, also their long forms), write
 suspects. Exit status: 0 compared and no rule is proven to introduce error, 1 the replay proves
 at least one rule introduces error, 2 the inputs cannot be compared (message says which and why)
 or no tensor could be paired (the files are still written), 3 evidence missing: a dump file a
-verdict needs cannot be read (the verdict is incomplete, never "clean"), 130 interrupted
+verdict needs cannot be read, or the replay was left out by --memory-budget (the verdict is
+incomplete, never "clean"), 130 interrupted
 (Ctrl-C; nothing half-written is left), 143 terminated (SIGTERM; the same clean-up).
 """
 
@@ -571,6 +572,7 @@ def _finish(
     outcome = box["outcome"]
     after = box.get("replay_after")  # the replay did not fit beside the comparison
     replay = not getattr(args, "no_replay", False)
+    left_out = None  # the note of a replay the budget leaves out
     if after is not None:
         from ..compare.worker_memory import resident_bytes
 
@@ -578,6 +580,7 @@ def _finish(
         replay, note = after.after_comparison(resident_bytes())
         if note is not None:
             outcome.notes.append(note)
+            left_out = None if replay else note
     inputs = _given_inputs(
         args,
         outcome.on_dump_dir,
@@ -599,6 +602,7 @@ def _finish(
                 workers=1 if after is not None else args.workers,  # 1: here, no process beside
                 started=box.pop("replay", None),
                 rows_index=box.get("rows_index"),
+                replay_left_out=left_out,
             )
         except KeyboardInterrupt as stop:
             progress.clear()

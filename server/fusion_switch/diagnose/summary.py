@@ -196,12 +196,13 @@ NOTHING_COMPARED = "nothing compared"
 
 def exit_status(summary: Mapping[str, Any]) -> int:
     """`compare`'s exit status for its summary: 2 nothing compared, 1 a rule proven or
-    suspected, 3 evidence missing, 0 none."""
+    suspected, 3 evidence missing (a dump unreadable, or the replay left out by the memory
+    budget), 0 none."""
     if str(summary.get("verdict", "")).startswith(NOTHING_COMPARED):
         return 2
     if summary.get("suspects"):
         return 1
-    return 3 if summary.get("evidence_missing") else 0
+    return 3 if summary.get("evidence_missing") or summary.get("replay_left_out") else 0
 
 
 BAD_FILE_NOTE = "skipped a bad dump file"
@@ -226,16 +227,30 @@ def _nothing_compared_hint(counts: Mapping[str, Any]) -> str:
 
 
 EVIDENCE_MISSING = "evidence missing"
+# A replay the user asked for and the memory budget left out (`--no-replay` is a choice): the
+# rows alone missed faults the replay proves (a review: "no fused op introduces error", exit 0).
+LEFT_OUT_TAIL = "; not proven: the replay was left out by --memory-budget (see the notes)"
 
 
 def verdict_line(
     attribution: Attribution,
     counts: Mapping[str, Any] | None = None,
     evidence_missing: Sequence[str] = (),
+    replay_left_out: bool = False,
 ) -> str:
     report = attribution.replay
     if report is not None:
         return _replay_verdict_line(attribution, counts or {}, evidence_missing)
+    line = _rows_verdict_line(attribution, counts or {}, replay_left_out)
+    if replay_left_out and not line.startswith(NOTHING_COMPARED):
+        line += LEFT_OUT_TAIL
+    return line
+
+
+def _rows_verdict_line(
+    attribution: Attribution, counts: Mapping[str, Any], replay_left_out: bool
+) -> str:
+    """The verdict of the rows alone (``--no-replay``, or the replay left out)."""
     if not any(f.verdict != "unknown" for f in attribution.findings):
         return (
             f"{NOTHING_COMPARED}: no fusion-on output could be paired with a fusion-off one "
@@ -250,9 +265,13 @@ def verdict_line(
         )
     if any(f.verdict == "propagates" for f in attribution.findings):
         line = "outputs diverge, but no fused op introduces the error (check the network inputs)"
+    elif replay_left_out:
+        line = (
+            "no rule found by the comparison: fusion-on and fusion-off agree within the thresholds"
+        )
     else:
         line = "no fused op introduces error: fusion-on and fusion-off agree within the thresholds"
-    return line + _unjudged_tail(counts or {})
+    return line + _unjudged_tail(counts)
 
 
 def _unjudged_tail(counts: Mapping[str, Any]) -> str:
@@ -341,7 +360,9 @@ def build_summary(
     report_path: str | os.PathLike | None = None,
     notes: Sequence[str] = (),
     evidence_missing: Sequence[str] = (),
+    replay_left_out: str | None = None,
 ) -> dict:
+    """``replay_left_out``: the note of a replay the memory budget left out."""
     ops = op_rows(attribution)
     verdicts: dict[str, int] = {}
     for f in attribution.findings:
@@ -358,8 +379,9 @@ def build_summary(
     return {
         "format": SUMMARY_FORMAT,
         "tool": f"fusion-switch {__version__}",
-        "verdict": verdict_line(attribution, all_counts, evidence_missing),
+        "verdict": verdict_line(attribution, all_counts, evidence_missing, bool(replay_left_out)),
         "evidence_missing": list(evidence_missing),
+        "replay_left_out": replay_left_out,
         "suspects": [s.to_json() for s in attribution.suspects],
         "harmless_rules": attribution.harmless_rules,
         "downstream_only_rules": attribution.downstream_only_rules,
@@ -492,6 +514,7 @@ def write_outputs(
     workers: int | None = None,
     started: StartedReplay | None = None,
     rows_index: RowIndex | None = None,
+    replay_left_out: str | None = None,
 ) -> Outputs:
     """Attribute an engine outcome (``CompareOutcome``: rows, csv_path, notes, on_graph, counts)
     and write ``summary.json`` and ``report.html`` into ``out_dir`` atomically.
@@ -500,7 +523,8 @@ def write_outputs(
     to the fusion-on graph or dump is used if present. ``started``: the replay begun during the
     comparison (:func:`start_replay`); its rule table and answer are used, and it is closed.
     ``rows_index``: the outcome's rows indexed and judged as the comparison gave them
-    (:class:`.attribution.RowIndex`); ignored unless it holds exactly those rows."""
+    (:class:`.attribution.RowIndex`); ignored unless it holds exactly those rows.
+    ``replay_left_out``: the note of a replay the memory budget left out (``replay`` False)."""
     # Attribution and the report build many small acyclic objects next to the comparison's
     # large heap (graphs, rows): a cyclic collection would walk all of it, repeatedly.
     try:
@@ -515,6 +539,7 @@ def write_outputs(
                 workers,
                 started,
                 rows_index,
+                replay_left_out,
             )
     finally:
         if started is not None:
@@ -531,6 +556,7 @@ def _write_outputs(
     workers: int | None = None,
     started: StartedReplay | None = None,
     rows_index: RowIndex | None = None,
+    replay_left_out: str | None = None,
 ) -> Outputs:
     from .report import render_report
 
@@ -591,6 +617,7 @@ def _write_outputs(
         report_path=report_path,
         notes=notes,
         evidence_missing=missing,
+        replay_left_out=None if report is not None else replay_left_out,
     )
     # the report first: summary.json appearing means the run is complete; both or neither
     write_together([(report_path, render_report(summary)), (summary_path, json_bytes(summary))])
