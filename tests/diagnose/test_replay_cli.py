@@ -64,6 +64,11 @@ def test_replay_names_exactly_the_injected_rules(tmp_path, faults, gaps, why):
             assert r["verdict"] in ("clean", "propagates"), r
     assert summary["replay"]["coverage"] == 1.0
     assert "proven by replay:" in result.stdout
+    # the rows' lists agree with the replay: a rule it proves is neither "harmless" (the editor
+    # offered to switch it back on) nor "downstream only" (a review: approx_gelu was both)
+    for listed in ("harmless_rules", "downstream_only_rules"):
+        for rule in {entry["rule"] for entry in summary[listed]}:
+            assert rule_verdict(summary, rule) in ("clean", "propagates"), (listed, rule, why)
 
 
 def test_downstream_ops_propagate_and_say_which_evidence_was_used(tmp_path):

@@ -644,7 +644,7 @@ def _apply_replay(
     catalogue: Any,
 ) -> None:
     """Replace the heuristic's suspects by the rules the replay proves."""
-    from .verdict import INTRODUCES, rule_verdicts
+    from .verdict import CLEAN, INTRODUCES, PROPAGATES, rule_verdicts
 
     def section_of(rule: str, op_name: str) -> tuple[str, str]:
         op = op_by_name.get(op_name)
@@ -685,6 +685,13 @@ def _apply_replay(
     result.suspects = proven
     labelled = {v.rule for v in result.rules if v.verdict == "heuristic"}
     result.heuristic = [s for s in heuristic if s.rule in labelled]
+    # the rows' "harmless" and "downstream only" stand for a rule whose replayed ops all agree
+    # with their replay: the rows called rules the replay proves harmless (a review)
+    agreeing = {v.rule for v in result.rules if v.verdict in (CLEAN, PROPAGATES)}
+    result.harmless_rules = [h for h in result.harmless_rules if h["rule"] in agreeing]
+    result.downstream_only_rules = [
+        d for d in result.downstream_only_rules if d["rule"] in agreeing
+    ]
     result.replay = report
 
 
