@@ -60,6 +60,9 @@ class MemoryStore:
     def __init__(self, tensors):
         self.tensors, self.files_read, self.unreadable = tensors, set(), {}
 
+    def has(self, side, op):
+        return any(key[:2] == (side, op) for key in self.tensors)
+
     def tensor(self, side, op, kind, index):
         try:
             return self.tensors[(side, op, kind, index)]

@@ -174,7 +174,7 @@ FUSED = {
         (
             {**FUSED, "attr": [_names("a")], "output_desc": [_out("a")]},
             {},
-            "input not dumped: no fusion-on dump of ab",
+            "fused op not dumped: no fusion-on dump of ab",
         ),
         (
             {**FUSED, "attr": [_names("a")], "output_desc": [_out("b")]},

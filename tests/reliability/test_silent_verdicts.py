@@ -10,6 +10,7 @@ file, say "evidence missing" in its verdict (stdout and summary JSON) and exit n
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import struct
 import subprocess
@@ -60,12 +61,38 @@ def empty(path: Path) -> None:
     path.write_bytes(b"")
 
 
+def a_folder(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+def a_broken_link(path: Path) -> None:  # its storage unmounted
+    path.unlink()
+    path.symlink_to(path.parent / "gone" / path.name)
+
+
+def a_link_loop(path: Path) -> None:
+    path.unlink()
+    path.symlink_to(path.name)
+
+
+def a_fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
 DAMAGES = {
     "off-pair-shape-holds-0": ("off", zero_in_shape),
     "on-header-length-0": ("on", header_length_zero),
     "on-cut-in-half": ("on", cut_in_half),
     "on-empty": ("on", empty),
     "off-empty": ("off", empty),
+    # not a file at all: left out of the folder's index unsaid, exit 0 (a review)
+    "on-a-folder": ("on", a_folder),
+    "on-a-broken-link": ("on", a_broken_link),
+    "on-a-link-loop": ("on", a_link_loop),
+    "on-a-fifo": ("on", a_fifo),
+    "off-a-broken-link": ("off", a_broken_link),
 }
 
 

@@ -84,6 +84,8 @@ class Inputs:
     off_dtypes: frozenset[str] = frozenset()
     # ops dumped in on_dir that the fusion-on graph does not name: in no row, never judged
     unnamed_dumps: int = 0
+    # "PATH: why" of what stands where a graph's op's dump should be and is no file
+    unusable: list[str] = field(default_factory=list)
 
     @cached_property
     def comparing_bound(self) -> ComparingBound:
@@ -115,6 +117,10 @@ def discover(request: CompareRequest) -> Inputs:
         notes=notes,
         off_dtypes=off.output_dtypes,
         unnamed_dumps=unnamed,
+        unusable=[
+            *on_dir.unusable_for(_op_names(on_graph) if on_dir.unusable else ()),
+            *off_dir.unusable_for(off.op_names),
+        ],
     )
 
 

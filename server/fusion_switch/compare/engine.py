@@ -393,7 +393,7 @@ def write(
     except OSError as error:
         raise CompareInputError(f"output folder {inputs.request.out_dir}: {error}") from None
     rows: list[ResultRow] = []
-    errors: list[str] = []
+    errors: list[str] = list(inputs.unusable)  # bad files that no row reads
     done = 0
     try:
         for result in results:

@@ -193,7 +193,9 @@ class Replayer:
         try:
             return self.store.tensor("on", sub.fused.name, "input", position)
         except MissingEvidence as missing:
-            raise Unverifiable(f"input not dumped: {missing.reason}", missing=True) from None
+            # its whole dump missing, not an input of it (a review: "input not dumped" then)
+            what = "input" if self.store.has("on", sub.fused.name) else "fused op"
+            raise Unverifiable(f"{what} not dumped: {missing.reason}", missing=True) from None
 
     def _parameter(self, sub: Subgraph, member: Any, i: int, ref: str, evidence: dict) -> Any:
         try:

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import operator
 import os
 import re
+import stat
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -296,6 +299,8 @@ class DumpDir:
     requested: Path
     notes: list[str] = field(default_factory=list)
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (file name, reason)
+    # named as a dump file but no regular file: a folder, a broken link, a FIFO (with why)
+    unusable: list[tuple[DumpName, str]] = field(default_factory=list)
     _files: dict[str, list[DumpName]] = field(default_factory=dict, repr=False)
     # graph op name -> its file-name form, for names that differ (sanitised once per name)
     _aliases: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -362,6 +367,24 @@ class DumpDir:
             names = [n for n in names if n.output_index in (None, output_index)]
         return names
 
+    def unusable_for(self, op_names: Iterable[str]) -> list[str]:
+        """What stands where the dump of one of ``op_names`` (a graph's) should be and is no
+        file ("PATH: why"), unless a readable dump of the op is newer: a dump the verdict
+        needs that cannot be read (a review: left out of the index unsaid, the op's verdict
+        went from "introduces" to an unverified exit 0)."""
+        if not self.unusable:
+            return []
+        named = {sanitize_op_name(name) for name in op_names}
+        found = []
+        for entry, why in self.unusable:
+            if entry.op_name not in named:
+                continue
+            readable = self._files.get(entry.op_name)
+            if readable and readable[-1].sort_key > entry.sort_key:
+                continue
+            found.append(f"{entry.path}: {why}, not a dump file")
+        return found
+
     def latest_bytes(self, op_name: str) -> int:
         """The size of :meth:`latest` (0: no file, or gone since the folder was listed, which
         its reading reports), stat'ed where the folder's listing gave it, without making a
@@ -424,10 +447,15 @@ def _joined(location: str | Path) -> Path:
     return folder / tail
 
 
-def _index_folder(folder: Path) -> tuple[dict[str, list[DumpName]], list[tuple[str, str]]]:
+def _index_folder(
+    folder: Path,
+) -> tuple[dict[str, list[DumpName]], list[tuple[str, str]], list[tuple[DumpName, str]]]:
+    """The folder's dump files by op name, the files ignored (name, why), and the entries
+    named as dump files that are no regular file (their parsed name, what they are)."""
     mapping = read_mapping(folder)
     files: dict[str, list[DumpName]] = {}
     ignored: list[tuple[str, str]] = []
+    unusable: list[tuple[DumpName, str]] = []
     try:
         listing = sorted(os.scandir(folder), key=_ENTRY_NAME)
     except OSError as error:
@@ -437,10 +465,10 @@ def _index_folder(folder: Path) -> tuple[dict[str, list[DumpName]], list[tuple[s
         name = entry.name
         if name in _IGNORED_FILES or name.startswith("."):
             continue
-        try:
-            if not entry.is_file():
-                continue
-        except OSError:
+        if not _is_file(entry):
+            parsed = _entry_name(entry, mapping)
+            if not isinstance(parsed, str):
+                unusable.append((parsed, _what_it_is(entry.path)))
             continue
         # the usual name (no numeric or .npy name has its form), read as parse_dump_name
         # reads it: ~5,000 files of a 5,000-op folder take this path
@@ -473,7 +501,37 @@ def _index_folder(folder: Path) -> tuple[dict[str, list[DumpName]], list[tuple[s
     for names in files.values():
         if len(names) > 1:
             names.sort(key=_SORT_KEY)
-    return files, ignored
+    return files, ignored, unusable
+
+
+def _entry_name(entry: os.DirEntry, mapping: dict[str, str]) -> DumpName | str:
+    """An entry's name parsed as a dump file's (the slow path of :func:`_index_folder`), or
+    why it is none."""
+    name = entry.name
+    if name.isdigit() or (name.endswith(".npy") and name[:-4].isdigit()):
+        if name not in mapping:
+            return f"numeric name not listed in {MAPPING_FILE}"
+        name = mapping[name]
+    return parse_dump_name(name, entry.path)
+
+
+def _what_it_is(path: str) -> str:
+    """What stands at ``path`` instead of a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a symbolic link to nothing (its target is gone)"
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        return f"cannot be read: {error.strerror or error}"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
 
 
 def _has_dump_names(folder: Path) -> bool:
@@ -483,11 +541,20 @@ def _has_dump_names(folder: Path) -> bool:
                 name = entry.name
                 if name == MAPPING_FILE:
                     return True
-                if entry.is_file() and not isinstance(parse_dump_name(name), str):
+                if _is_file(entry) and not isinstance(parse_dump_name(name), str):
                     return True
     except OSError:
         return False
     return False
+
+
+def _is_file(entry: os.DirEntry) -> bool:
+    """``entry.is_file()``, False where it raises: a symbolic link loop (ELOOP) raised out of
+    the folder's listing, and hid every dump file of the folder after it."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def _has_exception_dumps(folder: Path) -> bool:
@@ -507,12 +574,21 @@ def _has_dumps_below(folder: Path, depth: int) -> bool:
 
 def _subfolders(folder: Path) -> list[Path]:
     try:
-        return sorted(
-            (Path(e.path) for e in os.scandir(folder) if e.is_dir() and not e.name.startswith(".")),
-            key=lambda p: p.name,
-        )
+        entries = list(os.scandir(folder))
     except OSError:
         return []
+    return sorted(
+        (Path(e.path) for e in entries if not e.name.startswith(".") and _is_folder(e)),
+        key=lambda p: p.name,
+    )
+
+
+def _is_folder(entry: os.DirEntry) -> bool:
+    """``entry.is_dir()``, False where it raises (a link loop hid every sibling folder)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _choose(folder: Path, candidates: list[Path], graph_name: str | None) -> tuple[Path, str]:
@@ -577,7 +653,7 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
         raise DumpDirError(requested, f"no dump files within {_MAX_DEPTH} folder levels")
     if folder != requested:
         notes.insert(0, f"dump files are in {folder}")
-    files, ignored = _index_folder(folder)
+    files, ignored, unusable = _index_folder(folder)
     if not files:
         reasons = "; ".join(f"{n}: {r}" for n, r in ignored[:3])
         raise DumpDirError(folder, f"no usable dump files ({reasons})" if reasons else "empty")
@@ -586,7 +662,14 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
     kinds = {n.is_npy for names in files.values() for n in names}
     if len(kinds) > 1:
         notes.append("the folder mixes .npy and binary dumps (msaccucmp refuses such folders)")
-    return DumpDir(path=folder, requested=requested, notes=notes, ignored=ignored, _files=files)
+    return DumpDir(
+        path=folder,
+        requested=requested,
+        notes=notes,
+        ignored=ignored,
+        unusable=unusable,
+        _files=files,
+    )
 
 
 def holds_dump_files(path: str | os.PathLike) -> bool:
