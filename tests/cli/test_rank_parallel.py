@@ -24,7 +24,13 @@ from pathlib import Path
 
 import psutil
 import pytest
-from fusion_switch.cli.compare_tree import Plan, plan_runs, rank_bytes, rank_slots
+from fusion_switch.cli.compare_tree import (
+    Plan,
+    plan_runs,
+    rank_bytes,
+    rank_slots,
+    replay_after_bytes,
+)
 from fusion_switch.cli.rank_process import SERVER_BYTES, forked_ranks
 from fusion_switch.synth.generator import generate_case
 
@@ -222,7 +228,8 @@ def _namespace(tmp_path: Path, graph_bytes: int, **extra) -> argparse.Namespace:
     graph = tmp_path / "graph.json"
     graph.write_bytes(b" " * graph_bytes)
     values = {"on_graph": str(graph), "off_graph": str(graph), "workers": None}
-    values.update(memory_budget=None, scheduler=None)
+    # the comparison's count alone (the replay's: test_each_ranks_share_holds_its_replay)
+    values.update(memory_budget=None, scheduler=None, no_replay=True)
     values.update(extra)
     return argparse.Namespace(**values)
 
@@ -243,6 +250,36 @@ def test_memory_budget_and_scheduler_decide_how_many_ranks_run_at_once(tmp_path)
     assert rank_slots(ns, plan) == 1
     ns.scheduler, ns.workers = None, 1
     assert rank_slots(ns, plan) == 1
+
+
+def test_each_ranks_share_holds_its_replay(tmp_path):
+    """A review: ranks were counted without their replays, so a larger budget ran more ranks
+    at a time, each with a share too small for its replay (left out: unverified), where a
+    smaller budget, one rank at a time, proved the rule in each."""
+    import numpy as np
+    from fusion_switch.diagnose.replay_budget import added_after
+    from fusion_switch.readers.dump_write import TensorSpec, write_dump
+
+    leaf = tmp_path / "leaf"
+    leaf.mkdir()
+    big = write_dump(
+        leaf / "Conv.big.2.2", "big", outputs=[TensorSpec(np.zeros(2 << 20, np.float16))]
+    )
+    ns = _namespace(tmp_path, 10 << 20, workers=8, on_dump=str(leaf), no_replay=False)
+    size = big.stat().st_size
+    replay = added_after(10 << 20, size * 8, size)  # float16: two float64 copies, 8 per byte
+    assert replay_after_bytes(ns) == replay
+    plan = Plan("tensor", [(f"rank {r}", ns) for r in range(4)])
+    server = SERVER_BYTES if forked_ranks() else 0
+    need = rank_bytes(ns) + replay
+    ns.memory_budget = server + 4 * rank_bytes(ns)  # all four comparisons, without replays
+    assert rank_slots(ns, plan) == max(1, 4 * rank_bytes(ns) // need) < 4
+    ns.memory_budget = server + 2 * need
+    assert rank_slots(ns, plan) == 2
+    ns.memory_budget -= 1
+    assert rank_slots(ns, plan) == 1
+    ns.no_replay = True  # nothing to hold room for
+    assert rank_slots(ns, plan) == (2 * need - 1) // rank_bytes(ns) > 1
 
 
 def test_a_ranks_largest_dump_counts_one_comparing_worker(tmp_path):

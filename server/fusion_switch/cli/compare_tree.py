@@ -332,15 +332,23 @@ def _rank_order(result: dict) -> tuple:
 
 def rank_slots(args: argparse.Namespace, plan: Plan) -> int:
     """How many ranks compare at once: one per core (``--workers`` cores when given), fewer
-    when ``--memory-budget`` cannot hold that many (see :func:`rank_bytes`). One slot, or a
-    Dask scheduler (which spreads each rank over its own workers), runs them in turn."""
+    when ``--memory-budget`` cannot hold that many (see :func:`rank_bytes`) with, unless
+    ``--no-replay``, each rank's replay (:func:`replay_after_bytes`). One slot, or a Dask
+    scheduler (which spreads each rank over its own workers), runs them in turn.
+
+    A review: counted without the replay, a budget of 660 MiB ran four ranks whose shares
+    held their comparisons but none of their replays (all four left unverified, exit 0),
+    where one rank at a time proved the rule in each."""
     if getattr(args, "scheduler", None) or len(plan.runs) < 2:
         return 1
     cores = args.workers or os.cpu_count() or 1
     slots = min(len(plan.runs), max(1, cores))
     budget = _ranks_budget(args)
     if budget is not None and slots > 1:
-        need = max(rank_bytes(ns) for _, ns in plan.runs)
+        replay = not getattr(args, "no_replay", False)
+        need = max(
+            rank_bytes(ns) + (replay_after_bytes(ns) if replay else 0) for _, ns in plan.runs
+        )
         slots = min(slots, max(1, budget // need))
     return slots
 
@@ -370,6 +378,24 @@ def rank_bytes(ns: argparse.Namespace) -> int:
             graphs += os.path.getsize(path)
     worker = _largest_dump_need(getattr(ns, "on_dump", None), getattr(ns, "off_dump", None))
     return _RANK_BASE_BYTES + _RANK_BYTES_PER_GRAPH_BYTE * graphs + worker
+
+
+def replay_after_bytes(ns: argparse.Namespace) -> int:
+    """What a rank's replay adds to its comparing process after the comparison, by the
+    replay's own estimate (``diagnose.replay_budget``) from files alone: the fusion-off graph,
+    and the largest fusion-on dump file taken for the fused op that needs most, by the
+    dtypes its header names. Counted on top of :func:`rank_bytes`, whose comparing worker's
+    buffers are let go by then: a rank's share holds its replay with room."""
+    from ..diagnose.replay_budget import added_after, copies_per_dump_byte
+
+    graph = 0
+    with contextlib.suppress(OSError, TypeError):
+        graph = os.path.getsize(ns.off_graph)
+    largest, path = _largest_file(getattr(ns, "on_dump", None))
+    if path is None:
+        return added_after(graph, 0, 0)
+    copies = largest * copies_per_dump_byte(_header_dtypes(path))
+    return added_after(graph, copies, largest)
 
 
 def _largest_dump_need(folder: str | None, off_folder: str | None = None) -> int:

@@ -82,14 +82,16 @@ def replay_bytes_after(on_graph: Any, on_dumps: Any, off_graph_path: Any = None)
     :data:`AFTER_FIXED_BYTES` and :data:`AFTER_CACHE_BYTES`): its graph, and the larger of
     the largest op's copies alone and the cache filled beside an op that fits in it."""
     graph, largest = _replay_parts(on_graph, on_dumps, off_graph_path)
-    return _added_after(graph, largest, _largest_file(on_graph, on_dumps))
+    return added_after(graph, largest, _largest_file(on_graph, on_dumps))
 
 
 def _process_need(graph: int, largest: int) -> int:
     return REPLAY_BASE_BYTES + int(REPLAY_BYTES_PER_GRAPH_BYTE * graph) + largest
 
 
-def _added_after(graph: int, largest: int, largest_file: int) -> int:
+def added_after(graph: int, largest: int, largest_file: int) -> int:
+    """What the replay adds to the comparing process after the comparison, from the fusion-off
+    graph file's bytes, the copies of the fused op that needs most and the largest dump file."""
     cache = min(AFTER_CACHE_BYTES, AFTER_CACHE_PER_FILE_BYTE * largest_file)
     arrays = max(largest, cache + min(largest, AFTER_CACHED_COPIES))
     return (
@@ -230,7 +232,7 @@ def fit_source(
     graph, largest = _replay_parts(
         inputs.on_graph, inputs.on_dir, getattr(inputs.off_graph, "path", None)
     )
-    added = _added_after(graph, largest, _largest_file(inputs.on_graph, inputs.on_dir))
+    added = added_after(graph, largest, _largest_file(inputs.on_graph, inputs.on_dir))
     held = worker - bound.largest_need
     if (workers or os.cpu_count() or 1) < 2:
         return _after(budget, added, held)
