@@ -168,6 +168,44 @@ def test_ranks_pick_their_graphs_from_a_folder_reading_each_once(tree, tmp_path,
     )
 
 
+def test_a_rank_no_graph_of_the_folder_names_is_not_compared_and_the_others_are(tmp_path):
+    """A review: one rank whose dumps no graph in the -f folder names stopped every rank (exit
+    2, no ranks_summary.json). It is reported not compared, with why; the others run."""
+    case = generate_case(tmp_path / "case", n_ops=30, seed=3, faults=[], graph_text=False)
+    model_on, model_off = case.on_dump.parents[1].name, case.off_dump.parents[1].name
+    for rank in (0, 1):
+        for side, model, stamp in (("on", model_on, "2"), ("off", model_off, "1")):
+            leaf = tmp_path / side / f"2026010112000{stamp}" / str(rank) / model / "1" / "0"
+            _copy_leaf(getattr(case, f"{side}_dump"), leaf)
+    for dump in (tmp_path / "on" / "20260101120002" / "1").rglob("*.*.*.*.*"):
+        kind, op, rest = dump.name.split(".", 2)
+        dump.rename(dump.with_name(f"{kind}.elsewhere_{op}.{rest}"))  # another network's ops
+    folders = {}
+    for side in ("on", "off"):
+        folders[side] = tmp_path / f"graphs_{side}"
+        folders[side].mkdir()
+        shutil.copyfile(getattr(case, f"{side}_graph"), folders[side] / f"{side}_Build.json")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "fusion_switch", "compare"),
+            *("-m", str(tmp_path / "on"), "-g", str(tmp_path / "off")),
+            *("-f", str(folders["on"]), "-cf", str(folders["off"])),
+            *("-out", str(tmp_path / "out"), "--rank", "all", "--no-progress"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 3, done.stderr  # a rank not compared: never "no rule proven"
+    combined = json.loads((tmp_path / "out" / "ranks_summary.json").read_text())
+    ranks = {r["rank"]: r for r in combined["ranks"]}
+    assert ranks["0"]["status"] == 0 and ranks["0"]["verdict"].startswith("no fused op")
+    assert ranks["1"]["status"] == 3 and ranks["1"]["out_dir"] is None
+    assert ranks["1"]["verdict"].startswith(f"not compared: {folders['on']}: -f: none of")
+    assert "rank 1: not compared:" in done.stderr
+
+
 def _rank_children(parent: psutil.Process) -> list[psutil.Process]:
     """The ranks' processes: the children of the fork server `--rank all` starts (see
     cli.rank_process)."""

@@ -105,6 +105,7 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
         off_pick, off_key = _start_pick(
             ns.off_graph, off_leaf.path, None if several else ns, scanned
         )
+        failed = None  # why no graph was picked for this pair
         try:
             for attr, flag, leaf in (("on_graph", "-f", on_leaf), ("off_graph", "-cf", off_leaf)):
                 folder = getattr(ns, attr)
@@ -112,7 +113,8 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
                     continue
                 answer = _pick_answer(off_pick) if attr == "off_graph" and off_pick else None
                 if answer is not None and answer[0] == "error":
-                    return _error(answer[1])
+                    failed = answer[1]
+                    break
                 if answer is not None:
                     picked, why = answer[1:]
                     if off_key is not None:  # the next ranks' picks, unread
@@ -131,12 +133,19 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
                             folder, ops, flag, keep=not several, remember=several
                         )
                     except (GraphError, DumpDirError) as exc:
-                        return _error(str(exc))
+                        failed = str(exc)
+                        break
                 _note(why)
                 setattr(ns, attr, str(picked))
         finally:
             if off_pick:
                 off_pick.close()
+        if failed is not None and not several:
+            return _error(failed)
+        if failed is not None:  # this rank is not compared; the others are (a review)
+            _note(f"{pair.label or 'comparing'}: not compared: {failed}")
+            plan.unpaired.append((str(pair.rank) if pair.rank is not None else pair.label, failed))
+            continue
         if several:
             ns.out_dir = str(Path(args.out_dir) / f"rank_{pair.rank}")
         plan.runs.append((pair.label, ns))
