@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 
@@ -233,6 +234,42 @@ def test_commit_replaces_a_result_of_the_same_name(tmp_path, temporaries):
     path = write_result_csv(tmp_path, [tensor_row()], ["CosineSimilarity"], file_name=name)
     assert path.read_text().startswith("Index,")
     assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+def test_runs_of_the_same_second_keep_a_result_each(tmp_path, temporaries, monkeypatch):
+    """A review: two runs into one folder within a second wrote one result_<time>.csv, the
+    later replacing the earlier, and the earlier's summary named the later's rows. The
+    timestamped name is now the first run's; the next take _1, _2."""
+    monkeypatch.setattr(result_csv, "result_file_name", lambda: "result_20260101000000.csv")
+    paths = []
+    for number in range(3):
+        with ResultCsvWriter(tmp_path, ["CosineSimilarity"]) as writer:
+            writer.write([dataclasses.replace(tensor_row(), npu_dump=f"op{number}")])
+            paths.append(writer.commit())
+    assert [p.name for p in paths] == [
+        "result_20260101000000.csv",
+        "result_20260101000000_1.csv",
+        "result_20260101000000_2.csv",
+    ]
+    for number, path in enumerate(paths):
+        assert f"op{number}" in path.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in paths]
+
+
+def test_where_no_hard_link_can_be_made_the_first_free_name_is_taken(tmp_path, monkeypatch):
+    def no_links(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(result_csv, "result_file_name", lambda: "result_20260101000000.csv")
+    monkeypatch.setattr(result_csv, "_open_unnamed", lambda folder: None)
+    (tmp_path / "result_20260101000000.csv").write_text("an earlier run's")
+    with ResultCsvWriter(tmp_path, ["CosineSimilarity"]) as writer:
+        writer.write([tensor_row()])
+        monkeypatch.setattr(result_csv.os, "link", no_links)
+        path = writer.commit()
+    assert path.name == "result_20260101000000_1.csv" and path.read_text().startswith("Index,")
+    assert (tmp_path / "result_20260101000000.csv").read_text() == "an earlier run's"
+    assert len(list(tmp_path.iterdir())) == 2
 
 
 def test_an_unnamed_file_that_cannot_be_linked_is_copied_to_its_name(tmp_path, monkeypatch):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import itertools
 import os
 import re
 import shutil
@@ -136,6 +137,26 @@ def _give_name(handle, path: Path) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(path)
             raise
+
+
+def _link_unused(source: Path, path: Path) -> Path:
+    """Link ``source`` as ``path``, or as ``<stem>_1<suffix>``, ``_2``... where that is taken
+    (a link never replaces a file); the name it got. Where the file system makes no hard
+    links, the first name free is taken by a rename (a race with another run is then
+    possible)."""
+    for number in itertools.count():
+        name = path if number == 0 else path.with_name(f"{path.stem}_{number}{path.suffix}")
+        try:
+            os.link(source, name, follow_symlinks=False)
+            return name
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here (some network and FUSE file systems)
+            if os.path.lexists(name):
+                continue
+            os.replace(source, name)
+            return name
+    raise AssertionError("unreachable")
 
 
 def result_file_name(now: float | None = None) -> str:
@@ -252,6 +273,8 @@ class ResultCsvWriter:
         self.left_address = left_address
         self.right_address = right_address
         self.path = self.out_dir / (file_name or result_file_name())
+        # a name of its own, never another run's of the same second (see :meth:`commit`)
+        self._own_name = file_name is None
         self.temp_path = self.out_dir / f".{self.path.name}.{os.getpid()}.part"
         self.out_dir.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(self.out_dir)
@@ -278,15 +301,23 @@ class ResultCsvWriter:
 
     def commit(self) -> Path:
         """Finish the file and move it to :attr:`path`. An unnamed file gets the temporary name
-        first (the final one may exist: it is replaced, never written through); only a kill
-        in the instant between the two steps can leave that name behind."""
+        first; only a kill in the instant between the two steps can leave that name behind.
+        A name given is replaced if it exists (never written through); the timestamped name
+        is the file's own: a run of the same second into the same folder has it, this one
+        takes ``result_<time>_1.csv`` (a review: two runs shared one CSV, and one summary
+        named the other's rows)."""
         try:
             if not self._named:
                 _give_name(self._handle, self.temp_path)
                 self._named = True
         finally:
             self._handle.close()
-        os.replace(self.temp_path, self.path)
+        if self._own_name:
+            self.path = _link_unused(self.temp_path, self.path)
+            with contextlib.suppress(FileNotFoundError):  # renamed where no link could be made
+                os.unlink(self.temp_path)
+        else:
+            os.replace(self.temp_path, self.path)
         return self.path
 
     def abort(self) -> None:
