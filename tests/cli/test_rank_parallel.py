@@ -206,6 +206,29 @@ def test_a_rank_no_graph_of_the_folder_names_is_not_compared_and_the_others_are(
     assert "rank 1: not compared:" in done.stderr
 
 
+@pytest.mark.parametrize("workers", ["1", "3"], ids=["in turn", "side by side"])
+def test_a_rank_that_fails_says_why_in_ranks_summary(tree, tmp_path, workers):
+    """A review: a rank that could not be compared had "not compared (see the error above)"
+    in ranks_summary.json, its reason only on stderr: a program reading the file never
+    learnt it."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "rank_1").write_text("not a folder")
+    done = subprocess.run(
+        command(tree, out, "--workers", workers, "--no-replay", "--no-progress"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    combined = json.loads((out / "ranks_summary.json").read_text())
+    ranks = {r["rank"]: r for r in combined["ranks"]}
+    assert ranks["1"]["status"] == 2
+    assert ranks["1"]["verdict"].startswith(f"not compared: -out {out / 'rank_1'}"), ranks["1"]
+    assert "is a file" in ranks["1"]["verdict"]
+    assert ranks["0"]["verdict"].startswith("no fused op")
+
+
 def _rank_children(parent: psutil.Process) -> list[psutil.Process]:
     """The ranks' processes: the children of the fork server `--rank all` starts (see
     cli.rank_process)."""

@@ -298,8 +298,14 @@ class JsonLinesProgress:
 DELAY_VARIABLE = "FUSION_SWITCH_COMPARE_DELAY"
 
 
+ERROR_PREFIX = "fusion-switch compare: error: "
+# every error this process told, in order: `--rank all` names a rank's in ranks_summary.json
+ERRORS_TOLD: list[str] = []
+
+
 def _error(message: str) -> int:
-    print(f"fusion-switch compare: error: {message}", file=sys.stderr)
+    ERRORS_TOLD.append(message)
+    print(f"{ERROR_PREFIX}{message}", file=sys.stderr)
     return 2
 
 

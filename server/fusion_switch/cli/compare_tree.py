@@ -247,14 +247,18 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
     else:
         results = []
         with _one_cluster(args):
+            from .compare import ERRORS_TOLD
+
             for label, ns in plan.runs:
                 print(f"== {label}: results in {ns.out_dir}", file=sys.stderr)
+                told = len(ERRORS_TOLD)
                 status, outputs = runner(ns)
                 if status in (130, 143):  # Ctrl-C or SIGTERM: the next ranks do not run
                     print(f"fusion-switch compare: stopped at {label}", file=sys.stderr)
                     return status
                 summary = outputs.summary if outputs is not None else {}
-                results.append(_rank_result(label, ns, status, summary))
+                error = ERRORS_TOLD[-1] if len(ERRORS_TOLD) > told else None
+                results.append(_rank_result(label, ns, status, summary, error=error))
                 del outputs
                 free_left_to_exit()  # this rank's graphs and rows: not held over the next
     results += [_unpaired_result(rank, why) for rank, why in plan.unpaired]
@@ -294,14 +298,21 @@ def _one_cluster(args: argparse.Namespace):
 
 
 def _rank_result(
-    label: str, ns: argparse.Namespace, status: int, summary: dict, lost: bool = False
+    label: str,
+    ns: argparse.Namespace,
+    status: int,
+    summary: dict,
+    lost: bool = False,
+    error: str | None = None,
 ) -> dict:
     """``lost``: the rank's exit status never came (its fork server was killed); its summary,
-    when it wrote one, says how it ended."""
+    when it wrote one, says how it ended. ``error``: the last error the rank told, the reason
+    of a rank not compared (a review: ranks_summary.json said only "see the error above")."""
     from ..diagnose.summary import exit_status
 
     suspects = summary.get("suspects", [])
-    verdict = summary.get("verdict", "not compared (see the error above)")
+    told = f"not compared: {error}" if error else "not compared (see the error above)"
+    verdict = summary.get("verdict", told)
     if lost and "verdict" in summary:  # it finished: its outputs are complete
         status = exit_status(summary)
     elif status == 1 and "verdict" not in summary:  # 1 is "a rule proven": not for a crash
@@ -489,6 +500,7 @@ def ranks_in_parallel(
     from concurrent.futures import ThreadPoolExecutor, wait
 
     from ..readers.signals_held import born_with_signals_held
+    from .compare import ERROR_PREFIX
     from .rank_process import start_rank
 
     cores = args.workers or os.cpu_count() or 1
@@ -535,7 +547,9 @@ def ranks_in_parallel(
                     print(f"   {line}", file=sys.stderr)
         tally.finished(position)
         lost = getattr(child, "status_lost", False)
-        result = _rank_result(label, ns, child.returncode, summary, lost)
+        errors = [line.removeprefix(ERROR_PREFIX) for line in kept if line.startswith(ERROR_PREFIX)]
+        error = errors[-1] if errors else None
+        result = _rank_result(label, ns, child.returncode, summary, lost, error)
         if budget and "note" in result:  # the note's budget is this rank's share
             result["note"] += (
                 f"; {budget >> 20} MiB is this rank's share of --memory-budget "
