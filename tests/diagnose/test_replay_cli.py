@@ -126,6 +126,21 @@ def test_truncated_dump_is_evidence_missing_never_clean(tmp_path):
     assert "no fused op introduces error" not in summary["verdict"]
     assert "not proven clean" in summary["verdict"]
     assert "evidence missing:" in result.stdout
+    _listed_ops_are_the_rules_own(summary)
+
+
+def _listed_ops_are_the_rules_own(summary: dict) -> None:
+    """The ops listed (and printed) for a rule not proven are those that make its verdict: a
+    review found the first ops not clean listed, which were ops that only propagate."""
+    listed = summary["unverified_rules"]
+    assert listed
+    for entry in listed:
+        wanted = "unverified" if entry["verdict"] == "heuristic" else entry["verdict"]
+        verdicts = {o["op"]: o["verdict"] for o in entry["ops"] if isinstance(o, dict)}
+        if not verdicts:  # the rule's op verdicts, from "rules"
+            rule = next(v for v in summary["rules"] if v["rule"] == entry["rule"])
+            verdicts = {o["op"]: o["verdict"] for o in rule["ops"]}
+        assert entry["ops"] and all(verdicts[op] == wanted for op in entry["ops"]), entry
 
 
 def test_no_replay_labels_the_heuristic_and_never_says_introduces(tmp_path):

@@ -343,11 +343,19 @@ def replay_json(attribution: Attribution) -> dict[str, Any]:
         "fused_ops": [r.to_json() for r in report.results],
         "rules": [v.to_json() for v in attribution.rules],
         "unverified_rules": [
-            {**v.to_json(), "ops": [o["op"] for o in v.ops if o["verdict"] != "clean"][:12]}
+            {**v.to_json(), "ops": _ops_behind(v)}
             for v in attribution.rules
             if v.verdict in ("unverified", "undecided", "heuristic")
         ],
     }
+
+
+def _ops_behind(verdict: Any) -> list[str]:
+    """The ops that make a rule's verdict (unverified, undecided; a heuristic guess stands on
+    unverified ops), not its first ops that are not clean (a review: ops that only propagate
+    were listed, the unverified one only in the reason)."""
+    wanted = "unverified" if verdict.verdict == "heuristic" else verdict.verdict
+    return [o["op"] for o in verdict.ops if o["verdict"] == wanted][:12]
 
 
 def build_summary(
