@@ -667,3 +667,23 @@ def test_counts_classify_every_row_as_its_definition_says():
         "unnamed_dumps": 0,
     }
     assert min(len(no_left), len(compared), len(no_right), len(rest) - len(no_right)) > 10
+
+
+@pytest.mark.parametrize("step", ["write", "commit"])
+def test_a_full_disk_while_writing_the_csv_says_what_to_do(tmp_path, monkeypatch, step):
+    """A review: a full disk came out as "internal error: OSError: [Errno 28] ..." with no
+    folder named and no advice. Nothing is left behind either way."""
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ResultCsvWriter, step, full)
+    request = make_case(tmp_path)
+    with pytest.raises(CompareInputError) as caught:
+        run_compare(request)
+    assert str(caught.value).endswith(
+        f"into {tmp_path / 'out'}: No space left on device (free space there, or give another -out)"
+    ), caught.value
+    assert str(caught.value).startswith("cannot write result_")
+    assert list((tmp_path / "out").iterdir()) == []

@@ -25,6 +25,7 @@ stays usable without the verdict (oracle tests, benchmarks) and the package rule
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -397,7 +398,8 @@ def write(
     done = 0
     try:
         for result in results:
-            writer.write(result.rows, result.rendered)
+            with _writing(writer):
+                writer.write(result.rows, result.rendered)
             rows.extend(result.rows)
             if rows_ready is not None:
                 rows_ready(result.rows)
@@ -407,7 +409,8 @@ def write(
                 progress(done, plan.total_ops, _last_op(result))
             _check(cancel)
         _check(cancel)
-        csv_path = writer.commit()
+        with _writing(writer):
+            csv_path = writer.commit()
     except BaseException:
         writer.abort()
         if isinstance(results, Iterator) and hasattr(results, "close"):
@@ -428,6 +431,20 @@ def write(
         on_dumps=on_dir,
         off_dumps=off_dir,
     )
+
+
+@contextlib.contextmanager
+def _writing(writer: ResultCsvWriter):
+    """An error writing the CSV as the user can act on it: a review found a full disk
+    reported as "internal error: OSError: [Errno 28] No space left on device"."""
+    try:
+        yield
+    except OSError as error:
+        why = error.strerror or str(error)
+        raise CompareInputError(
+            f"cannot write {writer.path.name} into {writer.out_dir}: {why} (free space there, "
+            "or give another -out)"
+        ) from None
 
 
 def csv_layout(inputs: Inputs) -> CsvLayout:
