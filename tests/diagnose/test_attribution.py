@@ -324,6 +324,22 @@ def test_broken_fusion_result_names_line_and_column(tmp_path):
         load_fusion_result(path)
 
 
+def test_a_cut_fusion_result_is_said_once_and_readably(tmp_path):
+    """A review: a fusion_result.json found next to the graph and cut in a string gave both
+    "rule sections taken from X" and "fusion_result.json ignored: X", and a message that read
+    "Unterminated string starting at (not JSON)"."""
+    from fusion_switch.diagnose.summary import rule_table
+
+    graph = tmp_path / "graph.json"
+    graph.write_text("{}")
+    (tmp_path / "fusion_result.json").write_text('{"graph_fusion": {"AR')
+    table = rule_table(None, {"on_graph": str(graph)}, None)
+    assert table.path is None and table.table is None
+    (note,) = table.notes
+    assert note.startswith(f"fusion_result.json ignored: {tmp_path / 'fusion_result.json'}: ")
+    assert "line 1 column 19: Unterminated string starting (not JSON)" in note, note
+
+
 def test_no_comparable_output_gives_a_note_not_a_crash():
     rows = rows_for("a", [None], [dict.fromkeys(GOOD, math.nan)])
     result = attribute(rows, chain_graph())

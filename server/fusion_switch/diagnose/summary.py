@@ -441,7 +441,7 @@ def rule_table(
         )
         if result_path is not None:
             result_path = Path(os.path.abspath(result_path))
-            notes.append(f"rule sections taken from {result_path}")
+            found = f"rule sections taken from {result_path}"  # once it is read
     table = None
     if result_path is not None:
         try:
@@ -449,6 +449,9 @@ def rule_table(
         except (OSError, ValueError) as exc:
             notes.append(f"fusion_result.json ignored: {exc}")
             result_path = None
+        else:
+            if fusion_result is None:
+                notes.append(found)
     return RuleTable(result_path, table, notes)
 
 

@@ -157,7 +157,9 @@ def _json_values(p: Path, text: str) -> list[Any]:
         except json.JSONDecodeError as exc:
             what = "not JSON" if not values else f"after {len(values)} record(s), not JSON"
             raise FusionResultError(
-                f"{p}: line {exc.lineno} column {exc.colno}: {exc.msg} ({what}); "
+                # json's "Unterminated string starting at" expects the position after it
+                f"{p}: line {exc.lineno} column {exc.colno}: {exc.msg.removesuffix(' at')} "
+                f"({what}); "
                 f"expected a fusion_result.json; {WHAT_TO_PASS}"
             ) from None
         values.append(value)
