@@ -202,6 +202,34 @@ async def test_compare_annotates_and_apply_suspects_edits(session, case, tmp_pat
     session.close(uri)
 
 
+async def test_a_comparison_with_evidence_missing_is_published_not_a_crash(session, case, tmp_path):
+    """A review: `compare` exiting 3 (a dump the verdict needs cannot be read) came back as
+    "the comparison process ended unexpectedly (exit status 3)", its results dropped."""
+    import shutil
+
+    on_dump = tmp_path / "on"
+    shutil.copytree(case.on_dump, on_dump)
+    (guilty,) = on_dump.glob("*.b1_conv1b1_relu1.*")
+    guilty.write_bytes(guilty.read_bytes()[:100])
+    path = write_cfg(tmp_path)
+    uri = open_path(session, path)
+    await session.diagnostics(uri)
+    answer = await execute(
+        session,
+        "fusionSwitch.compare",
+        cfgUri=uri,
+        output=str(tmp_path / "out"),
+        onDump=str(on_dump),
+        offDump=str(case.off_dump),
+        onGraph=str(case.on_graph),
+        offGraph=str(case.off_graph),
+    )
+    assert "error" not in answer, answer
+    assert answer["verdict"].startswith("evidence missing: "), answer
+    assert str(guilty) in answer["verdict"]
+    assert load_results(path)["verdict"] == answer["verdict"]
+
+
 async def test_whole_recipe_all_off_compare_apply(session, case, tmp_path):
     """allOff → compare → verdict → applySuspects: the suspects end up off in the user's own
     configuration (the one from before 'all off')."""

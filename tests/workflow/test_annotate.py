@@ -225,3 +225,20 @@ def test_infinite_metrics_show_as_inf_in_messages_hovers_lenses_and_hints() -> N
     [hint] = annotate.hints(doc, summary)
     assert hint.label == " suspect · cosine -inf"
     assert "1.79" not in hover + hint.tooltip + "".join(titles)
+
+
+@pytest.mark.parametrize(
+    "missing",
+    [
+        {"evidence_missing": ["/d/Conv2D.a.1.1.1: truncated"]},
+        {"replay_left_out": "replay: not run, to stay within --memory-budget (10 MiB)"},
+    ],
+)
+def test_a_verdict_without_the_evidence_it_needs_is_not_called_clean(missing):
+    """Exit 3 (a review): the editor said "no fusion rule is suspect" of a verdict that
+    lacked a dump it needed, or the replay the budget left out."""
+    verdict = "evidence missing: 1 dump file(s) a verdict needs cannot be read"
+    message = annotate.verdict_message({"verdict": verdict, "suspects": [], **missing})
+    assert message == f"fusion-switch: comparison done, not proven clean: {verdict}"
+    assert annotate.incomplete({"suspects": [], **missing})
+    assert not annotate.incomplete({"suspects": [], "evidence_missing": []})

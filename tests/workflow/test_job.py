@@ -62,6 +62,23 @@ def test_a_run_reports_progress_and_returns_the_summary(tmp_path: Path, case) ->
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
+def test_a_run_whose_evidence_is_missing_is_done_with_its_summary(tmp_path: Path, case) -> None:
+    """A review: exit status 3 (a dump the verdict needs cannot be read) was taken for a crash
+    ("the comparison process ended unexpectedly"), and the results it wrote were dropped."""
+    import shutil
+
+    on_dump = tmp_path / "on"
+    shutil.copytree(case.on_dump, on_dump)
+    (injected,) = case.truth["faults"]
+    (guilty,) = on_dump.glob(f"*.{injected['op']}.*")
+    guilty.write_bytes(guilty.read_bytes()[:100])  # cut: unreadable
+    job = CompareJob(paths(case, tmp_path / "out", on_dump=on_dump))
+    outcome = asyncio.run(job.run())
+    assert outcome.status == "done" and outcome.exit_code == 3, outcome.message
+    assert outcome.summary["verdict"].startswith("evidence missing")
+    assert any(str(guilty) in item for item in outcome.summary["evidence_missing"])
+
+
 def test_unusable_input_fails_with_the_cli_message(tmp_path: Path, case) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{broken", encoding="utf-8")

@@ -137,8 +137,16 @@ def brief(summary: dict) -> dict:
     }
 
 
+def incomplete(summary: dict) -> bool:
+    """The verdict lacks evidence it needs: a dump that cannot be read, or the replay left
+    out by the memory budget (`compare` exits 3 with no suspect: never "clean")."""
+    return bool(summary.get("evidence_missing") or summary.get("replay_left_out"))
+
+
 def verdict_message(summary: dict) -> str:
     found = suspects(summary)
+    if not found and incomplete(summary):
+        return f"fusion-switch: comparison done, not proven clean: {summary.get('verdict', '')}"
     if not found:
         verdict = summary.get("verdict", "")
         return f"fusion-switch: comparison done, no fusion rule is suspect ({verdict})."

@@ -21,7 +21,9 @@ from pathlib import Path
 
 SUMMARY_NAME = "summary.json"  # as diagnose/summary.py writes it (not imported: numpy)
 # Exit statuses of `fusion-switch compare` (see cli/compare.py).
-NO_SUSPECT, SUSPECTS, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
+NO_SUSPECT, SUSPECTS, BAD_INPUT, EVIDENCE_MISSING, INTERRUPTED = 0, 1, 2, 3, 130
+# a run that wrote its summary: its verdict, complete or not (evidence missing: said in it)
+FINISHED = (NO_SUSPECT, SUSPECTS, EVIDENCE_MISSING)
 STDERR_KEPT = 40  # last non-progress stderr lines kept for the error message
 _EXIT_POLL_SECONDS = 0.1
 _PIPE_GRACE_SECONDS = 5.0  # after the child exits, for its output to be read
@@ -199,7 +201,7 @@ class CompareJob:
             self._kill_timer.cancel()
         if self.cancelled or code == INTERRUPTED:
             return JobOutcome("cancelled", code, message="comparison cancelled")
-        if code in (NO_SUSPECT, SUSPECTS):
+        if code in FINISHED:
             try:
                 summary = json.loads(summary_path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:

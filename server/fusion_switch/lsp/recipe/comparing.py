@@ -185,7 +185,9 @@ async def compare(ls: FusionSwitchServer, params: dict):
     show(
         ls,
         annotate.verdict_message(summary),
-        types.MessageType.Warning if found else types.MessageType.Info,
+        types.MessageType.Warning
+        if found or annotate.incomplete(summary)
+        else types.MessageType.Info,
     )
     return annotate.brief(summary)
 
