@@ -134,6 +134,50 @@ async def test_cancel_from_the_progress_bar(session, case, tmp_path):
     session.close(uri)
 
 
+def _runs_into(out) -> list:
+    """The comparison processes writing into ``out`` (the run's own, by its command line)."""
+    import psutil
+
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        if str(out) in (process.info["cmdline"] or []):
+            found.append(process)
+    return found
+
+
+async def test_cancel_request_stops_the_run_and_publishes_nothing(session, case, tmp_path):
+    """A review: `$/cancelRequest` for the compare command answered "canceled" at once while
+    the run went on, and published its suspects and results seconds later (pygls cancels the
+    request's outer future, not the command's own task)."""
+    path = write_cfg(tmp_path)
+    uri = open_path(session, path)
+    await session.diagnostics(uri)
+    mark = session.mark(uri)
+    before = runs(session)
+    msg_id = f"cancelled-compare-{id(tmp_path)}"
+    params = types.ExecuteCommandParams(
+        command="fusionSwitch.compare",
+        arguments=[{"cfgUri": uri, "output": str(tmp_path / "o"), **case_paths(case)}],
+    )
+    answer = session.client.protocol.send_request(
+        types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id
+    )
+    await started(session, before + 1)
+    session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+    with pytest.raises(Exception, match="cancel"):  # the request's answer: cancelled
+        await asyncio.wait_for(asyncio.wrap_future(answer), TIMEOUT)
+    deadline = asyncio.get_running_loop().time() + 3  # the child's SIGTERM grace is 5 s
+    while _runs_into(tmp_path / "o"):
+        assert asyncio.get_running_loop().time() < deadline, "the run was not stopped"
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(2.5)  # a run going on would have written and published by now
+    assert load_results(path) is None
+    assert not (tmp_path / "o" / "summary.json").exists()
+    await session.barrier()
+    assert session.mark(uri) == mark  # no new diagnostics
+    session.close(uri)
+
+
 async def test_a_restarted_server_shows_saved_results_and_restores(session, case, tmp_path):
     """Results and the all-off backup live next to the file: a new server process sees them."""
     if session.bare:
@@ -160,4 +204,35 @@ async def test_a_restarted_server_shows_saved_results_and_restores(session, case
         assert fresh.texts[uri] == USER_CFG
         await client.shutdown_session()
     finally:
+        await client.stop()
+
+
+async def test_shutdown_while_a_comparison_runs_answers_and_stops_it(session, case, tmp_path):
+    """A review: `shutdown` with a command still running answered InternalError
+    ("dictionary changed size during iteration": pygls cancelled the running requests while
+    looping over their table), so VS Code never sent `exit` and killed the server."""
+    if session.bare:
+        pytest.skip("one client is enough")
+    config = ClientServerConfig(
+        server_command=[sys.executable, "-m", "fusion_switch", "serve"],
+        server_env={**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "1.0"},
+    )
+    client = await config.start()
+    try:
+        fresh = await start(client, "visual-studio-code")
+        Editor(fresh)
+        uri = open_path(fresh, write_cfg(tmp_path))
+        await fresh.diagnostics(uri)
+        running = asyncio.ensure_future(compare(fresh, uri, case, tmp_path / "o"))
+        await started(fresh, 1)
+        answer = await asyncio.wait_for(client.shutdown_async(None), TIMEOUT)
+        assert answer is None
+        with pytest.raises(Exception, match="cancel"):
+            await asyncio.wait_for(running, TIMEOUT)
+        deadline = asyncio.get_running_loop().time() + 3
+        while _runs_into(tmp_path / "o"):
+            assert asyncio.get_running_loop().time() < deadline, "the run was not stopped"
+            await asyncio.sleep(0.05)
+    finally:
+        client.exit(None)  # also after a failed shutdown: the server ends either way
         await client.stop()

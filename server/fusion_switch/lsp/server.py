@@ -7,6 +7,7 @@ in `lsp/commands.py`; each module's `register(server)` attaches its handlers her
 from __future__ import annotations
 
 import logging
+from functools import partial
 from json.encoder import encode_basestring_ascii as _string
 from typing import Any
 
@@ -67,6 +68,32 @@ class FusionSwitchProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(method)) is not None:
             yield handler, (params,), None
 
+    # Cancellation. A `workspace/executeCommand` runs as pygls's generator: the request's
+    # future, which `$/cancelRequest` cancels, and the command's own task, started under a
+    # name of its own, which went on (a review: a cancelled comparison published its results
+    # seconds later; a cancelled bisection switched a rule off). The request's cancellation
+    # is passed on to the steps it started.
+    def _run_generator(self, future, *, gen, result_future) -> None:
+        known = set(self._request_futures)
+        super()._run_generator(future, gen=gen, result_future=result_future)
+        for started in [f for key, f in self._request_futures.items() if key not in known]:
+            result_future.add_done_callback(partial(_cancel_if_cancelled, started))
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        """pygls's, but it cancels the requests still running from a copy of their table: a
+        cancelled future's callback removes it from the table at once, and pygls's loop over
+        the table itself failed ("dictionary changed size during iteration", a review), so
+        the client never sent `exit` and killed the server instead."""
+        if (handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield handler, args, None
+        current = self.msg_id  # not this request
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     def notify_text(self, method: str, params: str) -> None:
         """Send a notification whose params are JSON text already (see
         `Converter.diagnostics_text`), framed and logged as pygls's `notify` does."""
@@ -100,6 +127,11 @@ class FusionSwitchProtocol(LanguageServerProtocol):
             )
             body = [header.encode(self.CHARSET), *body]
         self.writer.write(b"".join(body))  # stdio and `serve --tcp` write at once
+
+
+def _cancel_if_cancelled(started, request) -> None:
+    if request.cancelled():
+        started.cancel()
 
 
 class FusionSwitchServer(LanguageServer):
