@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from .compare_errors import tell_error
 from .interrupts import interrupt_status, interrupts_once, terminate_as_interrupt
 from .verdict_text import print_verdict
 
@@ -298,15 +299,7 @@ class JsonLinesProgress:
 DELAY_VARIABLE = "FUSION_SWITCH_COMPARE_DELAY"
 
 
-ERROR_PREFIX = "fusion-switch compare: error: "
-# every error this process told, in order: `--rank all` names a rank's in ranks_summary.json
-ERRORS_TOLD: list[str] = []
-
-
-def _error(message: str) -> int:
-    ERRORS_TOLD.append(message)
-    print(f"{ERROR_PREFIX}{message}", file=sys.stderr)
-    return 2
+_error = tell_error
 
 
 def input_problem(args: argparse.Namespace) -> str | None:

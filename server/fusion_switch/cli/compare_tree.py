@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .compare_errors import ERROR_PREFIX, ERRORS_TOLD, tell_error
 from .interrupts import interrupt_status, interrupts_once, terminate_as_interrupt
 
 RANKS_SUMMARY = "ranks_summary.json"
@@ -35,9 +36,7 @@ class Plan:
     unpaired: list[tuple[str, str]] = field(default_factory=list)  # (rank, why): not compared
 
 
-def _error(message: str) -> int:
-    print(f"fusion-switch compare: error: {message}", file=sys.stderr)
-    return 2
+_error = tell_error
 
 
 def _note(message: str) -> None:
@@ -247,8 +246,6 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
     else:
         results = []
         with _one_cluster(args):
-            from .compare import ERRORS_TOLD
-
             for label, ns in plan.runs:
                 print(f"== {label}: results in {ns.out_dir}", file=sys.stderr)
                 told = len(ERRORS_TOLD)
@@ -500,7 +497,6 @@ def ranks_in_parallel(
     from concurrent.futures import ThreadPoolExecutor, wait
 
     from ..readers.signals_held import born_with_signals_held
-    from .compare import ERROR_PREFIX
     from .rank_process import start_rank
 
     cores = args.workers or os.cpu_count() or 1
