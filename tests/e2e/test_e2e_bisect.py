@@ -102,3 +102,54 @@ async def test_bisect_needs_a_command_and_a_saved_file(session, tmp_path):
     result = await execute(session, "fusionSwitch.bisect", cfgUri=uri, rules=RULES, job=["true"])
     assert "save" in result["error"]
     session.close(uri)
+
+
+@pytest.mark.parametrize("ending", ["SIGTERM", "SIGKILL", "shutdown"])
+async def test_a_bisection_ends_with_its_server(session, tmp_path, ending):
+    """A review: the bisection runs in a session of its own, so a server ended by SIGTERM
+    (VS Code's last word when shutdown fails) left it and the user's job running, orphans,
+    until the trial ended (a whole training run); shutdown did not stop it either. Now it
+    ends as when cancelled: the job stopped, the file put back."""
+    if session.name != "visual-studio-code":
+        pytest.skip("one client is enough")
+    import signal
+
+    from e2e_support import start
+    from pytest_lsp import ClientServerConfig
+    from workflow_support import Editor
+
+    path = write_cfg(tmp_path, USER)
+    pids = tmp_path / "pids"
+    job = (
+        f"FAKE_MODE=slow FAKE_STATE={pids} FAKE_SLOW_FROM=3 FAKE_GUILTY=R01 "
+        f"{sys.executable} {FAKE_JOB} {{cfg}}"
+    )
+    config = ClientServerConfig(server_command=[sys.executable, "-m", "fusion_switch", "serve"])
+    client = await config.start()
+    try:
+        fresh = await start(client, "visual-studio-code")
+        Editor(fresh)
+        uri = open_path(fresh, path)
+        running = asyncio.ensure_future(
+            execute(fresh, "fusionSwitch.bisect", cfgUri=uri, job=["sh", "-c", job], rules=RULES)
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (
+            not pids.exists() or len(pids.read_text().split()) < 3
+        ):
+            await asyncio.sleep(0.05)
+        assert path.read_text() != USER  # a trial's configuration is on disk
+        if ending == "shutdown":
+            await asyncio.wait_for(client.shutdown_async(None), 30)
+        else:
+            os.kill(client._server.pid, getattr(signal, ending))
+        assert all(gone(pid) for pid in map(int, pids.read_text().split())), ending
+        deadline = time.monotonic() + 10
+        while path.read_text() != USER and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert path.read_text() == USER  # put back
+        running.cancel()  # its answer never comes from a server killed
+    finally:
+        if ending == "shutdown":
+            client.exit(None)
+        await client.stop()

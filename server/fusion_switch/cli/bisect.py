@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import sys
@@ -89,11 +90,25 @@ def run(args: argparse.Namespace) -> int:
     except SystemExit:
         return 2
     args.command = rest[split + 1 :]
+    _end_with_the_server()
     try:
         return Bisect(args).main()
     except (BadInput, ChangeError) as exc:
         print(f"fusion-switch bisect: {exc}", file=sys.stderr)
         return 2
+
+
+def _end_with_the_server() -> None:
+    """Started by the language server (``workflow.bisect_job``, in a session of its own):
+    SIGTERM, handled as Ctrl-C (the job stopped, the configuration put back), when the
+    server ends, even killed."""
+    from ..workflow.bisect_job import SERVER_VARIABLE
+
+    server = os.environ.pop(SERVER_VARIABLE, None)
+    if server and server.isdigit():
+        from ..compare.parent_death import signal_when_parent_ends
+
+        signal_when_parent_ends(int(server), signal.SIGTERM)
 
 
 class Bisect:

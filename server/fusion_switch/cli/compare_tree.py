@@ -648,17 +648,13 @@ def die_with_rank_parent() -> None:
         return
     import signal
 
-    from ..compare.parent_death import arm_parent_death_signal, signal_when_gone
+    from ..compare.parent_death import signal_when_parent_ends
 
     if hasattr(signal, "pthread_sigmask"):  # one held back is raised here: 130 or 143, said so
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    if str(os.getppid()) == parent:  # a new interpreter it started
-        arm_parent_death_signal(signal.SIGTERM)
-        if str(os.getppid()) == parent:
-            return
-    # forked from the fork server (.rank_process), which outlives the run while a rank lives;
-    # or the parent was gone before the signal was armed: SIGTERM when it is gone
-    signal_when_gone(int(parent), signal.SIGTERM)
+    # a new interpreter it started: the parent-death signal; forked from the fork server
+    # (.rank_process), which outlives the run while a rank lives: a watch of its pid
+    signal_when_parent_ends(int(parent), signal.SIGTERM)
 
 
 def run_statistics(args: argparse.Namespace, plan: Plan) -> int:

@@ -60,6 +60,19 @@ def wait_until_ended(pid: int, fd: int | None) -> None:
         time.sleep(_POLL_SECONDS)
 
 
+def signal_when_parent_ends(parent: int, signum: int) -> None:
+    """Have ``signum`` sent to this process when process ``parent`` ends: the parent-death
+    signal while ``parent`` is this process's parent, else (or when it was gone before the
+    signal was armed) a watch of its pid."""
+    import os
+
+    if os.getppid() == parent:
+        arm_parent_death_signal(signum)
+        if os.getppid() == parent:
+            return
+    signal_when_gone(parent, signum)
+
+
 def signal_when_gone(pid: int, signum: int) -> None:
     """Send ``signum`` to this process as soon as process ``pid`` (not its parent) has ended,
     by a daemon thread; at once when it has ended already."""

@@ -21,6 +21,8 @@ from pathlib import Path
 from .job import read_child_stderr
 
 CANCEL_GRACE = 5.0
+# the pid of the language server that started a bisection, which it must not outlive
+SERVER_VARIABLE = "FUSION_SWITCH_BISECT_SERVER"
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,10 @@ class BisectJob:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
+                # in its own session, it ends with this process as Ctrl-C ends it (the job
+                # stopped, the configuration put back): it outlived a server killed
+                # mid-trial, with the user's job (a review)
+                env={**os.environ, SERVER_VARIABLE: str(os.getpid())},
             )
         except OSError as exc:
             return BisectOutcome("failed", message=f"cannot start {self.argv[0]}: {exc}")

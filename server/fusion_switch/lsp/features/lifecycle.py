@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..recipe import annotations
+from ..recipe import annotations, bisecting
 from ..safety import guarded, log
 from ..state import WARM_UP_DELAY
 from . import configuration
@@ -43,7 +43,9 @@ def register(server: FusionSwitchServer) -> None:
     @server.feature(types.SHUTDOWN)
     @guarded()
     def shutdown(ls: FusionSwitchServer, params: None) -> None:
-        """A running comparison dies with the server (its child process is killed)."""
+        """A running comparison or bisection dies with the server (its child process is
+        stopped; a bisection puts the configuration back and stops the user's job)."""
         job = ls.state.compare_job
         if job is not None:
             job.cancel()
+        bisecting.cancel_running(ls)

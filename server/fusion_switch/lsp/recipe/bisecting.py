@@ -189,6 +189,15 @@ async def bisect(ls: FusionSwitchServer, params: dict):
     }
 
 
+def cancel_running(ls: FusionSwitchServer) -> bool:
+    """Stop this server's bisection, if one runs (the server's shutdown: a review found the
+    bisection and the user's job running on after it)."""
+    job = _RUNNING.get(id(ls))
+    if job is not None:
+        job.cancel()
+    return job is not None
+
+
 @recipe_command(CANCEL_BISECT)
 async def cancel_bisect(ls: FusionSwitchServer, params: dict):
     job = _RUNNING.get(id(ls))
