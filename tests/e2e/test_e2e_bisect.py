@@ -93,6 +93,25 @@ async def test_cancel_puts_the_file_back(session, tmp_path):
     session.close(uri)
 
 
+@pytest.mark.parametrize(
+    ("job", "message"),
+    [
+        (5, "bisect needs `job`"),
+        ({"cmd": "x"}, "bisect needs `job`"),
+        ("python train.py --name 'my run", "`job` cannot be split: No closing quotation"),
+    ],
+)
+async def test_a_job_that_is_no_command_is_refused_with_why(session, tmp_path, job, message):
+    """A review: 5 and an unclosed quote were internal errors (a traceback in the log, no
+    word to the user); a mapping ran a program named after its key."""
+    path = write_cfg(tmp_path, USER)
+    uri = open_path(session, path)
+    result = await execute(session, "fusionSwitch.bisect", cfgUri=uri, rules=RULES, job=job)
+    assert message in result["error"], result
+    assert path.read_text() == USER
+    session.close(uri)
+
+
 async def test_bisect_needs_a_command_and_a_saved_file(session, tmp_path):
     path = write_cfg(tmp_path, USER)
     uri = open_path(session, path)

@@ -37,8 +37,12 @@ def _request(params: dict, cfg_path) -> BisectRequest:
 
     command = params.get("job")
     if isinstance(command, str):
-        command = shlex.split(command)
-    if not command or not all(isinstance(c, str) for c in command):
+        try:
+            command = shlex.split(command)
+        except ValueError as error:  # an unclosed quote: an internal error before (a review)
+            raise CommandError(f"fusion-switch: bisect: `job` cannot be split: {error}.") from None
+    # a list, not any iterable: a number raised TypeError, a mapping ran its keys (a review)
+    if not isinstance(command, list) or not command or not all(isinstance(c, str) for c in command):
         raise CommandError(
             "fusion-switch: bisect needs `job`: the command to run, as a list of strings or one "
             'string (e.g. "python train.py --fusion_switch_file={cfg}").'
