@@ -203,8 +203,40 @@ Progress is shown in the echo area; `fusion-switch-cancel-compare' stops it."
                              :success-fn #'ignore))
     (message "fusion-switch: cancelling the comparison")))
 
-(fusion-switch--define-command fusion-switch-bisect "fusionSwitch.bisect"
-  "Bisect the fusion rules by re-running the job (arguments: job, rules; see the README).")
+(defvar fusion-switch-bisect-done-functions nil
+  "Called with (RESULT ERROR) when an asynchronous bisection ends.")
+
+(defun fusion-switch-bisect (job &optional fusion-result)
+  "Find the guilty fusion rules by running JOB with rules switched off, in the background.
+JOB is a shell command line, `{cfg}' standing for this file (saved first).  The
+candidates are the rules that fired per FUSION-RESULT, a fusion_result.json; nil
+takes the one next to this file.  `fusion-switch-cancel-bisect' stops it and puts
+the file back."
+  (interactive
+   (list (read-shell-command "Bisect with the job ({cfg} is this file): ")
+         (let ((file (read-file-name
+                      "fusion_result.json (RET: the one next to this file): " nil "")))
+           (unless (string-empty-p file) (expand-file-name file)))))
+  (let ((server (eglot--current-server-or-lose))
+        (uri (eglot--path-to-uri (buffer-file-name))))
+    (jsonrpc-async-request
+     server :workspace/executeCommand
+     (list :command "fusionSwitch.bisect"
+           ;; a shell command line, run by sh as typed (variables, pipes, quotes)
+           :arguments (vector (append (list :cfgUri uri :job (vector "sh" "-c" job))
+                                      (if fusion-result
+                                          (list :fusionResult fusion-result)
+                                        (list :allFired t)))))
+     :success-fn (lambda (result)
+                   (message "fusionSwitch.bisect: %s" (if result (json-encode result) "done"))
+                   (run-hook-with-args 'fusion-switch-bisect-done-functions result nil))
+     :error-fn (lambda (error)
+                 (message "fusionSwitch.bisect failed: %s" (plist-get error :message))
+                 (run-hook-with-args 'fusion-switch-bisect-done-functions nil error))
+     :timeout-fn #'ignore
+     :timeout 604800)  ; a week: each trial is a run of the job
+    (message "fusionSwitch.bisect: started (M-x fusion-switch-cancel-bisect to stop)")))
+
 (fusion-switch--define-command fusion-switch-cancel-bisect "fusionSwitch.cancelBisect"
   "Stop the running bisection; the configuration is put back.")
 (fusion-switch--define-command fusion-switch-apply-suspects "fusionSwitch.applySuspects"

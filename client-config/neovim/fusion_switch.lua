@@ -197,6 +197,20 @@ function M.execute(command, bufnr, extra, on_result)
   end, bufnr)
 end
 
+--- Finds the guilty rules by running `job` (a shell command line; {cfg} is this file, saved
+--- first) with rules switched off; the candidates are the rules that fired per
+--- `fusion_result` (a fusion_result.json; nil: the one next to the file). Asynchronous:
+--- :FusionSwitchCancelBisect stops it and puts the file back.
+function M.bisect(job, fusion_result, bufnr, on_result)
+  local extra = { job = { 'sh', '-c', job } } -- run by sh as typed (variables, pipes, quotes)
+  if fusion_result and fusion_result ~= '' then
+    extra.fusionResult = vim.fn.fnamemodify(fusion_result, ':p')
+  else
+    extra.allFired = true
+  end
+  M.execute('fusionSwitch.bisect', bufnr, extra, on_result)
+end
+
 --- Changes fusionSwitch.target for every running fusion-switch client.
 function M.set_target(target)
   config.settings.fusionSwitch.target = target
@@ -238,7 +252,6 @@ end
 
 local user_commands = {
   FusionSwitchCompare = 'fusionSwitch.compare',
-  FusionSwitchBisect = 'fusionSwitch.bisect',
   FusionSwitchCancelBisect = 'fusionSwitch.cancelBisect',
   FusionSwitchRestore = 'fusionSwitch.restore',
   FusionSwitchShowReport = 'fusionSwitch.showReport',
@@ -268,6 +281,10 @@ function M.setup(opts)
       M.execute(command)
     end, { desc = command })
   end
+  -- the job's command line, as typed (it needs one: the command sent none, a review)
+  vim.api.nvim_create_user_command('FusionSwitchBisect', function(args)
+    M.bisect(args.args)
+  end, { nargs = '+', complete = 'shellcmd', desc = 'fusionSwitch.bisect JOB ({cfg}: the file)' })
   vim.api.nvim_create_user_command('FusionSwitchCancelCompare', function()
     M.cancel_compare()
   end, { desc = 'fusionSwitch.cancelCompare' })

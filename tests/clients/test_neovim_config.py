@@ -8,7 +8,10 @@ server. Neovim 0.7.2 (Debian) takes the `vim.lsp.start_client` path, newer ones 
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 from client_case import (
@@ -28,6 +31,7 @@ from client_case import (
 )
 
 NVIM = shutil.which("nvim")
+FAKE_JOB = Path(__file__).resolve().parents[1] / "cli" / "fake_job.py"
 pytestmark = [
     pytest.mark.editor,
     pytest.mark.skipif(NVIM is None, reason="nvim not installed (CI: apt-get install neovim)"),
@@ -59,7 +63,17 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
         )
     )
     out = tmp_path / "nvim-out.json"
-    env = driver_env(tmp_path, workspace, out)
+    fired = {"SoftmaxFusionPass": {"effect_times": "1", "match_times": "1"}}
+    fusion_result = tmp_path / "fusion_result.json"
+    fusion_result.write_text(json.dumps({"session_and_graph_id_0_0": {"graph_fusion": fired}}))
+    job = f"FAKE_GUILTY=SoftmaxFusionPass {shlex.quote(sys.executable)} {FAKE_JOB} {{cfg}}"
+    env = driver_env(
+        tmp_path,
+        workspace,
+        out,
+        FUSION_SWITCH_TEST_BISECT_JOB=job,
+        FUSION_SWITCH_TEST_FUSION_RESULT=str(fusion_result),
+    )
     command = [
         NVIM,
         "--headless",
@@ -94,6 +108,15 @@ def test_user_commands_are_defined(session: dict) -> None:
         "FusionSwitchShowReport",
         "FusionSwitchTarget",
     ]
+
+
+def test_bisect_takes_the_job_and_finds_the_guilty_rule(session: dict) -> None:
+    """A review: :FusionSwitchBisect sent no job, so the server always answered "bisect needs
+    `job`"."""
+    assert session["bisect_nargs"] == "+"
+    assert session["bisect"]["err"] is None, session["bisect"]
+    result = session["bisect"]["result"]
+    assert [g["rule"] for g in result.get("guilty", [])] == ["SoftmaxFusionPass"], result
 
 
 def test_filetype_patterns_are_the_vscode_ones(session: dict) -> None:

@@ -36,6 +36,32 @@
   (fusion-switch-cancel-compare)
   (drive--wait 60 (lambda () done))
   (push (cons 'cancel_result (json-encode done-result)) result)
+  ;; 2b. bisect: the job is asked for (it sent none: a review), the run is asynchronous, and
+  ;; the candidates are the rules fired per the fusion_result.json next to the file
+  (let ((bisected nil) (bisect-result nil) (bisect-error nil))
+    (add-hook 'fusion-switch-bisect-done-functions
+              (lambda (res err) (setq bisected t bisect-result res bisect-error err)))
+    (cl-letf (((symbol-function 'read-shell-command) (lambda (&rest _) (getenv "FS_BISECT_JOB")))
+              ((symbol-function 'read-file-name) (lambda (&rest _) "")))
+      (call-interactively #'fusion-switch-bisect))
+    (push (cons 'bisect_returned_before_done (not bisected)) result)
+    ;; eglot asks before the server's edit of the result, and Emacs whether to reread the
+    ;; file the trials wrote: the user says yes, and no (the server's edit makes it the same)
+    (cl-letf (((symbol-function 'y-or-n-p) (lambda (&rest _) t))
+              ((symbol-function 'yes-or-no-p) #'ignore)
+              ((symbol-function 'ask-user-about-supersession-threat) #'ignore))
+      (drive--wait 120 (lambda () bisected)))
+    (push (cons 'bisect_result (json-encode bisect-result)) result)
+    (push (cons 'bisect_error (and bisect-error (plist-get bisect-error :message))) result)
+    (drive--wait 10 (lambda () (string-match-p "\"ConvBatchnormFusionPass\": \"off\""
+                                                (buffer-string))))
+    (push (cons 'bisect_buffer (buffer-string)) result)
+    (revert-buffer t t)  ; the file the bisection wrote is the buffer's text: in sync again
+    (push (cons 'server_log  ; the server's messages, for a failure's report
+                (let ((log (with-current-buffer (jsonrpc-events-buffer (eglot-current-server))
+                             (buffer-string))))
+                  (substring log (max 0 (- (length log) 6000)))))
+          result))
   ;; 3. all-off asks: a "no" leaves the buffer as it is, a "yes" switches everything off
   (let ((before (buffer-string)))
     (cl-letf (((symbol-function 'y-or-n-p) (lambda (q) (push q questions) nil)))

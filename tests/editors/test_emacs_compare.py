@@ -42,7 +42,10 @@ def session(tmp_path_factory) -> dict:
         INIT.format(config_dir=json.dumps(str(CONFIG_DIR)), python=json.dumps(sys.executable))
     )
     out = tmp / "out.json"
+    shutil.copyfile(case.on_graph.parent / "fusion_result.json", tmp / "fusion_result.json")
+    fake_job = HERE.parent / "cli" / "fake_job.py"
     env = {
+        "FS_BISECT_JOB": f"FAKE_GUILTY=ConvBatchnormFusionPass {sys.executable} {fake_job} {{cfg}}",
         **os.environ,
         "HOME": str(tmp),
         "FS_FILE": str(cfg),
@@ -84,3 +87,14 @@ def test_all_off_asks_first(session):
     assert len(session["questions"]) == 2 and "all fusion off" in session["questions"][0]
     assert session["unchanged_after_no"] is True
     assert session["all_off_after_yes"] is True
+
+
+def test_bisect_asks_for_the_job_and_runs_in_the_background(session):
+    """A review: M-x fusion-switch-bisect sent no job, so the server always answered "bisect
+    needs `job`"; and it would have waited for the whole bisection in the foreground."""
+    assert session["bisect_returned_before_done"] is True
+    assert session["bisect_error"] is None, session["server_log"]
+    result = json.loads(session["bisect_result"])
+    assert "error" not in result, session["server_log"]
+    assert [g["rule"] for g in result.get("guilty", [])] == ["ConvBatchnormFusionPass"], result
+    assert '"ConvBatchnormFusionPass": "off"' in session["bisect_buffer"]

@@ -59,6 +59,19 @@ out.retargeted = vim.wait(10000, function()
   return seen['unknown-rule'] and not seen['ub-unsupported-on-target']
 end, 50)
 
+-- :FusionSwitchBisect takes the job's command line (it sent none: a review); fs.bisect runs
+-- it by sh, the candidates from the fusion_result.json given
+local bisect_job = os.getenv('FUSION_SWITCH_TEST_BISECT_JOB')
+if bisect_job then
+  local bisected = false
+  fs.bisect(bisect_job, os.getenv('FUSION_SWITCH_TEST_FUSION_RESULT'), buf, function(err, result)
+    out.bisect = { err = err and err.message or vim.NIL, result = result }
+    bisected = true
+  end)
+  vim.wait(60000, function() return bisected end, 50)
+  out.bisect_nargs = vim.api.nvim_get_commands({}).FusionSwitchBisect.nargs
+end
+
 local client = fs.client(buf)
 out.client_name = client and client.name
 if client then
