@@ -96,8 +96,11 @@ DAMAGES = {
 }
 
 
+@pytest.mark.parametrize("replay", [[], ["--no-replay"]], ids=["replay", "no-replay"])
 @pytest.mark.parametrize("side, damage", DAMAGES.values(), ids=DAMAGES.keys())
-def test_unreadable_evidence_is_never_a_clean_verdict(case, tmp_path, side, damage):
+def test_unreadable_evidence_is_never_a_clean_verdict(case, tmp_path, side, damage, replay):
+    """... with the replay or without it (--no-replay's verdict said nothing of the files it
+    could not read, though it exited 3)."""
     injected = fault(case)
     on_dump, off_dump = tmp_path / "on", tmp_path / "off"
     shutil.copytree(case.on_dump, on_dump)
@@ -111,7 +114,7 @@ def test_unreadable_evidence_is_never_a_clean_verdict(case, tmp_path, side, dama
     result = subprocess.run(
         [sys.executable, "-m", "fusion_switch", "compare", "-m", str(on_dump), "-g", str(off_dump),
          "-f", str(case.on_graph), "-cf", str(case.off_graph), "-out", str(out),
-         "--no-progress", "--workers", "1"],
+         "--no-progress", "--workers", "1", *replay],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert "Traceback" not in result.stderr
@@ -124,3 +127,25 @@ def test_unreadable_evidence_is_never_a_clean_verdict(case, tmp_path, side, dama
     assert named, summary["evidence_missing"]
     # once: a reason that already begins with its path was written "PATH: PATH: ..." (a review)
     assert all(item.count(str(target)) == 1 for item in named), named
+
+
+def test_nothing_compared_because_every_dump_is_unreadable_says_so(case, tmp_path):
+    """A review: every fusion-on dump cut short came out as "none of the fusion-on graph's ops
+    has a dump file ... check that -f is the graph", naming no file (and so in the editor)."""
+    on_dump = tmp_path / "on"
+    shutil.copytree(case.on_dump, on_dump)
+    for dump in on_dump.iterdir():
+        dump.write_bytes(dump.read_bytes()[:10])
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "compare", "-m", str(on_dump),
+         "-g", str(case.off_dump), "-f", str(case.on_graph), "-cf", str(case.off_graph),
+         "-out", str(out), "--no-progress", "--workers", "1"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["verdict"].startswith("nothing compared: ")
+    assert "dump file(s) cannot be read (first: " in summary["verdict"]
+    assert summary["verdict"].endswith("): dump them again)")
+    assert "check that -f is the graph" not in summary["verdict"]

@@ -147,6 +147,17 @@ def _msaccucmp_shape(tensor: DumpTensor) -> tuple[int, ...]:
     return tuple(tensor.shape)
 
 
+def _with_tensors(dump: DumpFile) -> DumpFile:
+    """``dump``, or DumpError when its header is empty (its first 8 bytes zeroed: no op name,
+    no time, no tensor), a bad file, as the replay says (``diagnose.evidence``). Without the
+    replay it was taken for a dump of an op with no output, and the verdict said nothing (a
+    review). A header that names its op and holds no tensor (an op with no input dumped in
+    input mode) stays a dump."""
+    if dump.header_len == 0:
+        raise DumpError(dump.path, "the dump holds no tensor")
+    return dump
+
+
 def _values(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
     """Decoded values as msaccucmp sees them: a tensor with a 0 dimension is an empty float64
     array, a tensor without dimensions is its first element."""
@@ -196,6 +207,20 @@ class GroupComparer:
             self._reported.add(text)
             self.errors.append(text)
 
+    def _no_values(
+        self, dump: DumpFile, tensor: DumpTensor, right_dump: DumpFile, right_tensor: DumpTensor
+    ) -> None:
+        """One side of a pair has a 0 in its shape, the other has values: msaccucmp's row
+        stands (an empty array), and the file is a bad one, a dump the verdict needs. Without
+        the replay, which said so, the verdict said nothing of it (a review)."""
+        empty_dump, empty = (dump, tensor) if 0 in tensor.shape else (right_dump, right_tensor)
+        text = (
+            f"{empty_dump.path}: {empty.name} has a 0 in its shape {list(empty.shape)}: no values"
+        )
+        if text not in self._reported:
+            self._reported.add(text)
+            self.errors.append(text)
+
     def _header(self, path: str) -> DumpFile:
         """A fusion-off dump file's header (or its error), from a small LRU cache: the same
         file serves the neighbouring ops of a group. At most :data:`_HEADER_CACHE_SIZE` files
@@ -204,7 +229,7 @@ class GroupComparer:
         cached = headers.get(path)
         if cached is None:
             try:
-                cached = read_dump(path)
+                cached = _with_tensors(read_dump(path))
             except DumpError as error:
                 cached = error
             headers[path] = cached
@@ -226,7 +251,7 @@ class GroupComparer:
         if path is None:
             raise _Failure(no_left_dump_reason(op), missing=True)
         try:
-            return read_dump(path)
+            return _with_tensors(read_dump(path))
         except DumpError as error:
             self._error(error)
             raise _Failure(f"[{op.name}] {error}", missing=False) from None
@@ -453,6 +478,8 @@ class GroupComparer:
                 f"output(s); output {ref.output_index} was paired with {tensor_id}",
             )
         right_tensor = right_dump.outputs[output_index]
+        if (0 in tensor.shape) is not (0 in right_tensor.shape):
+            self._no_values(dump, tensor, right_dump, right_tensor)
         if self._raw and self._measure_raw(row, dump, tensor, right_dump, right_tensor):
             return None, right_text
         try:

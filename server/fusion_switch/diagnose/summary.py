@@ -208,8 +208,15 @@ def exit_status(summary: Mapping[str, Any]) -> int:
 BAD_FILE_NOTE = "skipped a bad dump file"
 
 
-def _nothing_compared_hint(counts: Mapping[str, Any]) -> str:
-    """What to check when no tensor was compared, from the engine's row counts."""
+def _nothing_compared_hint(counts: Mapping[str, Any], evidence_missing: Sequence[str] = ()) -> str:
+    """What to check when no tensor was compared, from the files that could not be read and
+    the engine's row counts (a review: every fusion-on dump cut short was told as "none of
+    the fusion-on graph's ops has a dump file ... check -f", naming no file)."""
+    if evidence_missing:
+        return (
+            f"{len(evidence_missing)} dump file(s) cannot be read (first: "
+            f"{evidence_missing[0]}): dump them again"
+        )
     rows = counts.get("rows") or 0
     if rows and counts.get("no_left_dump") == rows:
         return (
@@ -238,23 +245,32 @@ def verdict_line(
     evidence_missing: Sequence[str] = (),
     replay_left_out: bool = False,
 ) -> str:
-    report = attribution.replay
-    if report is not None:
-        return _replay_verdict_line(attribution, counts or {}, evidence_missing)
-    line = _rows_verdict_line(attribution, counts or {}, replay_left_out)
-    if replay_left_out and not line.startswith(NOTHING_COMPARED):
-        line += LEFT_OUT_TAIL
+    if attribution.replay is not None:
+        line = _replay_verdict_line(attribution, counts or {}, evidence_missing)
+    else:
+        line = _rows_verdict_line(attribution, counts or {}, evidence_missing, replay_left_out)
+        if replay_left_out and not line.startswith(NOTHING_COMPARED):
+            line += LEFT_OUT_TAIL
+    if evidence_missing and not line.startswith(NOTHING_COMPARED):
+        # also without the replay: --no-replay said nothing of the files it could not read
+        line = (
+            f"{EVIDENCE_MISSING}: {len(evidence_missing)} dump file(s) a verdict needs cannot "
+            f"be read (first: {evidence_missing[0]}); " + line
+        )
     return line
 
 
 def _rows_verdict_line(
-    attribution: Attribution, counts: Mapping[str, Any], replay_left_out: bool
+    attribution: Attribution,
+    counts: Mapping[str, Any],
+    evidence_missing: Sequence[str],
+    replay_left_out: bool,
 ) -> str:
     """The verdict of the rows alone (``--no-replay``, or the replay left out)."""
     if not any(f.verdict != "unknown" for f in attribution.findings):
         return (
             f"{NOTHING_COMPARED}: no fusion-on output could be paired with a fusion-off one "
-            f"({_nothing_compared_hint(counts or {})})"
+            f"({_nothing_compared_hint(counts, evidence_missing)})"
         )
     if attribution.suspects:
         top = attribution.suspects[0]
@@ -295,7 +311,7 @@ def _replay_verdict_line(
     if not any(f.verdict != "unknown" for f in attribution.findings) and not report.replayed:
         return (
             f"{NOTHING_COMPARED}: no fusion-on output could be paired with a fusion-off one "
-            f"({_nothing_compared_hint(counts)})"
+            f"({_nothing_compared_hint(counts, evidence_missing)})"
         )
     unverified = len(report.results) - report.replayed
     tail = f"; {unverified} of {len(report.results)} fused ops unverified" if unverified else ""
@@ -317,11 +333,6 @@ def _replay_verdict_line(
         else:
             line = "no fused op introduces error: every fused op agrees with its replay"
         line += _unjudged_tail(counts)
-    if evidence_missing:
-        line = (
-            f"{EVIDENCE_MISSING}: {len(evidence_missing)} dump file(s) a verdict needs cannot "
-            f"be read (first: {evidence_missing[0]}); " + line
-        )
     return line
 
 
