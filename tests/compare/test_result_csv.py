@@ -369,6 +369,57 @@ def test_a_symlink_planted_at_the_output_path_is_replaced_not_followed(tmp_path)
     assert not path.is_symlink() and path.read_text().startswith("Index")
 
 
+def test_a_live_runs_temporary_file_is_kept_though_its_pid_looks_dead(tmp_path):
+    """A review: a run in another pid namespace (a container binding the folder) or on another
+    host (shared storage) has a pid this one sees as ended, and its temporary files were
+    removed under it. A run holds a lock on each of its temporary files; a file whose lock is
+    held is kept, whatever its pid."""
+    import fcntl
+    import subprocess
+    import sys
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    live = [
+        tmp_path / f".result_20250101000000.csv.{dead}.part",
+        tmp_path / f".summary.json.{dead}.0123abcd.tmp",
+    ]
+    held = []
+    for path in live:
+        handle = path.open("w")
+        fcntl.flock(handle, fcntl.LOCK_EX)  # as the other run holds it
+        held.append(handle)
+    try:
+        write_result_csv(tmp_path, [tensor_row()], ["CosineSimilarity"])
+        assert all(path.exists() for path in live)
+    finally:
+        for handle in held:
+            handle.close()
+    write_result_csv(tmp_path, [tensor_row()], ["CosineSimilarity"])  # its run has ended now
+    assert not any(path.exists() for path in live)
+
+
+def test_a_run_locks_its_temporary_files(tmp_path, monkeypatch, temporaries):
+    import fcntl
+
+    locked = []
+    real = fcntl.flock
+
+    def recording(fd, operation):
+        locked.append(operation)
+        return real(fd, operation)
+
+    monkeypatch.setattr(result_csv.fcntl, "flock", recording)
+    with ResultCsvWriter(tmp_path, ["CosineSimilarity"]) as writer:
+        writer.write([tensor_row()])
+        assert locked and locked[0] & fcntl.LOCK_EX
+        writer.commit()
+
+
 def test_a_stale_temporary_file_of_a_dead_run_is_removed(tmp_path):
     import subprocess
     import sys

@@ -313,3 +313,30 @@ def test_nothing_compared_says_what_to_check(tmp_path, counts, hint):
     )
     verdict = write_outputs(outcome, tmp_path).summary["verdict"]
     assert verdict.startswith("nothing compared") and hint in verdict
+
+
+def test_summary_and_report_temporaries_are_locked_until_renamed(tmp_path, monkeypatch):
+    """Their lock keeps another run's sweep (which sees a pid of another namespace or host
+    as ended) from removing them under this one (a review)."""
+    import fcntl
+
+    from fusion_switch.diagnose import summary as summary_module
+
+    seen = []
+
+    def holding(handle):
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        probe = os.open(handle.name, os.O_RDONLY)
+        try:  # another open file description cannot take it: held
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(probe)
+        seen.append(os.path.basename(handle.name))
+
+    monkeypatch.setattr(summary_module, "hold_lock", holding)
+    summary_module.write_together(
+        [(tmp_path / "report.html", "r"), (tmp_path / "summary.json", b"s")]
+    )
+    assert [name.split(".")[1] for name in seen] == ["report", "summary"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "summary.json"]

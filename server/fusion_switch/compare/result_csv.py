@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import fcntl
 import io
 import itertools
 import os
@@ -65,7 +66,8 @@ def neutralised(cell: str) -> str:
 
 def remove_stale_temporaries(out_dir: str | os.PathLike) -> list[Path]:
     """Delete the temporary files that runs killed before their rename left in ``out_dir``
-    (those whose process no longer exists); returns what was removed."""
+    (those whose process no longer exists and whose lock nobody holds); returns what was
+    removed."""
     removed = []
     with contextlib.suppress(OSError), os.scandir(out_dir) as entries:
         for entry in entries:
@@ -75,10 +77,43 @@ def remove_stale_temporaries(out_dir: str | os.PathLike) -> list[Path]:
             pid = int(match.group(1) or match.group(2))
             if pid == os.getpid() or _alive(pid):
                 continue
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
+            with contextlib.suppress(OSError), _unless_locked(entry.path) as free:
+                if free:
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
     return removed
+
+
+def hold_lock(handle) -> None:
+    """Lock a temporary file this run writes, for as long as it is open: a run whose pid this
+    one cannot see (another pid namespace: a container binding the folder; another host on
+    shared storage) looked ended, and its files were removed under it (a review). Where the
+    file system has no locks, the pid alone decides, as before."""
+    with contextlib.suppress(OSError):
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+@contextlib.contextmanager
+def _unless_locked(path: str):
+    """Whether the file at ``path`` is free to remove: True unless a lock on it is held (the
+    lock taken meanwhile, released after the removal). A file that cannot be opened (a link,
+    no permission) is no live run's: True."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        yield True
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        except OSError:  # no locks here: the pid decided
+            pass
+        yield True
+    finally:
+        os.close(fd)
 
 
 def _alive(pid: int) -> bool:
@@ -281,6 +316,7 @@ class ResultCsvWriter:
         unnamed = _open_unnamed(self.out_dir)
         self.unnamed = unnamed is not None
         self._handle = unnamed if unnamed is not None else _open_exclusive(self.temp_path)
+        hold_lock(self._handle)  # an unnamed file's too: it is named before its last rename
         self._named = not self.unnamed  # temp_path is ours to remove
         self._writer = csv.writer(self._handle)
         self._writer.writerow(
@@ -310,14 +346,16 @@ class ResultCsvWriter:
             if not self._named:
                 _give_name(self._handle, self.temp_path)
                 self._named = True
+            self._handle.flush()
+            # renamed while still open: its lock (hold_lock) covers the temporary name to the end
+            if self._own_name:
+                self.path = _link_unused(self.temp_path, self.path)
+                with contextlib.suppress(FileNotFoundError):  # renamed: no link could be made
+                    os.unlink(self.temp_path)
+            else:
+                os.replace(self.temp_path, self.path)
         finally:
             self._handle.close()
-        if self._own_name:
-            self.path = _link_unused(self.temp_path, self.path)
-            with contextlib.suppress(FileNotFoundError):  # renamed where no link could be made
-                os.unlink(self.temp_path)
-        else:
-            os.replace(self.temp_path, self.path)
         return self.path
 
     def abort(self) -> None:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..compare.result_csv import hold_lock
 from ..readers.collector import collector_paused, leave_to_exit
 from ..readers.signals_held import signals_deferred, signals_held
 
@@ -66,15 +67,19 @@ def write_together(files: Sequence[tuple[str | os.PathLike, str | bytes]]) -> li
     Ctrl-C and SIGTERM deferred until the last is done. An interrupt between two of them left
     this run's report.html beside an earlier run's summary.json (a kill stress, issue 16)."""
     aside: list[tuple[Path, Path]] = []
+    handles: list = []  # each temporary file locked while it has its temporary name
     try:
         for path, text in files:
             path = Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
             data = text if isinstance(text, bytes) else text.encode("utf-8", "backslashreplace")
-            with open(tmp, "xb") as handle:
-                aside.append((tmp, path))
-                handle.write(data)
+            handle = open(tmp, "xb")  # noqa: SIM115 (open until renamed: its lock)
+            handles.append(handle)
+            hold_lock(handle)
+            aside.append((tmp, path))
+            handle.write(data)
+            handle.flush()
         with signals_deferred():
             while aside:
                 tmp, path = aside[0]
@@ -85,6 +90,9 @@ def write_together(files: Sequence[tuple[str | os.PathLike, str | bytes]]) -> li
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
+    finally:
+        for handle in handles:
+            handle.close()
     return [Path(path) for path, _ in files]
 
 
