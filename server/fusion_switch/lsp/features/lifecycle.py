@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..recipe import annotations, bisecting
+from ..recipe import annotations
 from ..safety import guarded, log
 from ..state import WARM_UP_DELAY
 from . import configuration
@@ -48,4 +49,8 @@ def register(server: FusionSwitchServer) -> None:
         job = ls.state.compare_job
         if job is not None:
             job.cancel()
-        bisecting.cancel_running(ls)
+        # a bisection runs only if its module was loaded (imported here, shutting down would
+        # load the recipe's modules a server that never bisected does without)
+        bisecting = sys.modules.get(f"{__package__.rpartition('.')[0]}.recipe.bisecting")
+        if bisecting is not None:
+            bisecting.cancel_running(ls)
