@@ -97,3 +97,35 @@ async def test_documents_are_kept_once_and_still_checked():
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def test_handled_notifications_leave_nothing_behind():
+    """pygls keeps the future of every notification it runs through a generator handler
+    (didOpen, didChange, didClose: our own document synchronisation) in its table of running
+    requests and never removes it: 61,001 entries after 60,000 edits, and a review found each
+    edit paying for the whole table once `$/cancelRequest` was passed on to command tasks
+    (0.05 ms an edit growing to 9.4 ms at 60,000 edits). Finished handlers leave the table."""
+    server = create_server()
+    protocol = server.protocol
+    protocol.set_writer(_Writer(), include_headers=False)
+
+    def send(method: str, params: dict, msg_id: int | None = None) -> None:
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        if msg_id is not None:
+            message["id"] = msg_id
+        protocol.handle_message(protocol.structure_message(message))
+
+    send("initialize", {"capabilities": {}, "processId": None, "rootUri": None}, 1)
+    await asyncio.sleep(0)
+    text = '{"Switch": {"GraphFusion": {"ALL": "on"}}}'
+    send(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": URI, "languageId": "json", "version": 1, "text": text}},
+    )
+    for version in range(2, 2002):
+        send(
+            "textDocument/didChange",
+            {"textDocument": {"uri": URI, "version": version}, "contentChanges": [{"text": text}]},
+        )
+    await asyncio.sleep(0)
+    assert len(protocol._request_futures) < 10, len(protocol._request_futures)
