@@ -197,11 +197,13 @@ def test_a_rank_no_graph_of_the_folder_names_is_not_compared_and_the_others_are(
         timeout=300,
     )
     assert "Traceback" not in done.stderr
-    assert done.returncode == 3, done.stderr  # a rank not compared: never "no rule proven"
+    # unusable input for that rank: 2, as for one comparison (a review: 3 said "evidence
+    # missing" and to dump again), never "no rule proven"
+    assert done.returncode == 2, done.stderr
     combined = json.loads((tmp_path / "out" / "ranks_summary.json").read_text())
     ranks = {r["rank"]: r for r in combined["ranks"]}
     assert ranks["0"]["status"] == 0 and ranks["0"]["verdict"].startswith("no fused op")
-    assert ranks["1"]["status"] == 3 and ranks["1"]["out_dir"] is None
+    assert ranks["1"]["status"] == 2 and ranks["1"]["out_dir"] is None
     assert ranks["1"]["verdict"].startswith(f"not compared: {folders['on']}: -f: none of")
     assert "rank 1: not compared:" in done.stderr
 

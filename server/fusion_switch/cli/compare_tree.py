@@ -34,9 +34,12 @@ class Plan:
     selection: object = None
     per_rank: bool = False  # --rank all: OUT/rank_R/ and ranks_summary.json, even for one rank
     unpaired: list[tuple[str, str]] = field(default_factory=list)  # (rank, why): not compared
+    # (rank, why): no graph of the -f/-cf folder names its ops: unusable input, as for one run
+    unpicked: list[tuple[str, str]] = field(default_factory=list)
 
 
 _error = tell_error
+BAD_INPUT = 2  # compare's exit status for input it cannot compare
 
 
 def _note(message: str) -> None:
@@ -143,7 +146,7 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             return _error(failed)
         if failed is not None:  # this rank is not compared; the others are (a review)
             _note(f"{pair.label or 'comparing'}: not compared: {failed}")
-            plan.unpaired.append((str(pair.rank) if pair.rank is not None else pair.label, failed))
+            plan.unpicked.append((str(pair.rank) if pair.rank is not None else pair.label, failed))
             continue
         if several:
             ns.out_dir = str(Path(args.out_dir) / f"rank_{pair.rank}")
@@ -259,6 +262,8 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
                 del outputs
                 free_left_to_exit()  # this rank's graphs and rows: not held over the next
     results += [_unpaired_result(rank, why) for rank, why in plan.unpaired]
+    # exit 2 (a review: 3 said "evidence missing" of a wrong graph folder, and dump again)
+    results += [_unpaired_result(rank, why, BAD_INPUT) for rank, why in plan.unpicked]
     results.sort(key=_rank_order)
     worst = max((r["status"] for r in results), default=0)
     out = Path(args.out_dir)
@@ -335,10 +340,11 @@ def _rank_result(
     return result
 
 
-def _unpaired_result(rank: str, why: str) -> dict:
+def _unpaired_result(rank: str, why: str, status: int = 3) -> dict:
     """A rank dumped on one side only (or a dump folder not under a rank folder): not compared,
-    which makes the run's verdict "evidence missing" (3), never "no rule proven" (0)."""
-    return {"rank": rank, "status": 3, "out_dir": None, "verdict": f"not compared: {why}",
+    which makes the run's verdict "evidence missing" (3), never "no rule proven" (0); one
+    whose graph could not be picked: unusable input (2)."""
+    return {"rank": rank, "status": status, "out_dir": None, "verdict": f"not compared: {why}",
             "suspects": []}  # fmt: skip
 
 
