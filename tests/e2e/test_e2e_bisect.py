@@ -112,6 +112,47 @@ async def test_a_job_that_is_no_command_is_refused_with_why(session, tmp_path, j
     session.close(uri)
 
 
+async def test_cancel_request_stops_it_puts_the_file_back_and_ends_the_bar(session, tmp_path):
+    """A review: `$/cancelRequest` answered "canceled" while the bisection ran on and then
+    switched its rule off in the file; once stopped, its progress bar was never ended."""
+    path = write_cfg(tmp_path, USER)
+    uri = open_path(session, path)
+    pids = tmp_path / "pids"
+    job = (
+        f"FAKE_MODE=slow FAKE_STATE={pids} FAKE_SLOW_FROM=3 FAKE_GUILTY=R01 "
+        f"{sys.executable} {FAKE_JOB} {{cfg}}"
+    )
+    known = set(session.client.progress_reports)
+    msg_id = f"cancelled-bisect-{id(tmp_path)}"
+    params = types.ExecuteCommandParams(
+        command="fusionSwitch.bisect",
+        arguments=[{"cfgUri": uri, "job": ["sh", "-c", job], "rules": RULES}],
+    )
+    answer = session.client.protocol.send_request(
+        types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 3):
+        await asyncio.sleep(0.05)
+    session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+    with pytest.raises(Exception, match="cancel"):
+        await asyncio.wait_for(asyncio.wrap_future(answer), 30)
+    assert all(gone(pid) for pid in map(int, pids.read_text().split()))
+    deadline = time.monotonic() + 10
+    while path.read_text() != USER and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert path.read_text() == USER
+    await asyncio.sleep(1)
+    assert session.texts[uri] == USER  # no edit of a result
+    if session.client.capabilities.window.work_done_progress:
+        [token] = [t for t in session.client.progress_reports if t not in known]
+        deadline = time.monotonic() + 10
+        while not isinstance(session.client.progress_reports[token][-1], types.WorkDoneProgressEnd):
+            assert time.monotonic() < deadline, "the progress bar was not ended"
+            await asyncio.sleep(0.05)
+    session.close(uri)
+
+
 async def test_bisect_needs_a_command_and_a_saved_file(session, tmp_path):
     path = write_cfg(tmp_path, USER)
     uri = open_path(session, path)

@@ -154,6 +154,8 @@ async def bisect(ls: FusionSwitchServer, params: dict):
         outcome = await job.run()
     finally:
         _RUNNING.pop(id(ls), None)
+        if job.cancelled:  # also by $/cancelRequest, which ends this task here (a review)
+            bar.end("cancelled")
     bar.end(outcome.status)
     if outcome.status == "cancelled":
         show(
