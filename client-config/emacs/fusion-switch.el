@@ -222,8 +222,12 @@ the file back."
     (jsonrpc-async-request
      server :workspace/executeCommand
      (list :command "fusionSwitch.bisect"
-           ;; a shell command line, run by sh as typed (variables, pipes, quotes)
-           :arguments (vector (append (list :cfgUri uri :job (vector "sh" "-c" job))
+           ;; a shell command line, run by sh as typed (variables, pipes, quotes); {cfg} as
+           ;; the trial's path quoted (a path with a space split: a review)
+           :arguments (vector (append (list :cfgUri uri
+                                            :job (vector "sh" "-c"
+                                                         (string-replace
+                                                          "{cfg}" "\"$FUSION_SWITCH_CFG\"" job)))
                                       (if fusion-result
                                           (list :fusionResult fusion-result)
                                         (list :allFired t)))))

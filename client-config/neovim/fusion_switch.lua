@@ -202,7 +202,10 @@ end
 --- `fusion_result` (a fusion_result.json; nil: the one next to the file). Asynchronous:
 --- :FusionSwitchCancelBisect stops it and puts the file back.
 function M.bisect(job, fusion_result, bufnr, on_result)
-  local extra = { job = { 'sh', '-c', job } } -- run by sh as typed (variables, pipes, quotes)
+  -- run by sh as typed (variables, pipes, quotes); {cfg} as the trial's path, quoted (a path
+  -- with a space was split: a review)
+  local line = job:gsub('{cfg}', function() return '"$FUSION_SWITCH_CFG"' end)
+  local extra = { job = { 'sh', '-c', line } }
   if fusion_result and fusion_result ~= '' then
     extra.fusionResult = vim.fn.fnamemodify(fusion_result, ':p')
   else

@@ -54,7 +54,7 @@ def lua_string(text: str) -> str:
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Runs the driver once and returns what Neovim received."""
-    tmp_path = tmp_path_factory.mktemp("editor")
+    tmp_path = tmp_path_factory.mktemp("editor with space")  # {cfg} quoted for the job's shell
     workspace = make_workspace(tmp_path)
     init = tmp_path / "init.lua"
     init.write_text(

@@ -35,14 +35,15 @@ def session(tmp_path_factory) -> dict:
         pytest.skip("emacs not installed (CI: apt-get install emacs-nox elpa-eglot)")
     tmp = tmp_path_factory.mktemp("emacs-compare")
     case = generate_case(tmp / "case", n_ops=400)
-    cfg = tmp / "fusion_switch.cfg"
+    cfg = tmp / "with space" / "fusion_switch.cfg"  # {cfg} quoted for the job's shell
+    cfg.parent.mkdir()
     cfg.write_text(CONFIG, encoding="utf-8")
     init = tmp / "init.el"
     init.write_text(
         INIT.format(config_dir=json.dumps(str(CONFIG_DIR)), python=json.dumps(sys.executable))
     )
     out = tmp / "out.json"
-    shutil.copyfile(case.on_graph.parent / "fusion_result.json", tmp / "fusion_result.json")
+    shutil.copyfile(case.on_graph.parent / "fusion_result.json", cfg.parent / "fusion_result.json")
     fake_job = HERE.parent / "cli" / "fake_job.py"
     env = {
         "FS_BISECT_JOB": f"FAKE_GUILTY=ConvBatchnormFusionPass {sys.executable} {fake_job} {{cfg}}",
