@@ -448,3 +448,18 @@ def test_a_link_loop_beside_the_model_folders_hides_none_of_them(tmp_path):
     for n in range(8):  # before the folder in the listing, whatever the file system's order
         (tmp_path / f"loop{n}").symlink_to(f"loop{n}")
     assert scan_dump_dir(tmp_path).op_names == ["kept"]
+
+
+def test_a_folder_of_links_to_nothing_says_so(tmp_path):
+    """A review: a dump folder whose entries are all links to unmounted storage said "no dump
+    files found here", naming none of them."""
+    from fusion_switch.readers.dumpdir import DumpDirError, scan_dump_dir
+
+    for name in ("Conv2D.a.1.1.1700000000000001", "Relu.b.1.1.1700000000000002"):
+        (tmp_path / name).symlink_to(tmp_path / "unmounted" / name)
+    with pytest.raises(DumpDirError) as caught:
+        scan_dump_dir(tmp_path)
+    text = str(caught.value)
+    assert "no readable dump file: 2 entries are named like dump files but are no files" in text
+    assert "(first: " in text and "a symbolic link to nothing" in text
+    assert text.endswith("mount or copy the dumps")

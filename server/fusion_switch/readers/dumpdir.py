@@ -645,6 +645,14 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
                     "no op name, dtype or shape recorded), no op dumps to compare; list them "
                     "with fusion-switch dumps",
                 )
+            unusable = _index_folder(folder)[2]
+            if unusable:  # a folder of links to unmounted storage said only "no dump files"
+                entry, what = unusable[0]
+                raise DumpDirError(
+                    folder,
+                    f"no readable dump file: {len(unusable)} entries are named like dump files "
+                    f"but are no files (first: {entry.path}: {what}); mount or copy the dumps",
+                )
             raise DumpDirError(
                 requested,
                 "no dump files found here or in the folders below "
