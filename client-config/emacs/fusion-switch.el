@@ -222,12 +222,9 @@ the file back."
     (jsonrpc-async-request
      server :workspace/executeCommand
      (list :command "fusionSwitch.bisect"
-           ;; a shell command line, run by sh as typed (variables, pipes, quotes); {cfg} as
-           ;; the trial's path quoted (a path with a space split: a review)
-           :arguments (vector (append (list :cfgUri uri
-                                            :job (vector "sh" "-c"
-                                                         (string-replace
-                                                          "{cfg}" "\"$FUSION_SWITCH_CFG\"" job)))
+           ;; a shell command line, run by sh as typed (variables, pipes, quotes), {cfg} the
+           ;; trial's path however it is quoted (the server's workflow.trials.shell_command)
+           :arguments (vector (append (list :cfgUri uri :job job :shell t)
                                       (if fusion-result
                                           (list :fusionResult fusion-result)
                                         (list :allFired t)))))

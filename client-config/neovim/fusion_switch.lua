@@ -202,10 +202,9 @@ end
 --- `fusion_result` (a fusion_result.json; nil: the one next to the file). Asynchronous:
 --- :FusionSwitchCancelBisect stops it and puts the file back.
 function M.bisect(job, fusion_result, bufnr, on_result)
-  -- run by sh as typed (variables, pipes, quotes); {cfg} as the trial's path, quoted (a path
-  -- with a space was split: a review)
-  local line = job:gsub('{cfg}', function() return '"$FUSION_SWITCH_CFG"' end)
-  local extra = { job = { 'sh', '-c', line } }
+  -- a shell command line, run by sh as typed (variables, pipes, quotes), {cfg} the trial's
+  -- path however it is quoted (the server's workflow.trials.shell_command)
+  local extra = { job = job, shell = true }
   if fusion_result and fusion_result ~= '' then
     extra.fusionResult = vim.fn.fnamemodify(fusion_result, ':p')
   else

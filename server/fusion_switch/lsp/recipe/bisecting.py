@@ -36,7 +36,11 @@ def _request(params: dict, cfg_path) -> BisectRequest:
     from ...workflow.bisect_job import BisectRequest
 
     command = params.get("job")
-    if isinstance(command, str):
+    if isinstance(command, str) and params.get("shell"):  # a shell line as typed (Emacs, Neovim)
+        from ...workflow.trials import shell_command
+
+        command = shell_command(command)
+    elif isinstance(command, str):
         try:
             command = shlex.split(command)
         except ValueError as error:  # an unclosed quote: an internal error before (a review)
