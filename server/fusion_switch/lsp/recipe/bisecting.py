@@ -152,14 +152,15 @@ async def bisect(ls: FusionSwitchServer, params: dict):
     bar = _Progress(ls)
     job = BisectJob(request, bar.report)
     _RUNNING[id(ls)] = job
+    outcome = None
     try:
         await bar.begin(job, f"Bisecting fusion rules of {name}")
         log(ls, "fusion-switch: running " + shlex.join(job.argv), types.MessageType.Info)
         outcome = await job.run()
     finally:
         _RUNNING.pop(id(ls), None)
-        if job.cancelled:  # also by $/cancelRequest, which ends this task here (a review)
-            bar.end("cancelled")
+        if outcome is None:  # $/cancelRequest ends this task here, even before the child
+            bar.end("cancelled")  # exists (a review: the bar was never ended)
     bar.end(outcome.status)
     if outcome.status == "cancelled":
         show(
