@@ -246,10 +246,17 @@ class CompareJob:
         finally:
             if not readers.done():
                 readers.cancel()
+                # read its end, or asyncio logs "exception was never retrieved" (a review)
+                readers.add_done_callback(_retrieved)
         return stdout, code
 
     async def _read_stderr(self, stream: asyncio.StreamReader, tail: list[str]) -> None:
         await read_child_stderr(stream, tail, self)
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _kill_group(pid: int) -> None:
