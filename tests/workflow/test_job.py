@@ -185,3 +185,27 @@ def test_the_workers_setting_reaches_the_command_line(tmp_path: Path, case) -> N
     assert "--workers" not in CompareJob(given, workers=0).argv
     argv = CompareJob(given, workers=1).argv
     assert argv[argv.index("--workers") + 1] == "1"
+
+
+def test_a_task_cancelled_mid_run_leaves_no_unread_error(tmp_path: Path, case, caplog) -> None:
+    """The editor's `$/cancelRequest` cancels the job's task; the child's stream readers were
+    left unread, and asyncio logged "exception was never retrieved" (a review)."""
+    import gc
+    import logging
+
+    env = {**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "5"}
+
+    async def scenario():
+        started = asyncio.Event()
+        job = CompareJob(paths(case, tmp_path / "out"), lambda *_: started.set(), env=env)
+        task = asyncio.ensure_future(job.run())
+        await asyncio.wait_for(started.wait(), 30)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.2)
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(scenario())
+        gc.collect()
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()], caplog.text
