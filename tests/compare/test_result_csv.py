@@ -369,21 +369,27 @@ def test_a_symlink_planted_at_the_output_path_is_replaced_not_followed(tmp_path)
     assert not path.is_symlink() and path.read_text().startswith("Index")
 
 
+def _ended_pid() -> str:
+    """The pid of a process that has ended."""
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
 def test_a_live_runs_temporary_file_is_kept_though_its_pid_looks_dead(tmp_path):
     """A review: a run in another pid namespace (a container binding the folder) or on another
     host (shared storage) has a pid this one sees as ended, and its temporary files were
     removed under it. A run holds a lock on each of its temporary files; a file whose lock is
     held is kept, whatever its pid."""
     import fcntl
-    import subprocess
-    import sys
 
-    dead = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    dead = _ended_pid()
     live = [
         tmp_path / f".result_20250101000000.csv.{dead}.part",
         tmp_path / f".summary.json.{dead}.0123abcd.tmp",
@@ -421,15 +427,7 @@ def test_a_run_locks_its_temporary_files(tmp_path, monkeypatch, temporaries):
 
 
 def test_a_stale_temporary_file_of_a_dead_run_is_removed(tmp_path):
-    import subprocess
-    import sys
-
-    dead = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    dead = _ended_pid()
     stale = [
         tmp_path / f".result_20250101000000.csv.{dead}.part",
         tmp_path / f".summary.json.{dead}.0123abcd.tmp",

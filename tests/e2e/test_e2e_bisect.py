@@ -44,6 +44,22 @@ def gone(pid: int, wait: float = 10.0) -> bool:
 workflow_client, session = workflow_fixtures(SERVER, ("visual-studio-code", "neovim@v0.7.0"))
 
 
+def slow_job(pids: Path) -> str:
+    """A job line whose third run and later sleep (a trial to interrupt), each writing its pid
+    to ``pids``; R01 is the guilty rule."""
+    return (
+        f"FAKE_MODE=slow FAKE_STATE={pids} FAKE_SLOW_FROM=3 FAKE_GUILTY=R01 "
+        f"{sys.executable} {FAKE_JOB} {{cfg}}"
+    )
+
+
+async def third_trial(pids: Path) -> None:
+    """Until the third run of the job (the one that sleeps) has started."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 3):
+        await asyncio.sleep(0.05)
+
+
 async def test_bisect_finds_the_guilty_rules_and_updates_the_editor(session, tmp_path):
     path = write_cfg(tmp_path, USER)
     uri = open_path(session, path)
@@ -76,16 +92,11 @@ async def test_cancel_puts_the_file_back(session, tmp_path):
     path = write_cfg(tmp_path, USER)
     uri = open_path(session, path)
     pids = tmp_path / "pids"
-    job = (
-        f"FAKE_MODE=slow FAKE_STATE={pids} FAKE_SLOW_FROM=3 FAKE_GUILTY=R01 "
-        f"{sys.executable} {FAKE_JOB} {{cfg}}"
-    )
+    job = slow_job(pids)
     task = asyncio.ensure_future(
         execute(session, "fusionSwitch.bisect", cfgUri=uri, job=["sh", "-c", job], rules=RULES)
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 3):
-        await asyncio.sleep(0.05)
+    await third_trial(pids)
     assert (await execute(session, "fusionSwitch.cancelBisect")) == {"cancelled": True}
     assert await task == {"cancelled": True}
     assert path.read_text() == USER
@@ -118,10 +129,7 @@ async def test_cancel_request_stops_it_puts_the_file_back_and_ends_the_bar(sessi
     path = write_cfg(tmp_path, USER)
     uri = open_path(session, path)
     pids = tmp_path / "pids"
-    job = (
-        f"FAKE_MODE=slow FAKE_STATE={pids} FAKE_SLOW_FROM=3 FAKE_GUILTY=R01 "
-        f"{sys.executable} {FAKE_JOB} {{cfg}}"
-    )
+    job = slow_job(pids)
     known = set(session.client.progress_reports)
     msg_id = f"cancelled-bisect-{id(tmp_path)}"
     params = types.ExecuteCommandParams(
@@ -131,9 +139,7 @@ async def test_cancel_request_stops_it_puts_the_file_back_and_ends_the_bar(sessi
     answer = session.client.protocol.send_request(
         types.WORKSPACE_EXECUTE_COMMAND, params, msg_id=msg_id
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 3):
-        await asyncio.sleep(0.05)
+    await third_trial(pids)
     session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
     with pytest.raises(Exception, match="cancel"):
         await asyncio.wait_for(asyncio.wrap_future(answer), 30)
@@ -174,30 +180,18 @@ async def test_a_bisection_ends_with_its_server(session, tmp_path, ending):
         pytest.skip("one client is enough")
     import signal
 
-    from e2e_support import start
-    from pytest_lsp import ClientServerConfig
-    from workflow_support import Editor
+    from workflow_support import fresh_vscode
 
     path = write_cfg(tmp_path, USER)
     pids = tmp_path / "pids"
-    job = (
-        f"FAKE_MODE=slow FAKE_STATE={pids} FAKE_SLOW_FROM=3 FAKE_GUILTY=R01 "
-        f"{sys.executable} {FAKE_JOB} {{cfg}}"
-    )
-    config = ClientServerConfig(server_command=[sys.executable, "-m", "fusion_switch", "serve"])
-    client = await config.start()
+    job = slow_job(pids)
+    client, fresh = await fresh_vscode()
     try:
-        fresh = await start(client, "visual-studio-code")
-        Editor(fresh)
         uri = open_path(fresh, path)
         running = asyncio.ensure_future(
             execute(fresh, "fusionSwitch.bisect", cfgUri=uri, job=["sh", "-c", job], rules=RULES)
         )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (
-            not pids.exists() or len(pids.read_text().split()) < 3
-        ):
-            await asyncio.sleep(0.05)
+        await third_trial(pids)
         assert path.read_text() != USER  # a trial's configuration is on disk
         if ending == "shutdown":
             await asyncio.wait_for(client.shutdown_async(None), 30)

@@ -10,7 +10,7 @@ import os
 import sys
 
 import pytest
-from e2e_support import TIMEOUT, start
+from e2e_support import TIMEOUT
 from fusion_switch.workflow.results import load_results
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
@@ -18,11 +18,11 @@ from workflow_support import (
     BARE,
     INJECTED,
     USER_CFG,
-    Editor,
     by_code,
     case_paths,
     compare,
     execute,
+    fresh_vscode,
     open_path,
     workflow_fixtures,
     write_cfg,
@@ -191,11 +191,8 @@ async def test_a_restarted_server_shows_saved_results_and_restores(session, case
     session.close(uri)
     path.write_text(all_off, encoding="utf-8")  # the editor saved the file
 
-    config = ClientServerConfig(server_command=[sys.executable, "-m", "fusion_switch", "serve"])
-    client = await config.start()
+    client, fresh = await fresh_vscode()
     try:
-        fresh = await start(client, "visual-studio-code")
-        Editor(fresh)
         uri = open_path(fresh, path)
         diagnostics = await fresh.diagnostics(uri)
         assert [d for d in by_code(diagnostics, "fusion-suspect") if INJECTED[1] in d.message]
@@ -213,14 +210,8 @@ async def test_shutdown_while_a_comparison_runs_answers_and_stops_it(session, ca
     looping over their table), so VS Code never sent `exit` and killed the server."""
     if session.bare:
         pytest.skip("one client is enough")
-    config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "fusion_switch", "serve"],
-        server_env={**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "1.0"},
-    )
-    client = await config.start()
+    client, fresh = await fresh_vscode({**os.environ, "FUSION_SWITCH_COMPARE_DELAY": "1.0"})
     try:
-        fresh = await start(client, "visual-studio-code")
-        Editor(fresh)
         uri = open_path(fresh, write_cfg(tmp_path))
         await fresh.diagnostics(uri)
         running = asyncio.ensure_future(compare(fresh, uri, case, tmp_path / "o"))

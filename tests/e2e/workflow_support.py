@@ -230,3 +230,20 @@ def open_path(session: Session, path: Path) -> str:
         )
     )
     return uri
+
+
+async def fresh_vscode(env: dict[str, str] | None = None) -> tuple[LanguageClient, Session]:
+    """A server of its own (``env``: its environment) with a VS Code-like client, initialised,
+    answering the server's questions and edits as an editor does; stop it with
+    ``client.stop()`` (after ``exit``)."""
+    import os
+    import sys
+
+    config = ClientServerConfig(
+        server_command=[sys.executable, "-m", "fusion_switch", "serve"],
+        server_env=env if env is not None else dict(os.environ),
+    )
+    client = await config.start()
+    fresh = await start(client, "visual-studio-code")
+    Editor(fresh)
+    return client, fresh

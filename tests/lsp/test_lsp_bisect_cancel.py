@@ -5,26 +5,14 @@ in process through pygls's own dispatch, with the start slowed to hit that momen
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 
 import fusion_switch.workflow.bisect_job as bisect_job
-from fusion_switch.lsp.server import create_server
+from in_process import connected, reply
 
 FAKE_JOB = Path(__file__).resolve().parents[1] / "cli" / "fake_job.py"
 TEXT = '{\n  "Switch": {\n    "GraphFusion": {\n      "KeepMe": "on"\n    }\n  }\n}\n'
-
-
-class _Writer:
-    def __init__(self) -> None:
-        self.messages: list[dict] = []
-
-    def write(self, data: bytes) -> None:
-        self.messages.append(json.loads(data))
-
-    def close(self) -> None:
-        pass
 
 
 async def _until(predicate, seconds: float = 5.0) -> None:
@@ -47,44 +35,26 @@ async def test_a_cancel_while_the_bisection_starts_ends_its_bar(tmp_path, monkey
     monkeypatch.setattr(bisect_job.asyncio, "create_subprocess_exec", slow_start)
     cfg = tmp_path / "fusion_switch.cfg"
     cfg.write_text(TEXT)
-    server = create_server()
-    protocol = server.protocol
-    writer = _Writer()
-    protocol.set_writer(writer, include_headers=False)
-
-    def send(message: dict) -> None:
-        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
-
+    server, writer, send = connected()
     capabilities = {"window": {"workDoneProgress": True}}
-    send(
-        {
-            "id": 1,
-            "method": "initialize",
-            "params": {"capabilities": capabilities, "processId": None, "rootUri": None},
-        }
-    )
+    send("initialize", {"capabilities": capabilities, "processId": None, "rootUri": None}, 1)
     await asyncio.sleep(0.05)
     uri = cfg.as_uri()
     document = {"uri": uri, "languageId": "json", "version": 1, "text": TEXT}
-    send({"method": "textDocument/didOpen", "params": {"textDocument": document}})
+    send("textDocument/didOpen", {"textDocument": document})
     await asyncio.sleep(0.1)
     job = f"{sys.executable} {FAKE_JOB} {{cfg}}"
     arguments = {"cfgUri": uri, "job": ["sh", "-c", job], "rules": ["GraphFusion:R01"]}
-    send(
-        {
-            "id": 5,
-            "method": "workspace/executeCommand",
-            "params": {"command": "fusionSwitch.bisect", "arguments": [arguments]},
-        }
-    )
+    command = {"command": "fusionSwitch.bisect", "arguments": [arguments]}
+    send("workspace/executeCommand", command, 5)
 
     def create_requests() -> list[dict]:
         return [m for m in writer.messages if m.get("method") == "window/workDoneProgress/create"]
 
     await _until(create_requests)
-    send({"id": create_requests()[0]["id"], "result": None})
+    reply(server, create_requests()[0]["id"], None)
     await asyncio.wait_for(started.wait(), 5)
-    send({"method": "$/cancelRequest", "params": {"id": 5}})
+    send("$/cancelRequest", {"id": 5})
 
     def kinds() -> list[str]:
         return [

@@ -9,30 +9,15 @@ built-in handlers run exactly as they do over stdio.
 from __future__ import annotations
 
 import asyncio
-import json
 
 from fusion_switch.lsp.features.diagnostics import DEBOUNCE
-from fusion_switch.lsp.server import create_server
+from in_process import Writer, connected
 
 URI = "file:///project/fusion_switch.cfg"
 OTHER = "file:///project/notes.json"
 
 
-class _Writer:
-    """The server's output without headers (pygls's default for a writer it is given):
-    one JSON message per write."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict] = []
-
-    def write(self, data: bytes) -> None:
-        self.messages.append(json.loads(data))
-
-    def close(self) -> None:
-        pass
-
-
-def _published(writer: _Writer, uri: str) -> list[list[str]]:
+def _published(writer: Writer, uri: str) -> list[list[str]]:
     return [
         [d["message"] for d in m["params"]["diagnostics"]]
         for m in writer.messages
@@ -40,18 +25,8 @@ def _published(writer: _Writer, uri: str) -> list[list[str]]:
     ]
 
 
-async def test_documents_are_kept_once_and_still_checked():
-    server = create_server()
-    protocol = server.protocol
-    writer = _Writer()
-    protocol.set_writer(writer, include_headers=False)
-
-    def send(method: str, params: dict, msg_id: int | None = None) -> None:
-        message = {"jsonrpc": "2.0", "method": method, "params": params}
-        if msg_id is not None:
-            message["id"] = msg_id
-        protocol.handle_message(protocol.structure_message(message))
-
+async def _initialised_with_a_document(send) -> str:
+    """Initialise the server and open :data:`URI`; its text."""
     send("initialize", {"capabilities": {}, "processId": None, "rootUri": None}, 1)
     await asyncio.sleep(0)
     text = '{"Switch": {"GraphFusion": {"ALL": "on"}}}'
@@ -59,6 +34,13 @@ async def test_documents_are_kept_once_and_still_checked():
         "textDocument/didOpen",
         {"textDocument": {"uri": URI, "languageId": "json", "version": 1, "text": text}},
     )
+    return text
+
+
+async def test_documents_are_kept_once_and_still_checked():
+    server, writer, send = connected()
+
+    text = await _initialised_with_a_document(send)
     send(
         "textDocument/didOpen",
         {"textDocument": {"uri": OTHER, "languageId": "json", "version": 1, "text": "{}"}},
@@ -105,23 +87,10 @@ async def test_handled_notifications_leave_nothing_behind():
     requests and never removes it: 61,001 entries after 60,000 edits, and a review found each
     edit paying for the whole table once `$/cancelRequest` was passed on to command tasks
     (0.05 ms an edit growing to 9.4 ms at 60,000 edits). Finished handlers leave the table."""
-    server = create_server()
+    server, _, send = connected()
     protocol = server.protocol
-    protocol.set_writer(_Writer(), include_headers=False)
 
-    def send(method: str, params: dict, msg_id: int | None = None) -> None:
-        message = {"jsonrpc": "2.0", "method": method, "params": params}
-        if msg_id is not None:
-            message["id"] = msg_id
-        protocol.handle_message(protocol.structure_message(message))
-
-    send("initialize", {"capabilities": {}, "processId": None, "rootUri": None}, 1)
-    await asyncio.sleep(0)
-    text = '{"Switch": {"GraphFusion": {"ALL": "on"}}}'
-    send(
-        "textDocument/didOpen",
-        {"textDocument": {"uri": URI, "languageId": "json", "version": 1, "text": text}},
-    )
+    text = await _initialised_with_a_document(send)
     for version in range(2, 2002):
         send(
             "textDocument/didChange",
