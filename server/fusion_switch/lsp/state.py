@@ -74,6 +74,7 @@ class ServerState:
         self.initialized = False  # `initialized` arrived: notifications may be sent
         self.results = ComparisonResults()
         self.compare_job: Any = None  # the running workflow.job.CompareJob, if any
+        self.bisect_job: Any = None  # the running workflow.bisect_job.BisectJob, if any
         self.detected_target: str | None = None  # soc_version from the graphs, when in use
         self.validations: dict[str, asyncio.Task] = {}  # uri → background validation
         self.debouncing: set[str] = set()  # uris whose validation waits for edits to settle

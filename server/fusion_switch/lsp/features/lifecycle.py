@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -45,12 +44,8 @@ def register(server: FusionSwitchServer) -> None:
     @guarded()
     def shutdown(ls: FusionSwitchServer, params: None) -> None:
         """A running comparison or bisection dies with the server (its child process is
-        stopped; a bisection puts the configuration back and stops the user's job)."""
-        job = ls.state.compare_job
-        if job is not None:
-            job.cancel()
-        # a bisection runs only if its module was loaded (imported here, shutting down would
-        # load the recipe's modules a server that never bisected does without)
-        bisecting = sys.modules.get(f"{__package__.rpartition('.')[0]}.recipe.bisecting")
-        if bisecting is not None:
-            bisecting.cancel_running(ls)
+        stopped; a bisection puts the configuration back and stops the user's job: a review
+        found it and the job running on after the server)."""
+        for job in (ls.state.compare_job, ls.state.bisect_job):
+            if job is not None:
+                job.cancel()

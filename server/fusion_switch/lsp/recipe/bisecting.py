@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 BISECT = "fusionSwitch.bisect"
 CANCEL_BISECT = "fusionSwitch.cancelBisect"
-_RUNNING: dict[int, BisectJob] = {}  # one bisection per server
 
 
 def _request(params: dict, cfg_path) -> BisectRequest:
@@ -135,7 +134,7 @@ async def bisect(ls: FusionSwitchServer, params: dict):
     doc = target.config(ls, params, command=BISECT)
     cfg_path = target.file_path(doc, command=BISECT)
     name = file_name(doc.uri)
-    if id(ls) in _RUNNING:
+    if ls.state.bisect_job is not None:  # one bisection per server
         raise Refused(
             "fusion-switch: a bisection is already running; wait for it or cancel it "
             "(fusionSwitch.cancelBisect)."
@@ -151,14 +150,14 @@ async def bisect(ls: FusionSwitchServer, params: dict):
     request = _request(params, cfg_path)
     bar = _Progress(ls)
     job = BisectJob(request, bar.report)
-    _RUNNING[id(ls)] = job
+    ls.state.bisect_job = job
     outcome = None
     try:
         await bar.begin(job, f"Bisecting fusion rules of {name}")
         log(ls, "fusion-switch: running " + shlex.join(job.argv), types.MessageType.Info)
         outcome = await job.run()
     finally:
-        _RUNNING.pop(id(ls), None)
+        ls.state.bisect_job = None
         if outcome is None:  # $/cancelRequest ends this task here, even before the child
             bar.end("cancelled")  # exists (a review: the bar was never ended)
     bar.end(outcome.status)
@@ -200,18 +199,9 @@ async def bisect(ls: FusionSwitchServer, params: dict):
     }
 
 
-def cancel_running(ls: FusionSwitchServer) -> bool:
-    """Stop this server's bisection, if one runs (the server's shutdown: a review found the
-    bisection and the user's job running on after it)."""
-    job = _RUNNING.get(id(ls))
-    if job is not None:
-        job.cancel()
-    return job is not None
-
-
 @recipe_command(CANCEL_BISECT)
 async def cancel_bisect(ls: FusionSwitchServer, params: dict):
-    job = _RUNNING.get(id(ls))
+    job = ls.state.bisect_job
     if job is None:
         show(ls, "fusion-switch: no bisection is running.", types.MessageType.Info)
         return {"cancelled": False}
