@@ -201,7 +201,8 @@ class GroupComparer:
 
     # ------------------------------------------------------------------ files
 
-    def _error(self, error: DumpError) -> None:
+    def _error(self, error: DumpError | str) -> None:
+        """A bad file, said once however many rows read it."""
         text = str(error)
         if text not in self._reported:
             self._reported.add(text)
@@ -214,12 +215,9 @@ class GroupComparer:
         stands (an empty array), and the file is a bad one, a dump the verdict needs. Without
         the replay, which said so, the verdict said nothing of it (a review)."""
         empty_dump, empty = (dump, tensor) if 0 in tensor.shape else (right_dump, right_tensor)
-        text = (
+        self._error(
             f"{empty_dump.path}: {empty.name} has a 0 in its shape {list(empty.shape)}: no values"
         )
-        if text not in self._reported:
-            self._reported.add(text)
-            self.errors.append(text)
 
     def _header(self, path: str) -> DumpFile:
         """A fusion-off dump file's header (or its error), from a small LRU cache: the same
