@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import sys
 
+BAD_INPUT = 2  # compare's exit status for input it cannot compare
 ERROR_PREFIX = "fusion-switch compare: error: "
 ERRORS_TOLD: list[str] = []  # every error this process told, in order
 
 
 def tell_error(message: str) -> int:
-    """Say ``message`` as an error; the exit status of unusable input, 2."""
+    """Say ``message`` as an error; the exit status of unusable input."""
     ERRORS_TOLD.append(message)
     print(f"{ERROR_PREFIX}{message}", file=sys.stderr)
-    return 2
+    return BAD_INPUT

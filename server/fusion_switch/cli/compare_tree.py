@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .compare_errors import ERROR_PREFIX, ERRORS_TOLD, tell_error
+from .compare_errors import BAD_INPUT, ERROR_PREFIX, ERRORS_TOLD, tell_error
 from .interrupts import interrupt_status, interrupts_once, terminate_as_interrupt
 
 RANKS_SUMMARY = "ranks_summary.json"
@@ -39,7 +39,6 @@ class Plan:
 
 
 _error = tell_error
-BAD_INPUT = 2  # compare's exit status for input it cannot compare
 
 
 def _note(message: str) -> None:
