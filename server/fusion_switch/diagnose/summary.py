@@ -460,7 +460,6 @@ def rule_table(
         )
         if result_path is not None:
             result_path = Path(os.path.abspath(result_path))
-            found = f"rule sections taken from {result_path}"  # once it is read
     table = None
     if result_path is not None:
         try:
@@ -469,8 +468,8 @@ def rule_table(
             notes.append(f"fusion_result.json ignored: {exc}")
             result_path = None
         else:
-            if fusion_result is None:
-                notes.append(found)
+            if fusion_result is None:  # found beside the graph or dump: said once it is read
+                notes.append(f"rule sections taken from {result_path}")
     return RuleTable(result_path, table, notes)
 
 
