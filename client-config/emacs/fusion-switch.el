@@ -174,20 +174,29 @@ and a yes is not followed by eglot's own question about the edit."
   "Compare the fusion-on and -off dumps named in the settings, in the background.
 Progress is shown in the echo area; `fusion-switch-cancel-compare' stops it."
   (interactive)
+  (fusion-switch--in-background "fusionSwitch.compare" nil
+                                'fusion-switch-compare-done-functions 86400
+                                "fusion-switch-cancel-compare"))
+
+(defun fusion-switch--in-background (command extra hook timeout cancel)
+  "Run the server COMMAND on this buffer's configuration without waiting for it.
+EXTRA is a plist merged into the argument object; HOOK is run with
+\(RESULT ERROR) when it ends, after TIMEOUT seconds at most; CANCEL names the
+command that stops it."
   (let ((server (eglot--current-server-or-lose))
         (uri (eglot--path-to-uri (buffer-file-name))))
     (jsonrpc-async-request
      server :workspace/executeCommand
-     (list :command "fusionSwitch.compare" :arguments (vector (list :cfgUri uri)))
+     (list :command command :arguments (vector (append (list :cfgUri uri) extra)))
      :success-fn (lambda (result)
-                   (message "fusionSwitch.compare: %s" (if result (json-encode result) "done"))
-                   (run-hook-with-args 'fusion-switch-compare-done-functions result nil))
+                   (message "%s: %s" command (if result (json-encode result) "done"))
+                   (run-hook-with-args hook result nil))
      :error-fn (lambda (error)
-                 (message "fusionSwitch.compare failed: %s" (plist-get error :message))
-                 (run-hook-with-args 'fusion-switch-compare-done-functions nil error))
+                 (message "%s failed: %s" command (plist-get error :message))
+                 (run-hook-with-args hook nil error))
      :timeout-fn #'ignore
-     :timeout 86400)
-    (message "fusionSwitch.compare: started (M-x fusion-switch-cancel-compare to stop)")))
+     :timeout timeout)
+    (message "%s: started (M-x %s to stop)" command cancel)))
 
 (defun fusion-switch-cancel-compare ()
   "Stop the running comparison (cancel its progress token, else ask the server)."
@@ -207,36 +216,26 @@ Progress is shown in the echo area; `fusion-switch-cancel-compare' stops it."
   "Called with (RESULT ERROR) when an asynchronous bisection ends.")
 
 (defun fusion-switch-bisect (job &optional fusion-result)
-  "Find the guilty fusion rules by running JOB with rules switched off, in the background.
-JOB is a shell command line, `{cfg}' standing for this file (saved first).  The
-candidates are the rules that fired per FUSION-RESULT, a fusion_result.json; nil
-takes the one next to this file.  `fusion-switch-cancel-bisect' stops it and puts
-the file back."
+  "Find the guilty fusion rules by running JOB with rules switched off.
+It runs in the background.  JOB is a shell command line, `{cfg}' standing for
+this file (saved first).  The candidates are the rules that fired per
+FUSION-RESULT, a fusion_result.json; nil takes the one next to this file.
+`fusion-switch-cancel-bisect' stops it and puts the file back."
   (interactive
    (list (read-shell-command "Bisect with the job ({cfg} is this file): ")
          (let ((file (read-file-name
                       "fusion_result.json (RET: the one next to this file): " nil "")))
            (unless (string-empty-p file) (expand-file-name file)))))
-  (let ((server (eglot--current-server-or-lose))
-        (uri (eglot--path-to-uri (buffer-file-name))))
-    (jsonrpc-async-request
-     server :workspace/executeCommand
-     (list :command "fusionSwitch.bisect"
-           ;; a shell command line, run by sh as typed (variables, pipes, quotes), {cfg} the
-           ;; trial's path however it is quoted (the server's workflow.trials.shell_command)
-           :arguments (vector (append (list :cfgUri uri :job job :shell t)
-                                      (if fusion-result
-                                          (list :fusionResult fusion-result)
-                                        (list :allFired t)))))
-     :success-fn (lambda (result)
-                   (message "fusionSwitch.bisect: %s" (if result (json-encode result) "done"))
-                   (run-hook-with-args 'fusion-switch-bisect-done-functions result nil))
-     :error-fn (lambda (error)
-                 (message "fusionSwitch.bisect failed: %s" (plist-get error :message))
-                 (run-hook-with-args 'fusion-switch-bisect-done-functions nil error))
-     :timeout-fn #'ignore
-     :timeout 604800)  ; a week: each trial is a run of the job
-    (message "fusionSwitch.bisect: started (M-x fusion-switch-cancel-bisect to stop)")))
+  ;; a shell command line, run by sh as typed (variables, pipes, quotes), {cfg} the trial's
+  ;; path however it is quoted (the server's workflow.trials.shell_command)
+  (fusion-switch--in-background "fusionSwitch.bisect"
+                                (append (list :job job :shell t)
+                                        (if fusion-result
+                                            (list :fusionResult fusion-result)
+                                          (list :allFired t)))
+                                'fusion-switch-bisect-done-functions
+                                604800  ; a week: each trial is a run of the job
+                                "fusion-switch-cancel-bisect"))
 
 (fusion-switch--define-command fusion-switch-cancel-bisect "fusionSwitch.cancelBisect"
   "Stop the running bisection; the configuration is put back.")
