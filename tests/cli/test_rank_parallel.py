@@ -1254,3 +1254,31 @@ def test_a_ranks_replay_left_out_by_the_budget_is_said_with_its_verdict(tree, tm
         # side by side the note's budget is the rank's share: said, with the whole budget
         share = "this rank's share of --memory-budget 10 MiB (3 ranks at a time"
         assert (share in lines[at + 1]) == (way == "side by side"), done.stdout
+
+
+def test_no_rank_starts_after_a_ctrl_c(monkeypatch, tmp_path):
+    """The waiting loop sees a Ctrl-C only when it wakes (every 0.1 s). In between, a rank
+    thread whose rank had just ended went on to start the next one, which was then stopped
+    (exit 143 each): after a Ctrl-C no rank starts (issue 16). Here the first rank's start
+    takes the Ctrl-C and waits until its handler ran, then ends at once."""
+    from fusion_switch.cli import compare_tree, rank_process
+
+    started: list[list[str]] = []
+
+    def start_and_ctrl_c(argv, stdout, env) -> subprocess.Popen:
+        started.append(argv)
+        if len(started) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+            noted = signal.getsignal(signal.SIGINT).__self__  # interrupts_once's state
+            deadline = time.monotonic() + 10
+            while noted.first is None and time.monotonic() < deadline:
+                time.sleep(0.001)
+        return subprocess.Popen(["true"], stdout=stdout, stderr=subprocess.PIPE, env=env)
+
+    monkeypatch.setattr(compare_tree, "rank_command", lambda *_: ["compare"])
+    monkeypatch.setattr(rank_process, "start_rank", start_and_ctrl_c)
+    args = argparse.Namespace(workers=1, memory_budget=None)
+    runs = [(f"rank {r}", argparse.Namespace(out_dir=tmp_path / f"rank_{r}")) for r in range(4)]
+    status = compare_tree.ranks_in_parallel(args, Plan("tensor", runs=runs), 1)
+    assert status == 130
+    assert len(started) == 1, f"{len(started)} ranks started, the last ones after the Ctrl-C"

@@ -524,6 +524,8 @@ def ranks_in_parallel(
             # does: a SIGTERM to the group killed it, and the ranks it ran were reported with
             # status 255. Both signals are this process's main thread's either way
             with lock, born_with_signals_held(frozenset({signal.SIGINT, signal.SIGTERM})):
+                if stopping.is_set():  # stop_children ran while this thread waited for it
+                    return _rank_result(label, ns, 130, {})
                 child = start_rank(rank_command(args, ns, workers, budget), stdout, env)
                 live.add(child)
             try:
@@ -567,8 +569,13 @@ def ranks_in_parallel(
                     child.send_signal(signal.SIGTERM)
 
     # Ctrl-C and SIGTERM are only noted while this thread waits, and once one came the next
-    # are ignored until every rank has stopped (cli.interrupts.interrupts_once)
-    with terminate_as_interrupt(), interrupts_once(raising=False) as interrupts:
+    # are ignored until every rank has stopped (cli.interrupts.interrupts_once). The first
+    # one's handler sets ``stopping`` at once: a rank thread whose rank ended before this loop
+    # woke started the next rank, which was then stopped (exit 143)
+    with (
+        terminate_as_interrupt(),
+        interrupts_once(raising=False, on_first=stopping.set) as interrupts,
+    ):
         pool = ThreadPoolExecutor(slots, thread_name_prefix="rank")
         futures = [pool.submit(one, i, label, ns) for i, (label, ns) in enumerate(plan.runs)]
         try:
