@@ -175,6 +175,18 @@ def npy_baseline(case, npy_golden, tmp_path_factory):
     return rows_of(out)
 
 
+def test_npy_goldens_are_evidence_the_replay_reads(case, npy_golden, npy_baseline, tmp_path):
+    """msaccucmp tags a tensor read from a .npy file with format RESERVED. The replay took that
+    for a device layout it cannot convert, so every .npy golden it read was "evidence
+    missing", and the run exited 3 unless a rule was proven (issue 16's review)."""
+    out = tmp_path / "out"
+    result = compare(case, out, g=str(npy_golden))
+    clean_failure(result)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["evidence_missing"] == [], summary["evidence_missing"][:2]
+    assert "RESERVED" not in result.stdout
+
+
 @pytest.mark.parametrize(
     "shape, message",
     [((-3, 4), "negative dimension"), ((1,) * 65, "65 dimensions")],
@@ -194,7 +206,10 @@ def test_bad_npy_header_becomes_a_row_of_its_own(
     out = tmp_path / "out"
     result = compare(case, out, g=str(golden))
     clean_failure(result)
-    assert result.returncode in (0, 1)
+    # the replay reads the file too: with no rule proven, the run says evidence is missing
+    summary = json.loads((out / "summary.json").read_text())
+    assert result.returncode == (1 if summary["suspects"] else 3)
+    assert any(str(bad) in line for line in summary["evidence_missing"])
     rows = rows_of(out)
     reasons = {r["TensorIndex"]: r["CompareFailReason"] for r in rows}
     assert str(bad) in reasons[row["TensorIndex"]] and message in reasons[row["TensorIndex"]]

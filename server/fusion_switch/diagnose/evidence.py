@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..compare.metrics.native import decode_wide, stored_source, stored_tensor
-from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
+from ..readers.dump import NPY_FORMAT, DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
 from ..readers.formats import FORMAT_CODES
 from ..readers.layout import LayoutError, to_host
@@ -109,8 +109,10 @@ def host_values(dump: DumpFile, tensor: DumpTensor) -> np.ndarray:
     except DumpError as error:
         raise MissingEvidence(str(error), dump.path) from None
     host_shape = tuple(tensor.original_shape) or None
+    # a .npy file holds its array as the framework had it (msaccucmp tags it RESERVED)
+    layout = FORMAT_CODES["ND"] if tensor.format == NPY_FORMAT else tensor.format
     try:
-        values = to_host(raw, tensor.format, raw.shape, host_shape)
+        values = to_host(raw, layout, raw.shape, host_shape)
     except (LayoutError, ValueError) as error:
         raise MissingEvidence(
             f"{dump.path}: {tensor.name}: cannot convert to host layout: {error}", dump.path
