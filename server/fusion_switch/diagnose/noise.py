@@ -35,6 +35,7 @@ except ImportError:  # pragma: no cover - exercised on machines without a C comp
 FLOORS = {"DT_FLOAT16": 2.0**-10, "DT_BF16": 2.0**-7, "DT_FLOAT": 1e-5, "DT_DOUBLE": 1e-12}
 DEFAULT_FLOOR = 1e-5
 NOISE_MARGIN = 4.0
+MIN_TOLERANCE = 1.0  # a score at most this is within the dtype's rounding: never flagged
 _MANTISSA_BITS = {"DT_FLOAT16": 11, "DT_BF16": 8, "DT_FLOAT": 24}
 _INT_TYPES = {
     "DT_INT8": np.int8,
@@ -289,7 +290,7 @@ class NoiseFloor:
 
     def tolerance(self, members: Iterable[tuple[str, str]]) -> float:
         levels = [lv for t, d in members if (lv := self.level(t, d)) is not None]
-        return max(1.0, NOISE_MARGIN * max(levels, default=0.0))
+        return max(MIN_TOLERANCE, NOISE_MARGIN * max(levels, default=0.0))
 
     def to_json(self) -> list[dict]:
         rows = []

@@ -10,6 +10,12 @@ reference kernels (:mod:`.kernels`) in float64, each output rounded to its fusio
   carries unchanged (same original tensor) is used when the fusion-off dump is missing;
 - values inside the sub-graph are computed.
 
+An op the replay flags is proven only when its parameters hold together
+(:func:`.replay_parameters.check_parameters`): none taken from the fused op's side (a rule may have
+folded it in place), and a weight both runs dumped the same in both, unless the replay with the
+fused op's own value disagrees too. An original op the fusion-off graph lacks is never read as
+a constant.
+
 The replay is compared with the fused op's real output (score: :mod:`.noise`). Verdicts:
 ``introduces`` (beyond the tolerance), ``propagates`` (replay agrees, the output differs from
 fusion off because the inputs did), ``clean`` (both agree), ``unverified`` with the reason.
@@ -32,9 +38,10 @@ from ..readers.array_reuse import reusing_arrays
 from .evidence import EvidenceStore, MissingEvidence
 from .json_numbers import json_number
 from .kernels.blas import one_thread
-from .noise import NoiseFloor, coarser, floor_of, round_to, score
+from .noise import MIN_TOLERANCE, NoiseFloor, coarser, floor_of, round_to, score
 from .replay_handed import handed_over, output_values
 from .replay_kernels import Kernels, Unverifiable, out_dtype
+from .replay_parameters import check_parameters
 from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
 from .subgraph import (
     CONSTANT_TYPES,
@@ -173,6 +180,12 @@ class Replayer:
                     row.append(("inside", ref))
                     continue
                 producer = self.off.ops.get(src)
+                if producer is None and src in sub.absent:  # not a constant: unknown
+                    raise Unverifiable(
+                        f"sub-graph not reconstructible: {member.name} reads {ref}, an output "
+                        f"of the original op {src}, which the fusion-off graph lacks (is -cf "
+                        "the graph of the fusion-off run?)"
+                    )
                 constant = producer is None or producer.type in CONSTANT_TYPES
                 if not constant and ref in sub.boundary:
                     position = sub.boundary[ref]
@@ -607,6 +620,8 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
         plan, evidence = replayer.gather(sub)
         values = replayer.evaluate(sub, plan, outputs_only=True)
         outputs = replayer.compare(sub, values, with_observed=True, release=True)
+        if max(o.score for o in outputs) > MIN_TOLERANCE:  # flagged: a proof rests on them
+            check_parameters(replayer, sub, plan, evidence)
         return ("ok", outputs, evidence)
     except Unverifiable as error:
         return ("unverified", error.reason, error.missing)
@@ -741,6 +756,16 @@ def _decide(result: ReplayResult, sub: Subgraph, measured: tuple, noise: NoiseFl
     members = [(m.type, out_dtype(m, 0)) for m in sub.members]
     result.tolerance = noise.tolerance(members)
     worst = max(o.score for o in outputs)
+    own = evidence.get("own_parameters_score")
+    if worst > result.tolerance and own is not None and own <= result.tolerance:
+        result.verdict = UNVERIFIED
+        result.reason = (
+            f"not proven: the two runs hold other values of "
+            f"{', '.join(evidence['differing_parameters'])}, and with the fused op's own values "
+            f"its replay agrees (score {own:.3g}): the runs did not hold the same weights "
+            "(another step or checkpoint dumped?)"
+        )
+        return
     if worst > result.tolerance:
         result.verdict = INTRODUCES
         return

@@ -1,0 +1,77 @@
+"""The parameters a replay's proof rests on (:mod:`.replay`): a flagged op is proven only
+when they are the ones the fused op computed with (a review of the attribution found four ways
+an innocent rule was "proven by replay" from evidence that did not hold together: weights that
+differ between the runs, dumps of two runs, a constant folded in place, an original op the
+fusion-off graph lacks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..readers.dtypes import data_type_name
+from .evidence import MissingEvidence
+from .json_numbers import json_number
+from .noise import MIN_TOLERANCE, coarser, score
+from .replay_kernels import Unverifiable
+from .subgraph import CONSTANT_TYPES, Subgraph, ref_name
+
+
+def check_parameters(replayer: Any, sub: Subgraph, plan: dict[str, list], evidence: dict) -> None:
+    """Check the parameters of an op the replay flags (a proof rests on them); raises
+    Unverifiable, or notes in ``evidence`` what differs.
+
+    - A parameter taken from the fused op's own input (its fusion-off dump missing) may
+      be a constant a rule folded in place under the same name (GE's passes rewrite a
+      weight's values in place): no proof rests on it.
+    - A parameter the fused op also reads as an input should hold the same values in
+      both runs. Where it does not, the op is replayed again with the fused op's own
+      values (``own_parameters_score``): if that agrees, the runs held other weights
+      (another step or checkpoint dumped, runs that diverged) and the fused op computed
+      right with its own; if not, a rule folded it in place (the first replay stands).
+    """
+    if evidence.get("from_on_side"):
+        taken = ", ".join(evidence["from_on_side"])
+        raise Unverifiable(
+            f"not proven: the replay took {taken}, which a rule may have folded in "
+            "place; dump the fusion-off original op that reads it to prove this op"
+        )
+    differing = []
+    for member in sub.members:
+        for i, ref in enumerate(member.data_inputs):
+            position = sub.boundary.get(ref)
+            src = ref_name(ref)[0]
+            producer = replayer.off.ops.get(src)
+            if position is None or src in sub.member_names:
+                continue
+            if producer is not None and producer.type not in CONSTANT_TYPES:
+                continue
+            own = _own_value(replayer, sub, member, i, position)
+            if own is not None:
+                plan[member.name][i] = ("value", own)
+                differing.append(
+                    f"{ref} ({member.name} input {i}, {sub.fused.name}:input:{position})"
+                )
+    if differing:
+        values = replayer.evaluate(sub, plan, outputs_only=True)
+        outputs = replayer.compare(sub, values, with_observed=False, release=True)
+        evidence["differing_parameters"] = differing
+        evidence["own_parameters_score"] = json_number(max(o.score for o in outputs), 6)
+
+
+def _own_value(replayer: Any, sub: Subgraph, member: Any, i: int, position: int) -> Any:
+    """The fused op's own value of ``member``'s input ``i`` (its input ``position``) when
+    it differs from the fusion-off dump's, else None."""
+    try:
+        off = replayer.store.tensor("off", member.name, "input", i)
+        on = replayer.store.tensor("on", sub.fused.name, "input", position)
+    except MissingEvidence:
+        return None  # read as gather read it: from one side only
+    codes = (
+        replayer.store.dtype_code("off", member.name, "input", i),
+        replayer.store.dtype_code("on", sub.fused.name, "input", position),
+    )
+    dtypes = [data_type_name(code) for code in codes if code is not None]
+    dtype = coarser(*dtypes) if len(dtypes) == 2 else "DT_FLOAT16"
+    if on.size == off.size and score(on, off, dtype) <= MIN_TOLERANCE:
+        return None
+    return on

@@ -1,0 +1,144 @@
+"""The replay never proves an innocent rule guilty from evidence that does not hold together
+(a review of the attribution, thirty-fourth round of issue 16).
+
+Each case has no fault in the fused op it looks at, yet the replay used to name its rule
+"proven by replay" and exit 1:
+- the two runs hold different weights (a later step dumped, or runs that diverged): the
+  replay took the fusion-off weight, the fused op computed with its own (with its own, the
+  replay agrees);
+- dumps of two runs that do not belong together (another seed);
+- a rule folded a constant in place (same name, other values) and the fusion-off dump of the
+  original op was missing: the replay took the folded constant as the original one;
+- the fusion-off graph given lacks one of the fused op's original ops: the replay read that
+  op's output, an activation of the fusion-off run, as if it were a constant.
+Each must end with the op unverified, saying why, and no rule proven."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fusion_switch.synth import generator
+from fusion_switch.synth.generator import generate_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from compare_cli import compare_summary
+
+
+def _fused(summary: dict, name: str) -> dict:
+    (found,) = (op for op in summary["fused_ops"] if op["op"] == name)
+    return found
+
+
+def _proven(summary: dict) -> list[str]:
+    return [s["rule"] for s in summary["suspects"] if s.get("verdict") == "introduces"]
+
+
+@pytest.fixture
+def changed_on_side(monkeypatch):
+    """``change(name, f)``: the fusion-on run's constant ``name`` holds ``f(values)``; the
+    fusion-off run keeps the original."""
+    changes: dict = {}
+    place = generator._OnBuilder.place_source
+
+    def place_source(self, node):
+        if node.name in changes and node.name not in self.placed:
+            original = self.net.consts[node.name]
+            self.net.consts[node.name] = changes[node.name](original).astype(original.dtype)
+            try:
+                return place(self, node)
+            finally:
+                self.net.consts[node.name] = original
+        return place(self, node)
+
+    monkeypatch.setattr(generator._OnBuilder, "place_source", place_source)
+    return changes.__setitem__
+
+
+def test_weights_that_differ_between_the_runs_prove_nothing(tmp_path, changed_on_side):
+    noise = np.random.default_rng(1)
+    changed_on_side("b1_mm2_weight", lambda v: v * (1 + 1e-2 * noise.standard_normal(v.shape)))
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_mm2b1_temp")
+    assert op["verdict"] == "unverified", op
+    assert "b1_mm2_weight:0" in op["reason"] and "other values" in op["reason"], op["reason"]
+    assert op["evidence"]["own_parameters_score"] <= op["tolerance"]
+    assert _proven(summary) == [] and done.returncode != 1, done.stdout
+
+
+def test_dumps_of_two_runs_prove_nothing(tmp_path):
+    one = generate_case(tmp_path / "one", faults=[], seed=0)
+    other = generate_case(tmp_path / "other", faults=[], seed=1)
+    one.off_dump, one.off_graph = other.off_dump, other.off_graph
+    done, summary = compare_summary(one, tmp_path / "out")
+    assert _proven(summary) == [], summary["verdict"]
+    assert done.returncode != 1, done.stdout
+
+
+@pytest.fixture
+def folded_in_place(changed_on_side, monkeypatch):
+    """AConv2dMulFusion folds b1_scale2's x0.125 into b1_conv2's weight in place (the same
+    constant's name, as GE's passes rewrite a weight); ``folded_in_place(factor)``: the fused
+    op's output times ``factor`` (1: right)."""
+    changed_on_side("b1_conv2_weight", lambda v: v * np.float32(0.125))
+    conv_mul = generator.FUSED_KERNELS["conv2"]
+    wrong = [1.0]
+
+    def folded(nodes, ins, fault):  # the weight holds the scale: no second multiplication
+        conv, _ = nodes
+        if conv.name == "b1_conv2":
+            weight = ins[conv.inputs[1]].astype(np.float32)
+            out = conv.run([ins[conv.inputs[0]], weight], conv.attrs)
+            return [o * np.float32(wrong[0]) for o in out] if wrong[0] != 1.0 else out
+        return conv_mul(nodes, ins, fault)
+
+    monkeypatch.setitem(generator.FUSED_KERNELS, "conv2", folded)
+    return lambda factor: wrong.__setitem__(0, factor)
+
+
+@pytest.mark.parametrize("factor", [1.0, 1.05], ids=["right", "wrong"])
+def test_a_constant_folded_in_place_proves_only_a_wrong_op(tmp_path, folded_in_place, factor):
+    """With the fusion-off dumps, a weight folded in place is read as the original: the
+    right op agrees with its replay, the wrong one is proven (the replay with its own folded weight scales
+    twice and disagrees too, so the difference is not the runs')."""
+    folded_in_place(factor)
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_conv2")
+    if factor == 1.0:
+        assert op["verdict"] in ("clean", "propagates"), op
+        assert _proven(summary) == [] and done.returncode == 0, done.stdout
+    else:
+        assert op["verdict"] == "introduces", op
+        assert op["evidence"]["own_parameters_score"] > op["tolerance"]
+        assert _proven(summary) == ["AConv2dMulFusion"] and done.returncode == 1
+
+
+def test_a_constant_folded_in_place_is_not_taken_as_the_original(tmp_path, folded_in_place):
+    case = generate_case(tmp_path / "case", faults=[])
+    for dump in case.off_dump.iterdir():  # the original op's fusion-off dump is missing
+        if dump.name.split(".")[1] == "b1_conv2":
+            dump.unlink()
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_conv2")
+    assert op["verdict"] == "unverified", op
+    assert "b1_conv2_weight:0" in op["reason"], op["reason"]
+    assert _proven(summary) == [] and done.returncode != 1, done.stdout
+
+
+def test_an_original_op_the_fusion_off_graph_lacks_is_not_read_as_a_constant(tmp_path):
+    case = generate_case(tmp_path / "case", faults=["wrong_epsilon@0"])
+    graph = json.loads(case.off_graph.read_text())
+    graph["graph"][0]["op"] = [op for op in graph["graph"][0]["op"] if op["name"] != "b1_conv2"]
+    case.off_graph = tmp_path / "off_graph.json"
+    case.off_graph.write_text(json.dumps(graph))
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_conv2")
+    assert op["verdict"] == "unverified", op
+    assert "b1_conv2" in op["reason"] and "fusion-off graph" in op["reason"], op["reason"]
+    assert "AConv2dMulFusion" not in _proven(summary)
+    assert _proven(summary) == ["ConvBatchnormFusionPass"], summary["verdict"]
