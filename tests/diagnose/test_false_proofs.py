@@ -103,8 +103,8 @@ def folded_in_place(changed_on_side, monkeypatch):
 @pytest.mark.parametrize("factor", [1.0, 1.05], ids=["right", "wrong"])
 def test_a_constant_folded_in_place_proves_only_a_wrong_op(tmp_path, folded_in_place, factor):
     """With the fusion-off dumps, a weight folded in place is read as the original: the
-    right op agrees with its replay, the wrong one is proven (the replay with its own folded weight scales
-    twice and disagrees too, so the difference is not the runs')."""
+    right op agrees with its replay, the wrong one is proven (the replay with its own folded
+    weight scales twice and disagrees too, so the difference is not the runs')."""
     folded_in_place(factor)
     case = generate_case(tmp_path / "case", faults=[])
     done, summary = compare_summary(case, tmp_path / "out")
@@ -142,3 +142,4 @@ def test_an_original_op_the_fusion_off_graph_lacks_is_not_read_as_a_constant(tmp
     assert "b1_conv2" in op["reason"] and "fusion-off graph" in op["reason"], op["reason"]
     assert "AConv2dMulFusion" not in _proven(summary)
     assert _proven(summary) == ["ConvBatchnormFusionPass"], summary["verdict"]
+    assert done.returncode == 1

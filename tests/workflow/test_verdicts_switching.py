@@ -42,6 +42,22 @@ def test_rule_verdicts(summary, expected):
     assert got == expected
 
 
+def test_a_rule_the_replay_proved_clean_is_innocent_and_ops_are_read_as_compare_writes_them():
+    """A review: `apply --include-unverified` switched off rules whose replay verdict is
+    "clean", labelled "unverified (clean)"; compare writes a rule's ops as objects, which
+    were all dropped, and ``"ops": 5`` raised TypeError."""
+    summary = {
+        "rules": [
+            {"rule": "A", "section": "GraphFusion", "verdict": "introduces",
+             "ops": [{"op": "a1", "verdict": "introduces"}, {"op": "a2"}, "a3", 7]},
+            {"rule": "C", "section": "UBFusion", "verdict": "clean", "ops": [{"op": "c1"}]},
+            {"rule": "U", "section": "UBFusion", "verdict": "undecided", "ops": 5},
+        ]
+    }  # fmt: skip
+    got = [(v.rule, v.verdict, v.ops) for v in rule_verdicts(summary)]
+    assert got == [("A", "introduces", ("a1", "a2", "a3")), ("U", "undecided", ())]
+
+
 @pytest.mark.parametrize(
     ("name", "expected"),
     [

@@ -4,7 +4,8 @@ Newer summaries carry per-rule verdicts: `rules: [{"rule", "section", "verdict",
 verdict `introduces` (the replay shows this fusion creates the error: proven), `propagates`
 (the error comes from upstream: innocent) or `unverified`. Older ones only have heuristic
 `suspects` (a `verdict` field there is honoured when present). Only `introduces` is proven;
-everything else but `propagates` is unverified and applied only when asked for, labelled.
+everything else but `propagates` and `clean` is unverified and applied only when asked for,
+labelled.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 SECTIONS = ("GraphFusion", "UBFusion")
 PROVEN = "introduces"
-INNOCENT = ("propagates", "harmless")
+INNOCENT = ("propagates", "harmless", "clean")  # the replay showed these right
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,14 @@ def rule_verdicts(summary: dict) -> list[RuleVerdict]:
         if (section, rule) in seen:
             continue
         seen.add((section, rule))
-        ops = tuple(str(o) for o in entry.get("ops") or () if isinstance(o, str))
-        out.append(RuleVerdict(section, rule, verdict, ops))
+        out.append(RuleVerdict(section, rule, verdict, _op_names(entry.get("ops"))))
     out.sort(key=lambda v: not v.proven)
     return out
+
+
+def _op_names(ops: object) -> tuple[str, ...]:
+    """A rule's ops as compare writes them (objects with an "op") or as names."""
+    if not isinstance(ops, list):
+        return ()
+    names = (op.get("op") if isinstance(op, dict) else op for op in ops)
+    return tuple(name for name in names if isinstance(name, str))
