@@ -14,6 +14,7 @@ is bad: a fault that shows only sometimes is still a fault.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import signal
@@ -74,7 +75,7 @@ class Judge:
         side = "above" if self.lower_is_better else "below"
         return (
             f"bad when the command exits non-zero or /{self.metric.pattern}/ is {side} "
-            f"{self.threshold:g}"
+            f"{self.threshold:g} or not a number"
         )
 
     def verdict(self, code: int, output: str, log: Path) -> tuple[bool, float | None]:
@@ -100,7 +101,8 @@ class Judge:
             ) from None
         assert self.threshold is not None
         worse = value > self.threshold if self.lower_is_better else value < self.threshold
-        return code != 0 or worse, value
+        # NaN compares False with any threshold; a NaN loss is the classic sign of a fusion bug
+        return code != 0 or worse or math.isnan(value), value
 
 
 @dataclass
