@@ -294,7 +294,11 @@ def test_short_reads_are_completed(tmp_path, monkeypatch):
 
 def test_forged_size_smaller_than_the_data(tmp_path):
     spec = TensorSpec(np.ones(4, np.float32), size=8)
-    dump = read_dump(write_dump(tmp_path / "d", "op", outputs=[spec]))
+    path = write_dump(tmp_path / "d", "op", outputs=[spec])
+    with pytest.raises(DumpError, match=r"add up to 8 bytes.* 8 byte\(s\) after its last"):
+        read_dump(path)  # the 16 bytes written: the size is wrong
+    path.write_bytes(path.read_bytes()[:-8])  # the 8 bytes the header says: the shape is
+    dump = read_dump(path)
     with pytest.raises(DumpError, match=r"shape \[4\] of DT_FLOAT needs 16 bytes"):
         dump.array(dump.outputs[0])
 
@@ -521,3 +525,17 @@ def test_msaccucmp_loads_our_files_identically(tmp_path):
 def test_msaccucmp_json_mapping_of_a_header_is_plain_json(tmp_path):
     data = encode_dump("op", outputs=[TensorSpec(np.zeros(3, np.float32))])
     assert json.loads(json.dumps(dump_header_to_json(data))) == dump_header_to_json(data)
+
+
+@pytest.mark.parametrize("extra", [1, 512])
+def test_tensor_sizes_that_do_not_add_up_to_the_file_are_a_bad_file(tmp_path, extra):
+    """A review: a size field damaged in the header (1024 read as 512) shifted every later
+    tensor by 512 bytes, which were then decoded from the wrong place without a word, and the
+    replay moved the blame to another rule. msaccucmp checks only that the sizes do not run
+    past the end. Bytes left over after the last tensor mean the sizes are wrong."""
+    x = np.arange(256, dtype=np.float32)
+    path = write_dump(tmp_path / "d", "op", [TensorSpec(x), TensorSpec(x)], [TensorSpec(x)])
+    assert read_dump(path).file_size == path.stat().st_size  # as written: fine
+    path.write_bytes(path.read_bytes() + b"\0" * extra)
+    with pytest.raises(DumpError, match=rf"{extra} byte\(s\) after its last tensor"):
+        read_dump(path)

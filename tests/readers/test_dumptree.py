@@ -7,7 +7,7 @@ import os
 
 import pytest
 from fusion_switch.readers import protowire as pw
-from fusion_switch.readers.dump import read_dump
+from fusion_switch.readers.dump import DumpError, read_dump
 from fusion_switch.readers.dump_selection import select_pairs
 from fusion_switch.readers.dumpdir import DumpDirError, parse_dump_name, scan_dump_dir
 from fusion_switch.readers.dumptree import DumpTreeError, scan_dump_tree, select_leaves
@@ -99,7 +99,14 @@ def test_header_decoder_accepts_headers_lacking_any_field(tmp_path, fields):
     header = _header(**dict.fromkeys(fields))
     payload = b"\x00" * 4 if "size" in fields else b""
     path = tmp_path / "Add.add.1.1730796695373243"
-    path.write_bytes(len(header).to_bytes(8, "little") + header + payload + b"\x00")
+    path.write_bytes(len(header).to_bytes(8, "little") + header + payload)
+    if not header:  # 8 bytes: too short to be a dump; a byte more is a byte no tensor holds
+        with pytest.raises(DumpError):
+            read_dump(path)
+        path.write_bytes(path.read_bytes() + b"\x00")
+        with pytest.raises(DumpError, match="after its last tensor"):
+            read_dump(path)
+        return
     dump = read_dump(path)
     assert dump.version == ("2.0" if "version" in fields else "")
     if "input" in fields:

@@ -553,8 +553,28 @@ def read_dump(path: str | os.PathLike) -> DumpFile:
     if len(header) != header_len:
         raise DumpError(path, f"file ended inside the {header_len}-byte header")
     dump = _build_dump_file(path, header, header_len, file_size)
+    _sizes_add_up(dump)
     dump._content = content
     return dump
+
+
+def _sizes_add_up(dump: DumpFile) -> None:
+    """The tensors after the header fill the file to its end. msaccucmp checks only that they
+    do not run past it; a damaged size field (1024 read as 512) then shifts every later
+    tensor, decoded from the wrong bytes without a word (a review of issue 16's readers)."""
+    start = _LENGTH_BYTES + dump.header_len
+    body = 0
+    for kind in (dump.inputs, dump.outputs, dump.buffers, dump.spaces):
+        for tensor in kind:
+            if tensor.data_offset >= start:  # not an old dump's bytes inside the header
+                body += tensor.size
+    left = dump.file_size - start - body
+    if left:
+        raise DumpError(
+            dump.path,
+            f"the header's tensor sizes add up to {body} bytes, and the file has {left} "
+            "byte(s) after its last tensor: a size in the header is damaged; dump it again",
+        )
 
 
 def _read_up_to(fd: int, count: int) -> bytes:
