@@ -94,6 +94,11 @@ def test_extra_files(tmp_path):
         (None, "file not found"),
         ('{"rules": [}', "line 1, column 12"),
         ('{"rules": [{"name": "X", "section": "Elsewhere"}]}', "not a fusion-switch catalogue"),
+        # a review: these raised (RecursionError, TypeError) or read "XYZ" as rules X, Y, Z
+        ("[" * 100_000 + "]" * 100_000, "nested too deep"),
+        ('{"Switch": {}, "ExceptionalPassOfO1Level": 5}', "ExceptionalPassOfO1Level"),
+        ('{"Switch": {}, "ExceptionalPassOfO1Level": "XYZ"}', "a list of rule names"),
+        ('{"Switch": {"GraphFusion": {"A": "on"}}, "Priority": 3}', "Priority"),
     ],
 )
 def test_bad_extra_file_is_one_clear_error(tmp_path, content, phrase):

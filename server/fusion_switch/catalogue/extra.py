@@ -33,6 +33,20 @@ def _validator() -> jsonschema.protocols.Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
+def _fusion_config_problem(data: dict) -> str | None:
+    """What in a CANN fusion_config.json is not of the type CANN's own file has (a number
+    raised TypeError, a string was read as one rule per letter)."""
+    for key in ("Switch", "Priority"):
+        if key in data and not isinstance(data[key], dict):
+            return f'"{key}" is {type(data[key]).__name__}, expected an object'
+    exceptional = data.get("ExceptionalPassOfO1Level")
+    if exceptional is not None and not (
+        isinstance(exceptional, list) and all(isinstance(n, str) for n in exceptional)
+    ):
+        return '"ExceptionalPassOfO1Level" is not a list of rule names'
+    return None
+
+
 def _from_fusion_config(data: dict, origin: str) -> Catalogue:
     cat = Catalogue(origins=[origin])
     switch = data.get("Switch", {})
@@ -92,7 +106,12 @@ def load_extra_file(path: str | Path) -> tuple[Catalogue | None, CatalogueError 
         return None, CatalogueError(
             str(p), f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         )
+    except RecursionError:
+        return None, CatalogueError(str(p), "not a catalogue: arrays or objects nested too deep")
     if isinstance(data, dict) and "Switch" in data and "rules" not in data:
+        problem = _fusion_config_problem(data)
+        if problem:
+            return None, CatalogueError(str(p), f"not a CANN fusion_config.json: {problem}")
         return _from_fusion_config(data, str(p)), None
     from jsonschema.exceptions import best_match
 
