@@ -138,3 +138,48 @@ def test_check_knows_the_rules_of_the_cann_install(tmp_path):
     assert "unknown-rule" not in check(env=env)
     clean = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}
     assert "unknown-rule" not in check("--catalogue", str(tmp_path / "cann"), env=clean)
+
+
+def test_an_install_folder_the_user_cannot_search_is_passed_over(tmp_path):
+    """A review: CANN installed under a 750 folder (its own user's) made every command raise
+    PermissionError out of ``is_dir``, `doctor` included. Run as an unprivileged user (a
+    forked child gives up root first)."""
+    import os
+
+    from fusion_switch.workflow import doctor
+
+    root = tmp_path / "Ascend"
+    install(root / "ascend-toolkit" / "latest")
+    root.chmod(0o700)
+    env = {"ASCEND_HOME_PATH": str(root / "ascend-toolkit" / "latest")}
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what happened through the pipe, then leave at once
+        os.close(read)
+        try:
+            if os.geteuid() == 0:
+                os.setgid(65534)
+                os.setuid(65534)
+            else:
+                root.chmod(0o000)
+            files, how = find_cann_configs(environ=env)
+            cann = cann_catalogue(str(root), environ=env)
+            os.environ.update(env)
+            told = doctor.cann_check(doctor.cann_home())
+            said = json.dumps(
+                [[str(f) for f in files], how, [e.message for e in cann.errors], told.detail]
+            )
+        except BaseException as error:  # noqa: BLE001 - the parent says what it was
+            said = json.dumps(f"raised {type(error).__name__}: {error}")
+        os.write(write, said.encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        said = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    root.chmod(0o700)
+    assert isinstance(said, list), said
+    files, how, errors, doctor_says = said
+    assert files == [] and how == ""
+    assert errors and "cannot be read" in errors[0] and "extraFiles" in errors[0], errors
+    assert "cannot read it" in doctor_says, doctor_says

@@ -88,6 +88,14 @@ def test_an_unprepared_folder_says_what_to_do(tmp_path):
     assert "fusion-switch wire" in checks["wired fusion_switch.cfg"]["fix"]
 
 
+def test_an_acl_json_nested_too_deep_is_a_problem_not_a_traceback(tmp_path):
+    """A review: RecursionError escaped `doctor` (it caught OSError and ValueError)."""
+    (tmp_path / "acl.json").write_text("[" * 100_000 + "]" * 100_000)
+    code, checks = doctor(tmp_path)
+    assert code == 1
+    assert checks["dump"]["status"] == "problem" and "acl.json" in checks["dump"]["detail"]
+
+
 def test_text_output_and_bad_input(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "fusion_switch", "doctor", str(tmp_path)],

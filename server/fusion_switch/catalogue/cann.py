@@ -56,10 +56,25 @@ class CannCatalogue:
         return f"{version}: {len(self.added)} rules from {self.files[0]} ({self.found_by})"
 
 
+_SETTING = "fusionSwitch.catalogue.extraFiles"  # a folder there is the install to read
+
+
+def _is(path: Path, kind: str) -> bool | None:
+    """``path.is_dir()`` / ``is_file()``, None where the user may not look (a CANN install
+    under its own user's 750 folder raised PermissionError out of every command)."""
+    try:
+        return path.is_dir() if kind == "dir" else path.is_file()
+    except OSError:
+        return None
+
+
 def _configs_below(base: Path, patterns: tuple[str, ...]) -> list[Path]:
     found: list[Path] = []
     for pattern in patterns:
-        found += sorted(p for p in base.glob(f"{pattern}/{CONFIG_NAME}") if p.is_file())
+        try:
+            found += sorted(p for p in base.glob(f"{pattern}/{CONFIG_NAME}") if _is(p, "file"))
+        except OSError:
+            continue
     return list(dict.fromkeys(found))
 
 
@@ -71,10 +86,10 @@ def find_cann_configs(
     places: list[tuple[Path, tuple[str, ...], str]] = []
     if setting:
         p = Path(setting).expanduser()
-        if p.is_file():
-            return [p], "fusionSwitch.catalogue.cannPath"
+        if _is(p, "file"):
+            return [p], _SETTING
         below = ("", *BELOW_OPP, *BELOW_HOME, *BELOW_ROOT)
-        places.append((p, below, "fusionSwitch.catalogue.cannPath"))
+        places.append((p, below, _SETTING))
     if env.get("ASCEND_OPP_PATH"):
         places.append((Path(env["ASCEND_OPP_PATH"]), BELOW_OPP, "ASCEND_OPP_PATH"))
     for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
@@ -83,7 +98,7 @@ def find_cann_configs(
     for root in USUAL_ROOTS:
         places.append((Path(root).expanduser(), BELOW_ROOT, f"usual location {root}"))
     for base, patterns, how in places:
-        if base.is_dir():
+        if _is(base, "dir"):
             found = _configs_below(base, tuple(p.strip("/") or "." for p in patterns))
             if found:
                 return found, f"{how} = {base}" if not how.startswith("usual") else how
@@ -116,11 +131,16 @@ def cann_catalogue(
     result = CannCatalogue(files=files, found_by=how)
     if not files:
         if setting:
+            found = (
+                "cannot be read (permission denied?)"
+                if _is(Path(setting).expanduser(), "dir") is None
+                else f"no {CONFIG_NAME} found here"
+            )
             result.errors.append(
                 CatalogueError(
                     setting,
-                    f"no {CONFIG_NAME} found here (expected .../opp/built-in/fusion_pass/"
-                    f"config/{CONFIG_NAME}); fix fusionSwitch.catalogue.cannPath",
+                    f"{found} (expected .../opp/built-in/fusion_pass/config/{CONFIG_NAME}); "
+                    f"fix that folder in {_SETTING} or --catalogue",
                 )
             )
         return result
@@ -164,7 +184,7 @@ def load_catalogue_with_cann(
     as the CANN install to read, before the environment and the usual locations."""
     from .extra import load_catalogue
 
-    folders = [f for f in extra_files if Path(f).expanduser().is_dir()]
+    folders = [f for f in extra_files if _is(Path(f).expanduser(), "dir") is not False]
     files = [f for f in extra_files if f not in folders]
     cann = cann_catalogue(folders[0] if folders else None, environ)
     base = builtin_catalogue()

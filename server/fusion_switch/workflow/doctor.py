@@ -97,13 +97,12 @@ def package_checks() -> list[Check]:
 
 
 def cann_home() -> Path | None:
-    for var in CANN_HOME_VARS:
-        value = os.environ.get(var)
-        if value and Path(value).is_dir():
-            return Path(value)
-    for home in CANN_DEFAULT_HOMES:
-        if Path(home).is_dir():
-            return Path(home)
+    for place in [os.environ.get(var) for var in CANN_HOME_VARS] + list(CANN_DEFAULT_HOMES):
+        try:
+            if place and Path(place).is_dir():
+                return Path(place)
+        except OSError:  # there, but this user may not look (cann_check says so)
+            return Path(place)
     return None
 
 
@@ -131,6 +130,15 @@ def cann_check(home: Path | None) -> Check:
             + " or ".join(CANN_DEFAULT_HOMES)
             + ")",
             "on the training machine: source /usr/local/Ascend/ascend-toolkit/set_env.sh",
+        )
+    try:
+        os.listdir(home)
+    except OSError as error:
+        return Check(
+            PROBLEM,
+            "CANN",
+            f"{home}: this user cannot read it ({error.strerror})",
+            "run as the user CANN was installed for, or join its group (HwHiAiUser)",
         )
     version = cann_version(home)
     return Check(OK, "CANN", f"{home}" + (f" (version {version})" if version else ""))
@@ -273,7 +281,7 @@ def dump_checks(folder: Path, scripts: list[Path]) -> list[Check]:
             )
             fix = "" if dump.get("dump_path") else "set dump.dump_path in acl.json"
             out.append(Check(OK if not fix else PROBLEM, "dump", detail, fix))
-        except (OSError, ValueError, AttributeError) as exc:
+        except (OSError, ValueError, AttributeError, RecursionError) as exc:
             out.append(
                 Check(
                     PROBLEM,
