@@ -171,3 +171,18 @@ def test_bom_and_binary_garbage(tmp_path: Path) -> None:
     result = check(garbage)
     assert result.returncode == 1 and result.stdout
     parsed(result.stdout)  # every line still has the documented shape
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_reader_that_leaves_early_gets_no_traceback(fmt: str) -> None:
+    """`fusion-switch check FILES | head -1`: a review saw BrokenPipeError's traceback."""
+    files = sorted(str(p) for p in (REPO / "tests" / "data" / "real" / "cfg").iterdir())
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fusion_switch", "check", "--format", fmt, *files * 20],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout.readline()
+    process.stdout.close()  # the reader leaves, as head does
+    _, stderr = process.communicate(timeout=120)
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr, stderr.decode()[-800:]

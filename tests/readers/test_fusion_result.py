@@ -88,6 +88,7 @@ def test_old_graphid_stream_keeps_session_and_graph():
         (b'{"session_and_graph_id_0_0": 3}', "session_and_graph_id_0_0: a JSON int"),
         (b"[1, 2]", "record 1: a JSON int"),
         (b"42", "a JSON int, not a fusion_result.json"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deep"),  # RecursionError (a review)
     ],
 )
 def test_bad_files_are_refused_naming_file_and_problem(tmp_path, content, message):

@@ -170,7 +170,13 @@ def _run_command(argv: list[str] | None, command: str | None) -> int:
             from ..readers.collector import exit_drops_the_heap
 
             exit_drops_the_heap()
-        status = int(args.func(args) or 0)
+        try:
+            status = int(args.func(args) or 0)
+        except BrokenPipeError:  # `| head`: the reader left; nothing more to say to it
+            from .compare import quiet_stdout
+
+            quiet_stdout()
+            status = 141  # as a shell reports a program SIGPIPE ended
         if program:
             exit_without_teardown(status)
         return status

@@ -162,6 +162,11 @@ def _json_values(p: Path, text: str) -> list[Any]:
                 f"({what}); "
                 f"expected a fusion_result.json; {WHAT_TO_PASS}"
             ) from None
+        except RecursionError:
+            raise FusionResultError(
+                f"{p}: arrays or objects nested too deep to read, not a fusion_result.json; "
+                f"{WHAT_TO_PASS}"
+            ) from None
         values.append(value)
 
 
