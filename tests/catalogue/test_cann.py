@@ -169,7 +169,7 @@ def test_an_install_folder_the_user_cannot_search_is_passed_over(tmp_path):
             said = json.dumps(
                 [[str(f) for f in files], how, [e.message for e in cann.errors], told.detail]
             )
-        except BaseException as error:  # noqa: BLE001 - the parent says what it was
+        except BaseException as error:  # the parent says what it was
             said = json.dumps(f"raised {type(error).__name__}: {error}")
         os.write(write, said.encode())
         os._exit(0)
