@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .history import History, HistoryError, Version
+from .history import Changed, History, HistoryError, Version
 from .safe_files import UnsafePath, atomic_write_bytes, read_regular
 
 BOM = b"\xef\xbb\xbf"
@@ -79,23 +79,32 @@ def write_change(
     if new == cfg.data:
         return None
     history = History(cfg.path)
+    written: list[OSError] = []
+
+    def write() -> None:  # under the history's lock, the file found as it was read
+        try:
+            if new is None:
+                os.unlink(cfg.path)
+            else:
+                atomic_write_bytes(cfg.path, new)
+        except OSError as exc:
+            written.append(exc)
+            raise
+
     try:
-        version = history.record(cfg.data, new, who=who, kind=kind, why=why, rules=tuple(rules))
+        return history.record(
+            cfg.data, new, who=who, kind=kind, why=why, rules=tuple(rules), then=write
+        )
+    except Changed as exc:
+        raise ChangeError(str(exc)) from None
     except (UnsafePath, HistoryError) as exc:
         raise ChangeError(f"cannot record the change in the history: {exc}") from None
     except OSError as exc:
+        if written:
+            raise ChangeError(f"{cfg.path}: cannot write: {exc.strerror or exc}") from None
         raise ChangeError(
             f"cannot write the history next to {cfg.path}: {exc.strerror or exc}"
         ) from None
-    try:
-        if new is None:
-            os.unlink(cfg.path)
-        else:
-            atomic_write_bytes(cfg.path, new)
-    except OSError as exc:
-        history.forget(version)
-        raise ChangeError(f"{cfg.path}: cannot write: {exc.strerror or exc}") from None
-    return version
 
 
 def recipe_base(cfg: CfgFile) -> tuple[str, Version] | None:

@@ -26,7 +26,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +49,10 @@ _VERSION_FILE = re.compile(r"v(\d{4,})\.before")
 
 class HistoryError(Exception):
     """The history cannot be used as asked; the message says why and what to do."""
+
+
+class Changed(HistoryError):
+    """The file no longer holds what the change was made from."""
 
 
 class Untrusted(HistoryError):
@@ -209,12 +213,24 @@ class History:
         kind: str,
         why: str,
         rules: tuple[str, ...] | list[str] = (),
+        then: Callable[[], None] | None = None,
     ) -> Version:
         """Keep `before` as a new version whose change wrote `after`. Call it *before*
-        writing `after`, so that a crash in between loses nothing."""
+        writing `after`, so that a crash in between loses nothing.
+
+        ``then`` writes `after`, under the history's lock, once the file is found to hold
+        `before` still (else :class:`Changed`; nothing recorded or written): a user's save
+        between the read and the write, or another command's change, is never overwritten.
+        When it raises, the version is dropped again."""
         if who not in WHO:
             raise ValueError(f"who must be one of {WHO}")
         with self._locked():
+            if then is not None and self._on_disk() != before:
+                raise Changed(
+                    f"{self.cfg_path} changed since fusion-switch read it (saved while this "
+                    "command waited, or changed by another command); nothing was written: "
+                    "run the command again"
+                )
             self._migrate_old_backup()
             versions = self._read_index()
             number = versions[-1].number + 1 if versions else 1
@@ -235,19 +251,36 @@ class History:
                 rules=tuple(rules),
             )
             self._write_index([*versions, version])
+            if then is not None:
+                try:
+                    then()
+                except BaseException:
+                    self._drop(version)
+                    raise
             return version
+
+    def _on_disk(self) -> bytes | None:
+        try:
+            return read_regular(self.cfg_path)
+        except FileNotFoundError:
+            return None
+        except (OSError, UnsafePath):
+            return b""  # unreadable now: not what was read
 
     def forget(self, version: Version) -> None:
         """Drop the newest version again (its change was not made, e.g. the editor refused
         the edit). Older versions are never dropped."""
         with self._locked():
-            versions = self._read_index()
-            if not versions or versions[-1].number != version.number:
-                return
-            self._write_index(versions[:-1])
-            if version.file:
-                with contextlib.suppress(OSError):
-                    os.unlink(self.folder / version.file)
+            self._drop(version)
+
+    def _drop(self, version: Version) -> None:
+        versions = self._read_index()
+        if not versions or versions[-1].number != version.number:
+            return
+        self._write_index(versions[:-1])
+        if version.file:
+            with contextlib.suppress(OSError):
+                os.unlink(self.folder / version.file)
 
     # ------------------------------------------------------------------ internals
 
