@@ -278,3 +278,77 @@ def fs_restore(cfg: Path) -> subprocess.CompletedProcess:
         text=True,
         timeout=60,
     )
+
+
+def _slow_bisect(cfg: Path, pids: Path, *extra: str) -> subprocess.Popen:
+    """A bisection of 16 rules whose job is slow from its 3rd trial (the first two are all
+    fusion off and the file as it is); returns once that trial runs (its pid in ``pids``)."""
+    args = [sys.executable, "-m", "fusion_switch", "bisect", str(cfg), rule_option(rules(16))]
+    env = {**os.environ, "FAKE_GUILTY": "R005", "FAKE_MODE": "slow", "FAKE_STATE": str(pids)}
+    env["FAKE_SLOW_FROM"] = "3"
+    proc = subprocess.Popen(
+        [*args, *extra, "--", sys.executable, str(FAKE_JOB), "{cfg}"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 3):
+        time.sleep(0.05)
+    assert cfg.read_bytes() != USER_CFG  # a trial's file is in place
+    return proc
+
+
+def test_a_closed_terminal_puts_the_configuration_back(tmp_path):
+    """A review: SIGHUP (the terminal or the SSH session closed) ended bisect with the trial's
+    file in place and the user's job running on."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    pids = tmp_path / "pids"
+    proc = _slow_bisect(cfg, pids)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert cfg.read_bytes() == USER_CFG
+    assert all(gone(int(pid)) for pid in pids.read_text().split())
+
+
+def test_after_a_kill_the_configuration_comes_back_from_the_history(tmp_path):
+    """A review: after a SIGKILL mid-trial, restore said the file had no history, and the
+    advice to delete the journal to start over lost the user's file for good."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    pids = tmp_path / "pids"
+    proc = _slow_bisect(cfg, pids)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert cfg.read_bytes() != USER_CFG
+    again = bisect(cfg, rule_option(rules(16)), env={"FAKE_GUILTY": "R005"})
+    assert again.returncode == 2 and "--resume" in again.stderr
+    assert "fusion-switch restore" in again.stderr, again.stderr
+    resumed = bisect(cfg, rule_option(rules(16)), "--resume", env={"FAKE_GUILTY": "R005"})
+    assert resumed.returncode == 2 and "fusion-switch restore" in resumed.stderr
+    restore = [sys.executable, "-m", "fusion_switch", "restore", str(cfg), "--yes"]
+    done = subprocess.run(restore, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert cfg.read_bytes() == USER_CFG
+    resumed = bisect(cfg, rule_option(rules(16)), "--resume", env={"FAKE_GUILTY": "R005"})
+    assert resumed.returncode == 0, resumed.stderr
+    assert switches(cfg) == {"KeepMe": "on", "R005": "off"}
+
+
+def test_resume_never_overwrites_an_edit_made_after_the_interrupt(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    pids = tmp_path / "pids"
+    proc = _slow_bisect(cfg, pids)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130 and cfg.read_bytes() == USER_CFG
+    edited = USER_CFG.replace(b'"KeepMe": "on"', b'"KeepMe": "on",\n      "HandEdit": "off"')
+    cfg.write_bytes(edited)
+    resumed = bisect(cfg, rule_option(rules(16)), "--resume", env={"FAKE_GUILTY": "R005"})
+    assert resumed.returncode == 2, resumed.stderr
+    assert "differs" in resumed.stderr
+    assert cfg.read_bytes() == edited

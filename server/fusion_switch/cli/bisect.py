@@ -207,14 +207,25 @@ class Bisect:
                     f"--resume with different settings ({', '.join(changed)}) than the "
                     f"interrupted run; use the same ones, or delete {jpath} to start over"
                 )
+            if cfg.data != journal.base:  # edited since, or a killed run's trial file
+                raise BadInput(
+                    f"{cfg.path} differs from the file the interrupted bisection started "
+                    "from, and --resume would overwrite it. If a killed bisection left a "
+                    f"trial's file there, put yours back with: fusion-switch restore {cfg.path}"
+                    "; if you edited it since, delete "
+                    f"{jpath} and start a new bisection"
+                )
         else:
             if jpath.exists():
                 raise BadInput(
                     f"an interrupted bisection of {cfg.path} is in {jpath}: add --resume to "
-                    "continue it, or delete that file to start over"
+                    "continue it. To start over, first make sure the file is yours (after a "
+                    "killed bisection a trial's file is left; the one from before it comes "
+                    f"back with: fusion-switch restore {cfg.path}), then delete {jpath}"
                 )
             candidates = self.candidates(catalogue)
             journal = Journal(jpath, self._settings(candidates), cfg.data)
+            self._keep_in_history(cfg)
             journal.save()
         self.journal = journal
         self.base_text = _text(journal.base)
@@ -228,7 +239,9 @@ class Bisect:
         from ..workflow.trials import Runner
 
         self.runner = Runner(self.command, self.judge, args.repeat)
-        previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGTERM, signal.SIGINT)}
+        # SIGHUP: the terminal or the SSH session closed
+        stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+        previous = {s: signal.signal(s, _interrupt) for s in stops}
         try:
             return self._bisect()
         except KeyboardInterrupt:
@@ -246,6 +259,24 @@ class Bisect:
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
+
+    def _keep_in_history(self, cfg) -> None:
+        """The file as the bisection found it, a version of its history: its trials write
+        the file itself, and a bisection killed (SIGKILL, a crash) leaves a trial's file in
+        place, which ``restore`` then undoes."""
+        from ..workflow.history import History, HistoryError
+        from ..workflow.safe_files import UnsafePath
+
+        try:
+            History(cfg.path).record(
+                cfg.data,
+                cfg.data,
+                who="bisect",
+                kind="bisect",
+                why="before a bisection, whose trials write this file",
+            )
+        except (OSError, HistoryError, UnsafePath) as exc:
+            raise BadInput(f"cannot keep {cfg.path} in its history first: {exc}") from None
 
     def _settings(self, candidates) -> dict:
         a = self.args
