@@ -100,7 +100,7 @@ CASES = [
     ("duplicate-lines-none", f"{GRAPH}:on\nALL:off\n", CTX, "duplicate-key", []),
     ("top-level-unknown", '{"Switches": {}}', CTX, "unknown-top-level-key", ['"Switches"']),
     ("top-level-array", "[]", CTX, "unknown-top-level-key", ["[]"]),
-    # CANN trims top-level keys: a warning (VS Code's schema rejects it), not an error
+    # CANN's check trims a top-level key in place, then finds no such key: an error
     ("top-level-spaces", '{" Switch ": {}}', CTX, "unknown-top-level-key", ['" Switch "']),
     (
         "top-level-ok",
@@ -290,13 +290,7 @@ def test_severity_is_the_documented_one(case):
             "on",
             "off",
         ):
-            assert f.severity == "warning"  # only spaces: CANN trims them
-        elif code == "unknown-top-level-key" and f.data.get("key", "").strip() in (
-            "Switch",
-            "Priority",
-            "ExceptionalPassOfO1Level",
-        ):
-            assert f.severity == "warning"  # only spaces: CANN trims top-level keys
+            assert f.severity == "warning"  # only spaces: CANN accepts (the rule is off)
         else:
             assert f.severity == CODES[code], f.message
 
@@ -432,7 +426,9 @@ def test_huge_names_and_values_are_cut_in_messages():
     assert f"{long_rule}X" in message  # real rule names are never cut
 
 
-def test_a_top_level_key_with_spaces_is_read_trimmed_and_its_content_checked():
+def test_a_top_level_key_with_spaces_is_an_error_and_its_content_checked():
+    """CANN's check trims the key in place and then looks the trimmed key up in the file,
+    which has none: the whole file is rejected (a review, from FE's parser)."""
     text = sub('{" Switch ": {"GraphFusion": {"ALL": "On", "<G>x": "on"}}, "Priority ": 1}')
     got = found(text)
     assert ("unknown-top-level-key", '" Switch "') in got
@@ -442,14 +438,41 @@ def test_a_top_level_key_with_spaces_is_read_trimmed_and_its_content_checked():
     assert ("unknown-section", "1") in got  # Priority must be an object
     spaced = [f for f in analyse(text).findings if f.code == "unknown-top-level-key"]
     assert [f.data["suggestions"] for f in spaced] == [["Switch"], ["Priority"]]
-    assert all(f.severity == "warning" for f in spaced)
+    assert all(f.severity == "error" for f in spaced)
+    assert all("rejects the whole file" in f.message for f in spaced)
+    # with a key of exactly the trimmed name beside it, that one is read, this one ignored
+    both = sub('{"Switch": {"GraphFusion": {"<G>": "off"}}, " Switch": {"UBFusion": {}}}')
+    (spaced,) = [f for f in analyse(both).findings if f.code == "unknown-top-level-key"]
+    assert spaced.severity == "warning" and "ignores this one" in spaced.message
+    wrong = sub('{"Switch": {"GraphFusion": {"<G>": "On"}}, " Switch": {"UBFusion": {}}}')
+    assert ("invalid-switch-value", '"On"') in found(wrong)  # the one CANN reads is checked
 
 
-def test_all_counts_trimmed_explicit_values():
-    text = switch(f'      "ALL": " off",\n      "{GRAPH}": "on "')
+def test_a_padded_value_is_accepted_and_compared_as_written():
+    """CANN checks a switch value trimmed, then switches the rule on only when the value is
+    exactly "on" (ModifyFusionSwitchMap): " on " passes and the rule is OFF. The server said
+    CANN reads "on" (a review)."""
+    text = switch(f'      "ALL": "off",\n      "{GRAPH}": " on "')
+    findings = analyse(text).findings
+    overridden = [f for f in findings if f.code == "all-overridden"]
+    assert all(GRAPH not in f.data["explicit"] for f in overridden)  # off, as ALL
+    (padded,) = [f for f in findings if f.code == "invalid-switch-value"]
+    assert padded.severity == "warning" and "OFF" in padded.message
+    assert padded.data["suggested"] == "on"
+    text = switch(f'      "ALL": " on ",\n      "{GRAPH}": "on"')
     finding = next(f for f in analyse(text).findings if f.code == "all-overridden")
-    assert finding.data["value"] == "off"
-    assert finding.data["explicit"] == [GRAPH]
+    assert finding.data["value"] == "off" and finding.data["explicit"] == [GRAPH]
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u3000"])
+def test_a_value_padded_with_a_space_c_does_not_trim_is_rejected(space):
+    """C's isspace trims ASCII white space only; Python's strip trims these too."""
+    (finding,) = [
+        f
+        for f in analyse(switch(f'      "{GRAPH}": "on{space}"')).findings
+        if f.code == "invalid-switch-value"
+    ]
+    assert finding.severity == "error"
 
 
 @pytest.mark.parametrize(
@@ -462,3 +485,38 @@ def test_an_empty_rule_name_is_called_empty(text):
     assert findings, analyse(text).findings
     assert "empty" in findings[0].message.lower()
     assert "Unknown rule ''" not in findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("text", "rejected"),
+    [
+        # CANN skips only empty lines: a CR line end or spaces make a line it cannot read
+        (f"{GRAPH}:on\r\n\r\n{UB}:off\r\n", True),
+        (f"{GRAPH}:on\n   \n{UB}:off\n", True),
+        (f"{GRAPH}:on\n\n{UB}:off\n", False),
+        (f"{GRAPH}:on\r\n{UB}:off\r\n", False),
+        # C's isspace trims ASCII only: a full-width or no-break space stays in the value
+        (f"{GRAPH}:on\u3000\n", True),
+        (f"{GRAPH}:\u00a0on\n", True),
+        # an entry with no name is skipped (its value still read)
+        (f":on\n{GRAPH}:off\n", False),
+        (f":maybe\n{GRAPH}:off\n", True),
+    ],
+    ids=[
+        "crlf-blank",
+        "spaces-blank",
+        "empty",
+        "crlf",
+        "ideographic",
+        "no-break",
+        "no-name",
+        "no-name-bad-value",
+    ],
+)
+def test_the_old_line_format_is_read_as_cann_reads_it(text, rejected):
+    """A review transcribed FE's LoadOldFormatFusionSwitchFile: getline keeps a CR, only an
+    empty line is skipped, key and value are trimmed of ASCII white space, and an empty key
+    is skipped. The server skipped blank lines with spaces, trimmed Unicode spaces, and
+    called an empty name an error."""
+    errors = [f for f in analyse(text).findings if f.severity == "error"]
+    assert bool(errors) is rejected, [(f.code, f.message) for f in errors]

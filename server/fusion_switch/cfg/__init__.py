@@ -103,7 +103,7 @@ CODES = {
     "comment": "error",
     "empty-file": "error",
     "duplicate-key": "warning",  # error in the line format (CANN rejects a repeated name there)
-    "unknown-top-level-key": "error",  # warning when only surrounding spaces are wrong
+    "unknown-top-level-key": "error",
     "unknown-section": "error",
     "invalid-switch-value": "error",  # warning when only surrounding spaces are wrong
     "invalid-priority": "error",

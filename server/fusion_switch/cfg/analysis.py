@@ -482,7 +482,14 @@ def _line_semantics(
     no_ub = ctx.target is not None and not ctx.target.ub_fusion
     all_entry: LineEntry | None = None
     for e in entries:
-        if not e.name:
+        if not e.name:  # CANN skips the entry, having read its value
+            if e.value not in ("on", "off"):
+                finding = invalid_switch_value(
+                    StringNode(e.value_start, e.value_end, e.value), e.name, None
+                )
+                finding.severity = "error"
+                finding.data["line"] = True
+                findings.append(finding)
             continue
         kept = last[e.name]
         if kept is not e:

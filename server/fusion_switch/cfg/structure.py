@@ -80,7 +80,9 @@ def _compact(node: Node | None, path: tuple, where: Where) -> object:
         effective: dict[str, Member] = {}
         for m in node.members:
             key = top_level_key(m.key) if not path else m.key
-            effective[key] = m
+            # a top-level key with blanks stands for its name only when no key is exactly it
+            if key not in effective or key == m.key or effective[key].key != key:
+                effective[key] = m
             where.setdefault((*path, key), []).append((m, m.value))
         for key, m in effective.items():
             value = _compact(m.value, (*path, key), where)
@@ -103,7 +105,8 @@ def structure_findings(root: Node) -> list[Finding]:
     findings: list[Finding] = []
     if isinstance(root, ObjectNode):
         spaced = [m for m in root.members if top_level_key(m.key) != m.key]
-        findings += [_spaced_top_level_key(m) for m in spaced]
+        exact = {m.key for m in root.members}
+        findings += [_spaced_top_level_key(m, m.key.strip() in exact) for m in spaced]
     if conforms(instance):  # the usual case: no need to import jsonschema
         return findings
     from .schema import validator
@@ -162,14 +165,26 @@ def _unknown_key(path: tuple, member: Member, allowed: list[str]) -> Finding:
     )
 
 
-def _spaced_top_level_key(member: Member) -> Finding:
+def _spaced_top_level_key(member: Member, exact_too: bool) -> Finding:
+    """CANN's check trims a top-level key in place and looks the trimmed key up: with no key
+    of exactly that name the lookup finds nothing and the file is rejected; with one, that
+    one is read and this one is ignored."""
     key, trimmed = member.key, member.key.strip()
+    if exact_too:
+        return Finding(
+            "unknown-top-level-key",
+            "warning",
+            member.key_span,
+            f'Top-level key "{key}" has surrounding spaces: CANN reads the "{trimmed}" written '
+            "without them and ignores this one. Merge it into that one.",
+            {"key": key, "suggestions": [trimmed], "path": []},
+        )
     return Finding(
         "unknown-top-level-key",
-        "warning",
+        "error",
         member.key_span,
-        f'Top-level key "{key}" has surrounding spaces: CANN trims it and reads "{trimmed}", but '
-        "other tools (VS Code's JSON schema) reject it. Write it without spaces.",
+        f'Top-level key "{key}" has surrounding spaces: CANN\'s check trims it, then finds no '
+        f'"{trimmed}" in the file and rejects the whole file. Write it without spaces.',
         {"key": key, "suggestions": [trimmed], "path": []},
     )
 
@@ -261,14 +276,19 @@ def _bad_value(path: tuple, member: Member | None, node: Node, keyword: str) -> 
     return Finding("json-syntax", "error", span, f"Unexpected value {found}.", {})
 
 
+C_SPACE = " \t\n\v\f\r"  # what C's isspace trims (FE's Trim); str.strip() trims more
+
+
 def switch_value(node: Node | None) -> str | None:
-    """What CANN reads from a switch value: "on" or "off" (it trims the string), else None."""
+    """What CANN reads from a switch value: "on" or "off", else None (a value it rejects).
+    Its check trims the string, but the rule is switched on only by exactly "on"
+    (ModifyFusionSwitchMap compares the value as written): " on " is off."""
     if type(node) is not StringNode:
         return None
     value = node.value
-    if value != "on" and value != "off":
-        value = value.strip()
-    return value if value in ("on", "off") else None
+    if value == "on" or value == "off":
+        return value
+    return "off" if value.strip(C_SPACE) in ("on", "off") else None
 
 
 def invalid_switch_value(node: Node, name: str, section: str | None) -> Finding:
@@ -277,18 +297,19 @@ def invalid_switch_value(node: Node, name: str, section: str | None) -> Finding:
     name = shorten(name, 1000)  # data and messages stay small whatever the file holds
     if isinstance(node, StringNode):
         full = node.value
-        stripped = full.strip()
+        stripped = full.strip(C_SPACE)
         raw = shorten(full)
         if stripped in ("on", "off"):
             return Finding(
                 "invalid-switch-value",
                 "warning",
                 span,
-                f'Value "{raw}" has surrounding spaces: CANN trims it and reads "{stripped}", but '
-                "other tools (VS Code's JSON schema) reject it. Write it without spaces.",
+                f'Value "{raw}" has surrounding spaces: CANN accepts the file but switches a '
+                'rule on only for exactly "on", so this one is OFF. Write '
+                f'"{stripped}" without spaces.',
                 {"value": full, "suggested": stripped, "name": name, "section": section},
             )
-        lower = stripped.lower()
+        lower = full.strip().lower()
         suggested = lower if lower in ("on", "off") else None
         data = {"value": shorten(full, 1000), "name": name, "section": section}
         if suggested:

@@ -564,15 +564,21 @@ def shorten(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_C_SPACE = " \t\n\v\f\r"  # what FE's Trim (C's isspace) removes; str.strip() removes more
+
+
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
-    """Offsets of `text[start:end]` without its surrounding blanks (empty: both at the start)."""
+    """Offsets of `text[start:end]` without its surrounding ASCII blanks (empty: both at the
+    start)."""
     part = text[start:end]
-    lead = start + len(part) - len(part.lstrip())
-    return lead, max(lead, start + len(part.rstrip()))
+    lead = start + len(part) - len(part.lstrip(_C_SPACE))
+    return lead, max(lead, start + len(part.rstrip(_C_SPACE)))
 
 
 def _parse_lines(text: str, start: int) -> CfgDocument:
-    """The old format: one `Name:on|off` per line; both name and value are trimmed."""
+    """The old format: one `Name:on|off` per line; both name and value are trimmed. As FE's
+    reader (getline, which keeps a CR): only an empty line is skipped, a line of blanks or a
+    lone CR has no colon and is rejected, and an entry with no name is skipped."""
     doc = CfgDocument(text, "lines")
     findings = doc.syntax_findings
     pos = start
@@ -582,16 +588,21 @@ def _parse_lines(text: str, start: int) -> CfgDocument:
         line_end = n if nl < 0 else nl
         content_end = line_end - 1 if line_end > pos and text[line_end - 1] == "\r" else line_end
         lead, trail = _trimmed(text, pos, content_end)
-        if trail > lead:
+        if line_end > pos:
             colon_at = text.find(":", pos, content_end)
             if colon_at < 0:
+                found = (
+                    f"Found {shorten(text[lead:trail])!r}."
+                    if trail > lead
+                    else "This line holds only blanks (or a CR): CANN skips only empty lines."
+                )
                 findings.append(
                     Finding(
                         "line-syntax",
                         "error",
-                        Span(lead, trail),
+                        Span(lead, trail) if trail > lead else Span(pos, line_end),
                         f"Expected Name:on or Name:off on this line: CANN rejects the whole file "
-                        f'("delimiter must be colon"). Found {shorten(text[lead:trail])!r}.',
+                        f'("delimiter must be colon"). {found}',
                         {"line_start": pos, "line_end": line_end},
                     )
                 )
@@ -601,17 +612,7 @@ def _parse_lines(text: str, start: int) -> CfgDocument:
                 entry = LineEntry(
                     text[ns:ne], ns, ne, text[vs:ve], vs, ve, pos, content_end, colon_at
                 )
-                doc.entries.append(entry)
-                if not entry.name:
-                    findings.append(
-                        Finding(
-                            "line-syntax",
-                            "error",
-                            Span(lead, trail),
-                            "Missing rule name before ':': CANN rejects the whole file.",
-                            {"line_start": pos, "line_end": line_end},
-                        )
-                    )
+                doc.entries.append(entry)  # one with no name CANN skips (its value read)
         if nl < 0:
             break
         pos = nl + 1

@@ -146,11 +146,15 @@ def top_level_key(key: str) -> str:
 
 
 def top_level_member(root: ObjectNode, key: str) -> Member | None:
-    """The top-level member CANN reads as `key` (keys trimmed; the last one wins)."""
+    """The top-level member CANN reads as `key`: the last one of exactly that name, else the
+    last one that is that name with blanks around (which CANN's check then rejects)."""
+    spaced = None
     for member in reversed(root.members):
-        if top_level_key(member.key) == key:
+        if member.key == key:
             return member
-    return None
+        if spaced is None and top_level_key(member.key) == key:
+            spaced = member
+    return spaced
 
 
 _CONTAINERS = (ObjectNode, ArrayNode)
