@@ -208,3 +208,50 @@ async def test_document_symbols_and_folding(session: Session) -> None:
         types.FoldingRangeParams(TextDocumentIdentifier(uri))
     )
     assert sorted((f.start_line, f.end_line) for f in folds) == [(0, 7), (1, 6), (2, 5)]
+
+
+async def test_a_stale_diagnostic_gets_no_fix_that_would_destroy_the_text(
+    session: Session,
+) -> None:
+    """A review: an `empty-file` diagnostic sent back after the user typed content got
+    "Insert a skeleton", replacing the whole new text; a stale `trailing-comma` deleted the
+    `}` now at its place. The edits carried the current version, so clients applied them."""
+    uri = session.open("stale/fusion_switch.cfg", "")
+    [empty] = [d for d in await session.diagnostics(uri) if d.code == "empty-file"]
+    typed = '{"Switch": {"GraphFusion": {"ALL": "off"}}}'
+    session.change(uri, [types.TextDocumentContentChangeWholeDocument(typed)], typed)
+    assert not [d for d in await session.diagnostics(uri) if d.code == "empty-file"]
+    actions = await session.client.text_document_code_action_async(
+        types.CodeActionParams(
+            TextDocumentIdentifier(uri), empty.range, types.CodeActionContext(diagnostics=[empty])
+        )
+    )
+    assert list(actions or []) == []
+    with_comma = '{"Switch": {"GraphFusion": {"ALL": "off",}}}'
+    session.change(uri, [types.TextDocumentContentChangeWholeDocument(with_comma)], with_comma)
+    [comma] = [d for d in await session.diagnostics(uri) if d.code == "trailing-comma"]
+    session.change(uri, [types.TextDocumentContentChangeWholeDocument(typed)], typed)
+    await session.diagnostics(uri)
+    actions = await session.client.text_document_code_action_async(
+        types.CodeActionParams(
+            TextDocumentIdentifier(uri), comma.range, types.CodeActionContext(diagnostics=[comma])
+        )
+    )
+    assert list(actions or []) == []
+
+
+async def test_convert_to_json_is_not_offered_while_lines_would_be_dropped(
+    session: Session,
+) -> None:
+    """A review: lines with no colon (a typo, a comment) vanished from the converted file."""
+    before = "ConvBatchnormFusionPass:off\nTbeConvRequantFusionPass off\n# note\n"
+    uri = session.open("fix/lines-bad/fusion_switch.cfg", before)
+    await session.diagnostics(uri)
+    actions = await session.client.text_document_code_action_async(
+        types.CodeActionParams(
+            TextDocumentIdentifier(uri),
+            Range(Position(0, 0), Position(0, 0)),
+            types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.Source]),
+        )
+    )
+    assert [a.title for a in actions or []] == []

@@ -2,8 +2,9 @@
 source action "Convert to JSON" for a file in the old line format.
 
 Fixes are derived only from each diagnostic's code, range and data (the server keeps no
-per-request memory). Clients that drop `data` (no `dataSupport`) get it restored from the
-cached analysis finding with the same code and range.
+per-request memory), and only for a diagnostic the current text still has (same code and
+range): a stale one's fix would edit text that is no longer there. Clients that drop `data`
+(no `dataSupport`) get it restored from that finding.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def register(server: FusionSwitchServer) -> None:
         for diagnostic in ours:
             finding = conv.finding(diagnostic, doc.uri)
             cached = known.get((finding.code, finding.span))
-            if not finding.data and cached is not None:
+            if cached is None:  # stale: its fix would edit text that is no longer there
+                continue
+            if not finding.data:
                 finding.data = cached.data
                 finding.related = cached.related
             findings.append(finding)
@@ -66,7 +69,9 @@ def register(server: FusionSwitchServer) -> None:
                 if wanted(fix.kind, only):
                     actions.append(conv.code_action(fix, doc.uri, doc.version, ours))
 
-        if wanted(SOURCE_CONVERT_TO_JSON, only):
+        # not while some line has no colon: the converted file would drop it
+        unread = any(f.code == "line-syntax" for f in analysis.findings)
+        if wanted(SOURCE_CONVERT_TO_JSON, only) and not unread:
             legacy = [f for f in analysis.findings if f.code == LEGACY_CODE]
             fixes = await compute(doc, cfg.code_actions, analysis.document, legacy, ctx)
             for fix in fixes if legacy else []:
