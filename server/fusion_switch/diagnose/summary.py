@@ -200,15 +200,24 @@ def _number(value: float | None) -> float | None:
 
 
 NOTHING_COMPARED = "nothing compared"
+HEURISTIC = "most likely (heuristic, not proven by replay)"  # a suspect of the rows alone
+
+
+def _list(summary: Mapping[str, Any]) -> list:
+    rules = summary.get("rules")
+    return rules if isinstance(rules, list) else []
 
 
 def exit_status(summary: Mapping[str, Any]) -> int:
     """`compare`'s exit status for its summary: 2 nothing compared, 1 a rule proven or
-    suspected, 3 evidence missing (a dump unreadable, or the replay left out by the memory
-    budget), 0 none."""
+    suspected (or a fused op proven wrong between undecided rules), 3 evidence missing (a
+    dump unreadable, or the replay left out by the memory budget), 0 none."""
     if str(summary.get("verdict", "")).startswith(NOTHING_COMPARED):
         return 2
     if summary.get("suspects"):
+        return 1
+    # a fused op the replay proves wrong, which of its passes undecided
+    if any(isinstance(r, Mapping) and r.get("verdict") == "undecided" for r in _list(summary)):
         return 1
     return 3 if summary.get("evidence_missing") or summary.get("replay_left_out") else 0
 
@@ -282,12 +291,16 @@ def _rows_verdict_line(
         )
     if attribution.suspects:
         top = attribution.suspects[0]
-        return f"most likely: {top.rule} ({top.section}) at {top.ops[0]}"
+        return f"{HEURISTIC}: {top.rule} ({top.section}) at {top.ops[0]}"
     if attribution.unattributed:
-        return "error starts at ops no fusion rule produced: " + ", ".join(
-            f.op for f in attribution.unattributed[:3]
+        return _outside_fusion(attribution)
+    undumped = counts.get("no_left_dump") or 0
+    if undumped and any(f.verdict == "propagates" for f in attribution.findings):
+        line = (
+            f"outputs diverge; {undumped} fusion-on op(s) have no dump file and were not "
+            "judged: not proven clean (dump them, or run with the replay)"
         )
-    if any(f.verdict == "propagates" for f in attribution.findings):
+    elif any(f.verdict == "propagates" for f in attribution.findings):
         line = "outputs diverge, but no fused op introduces the error (check the network inputs)"
     elif replay_left_out:
         line = (
@@ -296,6 +309,12 @@ def _rows_verdict_line(
     else:
         line = "no fused op introduces error: fusion-on and fusion-off agree within the thresholds"
     return line + _unjudged_tail(counts)
+
+
+def _outside_fusion(attribution: Attribution) -> str:
+    return "error starts at ops no fusion rule produced: " + ", ".join(
+        f.op for f in attribution.unattributed[:3]
+    )
 
 
 def _unjudged_tail(counts: Mapping[str, Any]) -> str:
@@ -340,6 +359,8 @@ def _replay_verdict_line(
             line = f"no replayed fused op introduces error{tail}: not proven clean"
         else:
             line = "no fused op introduces error: every fused op agrees with its replay"
+        if attribution.unattributed:  # the rows saw where the outputs part
+            line += "; " + _outside_fusion(attribution)
         line += _unjudged_tail(counts)
     return line
 

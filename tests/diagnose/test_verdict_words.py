@@ -1,0 +1,92 @@
+"""What the verdict line and exit status say where a review found them saying too little or
+too much (thirty-fourth round of issue 16):
+- a fault in an op no fusion rule made: the replay's verdict said every fused op agrees and
+  never said the outputs diverge, or where (`--no-replay` named the op);
+- the faulty fused op not dumped on the fusion-on side: `--no-replay` said "no fused op
+  introduces the error (check the network inputs)", which sends the user to the wrong place;
+- `--no-replay`'s suspect was printed "most likely: RULE", without the label README promises;
+- a fused op the replay proves wrong, its two passes undecided, exited 0 (`--no-replay` 1)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fusion_switch.synth import faults, generator
+from fusion_switch.synth.generator import generate_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from compare_cli import compare_summary
+
+
+@pytest.fixture
+def plain_op_fault(monkeypatch):
+    """A fault kind for b1_add1, an Add no fusion rule made."""
+    monkeypatch.setitem(
+        faults.FAULT_KINDS,
+        "bad_plain",
+        faults.FaultKind("bad_plain", "add1", "NoRule", "GraphFusion", "a plain op wrong"),
+    )
+    run = generator._run_member
+
+    def run_member(node, inputs, fault):
+        outs = run(node, inputs, fault)
+        if fault is not None and fault.kind == "bad_plain":
+            return [(o.astype(np.float32) * 1.5 + 0.3).astype(o.dtype) for o in outs]
+        return outs
+
+    monkeypatch.setattr(generator, "_run_member", run_member)
+
+
+@pytest.mark.parametrize("replay", [True, False], ids=["replay", "no-replay"])
+def test_a_fault_outside_fusion_is_named_with_the_replay_too(tmp_path, plain_op_fault, replay):
+    case = generate_case(tmp_path / "case", faults=["bad_plain@1"])
+    extra = () if replay else ("--no-replay",)
+    done, summary = compare_summary(case, tmp_path / "out", *extra)
+    assert "b1_add1" in summary["verdict"] and "no fusion rule" in summary["verdict"]
+    assert summary["suspects"] == [] and done.returncode == 0
+
+
+def test_a_fused_op_not_dumped_is_not_called_clean_without_the_replay(tmp_path):
+    case = generate_case(tmp_path / "case", faults=["dropped_scale"])
+    for dump in case.on_dump.iterdir():
+        if dump.name.split(".")[1] == "b1_conv2":
+            dump.unlink()
+    _, summary = compare_summary(case, tmp_path / "out", "--no-replay")
+    assert "check the network inputs" not in summary["verdict"], summary["verdict"]
+    assert "no dump file" in summary["verdict"] and "not proven clean" in summary["verdict"]
+
+
+def test_a_no_replay_suspect_is_labelled_unproven(tmp_path):
+    case = generate_case(tmp_path / "case", faults=["dropped_scale"])
+    done, summary = compare_summary(case, tmp_path / "out", "--no-replay")
+    assert summary["verdict"].startswith("most likely (heuristic, not proven by replay): ")
+    assert done.returncode == 1
+
+
+def test_an_op_proven_wrong_with_its_passes_undecided_exits_1(tmp_path, monkeypatch):
+    monkeypatch.setitem(
+        faults.FAULT_KINDS,
+        "dropped_shift",
+        faults.FaultKind(
+            "dropped_shift", "conv1", "ConvBatchnormFusionPass", "GraphFusion", "BN shift lost"
+        ),
+    )
+
+    def fused(nodes, ins, fault):  # Conv+BN+Relu losing the BatchNorm's shift
+        conv, bn, _ = nodes
+        x, w = ins[conv.inputs[0]], ins[conv.inputs[1]]
+        gamma, beta, mean, var = (ins[r].astype(np.float32) for r in bn.inputs[1:])
+        scale = gamma / np.sqrt(var + np.float32(bn.attrs["epsilon"]))
+        bias = (beta - mean * scale) * (0 if fault is not None else 1)
+        weight = w.astype(np.float32) * scale.reshape(-1, 1, 1, 1)
+        out = conv.run([x, weight, bias], conv.attrs)[0]
+        return [np.maximum(out, 0).astype(np.float32)]
+
+    monkeypatch.setitem(generator.FUSED_KERNELS, "conv1", fused)
+    case = generate_case(tmp_path / "case", faults=["dropped_shift"])
+    done, summary = compare_summary(case, tmp_path / "out")
+    assert summary["verdict"].startswith("undecided between"), summary["verdict"]
+    assert done.returncode == 1
