@@ -181,11 +181,50 @@ def test_leaf_folder_index_and_newest_file(tmp_path):
 def test_mapping_csv_names(tmp_path):
     long_name = "Conv2D." + "x" * 300 + ".3.1700000000000001"
     _touch(tmp_path, "12345", "99999", "Relu.relu.5.1700000000000003")
-    (tmp_path / "mapping.csv").write_text(f"12345,{long_name}\nbad row without comma\n")
-    assert read_mapping(tmp_path) == {"12345": long_name}
+    (tmp_path / "mapping.csv").write_text(f"12345,{long_name}\n")
+    assert read_mapping(tmp_path) == ({"12345": long_name}, [])
     dump_dir = scan_dump_dir(tmp_path)
     assert dump_dir.latest("x" * 300) == tmp_path / "12345"
     assert ("99999", "numeric name not listed in mapping.csv") in dump_dir.ignored
+    assert dump_dir.unusable_for([]) == []  # a sound mapping.csv that does not list it
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("12345,Conv2D.c.3.1700000000000001\nbad row without comma\n", "line 2"),
+        ("12345,Conv2D.c.3.1700000000000001\n99999,Conv2D.d.3.1700000000000002,\n", "line 2"),
+        ("12345,Conv2D.c.3.1700000000000001\n99999,Conv2D.d", "99999 is listed as"),
+        ("", "lists no file"),
+        (b"12345,Conv2D.c.3.1700000000000001\n99999,\xff\xfe\n", "UTF-8"),
+        (None, "cannot be read"),  # a folder where the file should be
+    ],
+    ids=["no-comma", "three-fields", "cut", "empty", "not-utf8", "a-folder"],
+)
+def test_a_damaged_mapping_csv_is_said_and_its_unlisted_dumps_are_evidence_missing(
+    tmp_path, content, said
+):
+    """A review: a damaged mapping.csv was dropped without a word (rows of another length
+    skipped, any error an empty mapping), so the dumps it no longer listed, the guilty op's
+    among them, vanished, and the verdict went from proven to a clean-looking exit 0."""
+    _touch(tmp_path, "12345", "99999", "Relu.relu.5.1700000000000003")
+    mapping = tmp_path / "mapping.csv"
+    if content is None:
+        mapping.mkdir()
+    elif isinstance(content, bytes):
+        mapping.write_bytes(content)
+    else:
+        mapping.write_text(content)
+    dump_dir = scan_dump_dir(tmp_path)
+    assert any("mapping.csv" in note and said in note for note in dump_dir.notes), dump_dir.notes
+    missing = dump_dir.unusable_for([])
+    assert any(str(tmp_path / "99999") in line and "mapping.csv" in line for line in missing)
+
+
+def test_a_mapping_csv_with_a_byte_order_mark_is_read(tmp_path):
+    _touch(tmp_path, "12345")
+    (tmp_path / "mapping.csv").write_bytes(b"\xef\xbb\xbf12345,Conv2D.c.3.1700000000000001\n")
+    assert scan_dump_dir(tmp_path).latest("c") == tmp_path / "12345"
 
 
 def test_lxslice_files_are_set_aside(tmp_path):

@@ -275,20 +275,33 @@ def parse_dump_name(real_name: str, path: Path | str | None = None) -> DumpName 
     )
 
 
-def read_mapping(folder: Path) -> dict[str, str]:
-    """``mapping.csv`` (``numeric_name,real_name`` rows, no header) → {numeric: real}."""
+def read_mapping(folder: Path) -> tuple[dict[str, str], list[str]]:
+    """``mapping.csv`` (``numeric_name,real_name`` rows, no header) → ({numeric: real}, what
+    is wrong with it). A damaged file was dropped without a word (a review): the dumps it no
+    longer listed vanished, the guilty op's among them."""
     mapping_path = folder / MAPPING_FILE
-    if not mapping_path.is_file():
-        return {}
+    if not os.path.lexists(mapping_path):
+        return {}, []
     result: dict[str, str] = {}
+    problems: list[str] = []
     try:
-        with open(mapping_path, newline="", encoding="utf-8", errors="replace") as handle:
-            for row in csv.reader(handle):
-                if len(row) == 2:
-                    result[row[0].strip()] = row[1].strip()
-    except (OSError, csv.Error):
-        return {}
-    return result
+        with open(mapping_path, "rb") as handle:
+            text = handle.read().decode("utf-8-sig")
+        for number, row in enumerate(csv.reader(text.splitlines()), start=1):
+            if len(row) == 2 and row[0].strip() and row[1].strip():
+                result[row[0].strip()] = row[1].strip()
+            elif row:
+                problems.append(
+                    f"{mapping_path}: line {number}: expected numeric_name,real_name, found "
+                    f"{','.join(row)[:80]!r}"
+                )
+    except UnicodeDecodeError as error:
+        problems.append(f"{mapping_path}: not UTF-8 text (byte {error.start})")
+    except (OSError, csv.Error) as error:
+        problems.append(f"{mapping_path}: cannot be read ({getattr(error, 'strerror', error)})")
+    if not result and not problems:
+        problems.append(f"{mapping_path}: lists no file")
+    return result, problems
 
 
 @dataclass
@@ -301,6 +314,8 @@ class DumpDir:
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (file name, reason)
     # named as a dump file but no regular file: a folder, a broken link, a FIFO (with why)
     unusable: list[tuple[DumpName, str]] = field(default_factory=list)
+    # numeric-named dumps a damaged or unreadable mapping.csv does not name ("PATH: why")
+    unmatched: list[str] = field(default_factory=list)
     _files: dict[str, list[DumpName]] = field(default_factory=dict, repr=False)
     # graph op name -> its file-name form, for names that differ (sanitised once per name)
     _aliases: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -371,11 +386,12 @@ class DumpDir:
         """What stands where the dump of one of ``op_names`` (a graph's) should be and is no
         file ("PATH: why"), unless a readable dump of the op is newer: a dump the verdict
         needs that cannot be read (a review: left out of the index unsaid, the op's verdict
-        went from "introduces" to an unverified exit 0)."""
+        went from "introduces" to an unverified exit 0). Numeric-named dumps a damaged
+        mapping.csv does not list are any op's: always said."""
+        found = list(self.unmatched)
         if not self.unusable:
-            return []
+            return found
         named = {sanitize_op_name(name) for name in op_names}
-        found = []
         for entry, why in self.unusable:
             if entry.op_name not in named:
                 continue
@@ -448,11 +464,14 @@ def _joined(location: str | Path) -> Path:
 
 
 def _index_folder(
-    folder: Path,
+    folder: Path, mapping_problems: list[str] | None = None
 ) -> tuple[dict[str, list[DumpName]], list[tuple[str, str]], list[tuple[DumpName, str]]]:
     """The folder's dump files by op name, the files ignored (name, why), and the entries
-    named as dump files that are no regular file (their parsed name, what they are)."""
-    mapping = read_mapping(folder)
+    named as dump files that are no regular file (their parsed name, what they are);
+    ``mapping_problems`` gets what is wrong with its mapping.csv."""
+    mapping, problems = read_mapping(folder)
+    if mapping_problems is not None:
+        mapping_problems += problems
     files: dict[str, list[DumpName]] = {}
     ignored: list[tuple[str, str]] = []
     unusable: list[tuple[DumpName, str]] = []
@@ -491,6 +510,12 @@ def _index_folder(
                 real = mapping[name]
             parsed = parse_dump_name(real, entry.path)
             if isinstance(parsed, str):
+                if real is not name and mapping_problems is not None:  # a row cut short?
+                    mapping_problems.append(
+                        f"{folder / MAPPING_FILE}: {name} is listed as {real[:80]!r}, not a "
+                        "dump file's name"
+                    )
+                    parsed = f"numeric name not listed in {MAPPING_FILE} as a dump file"
                 ignored.append((name, parsed))
                 continue
             op_name = parsed.op_name
@@ -665,7 +690,20 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
         raise DumpDirError(requested, f"no dump files within {_MAX_DEPTH} folder levels")
     if folder != requested:
         notes.insert(0, f"dump files are in {folder}")
-    files, ignored, unusable = _index_folder(folder)
+    mapping_problems: list[str] = []
+    files, ignored, unusable = _index_folder(folder, mapping_problems)
+    unmatched = []
+    if mapping_problems:
+        notes.append(
+            f"{mapping_problems[0]}"
+            + (f" (and {len(mapping_problems) - 1} more)" if len(mapping_problems) > 1 else "")
+            + "; the dumps with numeric names it does not list cannot be matched to their ops"
+        )
+        unlisted = [n for n, why in ignored if why.startswith("numeric name not listed")]
+        unmatched = [
+            f"{folder / name}: numeric name not listed in a damaged {MAPPING_FILE}; fix it"
+            for name in unlisted
+        ]
     if not files:
         reasons = "; ".join(f"{n}: {r}" for n, r in ignored[:3])
         raise DumpDirError(folder, f"no usable dump files ({reasons})" if reasons else "empty")
@@ -680,6 +718,7 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
         notes=notes,
         ignored=ignored,
         unusable=unusable,
+        unmatched=unmatched,
         _files=files,
     )
 
