@@ -202,3 +202,42 @@ def test_compare_refuses_exception_dumps(tmp_path):
         "-out", str(tmp_path / "out"),
     )  # fmt: skip
     assert result.returncode == 2 and "only exception dumps" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["empty", "utf16", "cut-mid-row", "bad-number"],
+)
+def test_a_damaged_statistics_file_is_said_and_the_rest_compared(tmp_path, damage):
+    """A review: an empty, UTF-16 or cut statistic.csv was left out without a word (the leaf
+    read as "only in -g", the first divergence moved to another graph), a row cut short
+    became a tensor, and one number that is none stopped the whole comparison (exit 2, no
+    summary). Each bad file is now a note naming it, the others are compared, and with no
+    divergence found the run says evidence is missing (exit 3)."""
+    import shutil
+
+    trees = tmp_path / "trees"
+    shutil.copytree(STATS, trees, symlinks=True)
+    bad = trees / "dump_data0" / "rank_0" / "mnist" / "0" / "2" / "statistic.csv"
+    text = bad.read_text(encoding="utf-8")
+    if damage == "empty":
+        bad.write_bytes(b"")
+    elif damage == "utf16":
+        bad.write_bytes(text.encode("utf-16"))
+    elif damage == "cut-mid-row":
+        lines = text.splitlines(keepends=True)
+        bad.write_text("".join(lines[:3]) + lines[3][: len(lines[3]) // 3], encoding="utf-8")
+    else:
+        header, first, *rest = text.splitlines(keepends=True)
+        first = first.replace("2.82149", "2.8.2149", 1)  # its Max Value
+        bad.write_text(header + first + "".join(rest), encoding="utf-8")
+    out = tmp_path / "out"
+    base = ["compare", "-m", str(trees / "dump_data0"), "-g", str(trees / "dump_data1")]
+    result = cli(*base, "-out", str(out), "--iteration", "2")
+    assert "Traceback" not in result.stderr
+    summary = json.loads((out / "stats_summary.json").read_text())
+    assert any(str(bad) in note for note in summary["notes"]), summary["notes"]
+    assert not any("only in -g" in note for note in summary["notes"]), summary["notes"]
+    assert result.returncode in (1, 3), (result.returncode, result.stderr)
+    if summary["first_divergence"] is None:
+        assert result.returncode == 3

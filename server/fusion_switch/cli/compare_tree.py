@@ -672,27 +672,35 @@ def die_with_rank_parent() -> None:
 def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
     """Two statistics trees: per op and tensor, what statistics allow."""
     from ..compare.stats_compare import NEEDS_TENSORS, compare_stats, write_outputs
-    from ..readers.stats import StatsError, looks_like_stats_csv, read_stats_csv
+    from ..readers.stats import STATS_FILE, StatsError, looks_like_stats_csv, read_stats_csv
 
     pairs = []
     notes = []
-    try:
-        for pair in plan.selection.pairs:  # type: ignore[attr-defined]
-            off_by_key = {_stats_key(leaf): leaf for leaf in pair.off}
-            for leaf in pair.on:
-                key = _stats_key(leaf)
-                partner = off_by_key.pop(key, None)
-                label = " ".join(x for x in (pair.label, _leaf_label(leaf)) if x)
-                if partner is None:
-                    notes.append(f"{label}: only in -m")
+    bad = []  # one bad file is said and stops nothing (a review: it stopped every pair)
+    for pair in plan.selection.pairs:  # type: ignore[attr-defined]
+        off_by_key = {_stats_key(leaf): leaf for leaf in pair.off}
+        for leaf in pair.on:
+            key = _stats_key(leaf)
+            partner = off_by_key.pop(key, None)
+            label = " ".join(x for x in (pair.label, _leaf_label(leaf)) if x)
+            if partner is None:
+                notes.append(f"{label}: only in -m")
+                continue
+            for csv_on in sorted(leaf.path.glob("*.csv")):
+                csv_off = partner.path / csv_on.name
+                if csv_on.name != STATS_FILE and not looks_like_stats_csv(csv_on):
                     continue
-                for csv_on in sorted(leaf.path.glob("*.csv")):
-                    csv_off = partner.path / csv_on.name
-                    if looks_like_stats_csv(csv_on) and csv_off.is_file():
-                        pairs.append((label, read_stats_csv(csv_on), read_stats_csv(csv_off)))
-            notes += [f"{_leaf_label(leaf)}: only in -g" for leaf in off_by_key.values()]
-    except StatsError as exc:
-        return _error(str(exc))
+                if not csv_off.is_file():
+                    notes.append(f"{label}: {csv_on.name} only in -m")
+                    continue
+                try:
+                    pairs.append((label, read_stats_csv(csv_on), read_stats_csv(csv_off)))
+                except StatsError as exc:
+                    bad.append(str(exc))
+        notes += [f"{_leaf_label(leaf)}: only in -g" for leaf in off_by_key.values()]
+    notes += [f"not compared: {problem}" for problem in bad]
+    if not pairs and bad:
+        return _error(f"no statistics file could be read ({bad[0]})")
     if not pairs:
         return _error(
             "the two statistics trees share no graph and iteration; list them with "
@@ -731,7 +739,7 @@ def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
             print(f"note: {note}")
         print(f"note: {NEEDS_TENSORS}")
         print(f"\nsummary: {summary_path.resolve()}\ncsv:     {csv_path.resolve()}")
-    return 1 if first else 0
+    return 1 if first else 3 if bad else 0
 
 
 def _stats_key(leaf) -> tuple:

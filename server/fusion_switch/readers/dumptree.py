@@ -155,8 +155,9 @@ def _leaf_of(
     for entry in files:
         try:
             found = classify_file(entry.name)
-            if found == "stats?":
-                found = "stats" if looks_like_stats_csv(entry.path) else None
+            if found == "stats?":  # statistic.csv by its name: a damaged one is said later
+                stats = entry.name == STATS_FILE or looks_like_stats_csv(entry.path)
+                found = "stats" if stats else None
             if found is None:
                 continue
             counts[found] += 1

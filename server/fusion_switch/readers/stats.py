@@ -165,6 +165,11 @@ def _read(p: Path, handle) -> StatsFile:
         result = StatsFile(p, [h.strip() for h in header])
         for row in reader:
             if any(cell.strip() for cell in row):
+                if len(row) < len(header):  # a row cut short (the file, at its end)
+                    raise StatsError(
+                        f"{p}: line {reader.line_num}: {len(row)} of the header's "
+                        f"{len(header)} columns; the file is cut short or damaged"
+                    )
                 result.rows.append(_row(p, reader.line_num, row, cols))
     except UnicodeDecodeError as exc:
         raise StatsError(f"{p}: not UTF-8 text (byte {exc.start}); not a CSV") from None
