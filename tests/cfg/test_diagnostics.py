@@ -32,7 +32,10 @@ CASES = [
     ("syntax-unclosed", '{"Switch": {', CTX, "json-syntax", ["", ""]),
     ("syntax-unterminated", '{"A\n}', CTX, "json-syntax", ['"A']),
     ("syntax-single-quotes", "{'Switch': {}}", CTX, "json-syntax", ["'Switch'"]),
-    ("syntax-after-root", "{} x", CTX, "json-syntax", ["x"]),
+    # CANN's reader (nlohmann's >>) stops at the end of the top-level value (a review)
+    ("syntax-after-root", "{} x", CTX, "text-after-object", ["x"]),
+    ("text-after-object-none", "{}  \n", CTX, "text-after-object", []),
+    ("text-after-object-comma", '{"Switch": {}},', CTX, "text-after-object", [","]),
     (
         "syntax-bad-escape",
         '{"Switch": {"GraphFusion": {"A\\q": "on"}}}',

@@ -98,6 +98,7 @@ if TYPE_CHECKING:
 
 CODES = {
     "json-syntax": "error",
+    "text-after-object": "warning",  # CANN reads one JSON value and stops
     "line-syntax": "error",
     "trailing-comma": "error",
     "comment": "error",
@@ -105,7 +106,7 @@ CODES = {
     "duplicate-key": "warning",  # error in the line format (CANN rejects a repeated name there)
     "unknown-top-level-key": "error",
     "unknown-section": "error",
-    "invalid-switch-value": "error",  # warning when only surrounding spaces are wrong
+    "invalid-switch-value": "error",  # warning for spaces around on/off (the rule is off)
     "invalid-priority": "error",
     "unknown-rule": "warning",
     "wrong-section": "warning",

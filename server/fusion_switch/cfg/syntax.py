@@ -212,12 +212,17 @@ class _JsonParser:
                 )
             else:
                 self.skip()
-                if self.pos < self.n:
-                    self.error(
-                        self.pos,
-                        self.n,
-                        "Unexpected text after the end of the top-level object: CANN's JSON "
-                        "parser rejects the whole file. Remove it.",
+                if self.pos < self.n:  # nlohmann's `>>` stops at the end of the value
+                    self.findings.append(
+                        Finding(
+                            "text-after-object",
+                            "warning",
+                            Span(self.pos, self.n),
+                            "Text after the end of the top-level object: CANN stops reading "
+                            "at the end of the object and never sees it, but other tools "
+                            "reject the file. Remove it.",
+                            {},
+                        )
                     )
         except _Stop:
             for node in self.open:
