@@ -319,3 +319,16 @@ def test_clients_without_snippet_support_get_no_snippet_items(marked):
     _, result = items(marked, snippets=False)
     assert result
     assert [c.label for c in result if c.is_snippet or c.kind == "snippet"] == []
+
+
+@pytest.mark.parametrize(("stage", "value"), [("Top", "0"), ("Main", "1000"), ("Down", "2000")])
+def test_a_priority_snippet_offers_a_value_its_stage_accepts(stage, value):
+    """A review: every stage's snippet offered 1000, which CANN refuses under Top and Down
+    ("priority out of range"), so accepting the default broke the file."""
+    marked = '{"Priority": {"GraphFusion": {"%s": {"ConvB|"}}}}' % stage
+    choice = pick(items(marked, snippets=True)[1], GRAPH)
+    assert choice.new_text.endswith(f'"${{1:{value}}}"'), choice.new_text
+    from fusion_switch.cfg import analyse
+
+    filled = re.sub(r"\$\{1:(\d+)\}", r"\1", accept(marked, GRAPH, snippets=True))
+    assert not [f for f in analyse(filled, CTX).findings if f.severity == "error"], filled

@@ -161,7 +161,7 @@ def _key_candidates(path: tuple[str, ...], ctx: Context) -> tuple[list[_Candidat
     if len(path) == 2 and path[0] == "Priority" and path[1] in SECTIONS:
         return [_Candidate(s, "priority stage", STAGE_DOCS[s], "0", "{}") for s in STAGE_DOCS], None
     if len(path) == 3 and path[0] == "Priority" and path[1] in SECTIONS and path[2] in STAGE_DOCS:
-        return [], (path[1], "priority")
+        return [], (path[1], "priority", path[2])
     return [], None
 
 
@@ -194,8 +194,18 @@ def _group(rule: Rule) -> str:
     return "1" if rule.products else "2"
 
 
+# the lowest value each stage's range takes in a user file (Top [0,1000), Main [1000,2000),
+# Down [2000,3000)): 1000 everywhere made an accepted completion out of range under Top/Down
+_STAGE_DEFAULT = {"Top": "0", "Main": "1000", "Down": "2000"}
+
+
 def _key_choice(
-    candidate: _Candidate, has_colon: bool, snippets: bool, needs_comma: bool, quoted: bool
+    candidate: _Candidate,
+    has_colon: bool,
+    snippets: bool,
+    needs_comma: bool,
+    quoted: bool,
+    stage: str | None = None,
 ) -> Choice:
     name, detail, documentation, group, value_kind = candidate
     key_text = _quoted(name)
@@ -211,7 +221,8 @@ def _key_choice(
         elif value_kind == "priority":
             new_text = key_text + ": "
             if snippets:
-                new_text = _escape(key_text) + ': "${1:1000}"'
+                default = _STAGE_DEFAULT.get(stage or "Main", "1000")
+                new_text = _escape(key_text) + f': "${{1:{default}}}"'
                 is_snippet = True
         else:
             empty = _CONTAINER_VALUES.get(value_kind, value_kind)
@@ -254,11 +265,13 @@ def _keys(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context, snippets: bo
     items = [_key_choice(c, *flags) for c in fixed if c.name not in present]
     shared = None
     if rules is not None:
-        section, kind = rules
+        section, kind, *stage = rules
         shared = _shared(
             ctx,
-            ("keys", section, kind, *flags),
-            lambda: [_key_choice(c, *flags) for c in _rule_candidates(section, ctx, kind)],
+            ("keys", section, kind, *stage, *flags),
+            lambda: [
+                _key_choice(c, *flags, *stage) for c in _rule_candidates(section, ctx, kind)
+            ],
         )
     after: tuple[Choice, ...] = ()
     if snippets and not has_colon and len(cur.path) == 2 and cur.path[0] == "Switch":
