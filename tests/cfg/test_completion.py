@@ -325,7 +325,7 @@ def test_clients_without_snippet_support_get_no_snippet_items(marked):
 def test_a_priority_snippet_offers_a_value_its_stage_accepts(stage, value):
     """A review: every stage's snippet offered 1000, which CANN refuses under Top and Down
     ("priority out of range"), so accepting the default broke the file."""
-    marked = '{"Priority": {"GraphFusion": {"%s": {"ConvB|"}}}}' % stage
+    marked = '{"Priority": {"GraphFusion": {"' + stage + '": {"ConvB|"}}}}'
     choice = pick(items(marked, snippets=True)[1], GRAPH)
     assert choice.new_text.endswith(f'"${{1:{value}}}"'), choice.new_text
     from fusion_switch.cfg import analyse

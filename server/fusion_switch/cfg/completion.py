@@ -269,9 +269,7 @@ def _keys(doc: CfgDocument, cur: Cursor, offset: int, ctx: Context, snippets: bo
         shared = _shared(
             ctx,
             ("keys", section, kind, *stage, *flags),
-            lambda: [
-                _key_choice(c, *flags, *stage) for c in _rule_candidates(section, ctx, kind)
-            ],
+            lambda: [_key_choice(c, *flags, *stage) for c in _rule_candidates(section, ctx, kind)],
         )
     after: tuple[Choice, ...] = ()
     if snippets and not has_colon and len(cur.path) == 2 and cur.path[0] == "Switch":
