@@ -2,8 +2,8 @@
 
 msaccucmp decodes dump headers through a CANN C library (``libascend_dump_parser.so``) that is
 not installed here. The runner below replaces only ``BigDumpDataParser._parse_dump_to_json``
-with our protobuf-JSON decoder (:func:`fusion_switch.readers.dump.dump_header_to_json`) and runs
-the rest of msaccucmp unmodified, in a subprocess:
+with our protobuf-JSON decoder (:func:`fusion_switch.readers.dump_json.dump_header_to_json`)
+and runs the rest of msaccucmp unmodified, in a subprocess:
 
     python tests/compare/oracle.py compare -m ON_DUMP -g OFF_DUMP -f ON_JSON -cf OFF_JSON -out DIR
 
@@ -72,7 +72,7 @@ def make_importable() -> Path:
 def patch_dump_parser() -> None:
     """Decode dump headers with our decoder instead of CANN's C library."""
     from dump_parse import big_dump_data
-    from fusion_switch.readers.dump import dump_header_to_json
+    from fusion_switch.readers.dump_json import dump_header_to_json
 
     def parse_dump_to_json(self) -> None:
         with open(self.dump_file_path, "rb") as handle:

@@ -13,11 +13,10 @@ from fusion_switch.readers.dump import (
     DumpError,
     OriginalOp,
     UnsupportedDtypeError,
-    dump_header_to_json,
-    header_to_json,
     read_dump,
     read_npy_dump,
 )
+from fusion_switch.readers.dump_json import dump_header_to_json, header_to_json
 from fusion_switch.readers.dump_write import TensorSpec, encode_dump, write_dump
 
 

@@ -173,7 +173,7 @@ def _run_command(argv: list[str] | None, command: str | None) -> int:
         try:
             status = int(args.func(args) or 0)
         except BrokenPipeError:  # `| head`: the reader left; nothing more to say to it
-            from .compare import quiet_stdout
+            from .quiet_stdout import quiet_stdout
 
             quiet_stdout()
             status = 141  # as a shell reports a program SIGPIPE ended

@@ -666,11 +666,7 @@ def _run(args: argparse.Namespace, progress: Progress | JsonLinesProgress) -> in
             print_verdict(outputs.summary, sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:  # `| head`: the reader left; the files are written
+        from .quiet_stdout import quiet_stdout
+
         quiet_stdout()
     return status
-
-
-def quiet_stdout() -> None:
-    """After a broken pipe, send what is left to /dev/null so exit does not complain."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())

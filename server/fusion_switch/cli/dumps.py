@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
             print_tree(listing, sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:
-        from .compare import quiet_stdout
+        from .quiet_stdout import quiet_stdout
 
         quiet_stdout()
     return 0

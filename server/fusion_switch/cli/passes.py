@@ -272,7 +272,7 @@ def _emit(listing: dict, printer, fmt: str) -> None:
             printer(listing, sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:
-        from .compare import quiet_stdout
+        from .quiet_stdout import quiet_stdout
 
         quiet_stdout()
 
