@@ -102,6 +102,19 @@ def test_after_all_off_applies_to_the_users_configuration(tmp_path):
     assert cfg.read_bytes() == USER_CFG
 
 
+def test_a_recipe_started_without_a_configuration_ends_with_only_the_guilty_rule_off(
+    tmp_path,
+):
+    """A review: `off --all` created the file, and `apply` kept its "ALL": "off" in both
+    sections, saying only that it switched the rule off."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    assert fs("off", cfg, "--all").returncode == 0
+    done = fs("apply", summary_with_verdicts(tmp_path), cfg, "--yes")
+    assert done.returncode == 0, done.stderr
+    switch = json.loads(cfg.read_bytes())["Switch"]
+    assert switch == {"GraphFusion": {GRAPH_RULE: "off"}}, switch
+
+
 def test_asks_first_and_bad_results_are_errors(tmp_path):
     cfg = user_cfg(tmp_path)
     declined = fs("apply", summary_with_verdicts(tmp_path), cfg)

@@ -114,6 +114,8 @@ def recipe_base(cfg: CfgFile) -> tuple[str, Version] | None:
     latest = history.latest()
     if latest is None or latest.kind != "all-off" or not latest.wrote(cfg.data):
         return None
+    if latest.file is None:  # 'all off' created the file: the user had none
+        return "", latest
     data = history.content(latest)
     if data is None:
         return None
