@@ -69,12 +69,17 @@ def test_acl_says_not_aclgrphbuildmodel_and_torch_npu_points_to_torchair(tmp_pat
         ("atc", "atc --model=m.onnx --fusion_switch_file={cfg} --soc_version=Ascend910B1\n", 0),
         ("mslite", "[ascend_context]\nfusion_switch_config_file_path={cfg}\n", 0),
         ("torch_npu", "import torch_npu\n", 1),
+        # a review: a file of the same name elsewhere passed as this configuration
+        ("torchair", 'config.fusion_config.fusion_switch_file = "/data/old/{name}"\n', 1),
+        ("torchair", 'config.fusion_config.fusion_switch_file = "{name}"\n', 0),  # its folder
+        ("torchair", "config.fusion_config.fusion_switch_file = './{name}'\n", 0),
+        ("atc", "atc --model=m.onnx --fusion_switch_file=/old/{name} --soc_version=X\n", 1),
     ],
 )
 def test_check_a_script(tmp_path, framework, script, expected):
     cfg = user_cfg(tmp_path)
     path = tmp_path / "train.py"
-    path.write_text(script.replace("{cfg}", str(cfg)))
+    path.write_text(script.replace("{cfg}", str(cfg)).replace("{name}", cfg.name))
     done = fs("wire", framework, cfg, "--check", path)
     assert done.returncode == expected, done.stdout + done.stderr
     if expected == 1 and framework != "torch_npu":

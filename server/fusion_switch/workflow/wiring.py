@@ -7,6 +7,7 @@ Tests (tests/cli/test_wire.py) hold the same names against the same citations.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -201,5 +202,26 @@ def find_wiring(wiring: Wiring, script: str, cfg_path: str) -> list[Finding]:
     for number, line in enumerate(script.splitlines(), 1):
         code = line.split("#", 1)[0] if not line.lstrip().startswith("//") else ""
         if code and marker.search(code):
-            out.append(Finding(number, line.strip(), cfg_path in code or name in code))
+            out.append(Finding(number, line.strip(), _names_this(code, cfg_path, name)))
     return out
+
+
+def _names_this(code: str, cfg_path: str, name: str) -> bool:
+    """Whether a path in ``code`` is this configuration: its absolute path, or a relative
+    one its path ends with. A file of the same name elsewhere is not (a review:
+    "/data/old_experiment/fusion_switch.cfg" passed as this configuration)."""
+    if cfg_path in code:
+        return True
+    ours = os.path.normpath(cfg_path).replace("\\", "/")
+    for token in re.findall(r"[^\s\"'=,(){}\[\]]*" + re.escape(name), code):
+        path = token.replace("\\", "/")
+        if path.startswith(("/", "~")) or re.match(r"[A-Za-z]:/", path):
+            if os.path.normpath(os.path.expanduser(path)) == ours:
+                return True
+        elif path != name and not path.startswith("./") and "/" not in path:
+            continue  # another name ending with it: "my_fusion_switch.cfg"
+        else:
+            relative = os.path.normpath(path)
+            if relative == name or ours.endswith("/" + relative):
+                return True
+    return False
