@@ -126,3 +126,15 @@ def test_asks_first_and_bad_results_are_errors(tmp_path):
     junk = fs("apply", tmp_path / "junk.json", cfg, "--yes")
     assert junk.returncode == 2 and "not valid JSON" in junk.stderr
     assert "Traceback" not in missing.stderr + junk.stderr
+
+
+def test_a_damaged_history_is_a_clear_error_not_a_traceback(tmp_path):
+    """A review: apply raised HistoryError/Untrusted out of the recipe's look at the history
+    (off and restore said it cleanly)."""
+    cfg = user_cfg(tmp_path)
+    assert fs("off", cfg, "--all").returncode == 0
+    (index,) = (tmp_path / ".fusion-switch").rglob("index.json")
+    index.write_text("{not json")
+    done = fs("apply", summary_with_verdicts(tmp_path), cfg, "--yes")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "index.json" in done.stderr

@@ -111,12 +111,17 @@ def recipe_base(cfg: CfgFile) -> tuple[str, Version] | None:
     """When the file is still exactly as our last 'all off' left it: the text from before
     (the recipe ends by switching the guilty rules off in the user's own configuration)."""
     history = History(cfg.path)
-    latest = history.latest()
-    if latest is None or latest.kind != "all-off" or not latest.wrote(cfg.data):
-        return None
-    if latest.file is None:  # 'all off' created the file: the user had none
-        return "", latest
-    data = history.content(latest)
+    try:
+        latest = history.latest()
+        if latest is None or latest.kind != "all-off" or not latest.wrote(cfg.data):
+            return None
+        if latest.file is None:  # 'all off' created the file: the user had none
+            return "", latest
+        data = history.content(latest)
+    except (UnsafePath, HistoryError) as exc:  # Untrusted is a HistoryError
+        raise ChangeError(f"cannot read the history: {exc}") from None
+    except OSError as exc:
+        raise ChangeError(f"cannot read the history of {cfg.path}: {exc.strerror or exc}") from None
     if data is None:
         return None
     body = data[3:] if data.startswith(BOM) else data
