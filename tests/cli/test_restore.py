@@ -81,3 +81,15 @@ def test_no_history_yet(tmp_path):
     cfg = user_cfg(tmp_path)
     done = fs("restore", cfg, "--yes")
     assert done.returncode == 1 and "no history" in done.stderr
+
+
+def test_a_file_saved_in_another_encoding_can_still_be_restored(tmp_path):
+    """A review: an editor saved the file as GBK, and restore (even --list) refused it as
+    "not valid UTF-8", exactly when a user needs it."""
+    cfg = user_cfg(tmp_path)
+    assert fs("off", cfg, "--all").returncode == 0
+    cfg.write_bytes('{"Switch": {"GraphFusion": {"规则": "off"}}}'.encode("gbk"))
+    assert fs("restore", cfg, "--list").returncode == 0
+    done = fs("restore", cfg, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert cfg.read_bytes() == USER_CFG

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from ..workflow.history import History, HistoryError, Untrusted, describe
 
     try:
-        cfg = read_cfg(args.cfg, must_exist=False)
+        cfg = read_cfg(args.cfg, must_exist=False, as_text=False)
         history = History(cfg.path)
         versions = history.versions()
         strays = history.unindexed()

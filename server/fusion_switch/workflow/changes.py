@@ -36,7 +36,9 @@ class CfgFile:
         return (BOM if self.bom else b"") + text.encode("utf-8", "surrogatepass")
 
 
-def read_cfg(path: Path, *, must_exist: bool = True) -> CfgFile:
+def read_cfg(path: Path, *, must_exist: bool = True, as_text: bool = True) -> CfgFile:
+    """The file's bytes and text. ``as_text=False``: its bytes only (restore, which must work
+    on a file an editor saved in another encoding; its text is then empty)."""
     path = Path(os.path.abspath(path))
     if path.is_symlink():
         raise ChangeError(
@@ -55,6 +57,8 @@ def read_cfg(path: Path, *, must_exist: bool = True) -> CfgFile:
         raise ChangeError(f"{path}: cannot read: {exc.strerror or exc}") from None
     bom = data.startswith(BOM)
     body = data[3:] if bom else data
+    if not as_text:
+        return CfgFile(path, data, "", bom)
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
