@@ -63,6 +63,12 @@ class MemoryStore:
     def has(self, side, op):
         return any(key[:2] == (side, op) for key in self.tensors)
 
+    def output_origin(self, side, op, index):
+        return None  # no dump header here
+
+    def dtype_code(self, side, op, kind, index):
+        return None
+
     def tensor(self, side, op, kind, index):
         try:
             return self.tensors[(side, op, kind, index)]

@@ -143,3 +143,29 @@ def test_an_original_op_the_fusion_off_graph_lacks_is_not_read_as_a_constant(tmp
     assert "AConv2dMulFusion" not in _proven(summary)
     assert _proven(summary) == ["ConvBatchnormFusionPass"], summary["verdict"]
     assert done.returncode == 1
+
+
+def test_a_graph_the_dump_headers_contradict_proves_nothing(tmp_path):
+    """-f of another build: there the UB pass did not add the Relu to the fused Conv+BN, so
+    the graph says its output stands for b1_bn1; the dump (this build) says b1_relu1. The
+    replay proved ConvBatchnormFusionPass from a sub-graph that was not the one that ran."""
+    case = generate_case(tmp_path / "case", faults=[])
+    graph = json.loads(case.on_graph.read_text())
+    for op in graph["graph"][0]["op"]:
+        if op["name"] == "b1_conv1b1_relu1":
+            for attr in op["attr"]:
+                if attr["key"] == "_datadump_original_op_names":
+                    attr["value"]["list"]["s"] = ["b1_conv1", "b1_bn1"]
+                if attr["key"] == "pass_name":
+                    attr["value"]["list"]["s"] = ["ConvBatchnormFusionPass"]
+            op["attr"] = [a for a in op["attr"] if a["key"] != "pass_name_ub"]
+            for attr in op["output_desc"][0]["attr"]:
+                if attr["key"] == "_datadump_origin_name":
+                    attr["value"]["s"] = "b1_bn1"
+    case.on_graph = tmp_path / "other_build.json"
+    case.on_graph.write_text(json.dumps(graph))
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_conv1b1_relu1")
+    assert op["verdict"] == "unverified", op
+    assert "b1_relu1" in op["reason"] and "-f" in op["reason"], op["reason"]
+    assert _proven(summary) == [] and done.returncode != 1, done.stdout

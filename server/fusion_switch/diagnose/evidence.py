@@ -222,6 +222,18 @@ class EvidenceStore:
         if dropped:
             self._array_bytes -= sum(array.nbytes for array in dropped.values())
 
+    def output_origin(self, side: str, op_name: str, index: int) -> str | None:
+        """The original op the dump names for output ``index`` (``OpOutput.original_op``),
+        None when the dump or the name is missing."""
+        try:
+            outputs = self.dump(side, op_name).outputs
+        except MissingEvidence:
+            return None
+        said = outputs[index].original_op if index < len(outputs) else None
+        if said is None or not said.name:
+            return None
+        return said.name
+
     def dtype_code(self, side: str, op_name: str, kind: str, index: int) -> int | None:
         try:
             dump = self.dump(side, op_name)

@@ -10,11 +10,11 @@ reference kernels (:mod:`.kernels`) in float64, each output rounded to its fusio
   carries unchanged (same original tensor) is used when the fusion-off dump is missing;
 - values inside the sub-graph are computed.
 
-An op the replay flags is proven only when its parameters hold together
-(:func:`.replay_parameters.check_parameters`): none taken from the fused op's side (a rule may have
-folded it in place), and a weight both runs dumped the same in both, unless the replay with the
-fused op's own value disagrees too. An original op the fusion-off graph lacks is never read as
-a constant.
+An op the replay flags is proven only when its evidence holds together
+(:func:`.replay_parameters.check_parameters`): the dump names, per output, the original op the
+-f graph names; no parameter taken from the fused op's side (a rule may have folded it in
+place); a weight both runs dumped the same in both, unless the replay with the fused op's own
+value disagrees too. An original op the fusion-off graph lacks is never read as a constant.
 
 The replay is compared with the fused op's real output (score: :mod:`.noise`). Verdicts:
 ``introduces`` (beyond the tolerance), ``propagates`` (replay agrees, the output differs from

@@ -29,6 +29,7 @@ def check_parameters(replayer: Any, sub: Subgraph, plan: dict[str, list], eviden
       (another step or checkpoint dumped, runs that diverged) and the fused op computed
       right with its own; if not, a rule folded it in place (the first replay stands).
     """
+    _outputs_named_alike(replayer, sub)
     if evidence.get("from_on_side"):
         taken = ", ".join(evidence["from_on_side"])
         raise Unverifiable(
@@ -75,3 +76,28 @@ def _own_value(replayer: Any, sub: Subgraph, member: Any, i: int, position: int)
     if on.size == off.size and score(on, off, dtype) <= MIN_TOLERANCE:
         return None
     return on
+
+
+def _outputs_named_alike(replayer: Any, sub: Subgraph) -> None:
+    """The fused op's dump names, per output, the original op it stands for
+    (``OpOutput.original_op``), as the -f graph's ``_datadump_origin_name`` does: where they
+    differ, the graph is of another build than the dumps, and its sub-graph is not the one
+    that ran (a review: an innocent rule proven from such a graph)."""
+    descs = sub.fused.output_descs
+    for k, origin in sub.outputs:
+        said = replayer.store.output_origin("on", sub.fused.name, k)
+        if said is None:
+            continue
+        desc = descs[k] if k < len(descs) else None
+        producer = replayer.off.ops.get(ref_name(origin)[0])
+        names = {
+            ref_name(origin)[0],
+            getattr(desc, "origin_name", "") or "",
+            *(getattr(producer, "original_names", None) or ()),
+        }
+        if said not in names:
+            raise Unverifiable(
+                f"not proven: the fusion-on dump says output {k} stands for {said}, the "
+                f"-f graph says {origin}: the graph is not of the build dumped in -m (pass "
+                "the graph of the run that was dumped)"
+            )
