@@ -352,3 +352,22 @@ def test_resume_never_overwrites_an_edit_made_after_the_interrupt(tmp_path):
     assert resumed.returncode == 2, resumed.stderr
     assert "differs" in resumed.stderr
     assert cfg.read_bytes() == edited
+
+
+def test_a_run_past_timeout_is_stopped_and_bad(tmp_path):
+    """A review: a job that never ends made bisect wait for ever. With --timeout S a run is
+    stopped after S seconds (its process group ended) and judged bad, its log saying so."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    pids = tmp_path / "pids"
+    env = {"FAKE_MODE": "slow", "FAKE_STATE": str(pids), "FAKE_SLOW_FROM": "1", "FAKE_SLEEP": "600"}
+    started = time.monotonic()
+    done = bisect(cfg, rule_option(rules(4)), "--timeout", "1", env=env)
+    assert time.monotonic() - started < 60
+    assert done.returncode == 3, done.stderr  # bad with all fusion off: not fusion's doing
+    assert "timeout" in done.stderr.lower() or "timed out" in done.stderr.lower(), done.stderr
+    assert all(gone(int(pid)) for pid in pids.read_text().split())
+    assert cfg.read_bytes() == USER_CFG
+    for wrong in ("0", "-5", "nan"):
+        refused = bisect(cfg, rule_option(rules(4)), "--timeout", wrong, env=env)
+        assert refused.returncode == 2 and "--timeout" in refused.stderr, refused.stderr

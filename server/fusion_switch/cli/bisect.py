@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="find the guilty fusion rules by re-running your job",
         usage=(
             "fusion-switch bisect CFG [--rules R1,R2,... | --fusion-result FILE | --all-fired] "
-            "[--repeat N] [--metric REGEX --threshold X [--lower-is-better]] [-j N] [--resume] "
+            "[--repeat N] [--metric REGEX --threshold X [--lower-is-better]] [-j N] [--timeout S] "
+            "[--resume] "
             "-- CMD ARGS..."
         ),
         description=(
@@ -67,6 +68,12 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         "--lower-is-better", action="store_true", help="the metric is bad above the threshold"
     )
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="parallel trials")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="stop a run after S seconds and count it bad (a job that hangs)",
+    )
     parser.add_argument("--resume", action="store_true", help="continue an interrupted bisection")
     parser.add_argument("--catalogue", action="append", default=[], metavar="EXTRA.json")
     parser.add_argument("--progress", choices=("text", "jsonl"), default="text")
@@ -126,6 +133,8 @@ class Bisect:
             )
         if args.repeat < 1 or args.jobs < 1:
             raise BadInput("--repeat and -j take a number of at least 1")
+        if args.timeout is not None and not 0 < args.timeout < float("inf"):
+            raise BadInput("--timeout takes a number of seconds above 0, e.g. --timeout 3600")
         if (args.metric is None) != (args.threshold is None):
             raise BadInput("--metric and --threshold go together")
         metric = None
@@ -238,7 +247,7 @@ class Bisect:
             raise BadInput(f"{cfg.path}: cannot switch rules in it: {exc}") from None
         from ..workflow.trials import Runner
 
-        self.runner = Runner(self.command, self.judge, args.repeat)
+        self.runner = Runner(self.command, self.judge, args.repeat, args.timeout)
         # SIGHUP: the terminal or the SSH session closed
         stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
         previous = {s: signal.signal(s, _interrupt) for s in stops}
@@ -288,6 +297,7 @@ class Bisect:
             "threshold": a.threshold,
             "lower_is_better": a.lower_is_better,
             "jobs": a.jobs,
+            **({"timeout": a.timeout} if a.timeout else {}),  # older journals have none
         }
 
     def _bisect(self) -> int:
@@ -429,6 +439,8 @@ class Bisect:
 
     def _progress(self, label: str, result, resumed: bool) -> None:
         verdict = "bad" if result.bad else "good"
+        if any(run.get("timed_out") for run in result.runs):
+            verdict = f"bad (timed out after {self.args.timeout:g} s)"
         note = " (from the journal)" if resumed else f" ({result.seconds:.1f} s)"
         message = f"trial {self.count} [{label}]: {verdict}{note}"
         remaining = 0

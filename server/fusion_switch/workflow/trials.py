@@ -123,10 +123,13 @@ class Runner:
     """Runs trials; `stop()` (from a signal handler or another thread) kills every running
     trial's process group at once."""
 
-    def __init__(self, command: Sequence[str], judge: Judge, repeat: int = 1) -> None:
+    def __init__(
+        self, command: Sequence[str], judge: Judge, repeat: int = 1, timeout: float | None = None
+    ) -> None:
         self.command = list(command)
         self.judge = judge
         self.repeat = max(1, repeat)
+        self.timeout = timeout  # a run past it is stopped and bad (a job that hangs)
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen] = set()
         self.stopped = False
@@ -141,11 +144,14 @@ class Runner:
         for i in range(self.repeat):
             log = log_stem.with_name(f"{log_stem.name}-run{i + 1}.log")
             code, seconds = self._run_once(cfg, log)
+            timed_out = code == TIMED_OUT
             output = _tail(log)
-            run_bad, value = self.judge.verdict(code, output, log)
+            run_bad, value = (True, None) if timed_out else self.judge.verdict(code, output, log)
             runs.append(
                 {"exit": code, "metric": value, "seconds": round(seconds, 3), "log": str(log)}
             )
+            if timed_out:
+                runs[-1]["timed_out"] = True
             if run_bad:
                 bad = True
                 break  # one bad run decides the trial
@@ -184,7 +190,17 @@ class Runner:
             with self._lock:
                 self._running.add(process)
             try:
-                code = process.wait()
+                try:
+                    code = process.wait(self.timeout)
+                except subprocess.TimeoutExpired:  # stopped as Ctrl-C stops it, then bad
+                    _kill_group(process, signal.SIGTERM)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        process.wait(KILL_GRACE)
+                    out.write(
+                        f"\nfusion-switch bisect: stopped after {self.timeout:g} s "
+                        "(--timeout)\n".encode()
+                    )
+                    code = TIMED_OUT
             finally:
                 with self._lock:
                     self._running.discard(process)
@@ -194,6 +210,9 @@ class Runner:
         if self.stopped:
             raise KeyboardInterrupt
         return code, time.monotonic() - start
+
+
+TIMED_OUT = 124  # a run stopped at --timeout (as GNU timeout exits)
 
 
 def _kill_group(process: subprocess.Popen, sig: int) -> None:
