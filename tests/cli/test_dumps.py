@@ -241,3 +241,16 @@ def test_a_damaged_statistics_file_is_said_and_the_rest_compared(tmp_path, damag
     assert result.returncode in (1, 3), (result.returncode, result.stderr)
     if summary["first_divergence"] is None:
         assert result.returncode == 3
+
+
+def test_more_bad_files_than_are_listed_are_counted(tmp_path):
+    """A review: `dumps` listed 5 problems of 11 bad files and never said there were more."""
+    leaf = tmp_path / "leaf"
+    leaf.mkdir()
+    for i in range(11):
+        (leaf / f"Add.add{i}.1.1.17000000000000{i:02d}").write_bytes(b"\x05" * 20)
+    result = cli("dumps", str(leaf), "--format", "json")
+    listing = json.loads(result.stdout)
+    (found,) = [leaf for leaf in listing["leaves"]] if "leaves" in listing else [listing]
+    problems = found.get("problems", [])
+    assert len(problems) == 6 and "6 more bad file(s)" in problems[-1], problems

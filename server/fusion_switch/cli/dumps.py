@@ -97,7 +97,8 @@ def _tensor_details(folder: Path) -> dict:
     if len(files) > MAX_HEADERS:
         out["dtypes_from"] = f"the first {MAX_HEADERS} of {len(files)} files"
     if problems:
-        out["problems"] = problems[:5]
+        more = len(problems) - 5
+        out["problems"] = problems[:5] + ([f"... and {more} more bad file(s)"] if more > 0 else [])
     if index.ignored:
         out["ignored"] = len(index.ignored)
     return out
