@@ -186,3 +186,19 @@ def test_a_reader_that_leaves_early_gets_no_traceback(fmt: str) -> None:
     process.stdout.close()  # the reader leaves, as head does
     _, stderr = process.communicate(timeout=120)
     assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr, stderr.decode()[-800:]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_utf16_file_is_said_to_be_utf16(tmp_path: Path, encoding: str) -> None:
+    """A review: a UTF-16 file was read as the old line format and the message quoted
+    'Invalid switch value "\\x00{\\x00"...' instead of saying what the file is."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    text = '{"Switch": {"GraphFusion": {"ALL": "off"}}}'
+    data = text.encode(encoding)
+    cfg.write_bytes(data if data[:2] in (b"\xff\xfe", b"\xfe\xff") else b"\xfe\xff" + data)
+    done = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "check", str(cfg)], capture_output=True, text=True
+    )
+    assert done.returncode == 1
+    assert "UTF-16" in done.stdout and "save" in done.stdout.lower(), done.stdout
+    assert "\\x00" not in done.stdout, done.stdout

@@ -81,6 +81,15 @@ def decode(data: bytes) -> tuple[str, Finding | None]:
 
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # shown as it is, but CANN reads bytes
+        text = data.decode("utf-16", "replace")
+        return text, Finding(
+            code="json-syntax",
+            severity="error",
+            span=Span(0, min(1, len(text))),
+            message="UTF-16 text: CANN reads the file as UTF-8 bytes and rejects it. Save the "
+            "file as UTF-8.",
+        )
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
