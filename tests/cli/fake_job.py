@@ -4,7 +4,9 @@ rules named in FAKE_GUILTY is on in the configuration it is given.
 FAKE_GUILTY   comma-separated rule names
 FAKE_MODE     "exit" (default), "flaky" (a guilty configuration fails every other run, counted
               in FAKE_STATE), "always-bad", "slow" (writes its pid to FAKE_STATE; from the
-              FAKE_SLOW_FROM-th run on it sleeps FAKE_SLEEP seconds, so a test can interrupt it)
+              FAKE_SLOW_FROM-th run on it sleeps FAKE_SLEEP seconds, so a test can interrupt it),
+              "spurious" (the runs numbered in FAKE_FAIL_RUNS fail whatever the configuration,
+              counted in FAKE_STATE: a job that fails for reasons of its own)
 The configuration is argv[1] (the `{cfg}` of the command line) or $FUSION_SWITCH_CFG.
 """
 
@@ -41,5 +43,10 @@ if mode == "flaky" and bad:
     with open(state, "w") as fh:
         fh.write(str(count + 1))
     bad = count % 2 == 1  # the fault shows only on every other run
+if mode == "spurious":
+    state = os.environ["FAKE_STATE"]
+    count = (int(Path(state).read_text() or 0) if os.path.exists(state) else 0) + 1
+    Path(state).write_text(str(count))
+    bad = bad or str(count) in os.environ.get("FAKE_FAIL_RUNS", "").split(",")
 print(f"step 100 loss 0.1 accuracy={0.42 if bad else 0.91:.2f}")
 sys.exit(1 if bad and mode != "metric-only" else 0)

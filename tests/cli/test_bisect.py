@@ -371,3 +371,26 @@ def test_a_run_past_timeout_is_stopped_and_bad(tmp_path):
     for wrong in ("0", "-5", "nan"):
         refused = bisect(cfg, rule_option(rules(4)), "--timeout", wrong, env=env)
         assert refused.returncode == 2 and "--timeout" in refused.stderr, refused.stderr
+
+
+def test_a_rule_found_only_by_runs_that_failed_on_their_own_is_not_switched_off(tmp_path):
+    """A review: a job failing now and then for reasons of its own got innocent rules named
+    guilty and switched off (exit 0). Each rule found is confirmed by one more run with only
+    it on; one that runs good then is said, and not switched off."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    env = {"FAKE_MODE": "spurious", "FAKE_STATE": str(tmp_path / "n")}
+    env["FAKE_FAIL_RUNS"] = "2,4,5,6"  # as it is, then the first halvings: no rule guilty
+    done = bisect(cfg, rule_option(rules(8)), env=env)
+    assert "not confirmed" in done.stderr, done.stderr
+    assert done.returncode == 1, done.stderr  # nothing proven to switch off
+    assert cfg.read_bytes() == USER_CFG
+
+
+def test_a_guilty_rule_is_confirmed_and_switched_off(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    done = bisect(cfg, rule_option(rules(8)), env={"FAKE_GUILTY": "R006"})
+    assert done.returncode == 0, done.stderr
+    assert "confirmed" in done.stderr and "not confirmed" not in done.stderr
+    assert switches(cfg) == {"KeepMe": "on", "R006": "off"}

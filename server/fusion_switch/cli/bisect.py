@@ -351,6 +351,13 @@ class Bisect:
                     batch = gen.send(self._evaluate(items))
             except StopIteration as stop:
                 guilty = list(stop.value)
+            guilty = self._confirmed(guilty)
+            if not guilty:
+                return self._finish_without(
+                    1,
+                    "no rule found is confirmed: the runs that named them failed for reasons "
+                    "of the job's own (run with --repeat N, or check the job's logs)",
+                )
         except Inconsistent as exc:
             names = ", ".join(f"{r} ({s})" for s, r in exc.group[:8])
             return self._finish_without(NOT_FUSION, f"{exc} [{names}]")
@@ -364,6 +371,29 @@ class Bisect:
         limit = bound(n, len(guilty), self.args.jobs)
         per_round = "" if self.args.jobs <= 1 else f" in {self.search.rounds} rounds"
         return self._finish(guilty, used, per_round, limit)
+
+    def _confirmed(self, guilty: list) -> list:
+        """The rules of ``guilty`` one more run with only that rule on finds bad. A job that
+        fails now and then for reasons of its own made the halving name innocent rules, which
+        were switched off (a review); such a rule runs good alone and is said, not kept."""
+        if not guilty:
+            return guilty
+        items = []
+        for rule in guilty:
+            text = self._trial_text([rule])
+            items.append((f"confirm {rule[1]}: only it on", text, "confirm\n" + text))
+        results = self._evaluate(items)
+        lost = [rule for rule, bad in zip(guilty, results, strict=True) if not bad]
+        if lost:
+            names = ", ".join(f"{r} ({s})" for s, r in lost)
+            self._say(
+                f"not confirmed: {names}: the job ran good with only it on; a run that named "
+                "it failed for another reason (run with --repeat N to tell)"
+            )
+        kept = [rule for rule in guilty if rule not in lost]
+        if kept:
+            self._say("confirmed: " + ", ".join(f"{r} ({s})" for s, r in kept))
+        return kept
 
     # ----------------------------------------------------------------- trials
 
@@ -380,16 +410,20 @@ class Bisect:
             return "on: " + ", ".join(r for _, r in on)
         return f"{len(on)} of {n} candidates on"
 
-    def _evaluate(self, items: list[tuple[str, str]]) -> list[bool]:
-        """Judge each (label, cfg text): from the journal when it was run before, else run."""
+    def _evaluate(self, items: list[tuple]) -> list[bool]:
+        """Judge each (label, cfg text[, journal key]): from the journal when it was run
+        before, else run. A key of its own makes a run that repeats a trial's text (a
+        confirmation) a run of its own."""
         from ..workflow.bisect_journal import logs_dir
         from ..workflow.safe_files import atomic_write_bytes, ensure_private_dir
         from ..workflow.state_dir import state_dir
 
         results: list[bool | None] = []
         todo = []
-        for label, text in items:
-            known = self.journal.result(text)
+        keys = []
+        for label, text, *key in items:
+            keys.append(key[0] if key else text)
+            known = self.journal.result(keys[-1])
             if known is not None:
                 self.count += 1
                 self._progress(label, known, resumed=True)
@@ -427,12 +461,12 @@ class Bisect:
                 except BaseException:
                     self.runner.stop()
                     raise
-        for (index, label, text), result in zip(todo, outcomes, strict=True):
+        for (index, label, _), result in zip(todo, outcomes, strict=True):
             self.count += 1
             self.times.append(result.seconds)
             if result.runs:
                 self.last_log = result.runs[-1]["log"]
-            self.journal.add(text, label, result)
+            self.journal.add(keys[index], label, result)
             self._progress(label, result, resumed=False)
             results[index] = result.bad
         return [bool(r) for r in results]
