@@ -394,3 +394,31 @@ def test_a_guilty_rule_is_confirmed_and_switched_off(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "confirmed" in done.stderr and "not confirmed" not in done.stderr
     assert switches(cfg) == {"KeepMe": "on", "R006": "off"}
+
+
+def test_a_job_that_exits_124_itself_is_a_bad_run_not_a_timeout(tmp_path):
+    """A review: the runner took any exit status 124 for its own --timeout stop, so a job
+    wrapped in GNU timeout (which exits 124) crashed bisect formatting a timeout of None."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    done = bisect(cfg, rule_option(rules(4)), job=["sh", "-c", "exit 124"])
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 3 and "timed out" not in done.stderr, done.stderr
+
+
+def test_a_bisection_under_nohup_survives_the_hangup(tmp_path):
+    """A review: `nohup fusion-switch bisect ... &` (SIGHUP ignored, so a long run survives
+    the logout) was stopped by SIGHUP once bisect handled it like Ctrl-C."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    command = [sys.executable, "-m", "fusion_switch", "bisect", str(cfg), rule_option(rules(2))]
+    proc = subprocess.Popen(
+        [*command, "--", "sh", "-c", "sleep 1"],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    time.sleep(0.7)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "nothing to bisect" in err, (proc.returncode, err)

@@ -248,8 +248,11 @@ class Bisect:
         from ..workflow.trials import Runner
 
         self.runner = Runner(self.command, self.judge, args.repeat, args.timeout)
-        # SIGHUP: the terminal or the SSH session closed
-        stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+        # SIGHUP: the terminal or the SSH session closed; not under nohup, which ignores it
+        # so that a bisection of hours outlives the logout
+        stops = [signal.SIGTERM, signal.SIGINT]
+        if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+            stops.append(signal.SIGHUP)
         previous = {s: signal.signal(s, _interrupt) for s in stops}
         try:
             return self._bisect()

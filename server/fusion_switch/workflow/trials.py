@@ -143,8 +143,7 @@ class Runner:
         bad = False
         for i in range(self.repeat):
             log = log_stem.with_name(f"{log_stem.name}-run{i + 1}.log")
-            code, seconds = self._run_once(cfg, log)
-            timed_out = code == TIMED_OUT
+            code, seconds, timed_out = self._run_once(cfg, log)
             output = _tail(log)
             run_bad, value = (True, None) if timed_out else self.judge.verdict(code, output, log)
             runs.append(
@@ -169,12 +168,15 @@ class Runner:
                 process.wait(max(0.0, deadline - time.monotonic()))
             _kill_group(process, signal.SIGKILL)
 
-    def _run_once(self, cfg: Path, log: Path) -> tuple[int, float]:
+    def _run_once(self, cfg: Path, log: Path) -> tuple[int, float, bool]:
+        """(exit status, seconds, stopped at --timeout): a flag of its own, as a job wrapped
+        in GNU timeout exits 124 itself."""
         if self.stopped:
             raise KeyboardInterrupt
         env = dict(os.environ, **{CFG_VARIABLE: os.fspath(cfg)})
         argv = self.argv(cfg)
         start = time.monotonic()
+        timed_out = False
         with open(log, "wb") as out:
             try:
                 process = subprocess.Popen(
@@ -200,7 +202,7 @@ class Runner:
                         f"\nfusion-switch bisect: stopped after {self.timeout:g} s "
                         "(--timeout)\n".encode()
                     )
-                    code = TIMED_OUT
+                    code, timed_out = TIMED_OUT, True
             finally:
                 with self._lock:
                     self._running.discard(process)
@@ -209,7 +211,7 @@ class Runner:
                     process.wait(KILL_GRACE)  # reap it, also when interrupted
         if self.stopped:
             raise KeyboardInterrupt
-        return code, time.monotonic() - start
+        return code, time.monotonic() - start, timed_out
 
 
 TIMED_OUT = 124  # a run stopped at --timeout (as GNU timeout exits)
