@@ -422,3 +422,17 @@ def test_a_bisection_under_nohup_survives_the_hangup(tmp_path):
     proc.send_signal(signal.SIGHUP)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and "nothing to bisect" in err, (proc.returncode, err)
+
+
+def test_a_bisection_that_ends_leaves_the_recipe_and_restore_as_they_were(tmp_path):
+    """A review of this round's diff: the version the bisection keeps at its start (for a
+    SIGKILL) stayed the newest after it ended, so `restore` after `off --all` found the file
+    "already as version 2 had it", and `apply` no longer saw the all-off step."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    subprocess.run([sys.executable, "-m", "fusion_switch", "off", str(cfg), "--all"], check=True)
+    done = bisect(cfg, rule_option(rules(2)), job=["true"])
+    assert done.returncode == 1  # good as it is: nothing to bisect
+    restore = [sys.executable, "-m", "fusion_switch", "restore", str(cfg), "--yes"]
+    assert subprocess.run(restore, capture_output=True, timeout=60).returncode == 0
+    assert cfg.read_bytes() == USER_CFG

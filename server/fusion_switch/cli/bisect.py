@@ -16,6 +16,7 @@ fusion off), the cause is not among the candidates, or the results contradict ea
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -280,7 +281,7 @@ class Bisect:
         from ..workflow.safe_files import UnsafePath
 
         try:
-            History(cfg.path).record(
+            self.start_version = History(cfg.path).record(
                 cfg.data,
                 cfg.data,
                 who="bisect",
@@ -523,6 +524,19 @@ class Bisect:
                 f"before the bisection is in {self.journal.path}",
                 file=sys.stderr,
             )
+            return
+        self._forget_start()
+
+    def _forget_start(self) -> None:
+        """The file is as it was: the version kept at the start (for a SIGKILL) goes, so
+        that restore and the recipe's 'off --all' step see the history as before."""
+        from ..workflow.history import History, HistoryError
+        from ..workflow.safe_files import UnsafePath
+
+        start, self.start_version = getattr(self, "start_version", None), None
+        if start is not None:
+            with contextlib.suppress(OSError, HistoryError, UnsafePath):
+                History(self.cfg.path).forget(start)
 
     def _finish_without(self, code: int, message: str) -> int:
         self._put_base_back()
