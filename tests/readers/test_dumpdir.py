@@ -502,3 +502,15 @@ def test_a_folder_of_links_to_nothing_says_so(tmp_path):
     assert "no readable dump file: 2 entries are named like dump files but are no files" in text
     assert "(first: " in text and "a symbolic link to nothing" in text
     assert text.endswith("mount or copy the dumps")
+
+
+def test_a_numeric_name_mapped_to_an_exception_dump_is_no_damage(tmp_path):
+    """A review of this round's diff: a numeric file mapping.csv maps to a long kernel
+    exception dump's name (why CANN writes mapping.csv) was taken for a damaged row, and its
+    "evidence missing" stood on every op of the run."""
+    _touch(tmp_path, "Conv2D.conv1.3.1.1700000000000001", "1000001")
+    kernel = "te_conv2d_" + "a" * 260 + "_mix_aic"
+    (tmp_path / "mapping.csv").write_text(f"1000001,{kernel}.5.17.AIC.0.1700000000000099\n")
+    dump_dir = scan_dump_dir(tmp_path)
+    assert not any("mapping.csv" in note for note in dump_dir.notes), dump_dir.notes
+    assert dump_dir.unusable_for(["conv1"]) == []

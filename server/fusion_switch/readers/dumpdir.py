@@ -510,7 +510,8 @@ def _index_folder(
                 real = mapping[name]
             parsed = parse_dump_name(real, entry.path)
             if isinstance(parsed, str):
-                if real is not name and mapping_problems is not None:  # a row cut short?
+                cut = real is not name and not is_exception_dump_name(real)
+                if cut and mapping_problems is not None:  # a row cut short?
                     mapping_problems.append(
                         f"{folder / MAPPING_FILE}: {name} is listed as {real[:80]!r}, not a "
                         "dump file's name"
