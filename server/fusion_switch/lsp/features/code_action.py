@@ -47,7 +47,11 @@ def register(server: FusionSwitchServer) -> None:
         from ...workflow import annotate
 
         ours_found = annotations.findings(ls, doc, analysis.document)
-        known = {(f.code, f.span): f for f in [*analysis.findings, *ours_found]}
+        # keyed by the span as a client gives it back: a range has no room for a CRLF's CR,
+        # so a span ending on one comes back a character shorter
+        known = {
+            (f.code, conv.span(conv.range(f.span))): f for f in [*analysis.findings, *ours_found]
+        }
 
         ours = [d for d in params.context.diagnostics if d.source == SOURCE]
         findings: list[Finding] = []
@@ -59,18 +63,25 @@ def register(server: FusionSwitchServer) -> None:
             if not finding.data:
                 finding.data = cached.data
                 finding.related = cached.related
+            finding.span = cached.span  # the finding's own, CR included
             findings.append(finding)
 
+        # no conversion while a line with text has no colon: the converted file would drop it
+        text = analysis.document.text
+        unread = any(
+            f.code == "line-syntax" and text[f.span.start : f.span.end].strip()
+            for f in analysis.findings
+        )
         actions: list[types.CodeAction] = []
         if findings:
             found_fixes = await compute(doc, cfg.code_actions, analysis.document, findings, ctx)
             found_fixes += annotate.fixes(analysis.document, findings)
             for fix in found_fixes:
+                if unread and LEGACY_CODE in fix.codes:
+                    continue
                 if wanted(fix.kind, only):
                     actions.append(conv.code_action(fix, doc.uri, doc.version, ours))
 
-        # not while some line has no colon: the converted file would drop it
-        unread = any(f.code == "line-syntax" for f in analysis.findings)
         if wanted(SOURCE_CONVERT_TO_JSON, only) and not unread:
             legacy = [f for f in analysis.findings if f.code == LEGACY_CODE]
             fixes = await compute(doc, cfg.code_actions, analysis.document, legacy, ctx)
