@@ -447,6 +447,11 @@ def test_a_top_level_key_with_spaces_is_an_error_and_its_content_checked():
     both = sub('{"Switch": {"GraphFusion": {"<G>": "off"}}, " Switch": {"UBFusion": {}}}')
     (spaced,) = [f for f in analyse(both).findings if f.code == "unknown-top-level-key"]
     assert spaced.severity == "warning" and "ignores this one" in spaced.message
+    from fusion_switch.cfg import code_actions, parse
+
+    # renaming it would make it the "Switch" CANN reads, dropping the other's settings
+    offered = [fix.title for fix in code_actions(parse(both), [spaced], CTX)]
+    assert not [title for title in offered if "Replace" in title], offered
     wrong = sub('{"Switch": {"GraphFusion": {"<G>": "On"}}, " Switch": {"UBFusion": {}}}')
     assert ("invalid-switch-value", '"On"') in found(wrong)  # the one CANN reads is checked
 

@@ -177,7 +177,7 @@ def _spaced_top_level_key(member: Member, exact_too: bool) -> Finding:
             member.key_span,
             f'Top-level key "{key}" has surrounding spaces: CANN reads the "{trimmed}" written '
             "without them and ignores this one. Merge it into that one.",
-            {"key": key, "suggestions": [trimmed], "path": []},
+            {"key": key, "path": []},  # no rename: it would replace the one CANN reads
         )
     return Finding(
         "unknown-top-level-key",
