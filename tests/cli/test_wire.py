@@ -74,6 +74,10 @@ def test_acl_says_not_aclgrphbuildmodel_and_torch_npu_points_to_torchair(tmp_pat
         ("torchair", 'config.fusion_config.fusion_switch_file = "{name}"\n', 0),  # its folder
         ("torchair", "config.fusion_config.fusion_switch_file = './{name}'\n", 0),
         ("atc", "atc --model=m.onnx --fusion_switch_file=/old/{name} --soc_version=X\n", 1),
+        # a variable before the name is not followed: it may be this file (a review)
+        ("atc", "atc --model=m.onnx --fusion_switch_file=${SCRIPT_DIR}/{name}\n", 0),
+        ("atc", 'atc --model=m.onnx --fusion_switch_file="$(pwd)/{name}"\n', 0),
+        ("atc", "atc --model=m.onnx --fusion_switch_file=$PWD/{name}\n", 0),
     ],
 )
 def test_check_a_script(tmp_path, framework, script, expected):

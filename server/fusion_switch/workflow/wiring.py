@@ -212,6 +212,8 @@ def _names_this(code: str, cfg_path: str, name: str) -> bool:
     "/data/old_experiment/fusion_switch.cfg" passed as this configuration)."""
     if cfg_path in code:
         return True
+    if re.search(r"\$(\{\w+\}|\(\s*pwd\s*\)|\w+)[/\\]+" + re.escape(name), code):
+        return True  # ${DIR}/name, $(pwd)/name, $PWD/name: not followed, may be this file
     ours = os.path.normpath(cfg_path).replace("\\", "/")
     for token in re.findall(r"[^\s\"'=,(){}\[\]]*" + re.escape(name), code):
         path = token.replace("\\", "/")
