@@ -13,7 +13,8 @@ peak RSS and PSS of the process tree (psutil, children included), CPU, the ratio
 agree, the time to the first progress report, and issue 16's budgets with PASS/FAIL: the compare >=
 30x faster than msaccucmp on every run (each run of ours against the msaccucmp run beside it, and
 the slowest of ours against the fastest msaccucmp), peak memory <= 0.5x msaccucmp's, <= 3x the read
-time; with the replay <= 5x the read time; first progress within 1 s. A ratio is printed with as
+time (its fastest run: a slow spell does not widen the budget); with the replay <= 5x the read
+time; first progress within 1 s. A ratio is printed with as
 many decimals as it takes for the printed figure to be on the same side of the limit as the exact
 one.
 """
@@ -473,10 +474,17 @@ def main() -> int:
         if kernel_csv and folders_csv:
             same = kernel_csv[-1].read_bytes() == folders_csv[-1].read_bytes()
             print(f"CSV with graph folders vs files: {'identical' if same else 'DIFFERENT'}")
-        print("\nbudgets (issue 16; the compare itself is measured --no-replay):")
-        slowdown = plain[0] / read[0]
+        # the floor is the least time reading the bytes takes: its fastest run, sampled ones
+        # included. A median floor a slow spell inflated printed "3x: 1.8x PASS" in the
+        # thirty-fourth round (runs 0.20, 0.59, 0.50 s beside sampled runs of 0.18-0.20 s)
+        floor = min(r[0] for r in [*runs["read"], *sampled["read"]])
+        print(
+            "\nbudgets (issue 16; the compare itself is measured --no-replay; the read floor is "
+            f"the fastest of its runs, {floor:.2f} s):"
+        )
+        slowdown = plain[0] / floor
         print(f"  within 3x of reading the bytes:   {honest(slowdown, 3, slowdown <= 3)}")
-        with_replay = ours[0] / read[0]
+        with_replay = ours[0] / floor
         print(f"  with the replay within 5x of it:  {honest(with_replay, 5, with_replay <= 5)}")
         added = ours[0] / plain[0] - 1
         print(f"  the replay adds (issue 11: 20%):  {100 * added:.0f}% of the compare's wall")
