@@ -207,3 +207,26 @@ async def test_a_bisection_ends_with_its_server(session, tmp_path, ending):
         if ending == "shutdown":
             client.exit(None)
         await client.stop()
+
+
+async def test_a_timeout_from_the_editor_stops_a_run_that_hangs(session, tmp_path):
+    """The editor's bisection takes `timeout` as the terminal's --timeout does: a run that
+    hangs is stopped and bad (here every run hangs: bad with all fusion off, not fusion's)."""
+    if session.name != "visual-studio-code":
+        pytest.skip("one client is enough")
+    path = write_cfg(tmp_path, USER)
+    uri = open_path(session, path)
+    pids = tmp_path / "pids"
+    hang = f"FAKE_MODE=slow FAKE_STATE={pids} FAKE_SLEEP=600 {sys.executable} {FAKE_JOB} {{cfg}}"
+    started = time.monotonic()
+    result = await execute(
+        session, "fusionSwitch.bisect", cfgUri=uri, job=["sh", "-c", hang], rules=RULES, timeout=1
+    )
+    assert time.monotonic() - started < 60
+    assert result["guilty"] == [] and result["exit"] == 3, result
+    assert all(gone(int(pid)) for pid in pids.read_text().split())
+    assert path.read_text() == USER
+    bad = await execute(
+        session, "fusionSwitch.bisect", cfgUri=uri, job=["true"], rules=RULES, timeout="soon"
+    )
+    assert "timeout must be a number" in bad["error"], bad

@@ -38,6 +38,7 @@ class BisectRequest:
     lower_is_better: bool = False
     jobs: int = 1
     resume: bool = False
+    timeout: float | None = None  # seconds a run may take (a job that hangs)
 
     def argv(self, python: str | None = None) -> list[str]:
         out = [python or sys.executable, "-m", "fusion_switch", "bisect", os.fspath(self.cfg)]
@@ -57,6 +58,8 @@ class BisectRequest:
             out += ["-j", str(self.jobs)]
         if self.resume:
             out.append("--resume")
+        if self.timeout is not None:
+            out += ["--timeout", repr(self.timeout)]
         return [*out, "--progress", "jsonl", "--format", "json", "--", *self.command]
 
 

@@ -5,9 +5,9 @@
 Arguments: `cfgUri`, `job` (the command to run: a list of strings, or one string split like a
 shell does; `{cfg}` is the trial's configuration), one of `rules` (list) / `fusionResult`
 (path) / `allFired`, and optionally `repeat`, `metric` + `threshold`, `lowerIsBetter`,
-`jobs`, `resume`. The bisection rewrites the file on disk, so the document must be saved
-first; at the end the editor's text is brought to what the bisection wrote (recorded in the
-shared history, restorable).
+`jobs`, `resume`, `timeout` (seconds a run may take). The bisection rewrites the file on
+disk, so the document must be saved first; at the end the editor's text is brought to what
+the bisection wrote (recorded in the shared history, restorable).
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ def _request(params: dict, cfg_path) -> BisectRequest:
         lower_is_better=bool(params.get("lowerIsBetter")),
         jobs=number("jobs", int, 1),
         resume=bool(params.get("resume")),
+        timeout=number("timeout", float, None),
     )
 
 
