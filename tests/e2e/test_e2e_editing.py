@@ -120,6 +120,23 @@ FIXES = [
 ]
 
 
+async def code_actions(
+    session: Session, uri: str, rng: Range, diagnostics=(), only: list[str] | None = None
+) -> list[types.CodeAction]:
+    """textDocument/codeAction at ``rng`` with the client's ``diagnostics`` (none: [])."""
+    actions = await session.client.text_document_code_action_async(
+        types.CodeActionParams(
+            TextDocumentIdentifier(uri),
+            rng,
+            types.CodeActionContext(diagnostics=list(diagnostics), only=only),
+        )
+    )
+    return list(actions or [])
+
+
+ORIGIN = Range(Position(0, 0), Position(0, 0))
+
+
 @pytest.mark.parametrize(("code", "before", "after"), FIXES, ids=[f[0] for f in FIXES])
 async def test_quick_fix_applied_gives_expected_file(
     session: Session, code: str, before: str, after: str
@@ -128,13 +145,7 @@ async def test_quick_fix_applied_gives_expected_file(
     diagnostics = [d for d in await session.diagnostics(uri) if d.code == code]
     assert diagnostics, f"no {code} diagnostic"
     target = diagnostics[-1]
-    actions = await session.client.text_document_code_action_async(
-        types.CodeActionParams(
-            TextDocumentIdentifier(uri),
-            target.range,
-            types.CodeActionContext(diagnostics=[target]),
-        )
-    )
+    actions = await code_actions(session, uri, target.range, [target])
     fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
     assert fixes, f"no quick fix for {code}"
     fix = next((a for a in fixes if a.is_preferred), fixes[0])
@@ -147,25 +158,13 @@ async def test_source_action_converts_line_format_to_json(session: Session) -> N
     before = "ConvBatchnormFusionPass:off\nTbeConvDequantSigmoidMulAddFusionPass:on\n"
     uri = session.open("fix/lines/fusion_switch.cfg", before)
     await session.diagnostics(uri)
-    actions = await session.client.text_document_code_action_async(
-        types.CodeActionParams(
-            TextDocumentIdentifier(uri),
-            Range(Position(0, 0), Position(0, 0)),
-            types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.Source]),
-        )
-    )
+    actions = await code_actions(session, uri, ORIGIN, only=[types.CodeActionKind.Source])
     [action] = actions
     assert action.kind == "source.convertToJson" and action.title == "Convert to JSON"
     data = json.loads(apply_text_edits(before, edits_of(action.edit, uri), session.encoding))
     assert data["Switch"]["GraphFusion"]["ConvBatchnormFusionPass"] == "off"
     assert data["Switch"]["UBFusion"]["TbeConvDequantSigmoidMulAddFusionPass"] == "on"
-    quick_only = await session.client.text_document_code_action_async(
-        types.CodeActionParams(
-            TextDocumentIdentifier(uri),
-            Range(Position(0, 0), Position(0, 0)),
-            types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.QuickFix]),
-        )
-    )
+    quick_only = await code_actions(session, uri, ORIGIN, only=[types.CodeActionKind.QuickFix])
     assert list(quick_only) == []
 
 
@@ -221,23 +220,15 @@ async def test_a_stale_diagnostic_gets_no_fix_that_would_destroy_the_text(
     typed = '{"Switch": {"GraphFusion": {"ALL": "off"}}}'
     session.change(uri, [types.TextDocumentContentChangeWholeDocument(typed)], typed)
     assert not [d for d in await session.diagnostics(uri) if d.code == "empty-file"]
-    actions = await session.client.text_document_code_action_async(
-        types.CodeActionParams(
-            TextDocumentIdentifier(uri), empty.range, types.CodeActionContext(diagnostics=[empty])
-        )
-    )
-    assert list(actions or []) == []
+    actions = await code_actions(session, uri, empty.range, [empty])
+    assert actions == []
     with_comma = '{"Switch": {"GraphFusion": {"ALL": "off",}}}'
     session.change(uri, [types.TextDocumentContentChangeWholeDocument(with_comma)], with_comma)
     [comma] = [d for d in await session.diagnostics(uri) if d.code == "trailing-comma"]
     session.change(uri, [types.TextDocumentContentChangeWholeDocument(typed)], typed)
     await session.diagnostics(uri)
-    actions = await session.client.text_document_code_action_async(
-        types.CodeActionParams(
-            TextDocumentIdentifier(uri), comma.range, types.CodeActionContext(diagnostics=[comma])
-        )
-    )
-    assert list(actions or []) == []
+    actions = await code_actions(session, uri, comma.range, [comma])
+    assert actions == []
 
 
 async def test_convert_to_json_is_not_offered_while_lines_would_be_dropped(
@@ -247,21 +238,11 @@ async def test_convert_to_json_is_not_offered_while_lines_would_be_dropped(
     before = "ConvBatchnormFusionPass:off\nTbeConvRequantFusionPass off\n# note\n"
     uri = session.open("fix/lines-bad/fusion_switch.cfg", before)
     await session.diagnostics(uri)
-    actions = await session.client.text_document_code_action_async(
-        types.CodeActionParams(
-            TextDocumentIdentifier(uri),
-            Range(Position(0, 0), Position(0, 0)),
-            types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.Source]),
-        )
-    )
-    assert [a.title for a in actions or []] == []
+    actions = await code_actions(session, uri, ORIGIN, only=[types.CodeActionKind.Source])
+    assert [a.title for a in actions] == []
     [legacy] = [d for d in await session.diagnostics(uri) if d.code == "legacy-line-format"]
-    quick = await session.client.text_document_code_action_async(
-        types.CodeActionParams(
-            TextDocumentIdentifier(uri), legacy.range, types.CodeActionContext(diagnostics=[legacy])
-        )
-    )
-    assert [a.title for a in quick or [] if "JSON" in a.title] == []  # nor as a quick fix
+    quick = await code_actions(session, uri, legacy.range, [legacy])
+    assert [a.title for a in quick if "JSON" in a.title] == []  # nor as a quick fix
 
 
 async def test_a_crlf_file_keeps_the_fixes_of_its_current_diagnostics(session: Session) -> None:
@@ -271,10 +252,6 @@ async def test_a_crlf_file_keeps_the_fixes_of_its_current_diagnostics(session: S
     before = "ConvBatchnormFusionPass:off\r\nTbeConvDequantSigmoidMulAddFusionPass:on\r\n"
     uri = session.open("fix/lines-crlf/fusion_switch.cfg", before)
     [legacy] = [d for d in await session.diagnostics(uri) if d.code == "legacy-line-format"]
-    actions = await session.client.text_document_code_action_async(
-        types.CodeActionParams(
-            TextDocumentIdentifier(uri), legacy.range, types.CodeActionContext(diagnostics=[legacy])
-        )
-    )
-    fixes = [a for a in actions or [] if a.kind == types.CodeActionKind.QuickFix]
+    actions = await code_actions(session, uri, legacy.range, [legacy])
+    fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
     assert fixes, "the current diagnostic's fix was dropped"
