@@ -130,12 +130,22 @@ def test_a_constant_folded_in_place_is_not_taken_as_the_original(tmp_path, folde
     assert _proven(summary) == [] and done.returncode != 1, done.stdout
 
 
+def _edit_graph(case, side: str, edit) -> None:
+    """``case``'s ``on_graph`` or ``off_graph`` replaced by a copy ``edit(ops)`` changed."""
+    graph = json.loads(getattr(case, side).read_text())
+    edit(graph["graph"][0]["op"])
+    edited = getattr(case, side).with_name(f"edited_{side}.json")
+    edited.write_text(json.dumps(graph))
+    setattr(case, side, edited)
+
+
 def test_an_original_op_the_fusion_off_graph_lacks_is_not_read_as_a_constant(tmp_path):
     case = generate_case(tmp_path / "case", faults=["wrong_epsilon@0"])
-    graph = json.loads(case.off_graph.read_text())
-    graph["graph"][0]["op"] = [op for op in graph["graph"][0]["op"] if op["name"] != "b1_conv2"]
-    case.off_graph = tmp_path / "off_graph.json"
-    case.off_graph.write_text(json.dumps(graph))
+
+    def drop_conv(ops: list) -> None:
+        ops[:] = [op for op in ops if op["name"] != "b1_conv2"]
+
+    _edit_graph(case, "off_graph", drop_conv)
     done, summary = compare_summary(case, tmp_path / "out")
     op = _fused(summary, "b1_conv2")
     assert op["verdict"] == "unverified", op
@@ -150,20 +160,20 @@ def test_a_graph_the_dump_headers_contradict_proves_nothing(tmp_path):
     the graph says its output stands for b1_bn1; the dump (this build) says b1_relu1. The
     replay proved ConvBatchnormFusionPass from a sub-graph that was not the one that ran."""
     case = generate_case(tmp_path / "case", faults=[])
-    graph = json.loads(case.on_graph.read_text())
-    for op in graph["graph"][0]["op"]:
-        if op["name"] == "b1_conv1b1_relu1":
-            for attr in op["attr"]:
-                if attr["key"] == "_datadump_original_op_names":
-                    attr["value"]["list"]["s"] = ["b1_conv1", "b1_bn1"]
-                if attr["key"] == "pass_name":
-                    attr["value"]["list"]["s"] = ["ConvBatchnormFusionPass"]
-            op["attr"] = [a for a in op["attr"] if a["key"] != "pass_name_ub"]
-            for attr in op["output_desc"][0]["attr"]:
-                if attr["key"] == "_datadump_origin_name":
-                    attr["value"]["s"] = "b1_bn1"
-    case.on_graph = tmp_path / "other_build.json"
-    case.on_graph.write_text(json.dumps(graph))
+
+    def without_the_relu(ops: list) -> None:
+        (op,) = (op for op in ops if op["name"] == "b1_conv1b1_relu1")
+        for attr in op["attr"]:
+            if attr["key"] == "_datadump_original_op_names":
+                attr["value"]["list"]["s"] = ["b1_conv1", "b1_bn1"]
+            if attr["key"] == "pass_name":
+                attr["value"]["list"]["s"] = ["ConvBatchnormFusionPass"]
+        op["attr"] = [a for a in op["attr"] if a["key"] != "pass_name_ub"]
+        for attr in op["output_desc"][0]["attr"]:
+            if attr["key"] == "_datadump_origin_name":
+                attr["value"]["s"] = "b1_bn1"
+
+    _edit_graph(case, "on_graph", without_the_relu)
     done, summary = compare_summary(case, tmp_path / "out")
     op = _fused(summary, "b1_conv1b1_relu1")
     assert op["verdict"] == "unverified", op
