@@ -672,7 +672,7 @@ def die_with_rank_parent() -> None:
 def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
     """Two statistics trees: per op and tensor, what statistics allow."""
     from ..compare.stats_compare import NEEDS_TENSORS, compare_stats, write_outputs
-    from ..readers.stats import STATS_FILE, StatsError, looks_like_stats_csv, read_stats_csv
+    from ..readers.stats import StatsError, is_stats_file, read_stats_csv
 
     pairs = []
     notes = []
@@ -688,7 +688,7 @@ def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
                 continue
             for csv_on in sorted(leaf.path.glob("*.csv")):
                 csv_off = partner.path / csv_on.name
-                if csv_on.name != STATS_FILE and not looks_like_stats_csv(csv_on):
+                if not is_stats_file(csv_on):
                     continue
                 if not csv_off.is_file():
                     notes.append(f"{label}: {csv_on.name} only in -m")

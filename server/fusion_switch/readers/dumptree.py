@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .dumpdir import MAPPING_FILE, parse_dump_name
 from .exception_name import is_exception_dump_name
-from .stats import STATS_FILE, looks_like_stats_csv
+from .stats import STATS_FILE, is_stats_file
 
 MAX_DEPTH = 8
 _TIME_DIR = re.compile(r"^\d{14}$")
@@ -155,9 +155,8 @@ def _leaf_of(
     for entry in files:
         try:
             found = classify_file(entry.name)
-            if found == "stats?":  # statistic.csv by its name: a damaged one is said later
-                stats = entry.name == STATS_FILE or looks_like_stats_csv(entry.path)
-                found = "stats" if stats else None
+            if found == "stats?":
+                found = "stats" if is_stats_file(entry.path) else None
             if found is None:
                 continue
             counts[found] += 1

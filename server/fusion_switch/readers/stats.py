@@ -109,6 +109,12 @@ def looks_like_stats_csv(path: str | os.PathLike) -> bool:
     return is_stats_header(header)
 
 
+def is_stats_file(path: str | os.PathLike) -> bool:
+    """A statistics CSV: named statistic.csv, whatever its content (a damaged one is said
+    when read, not left out unsaid), or a CSV with a statistics header."""
+    return Path(path).name == STATS_FILE or looks_like_stats_csv(path)
+
+
 def _number(text: str) -> float | None:
     text = text.strip()
     if not text or text.upper() in ("N/A", "NA", "NONE", "NULL", "-"):
