@@ -186,7 +186,7 @@ class Replayer:
                         f"of the original op {src}, which the fusion-off graph lacks (is -cf "
                         "the graph of the fusion-off run?)"
                     )
-                constant = producer is None or producer.type in CONSTANT_TYPES
+                constant = self.is_constant(src)
                 if not constant and ref in sub.boundary:
                     position = sub.boundary[ref]
                     row.append(("value", self._on_input(sub, position)))
@@ -201,6 +201,12 @@ class Replayer:
                 )
             plan[member.name] = row
         return plan, evidence
+
+    def is_constant(self, src: str) -> bool:
+        """Op ``src``'s outputs are parameters of the replay: a constant of the fusion-off
+        graph, or an op it does not list (read from the consumer's fusion-off dump)."""
+        producer = self.off.ops.get(src)
+        return producer is None or producer.type in CONSTANT_TYPES
 
     def _on_input(self, sub: Subgraph, position: int) -> np.ndarray:
         try:

@@ -13,7 +13,7 @@ from .evidence import MissingEvidence
 from .json_numbers import json_number
 from .noise import MIN_TOLERANCE, coarser, score
 from .replay_kernels import Unverifiable
-from .subgraph import CONSTANT_TYPES, Subgraph, ref_name
+from .subgraph import Subgraph, ref_name
 
 
 def check_parameters(replayer: Any, sub: Subgraph, plan: dict[str, list], evidence: dict) -> None:
@@ -41,10 +41,7 @@ def check_parameters(replayer: Any, sub: Subgraph, plan: dict[str, list], eviden
         for i, ref in enumerate(member.data_inputs):
             position = sub.boundary.get(ref)
             src = ref_name(ref)[0]
-            producer = replayer.off.ops.get(src)
-            if position is None or src in sub.member_names:
-                continue
-            if producer is not None and producer.type not in CONSTANT_TYPES:
+            if position is None or src in sub.member_names or not replayer.is_constant(src):
                 continue
             own = _own_value(replayer, sub, member, i, position)
             if own is not None:
