@@ -203,11 +203,6 @@ NOTHING_COMPARED = "nothing compared"
 HEURISTIC = "most likely (heuristic, not proven by replay)"  # a suspect of the rows alone
 
 
-def _list(summary: Mapping[str, Any]) -> list:
-    rules = summary.get("rules")
-    return rules if isinstance(rules, list) else []
-
-
 def exit_status(summary: Mapping[str, Any]) -> int:
     """`compare`'s exit status for its summary: 2 nothing compared, 1 a rule proven or
     suspected (or a fused op proven wrong between undecided rules), 3 evidence missing (a
@@ -217,7 +212,10 @@ def exit_status(summary: Mapping[str, Any]) -> int:
     if summary.get("suspects"):
         return 1
     # a fused op the replay proves wrong, which of its passes undecided
-    if any(isinstance(r, Mapping) and r.get("verdict") == "undecided" for r in _list(summary)):
+    rules = summary.get("rules")
+    if isinstance(rules, list) and any(
+        isinstance(r, Mapping) and r.get("verdict") == "undecided" for r in rules
+    ):
         return 1
     return 3 if summary.get("evidence_missing") or summary.get("replay_left_out") else 0
 
@@ -295,12 +293,13 @@ def _rows_verdict_line(
     if attribution.unattributed:
         return _outside_fusion(attribution)
     undumped = counts.get("no_left_dump") or 0
-    if undumped and any(f.verdict == "propagates" for f in attribution.findings):
+    diverge = any(f.verdict == "propagates" for f in attribution.findings)
+    if diverge and undumped:
         line = (
             f"outputs diverge; {undumped} fusion-on op(s) have no dump file and were not "
             "judged: not proven clean (dump them, or run with the replay)"
         )
-    elif any(f.verdict == "propagates" for f in attribution.findings):
+    elif diverge:
         line = "outputs diverge, but no fused op introduces the error (check the network inputs)"
     elif replay_left_out:
         line = (
