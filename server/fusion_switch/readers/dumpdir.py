@@ -30,6 +30,8 @@ except ImportError:  # pragma: no cover - exercised on machines without a C comp
     _files = None
 
 MAPPING_FILE = "mapping.csv"
+# why a numeric-named file is in no op's list: the reasons start so, and the scan picks them out
+_UNLISTED = f"numeric name not listed in {MAPPING_FILE}"
 OFFLINE_PATTERN = re.compile(
     r"^[A-Za-z0-9_-]+\.([A-Za-z0-9_-]+)\.[0-9]+(\.[0-9]+)?\.[0-9]{1,255}"
     r"(\.[0-9]+\.[0-9]+\.[0-9]+)?(\.[0-9]+)?"
@@ -505,7 +507,7 @@ def _index_folder(
             real = name
             if name.isdigit() or (name.endswith(".npy") and name[:-4].isdigit()):
                 if name not in mapping:
-                    ignored.append((name, f"numeric name not listed in {MAPPING_FILE}"))
+                    ignored.append((name, _UNLISTED))
                     continue
                 real = mapping[name]
             parsed = parse_dump_name(real, entry.path)
@@ -516,7 +518,7 @@ def _index_folder(
                         f"{folder / MAPPING_FILE}: {name} is listed as {real[:80]!r}, not a "
                         "dump file's name"
                     )
-                    parsed = f"numeric name not listed in {MAPPING_FILE} as a dump file"
+                    parsed = f"{_UNLISTED} as a dump file"
                 ignored.append((name, parsed))
                 continue
             op_name = parsed.op_name
@@ -540,7 +542,7 @@ def _entry_name(entry: os.DirEntry, mapping: dict[str, str]) -> DumpName | str:
     name = entry.name
     if name.isdigit() or (name.endswith(".npy") and name[:-4].isdigit()):
         if name not in mapping:
-            return f"numeric name not listed in {MAPPING_FILE}"
+            return _UNLISTED
         name = mapping[name]
     return parse_dump_name(name, entry.path)
 
@@ -700,7 +702,7 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
             + (f" (and {len(mapping_problems) - 1} more)" if len(mapping_problems) > 1 else "")
             + "; the dumps with numeric names it does not list cannot be matched to their ops"
         )
-        unlisted = [n for n, why in ignored if why.startswith("numeric name not listed")]
+        unlisted = [n for n, why in ignored if why.startswith(_UNLISTED)]
         unmatched = [
             f"{folder / name}: numeric name not listed in a damaged {MAPPING_FILE}; fix it"
             for name in unlisted
