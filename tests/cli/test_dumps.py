@@ -254,3 +254,24 @@ def test_more_bad_files_than_are_listed_are_counted(tmp_path):
     (found,) = [leaf for leaf in listing["leaves"]] if "leaves" in listing else [listing]
     problems = found.get("problems", [])
     assert len(problems) == 6 and "6 more bad file(s)" in problems[-1], problems
+
+
+@pytest.mark.parametrize("damage", ["empty", "utf16"])
+def test_dumps_says_a_damaged_statistics_file(tmp_path, damage):
+    """Left by the last round: `compare` says a damaged statistic.csv, but `dumps` skipped it
+    without a word (its header no longer reads as statistics), listing the leaf as 0 rows."""
+    trees = tmp_path / "trees"
+    shutil.copytree(STATS / "dump_data0", trees, symlinks=True)
+    bad = trees / "rank_0" / "mnist" / "0" / "2" / "statistic.csv"
+    text = bad.read_text(encoding="utf-8")
+    bad.write_bytes(b"" if damage == "empty" else text.encode("utf-16"))
+    result = cli("dumps", str(trees), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (leaf,) = [
+        leaf
+        for leaf in json.loads(result.stdout)["leaves"]
+        if (leaf["model_id"], leaf["iteration"]) == ("0", "2")
+    ]
+    assert any(str(bad) in problem for problem in leaf.get("problems", [])), leaf
+    text_out = cli("dumps", str(trees)).stdout
+    assert f"problem: {bad}" in text_out or str(bad) in text_out

@@ -105,7 +105,7 @@ def _tensor_details(folder: Path) -> dict:
 
 
 def _stats_details(folder: Path) -> dict:
-    from ..readers.stats import StatsError, looks_like_stats_csv, read_stats_csv
+    from ..readers.stats import StatsError, is_stats_file, read_stats_csv
 
     rows = 0
     ops: set[str] = set()
@@ -114,7 +114,7 @@ def _stats_details(folder: Path) -> dict:
     statistics: list[str] = []
     problems = []
     for csv_path in sorted(folder.glob("*.csv")):
-        if not looks_like_stats_csv(csv_path):
+        if not is_stats_file(csv_path):  # a damaged statistic.csv is said, not skipped
             continue
         try:
             stats = read_stats_csv(csv_path)
