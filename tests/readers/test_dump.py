@@ -380,6 +380,35 @@ def test_bad_npy_files(tmp_path, writer, message):
         read_dump(path)
 
 
+def _npy_with_header(header: str) -> bytes:
+    body = header.encode("latin1")
+    body += b" " * (63 - (10 + len(body)) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(body).to_bytes(2, "little") + body
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "{'descr': open(), 'fortran_order': False, 'shape': (2,), }",
+        "{1: 2}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2,",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}",
+    ],
+)
+def test_a_bad_npy_header_is_said_in_our_words(tmp_path, header):
+    """Left by the last round: the error quoted numpy's parser, e.g. "malformed node or string
+    on line 1: <ast.Call object at 0x7f...>", which tells a user nothing."""
+    path = tmp_path / "a.0.1700000000000000.npy"
+    path.write_bytes(_npy_with_header(header))
+    with pytest.raises(DumpError) as caught:
+        read_dump(path)
+    message = str(caught.value)
+    assert str(path) in message and "not a valid .npy file" in message
+    assert "object at 0x" not in message and "<ast." not in message, message
+    assert "EOF in multi-line" not in message, message
+    assert "numpy.save" in message, message
+
+
 def test_truncated_npy(tmp_path):
     path = tmp_path / "a.0.1700000000000000.npy"
     np.save(path, np.zeros(100, np.float32))

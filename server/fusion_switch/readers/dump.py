@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -658,6 +659,17 @@ def _build_dump_file_python(
 # ----------------------------------------------------------------------------- .npy dumps
 
 
+def _npy_problem(error: Exception) -> str:
+    """numpy's header error in words a user can act on: its parser's own text can be the repr
+    of a syntax-tree node (``<ast.Call object at 0x...>``)."""
+    text = str(error)
+    unparsed = isinstance(error, SyntaxError) or type(error).__name__ == "TokenError"
+    if unparsed or "malformed node" in text or "parse header" in text:
+        text = "its header is not the plain dict numpy writes"
+    text = re.sub(r"<[^<>]* object at 0x[0-9a-fA-F]+>", "an expression", text)
+    return f"{text}; write it again with numpy.save, or compare the run's binary dumps"
+
+
 def read_npy_dump(path: str | os.PathLike) -> DumpFile:
     """A ``.npy`` dump as a DumpFile with a single output (msaccucmp's view of such files)."""
     path = Path(path)
@@ -673,7 +685,7 @@ def read_npy_dump(path: str | os.PathLike) -> DumpFile:
             except (OSError, MemoryError):
                 raise
             except Exception as error:  # numpy's header parser: ValueError, TokenError, ...
-                raise DumpError(path, f"not a valid .npy file: {error}") from None
+                raise DumpError(path, f"not a valid .npy file: {_npy_problem(error)}") from None
             offset = handle.tell()
     except OSError as error:
         raise DumpError(path, f"cannot read: {error.strerror or error}") from None
