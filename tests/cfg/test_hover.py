@@ -136,3 +136,35 @@ def test_source_names_the_cann_component_not_a_repository_path(name, section, co
 def test_empty_key_hover_says_the_name_is_empty():
     info = hover_at(switch('      "": "off"'), '""', shift=1)
     assert info is not None and "empty" in info.markdown.lower()
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (  # a spaced top-level key beside an exact one: CANN reads the exact one
+            '{" Switch": {"GraphFusion": {"<G>": "off"}},\n'
+            ' "Switch": {"GraphFusion": {"<G>": "on"}}}',
+            '"off"',
+        ),
+        ('{"Switch": {"GraphFusion": {"<G>": "off",\n "<G>": "on"}}}', '"off"'),
+        ('{"Switch": {"GraphFusion": {"<G>": "off",\n "<G>": "on"}}}', '"<G>"'),
+        (
+            '{"Switch": {"GraphFusion": {"<G>": "off"},\n "GraphFusion": {"<G>": "on"}}}',
+            '"off"',
+        ),
+        (
+            '{"Switch": {"GraphFusion": {"<G>": "off"}},\n'
+            ' "Switch": {"GraphFusion": {"<G>": "on"}}}',
+            '"<G>"',
+        ),
+    ],
+)
+def test_hover_inside_an_entry_cann_ignores_says_so(text, needle):
+    """Left by the last round: a value inside an ignored " Switch" (or any duplicate CANN
+    drops) was described as taking effect ("CANN does not apply ..."), against the warning
+    on the same entry."""
+    text, needle = sub(text), sub(needle)
+    first = hover_at(text, needle).markdown
+    assert "ignored" in first.lower() and "line 2" in first, first
+    kept = hover_at(text, needle.replace("off", "on"), nth=0 if "off" in needle else 1)
+    assert "ignored" not in kept.markdown.lower(), kept.markdown

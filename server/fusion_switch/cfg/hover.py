@@ -20,7 +20,7 @@ from .model import Context, HoverInfo, Span
 from .structure import switch_value
 from .suggest import name_index
 from .syntax import shorten
-from .tree import CfgDocument, StringNode, top_level_key
+from .tree import CfgDocument, Member, ObjectNode, StringNode, top_level_key, top_level_member
 
 
 def hover(
@@ -75,6 +75,37 @@ def _target_note(rule: Rule, ctx: Context) -> str:
 
 
 def _hover_json(
+    doc: CfgDocument, offset: int, ctx: Context, evidence: Mapping[str, str] | None
+) -> HoverInfo | None:
+    info = _hover_json_entry(doc, offset, ctx, evidence)
+    kept = _read_instead(doc, offset) if info is not None else None
+    if kept is None:
+        return info
+    line = doc.line_col(kept.key_start)[0]
+    note = (
+        f"**Ignored**: CANN reads the `{shorten(top_level_key(kept.key))}` on line {line} "
+        "instead, so nothing here takes effect.\n\n---\n\n"
+    )
+    return HoverInfo(note + info.markdown, info.span)
+
+
+def _read_instead(doc: CfgDocument, offset: int) -> Member | None:
+    """The member CANN reads in place of one holding `offset` (a duplicate key, or a spaced
+    top-level key beside an exact one), or None when CANN reads every member around it."""
+    node = doc.root
+    top = True
+    while isinstance(node, ObjectNode):
+        member = next((m for m in node.members if m.start <= offset <= m.end), None)
+        if member is None:
+            return None
+        kept = top_level_member(node, top_level_key(member.key)) if top else node.get(member.key)
+        if kept is not None and kept is not member:
+            return kept
+        node, top = member.value, False
+    return None
+
+
+def _hover_json_entry(
     doc: CfgDocument, offset: int, ctx: Context, evidence: Mapping[str, str] | None
 ) -> HoverInfo | None:
     cur = locate(doc, offset)
