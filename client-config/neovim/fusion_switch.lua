@@ -20,7 +20,7 @@ local M = {}
 
 M.filetype = 'fusion_switch'
 M.patterns = { 'fusion_switch*.cfg', '*.fusion_switch.cfg' }
-M.root_markers = { '.git', '.fusion-switch', '.vscode' }
+M.root_markers = { '.git', '.vscode' }
 
 local defaults = {
   -- Command that starts the server over stdio; nil: $FUSION_SWITCH_SERVER_CMD (split on

@@ -23,7 +23,7 @@ if not configs.fusion_switch then
       cmd = { 'fusion-switch', 'serve' },
       filetypes = { 'fusion_switch' },
       root_dir = function(fname)
-        return util.root_pattern('.git', '.fusion-switch', '.vscode')(fname)
+        return util.root_pattern('.git', '.vscode')(fname)
           or vim.fn.fnamemodify(fname, ':p:h')
       end,
       single_file_support = true,

@@ -84,3 +84,24 @@ def test_neovim_and_emacs_expose_every_server_command() -> None:
     ):
         named = set(re.findall(r"['\"](fusionSwitch\.\w+)['\"]", path.read_text()))
         assert named == expected, path.name
+
+
+def test_no_client_takes_the_state_folder_for_a_project_root() -> None:
+    """A review: Neovim's root markers held `.fusion-switch`, the folder the server makes
+    beside the cfg on the first compare or all-off. The nearest marker wins there, so from
+    the next session on the root moved to the cfg's folder and the compare paths, relative
+    to the project root (.git), no longer resolved."""
+    from fusion_switch.workflow.state_dir import STATE_DIR_NAME
+
+    files = {
+        "neovim/fusion_switch.lua": r"root_markers\s*=\s*\{([^}]*)\}",
+        "neovim/lsp/fusion_switch.lua": r"root_markers\s*=\s*\{([^}]*)\}",
+        "neovim/lspconfig.lua": r"root_pattern\(([^)]*)\)",
+        "helix/languages.toml": r"roots\s*=\s*\[([^\]]*)\]",
+    }
+    for name, pattern in files.items():
+        found = re.findall(pattern, (CLIENT_CONFIG / name).read_text())
+        assert found, f"{name}: no root markers found"
+        markers = [m for group in found for m in re.findall(r"['\"]([^'\"]+)['\"]", group)]
+        assert ".git" in markers, (name, markers)
+        assert STATE_DIR_NAME not in markers, (name, markers)

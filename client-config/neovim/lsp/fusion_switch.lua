@@ -7,7 +7,7 @@
 return {
   cmd = { 'fusion-switch', 'serve' },
   filetypes = { 'fusion_switch' },
-  root_markers = { '.git', '.fusion-switch', '.vscode' },
+  root_markers = { '.git', '.vscode' },
   settings = {
     fusionSwitch = {
       target = '', -- e.g. 'Ascend950PR_9599'
