@@ -27,7 +27,7 @@ def summary_with_verdicts(tmp_path):
                     {
                         "rule": UB_RULE,
                         "section": "UBFusion",
-                        "verdict": "unverified",
+                        "verdict": "heuristic",
                         "ops": ["fused_2"],
                     },
                     {
@@ -68,7 +68,7 @@ def test_include_unverified_labels_them(tmp_path):
         "--include-unverified",
     )
     assert done.returncode == 0, done.stderr
-    assert f"{UB_RULE} (UBFusion): unverified" in done.stdout
+    assert f"{UB_RULE} (UBFusion): unverified: heuristic suspect" in done.stdout
     assert json.loads(cfg.read_bytes())["Switch"]["UBFusion"][UB_RULE] == "off"
 
 

@@ -19,6 +19,7 @@ from fusion_switch.synth.generator import generate_case
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from compare_cli import compare_summary
+from verdict_cases import undecided_fault
 
 
 @pytest.fixture
@@ -67,25 +68,7 @@ def test_a_no_replay_suspect_is_labelled_unproven(tmp_path):
 
 
 def test_an_op_proven_wrong_with_its_passes_undecided_exits_1(tmp_path, monkeypatch):
-    monkeypatch.setitem(
-        faults.FAULT_KINDS,
-        "dropped_shift",
-        faults.FaultKind(
-            "dropped_shift", "conv1", "ConvBatchnormFusionPass", "GraphFusion", "BN shift lost"
-        ),
-    )
-
-    def fused(nodes, ins, fault):  # Conv+BN+Relu losing the BatchNorm's shift
-        conv, bn, _ = nodes
-        x, w = ins[conv.inputs[0]], ins[conv.inputs[1]]
-        gamma, beta, mean, var = (ins[r].astype(np.float32) for r in bn.inputs[1:])
-        scale = gamma / np.sqrt(var + np.float32(bn.attrs["epsilon"]))
-        bias = (beta - mean * scale) * (0 if fault is not None else 1)
-        weight = w.astype(np.float32) * scale.reshape(-1, 1, 1, 1)
-        out = conv.run([x, weight, bias], conv.attrs)[0]
-        return [np.maximum(out, 0).astype(np.float32)]
-
-    monkeypatch.setitem(generator.FUSED_KERNELS, "conv1", fused)
+    undecided_fault(monkeypatch)
     case = generate_case(tmp_path / "case", faults=["dropped_shift"])
     done, summary = compare_summary(case, tmp_path / "out")
     assert summary["verdict"].startswith("undecided between"), summary["verdict"]

@@ -16,12 +16,13 @@ from fusion_switch.workflow.verdicts import rule_verdicts
         (
             {
                 "rules": [
-                    {"rule": "B", "section": "UBFusion", "verdict": "unverified"},
+                    {"rule": "B", "section": "UBFusion", "verdict": "heuristic"},
                     {"rule": "A", "section": "GraphFusion", "verdict": "introduces"},
                     {"rule": "C", "section": "GraphFusion", "verdict": "propagates"},
+                    {"rule": "D", "section": "GraphFusion", "verdict": "unverified"},  # unblamed
                 ]
             },
-            [("A", "introduces", True), ("B", "unverified", False)],
+            [("A", "introduces", True), ("B", "heuristic", False)],
         ),
         # today's summary: suspects without a verdict are heuristic, not proven
         (

@@ -87,12 +87,25 @@ def print_verdict(summary: dict, stream: TextIO) -> None:
         more = f" and {len(harmless) - 8} more" if len(harmless) > 8 else ""
         w(f"\nharmless rules ({len(harmless)}): {names}{more}\n")
     if suspects:
-        top = suspects[0]
-        w(
-            f'\nto switch it off, add to fusion_switch.cfg under "{top["section"]}": '
-            f'"{top["rule"]}": "off"\n'
-        )
+        w(_switch_off_advice(suspects[0]))
     _print_footer(summary, w)
+
+
+def _switch_off_advice(top: dict) -> str:
+    """How to switch the top suspect off, or why it cannot be (CANN's forbidden-close list)."""
+    if top.get("cannot_switch_off"):
+        return (
+            f"\n{top['rule']} ({top['section']}) cannot be switched off: it is on CANN's "
+            "forbidden-close list, so fusion_switch.cfg has no effect on it; report the fused "
+            "op and this summary to your CANN support\n"
+        )
+    guess = (
+        " (a heuristic guess, not proven by replay)" if top.get("verdict") == "heuristic" else ""
+    )
+    return (
+        f'\nto switch it off{guess}, add to fusion_switch.cfg under "{top["section"]}": '
+        f'"{top["rule"]}": "off"\n'
+    )
 
 
 def _print_footer(summary: dict, w) -> None:
@@ -153,8 +166,4 @@ def _print_replay(summary: dict, w) -> None:
     for missing in summary.get("evidence_missing", [])[:3]:
         w(f"evidence missing: {missing}\n")
     if suspects:
-        top = suspects[0]
-        w(
-            f'\nto switch it off, add to fusion_switch.cfg under "{top["section"]}": '
-            f'"{top["rule"]}": "off"\n'
-        )
+        w(_switch_off_advice(suspects[0]))

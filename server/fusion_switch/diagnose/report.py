@@ -471,13 +471,63 @@ def _suspect_block(rank: int, s: Mapping[str, Any]) -> str:
         )
     co = ", ".join(s.get("co_rules", [])) or "none"
     blamed, judged = len(s.get("ops", [])), s.get("judged_ops", "?")
+    label = "heuristic, not proven by replay: " if s.get("verdict") == "heuristic" else ""
     return (
         f'<div class="suspect"><div class="rule">{rank}. {_esc(s.get("rule", "?"))} '
         f'<span class="muted">({_esc(s.get("section", "?"))}, score {_fmt_score(s.get("score"))}: '
-        f"introduces error in {blamed} of its {_esc(judged)} compared fused op"
+        f"{label}introduces error in {blamed} of its {_esc(judged)} compared fused op"
         f"{'' if judged == 1 else 's'})</span></div>"
-        f"<div class='muted'>original ops: {_esc(', '.join(s.get('original_ops', [])[:12]))}"
+        + (f"<p class='muted'>{_esc(FORBIDDEN_CLOSE)}</p>" if s.get("cannot_switch_off") else "")
+        + f"<div class='muted'>original ops: {_esc(', '.join(s.get('original_ops', [])[:12]))}"
         f" · other rules on these ops: {_esc(co)}</div><ul>{''.join(ev_lines)}</ul></div>"
+    )
+
+
+FORBIDDEN_CLOSE = "On CANN's forbidden-close list: fusion_switch.cfg cannot switch this rule off."
+NOT_PROVEN = {
+    "heuristic": "heuristic guess: the rows blame it, the replay could not verify its op",
+    "undecided": "its fused op is proven wrong, but not which of its passes",
+    "unverified": "the replay could not verify its op; nothing blames it",
+}
+
+
+def _not_proven_block(summary: Mapping[str, Any]) -> str:
+    """The rules the replay neither proved nor cleared, labelled (a review: the page said
+    "No fused op introduces error" in a green box beside an op it proved wrong)."""
+    rules = [
+        r
+        for r in summary.get("unverified_rules") or []
+        if isinstance(r, Mapping) and r.get("verdict") in NOT_PROVEN
+    ]
+    if not rules:
+        return ""
+    items = "".join(
+        f"<li><b>{_esc(r.get('rule'))}</b> ({_esc(r.get('section'))}): "
+        f"{_esc(r.get('verdict'))}, {_esc(NOT_PROVEN[r['verdict']])}; ops "
+        f"{_esc(', '.join(str(o) for o in (r.get('ops') or [])[:6]) or '?')}"
+        + (f"<br><span class='muted'>{_esc(r['reasons'][0])}</span>" if r.get("reasons") else "")
+        + (
+            f"<br><span class='muted'>{_esc(FORBIDDEN_CLOSE)}</span>"
+            if r.get("cannot_switch_off")
+            else ""
+        )
+        + "</li>"
+        for r in rules
+    )
+    return f"<h2>Not proven ({len(rules)})</h2><ul>{items}</ul>"
+
+
+def _all_clear(summary: Mapping[str, Any]) -> bool:
+    """Green only when every fused op is accounted for: no suspect, nothing not proven, no
+    evidence missing."""
+    return not (
+        summary.get("suspects")
+        or summary.get("evidence_missing")
+        or summary.get("replay_left_out")
+        or any(
+            isinstance(r, Mapping) and r.get("verdict") in NOT_PROVEN
+            for r in summary.get("unverified_rules") or []
+        )
     )
 
 
@@ -496,7 +546,7 @@ def render_report(summary: Mapping[str, Any], title: str = "fusion-switch compar
     """The complete HTML page for a summary dict."""
     suspects = summary.get("suspects", [])
     ops = summary.get("ops", [])
-    ok = not suspects
+    ok = _all_clear(summary)
     rows = _table_rows(ops)
     inputs = summary.get("inputs", {})
     input_items = "".join(
@@ -525,7 +575,8 @@ def render_report(summary: Mapping[str, Any], title: str = "fusion-switch compar
         replay_section(summary),
         f"<h2>Suspect rules ({len(suspects)})</h2>",
         "".join(_suspect_block(i + 1, s) for i, s in enumerate(suspects))
-        or "<p>No fused op introduces error.</p>",
+        or ("<p>No fused op introduces error.</p>" if ok else "<p>No rule proven by replay.</p>"),
+        _not_proven_block(summary),
         f"<h2>Harmless rules ({len(harmless)})</h2><p class='muted'>"
         + (_esc(", ".join(str(h.get("rule")) for h in harmless)) or "none")
         + "</p>",

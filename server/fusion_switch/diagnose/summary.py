@@ -205,7 +205,8 @@ HEURISTIC = "most likely (heuristic, not proven by replay)"  # a suspect of the 
 
 def exit_status(summary: Mapping[str, Any]) -> int:
     """`compare`'s exit status for its summary: 2 nothing compared, 1 a rule proven or
-    suspected (or a fused op proven wrong between undecided rules), 3 evidence missing (a
+    suspected (a fused op proven wrong between undecided rules, or a heuristic guess where the
+    replay could not verify an op), 3 evidence missing (a
     dump unreadable, or the replay left out by the memory budget), 0 none."""
     if str(summary.get("verdict", "")).startswith(NOTHING_COMPARED):
         return 2
@@ -213,8 +214,8 @@ def exit_status(summary: Mapping[str, Any]) -> int:
         return 1
     # a fused op the replay proves wrong, which of its passes undecided
     rules = summary.get("rules")
-    if isinstance(rules, list) and any(
-        isinstance(r, Mapping) and r.get("verdict") == "undecided" for r in rules
+    if isinstance(rules, list) and any(  # (a heuristic guess exits as with --no-replay)
+        isinstance(r, Mapping) and r.get("verdict") in ("undecided", "heuristic") for r in rules
     ):
         return 1
     return 3 if summary.get("evidence_missing") or summary.get("replay_left_out") else 0
@@ -423,7 +424,7 @@ def build_summary(
             "harmless_rules": len(attribution.harmless_rules),
         }
     )
-    return {
+    summary = {
         "format": SUMMARY_FORMAT,
         "tool": f"fusion-switch {__version__}",
         "verdict": verdict_line(attribution, all_counts, evidence_missing, bool(replay_left_out)),
@@ -446,6 +447,32 @@ def build_summary(
         "ops": ops,
         **replay_json(attribution),
     }
+    if _mark_unswitchable(summary):
+        summary["verdict"] += f"; {summary['suspects'][0]['rule']} {CANNOT_SWITCH_OFF}"
+    return summary
+
+
+CANNOT_SWITCH_OFF = (
+    'cannot be switched off: it is on CANN\'s forbidden-close list (an "off" entry has no effect)'
+)
+
+
+def _mark_unswitchable(summary: dict) -> bool:
+    """Marks ``cannot_switch_off`` on every rule of the summary CANN will not switch off (its
+    forbidden-close list), so that no surface tells the user to switch it off (a review: the
+    CLI and the editor's quick fix did, while `apply` refused). True when the top suspect is one."""
+    named = [e for key in ("suspects", "rules", "unverified_rules") for e in summary.get(key) or []]
+    if not (summary.get("suspects") or summary.get("unverified_rules")):
+        return False
+    from ..catalogue import builtin_catalogue
+
+    catalogue = builtin_catalogue()
+    for entry in named:
+        rule = catalogue.get(entry.get("rule", ""), entry.get("section"))
+        if rule is not None and rule.cannot_switch_off:
+            entry["cannot_switch_off"] = True
+    suspects = summary.get("suspects")
+    return bool(suspects and suspects[0].get("cannot_switch_off"))
 
 
 PATH_KEYS = ("on_dump", "off_dump", "on_graph", "off_graph", "fusion_result")

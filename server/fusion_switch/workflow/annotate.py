@@ -91,12 +91,15 @@ def suspects(summary: dict) -> list[dict]:
 
 def unverified(summary: dict) -> list[dict]:
     """Rules suspected but not proven: the replay could not verify their ops and the row
-    heuristic blames them, or localisation could not split them from another pass."""
-    return [
+    heuristic blames them, or localisation could not split them from another pass; and the
+    row heuristic's suspects of a run whose replay did not run (``--no-replay``, the memory
+    budget), which it lists only among its suspects (a review: the editor dropped them)."""
+    found = [
         u
-        for u in summary.get("unverified_rules") or []
+        for u in [*(summary.get("unverified_rules") or []), *(summary.get("suspects") or [])]
         if isinstance(u, dict) and isinstance(u.get("rule"), str) and u.get("verdict") in NOT_PROVEN
     ]
+    return list({(u.get("section"), u["rule"]): u for u in reversed(found)}.values())[::-1]
 
 
 def unverified_message(u: dict) -> str:
@@ -109,7 +112,16 @@ def unverified_message(u: dict) -> str:
         else "unverified: a heuristic guess, not proven by replay"
     )
     because = f" ({reasons[0]})" if reasons else ""
-    return f"{u['rule']} ({u.get('section')}) at {ops}: {kind}{because}."
+    return f"{u['rule']} ({u.get('section')}) at {ops}: {kind}{because}.{_forbidden_note(u)}"
+
+
+def _forbidden_note(entry: dict) -> str:
+    if not entry.get("cannot_switch_off"):
+        return ""
+    return (
+        ' It cannot be switched off: it is on CANN\'s forbidden-close list, so an "off" entry '
+        "has no effect."
+    )
 
 
 def harmless(summary: dict) -> list[dict]:
@@ -149,8 +161,17 @@ def verdict_message(summary: dict) -> str:
         return f"fusion-switch: comparison done, not proven clean: {summary.get('verdict', '')}"
     if not found:
         verdict = summary.get("verdict", "")
+        guessed = unverified(summary)
+        if guessed:
+            names = ", ".join(f"{u['rule']} ({u.get('verdict')})" for u in guessed[:3])
+            return (
+                f"fusion-switch: comparison done, no rule proven; suspected but not proven: "
+                f"{names} ({verdict})."
+            )
         return f"fusion-switch: comparison done, no fusion rule is suspect ({verdict})."
     top = found[0]
+    if top.get("cannot_switch_off"):
+        return f"fusion-switch: {summary.get('verdict', '')}."
     names = ", ".join(f"{s['rule']} ({s.get('section')})" for s in found[:3])
     more = f" and {len(found) - 3} more" if len(found) > 3 else ""
     return (
@@ -170,6 +191,8 @@ def suspect_changes(
     candidates = suspects(summary) + (unverified(summary) if include_unverified else [])
     for s in candidates:
         section = s.get("section")
+        if s.get("cannot_switch_off"):  # CANN ignores "off" for it
+            continue
         if section in SECTIONS and (wanted is None or s["rule"] in wanted):
             change = (section, s["rule"], "off")
             if change not in out:
@@ -305,7 +328,10 @@ def findings(doc: CfgDocument, summary: dict | None) -> list[Finding]:
             continue
         data = {"rule": s["rule"], "section": section, "present": entry is not None}
         message = suspect_message(s)
-        if entry is None:
+        if s.get("cannot_switch_off"):
+            data["cannot_switch_off"] = True
+            message = message.replace(" Switch it off to confirm.", "") + _forbidden_note(s)
+        elif entry is None:
             message += f' It is not in this file: add "{s["rule"]}": "off" under {section}.'
         span = entry.key if entry is not None else anchor(doc, section)
         out.append(Finding(SUSPECT_CODE, "warning", span, message, data))
@@ -318,6 +344,8 @@ def findings(doc: CfgDocument, summary: dict | None) -> list[Finding]:
             continue
         span = entry.key if entry is not None else anchor(doc, section)
         data = {"rule": u["rule"], "section": section, "verdict": u.get("verdict")}
+        if u.get("cannot_switch_off"):
+            data["cannot_switch_off"] = True
         out.append(Finding(UNVERIFIED_CODE, "information", span, unverified_message(u), data))
     for h in harmless(summary):
         section = h.get("section")
@@ -347,7 +375,7 @@ def fixes(doc: CfgDocument, found: Sequence[Finding]) -> list[Fix]:
         rule, section = data.get("rule"), data.get("section")
         if f.code not in (SUSPECT_CODE, HARMLESS_CODE, UNVERIFIED_CODE):
             continue
-        if not isinstance(rule, str) or section not in SECTIONS:
+        if not isinstance(rule, str) or section not in SECTIONS or data.get("cannot_switch_off"):
             continue
         value, title = (
             ("off", f"Turn {rule} off (proven by replay in the last comparison)")
@@ -425,16 +453,20 @@ def lenses(doc: CfgDocument, summary: dict | None, cfg_uri: str) -> list[Lens]:
     found = suspects(summary)
     top = Span(0, 0)
     n = len(found)
+    guessed = len(unverified(summary))
+    not_proven = f" · {guessed} not proven" if guessed else ""
     out = [
         Lens(
             top,
-            f"Last comparison: {n} suspect{'s' if n != 1 else ''} · Show report",
+            f"Last comparison: {n} suspect{'s' if n != 1 else ''}{not_proven} · Show report",
             "fusionSwitch.showReport",
             {"cfgUri": cfg_uri},
         ),
         Lens(top, "Compare again", "fusionSwitch.compare", {"cfgUri": cfg_uri}),
     ]
     for f in findings(doc, summary):
+        if f.data.get("cannot_switch_off"):  # nothing to turn off: CANN ignores it
+            continue
         if f.code == UNVERIFIED_CODE:
             out.append(
                 Lens(

@@ -4,8 +4,9 @@ Newer summaries carry per-rule verdicts: `rules: [{"rule", "section", "verdict",
 verdict `introduces` (the replay shows this fusion creates the error: proven), `propagates`
 (the error comes from upstream: innocent) or `unverified`. Older ones only have heuristic
 `suspects` (a `verdict` field there is honoured when present). Only `introduces` is proven;
-everything else but `propagates` and `clean` is unverified and applied only when asked for,
-labelled.
+`heuristic` and `undecided` are suspected, applied only when asked for, labelled; a rule the
+replay merely could not check (`unverified`, which no row blames) is not blamed at all: the
+editor's "include unverified" takes the same rules (a review found the two apart).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 SECTIONS = ("GraphFusion", "UBFusion")
 PROVEN = "introduces"
 INNOCENT = ("propagates", "harmless", "clean")  # the replay showed these right
+UNBLAMED = "unverified"  # the replay could not check its ops and nothing else blames it
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ def rule_verdicts(summary: dict) -> list[RuleVerdict]:
         if not isinstance(rule, str) or section not in SECTIONS:
             continue
         verdict = entry.get("verdict")
-        if verdict in INNOCENT:
+        if verdict in INNOCENT or verdict == UNBLAMED:
             continue
         if not isinstance(verdict, str) or not verdict:
             verdict = "heuristic" if fallback else "unverified"

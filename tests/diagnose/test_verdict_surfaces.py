@@ -1,0 +1,107 @@
+"""Every surface of one comparison says the same thing: the CLI's verdict and exit status,
+summary.json, report.html, the editor's diagnostics, fixes and changes, and `apply`. A review
+(thirty-fifth round of issue 16) found them apart wherever the verdict was not a plain proof."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from fusion_switch import cfg
+from fusion_switch.diagnose.summary import exit_status
+from fusion_switch.synth.generator import generate_case
+from fusion_switch.workflow import annotate
+from fusion_switch.workflow.verdicts import rule_verdicts
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from compare_cli import compare_summary
+from verdict_cases import undecided_fault
+
+FORBIDDEN = "AABiasaddConvFusion"  # GraphFusion, on CANN's forbidden-close list
+
+
+def _renamed(case, old: str, new: str) -> None:
+    """The fusion-on graph and fusion_result.json with one pass renamed."""
+    for path in (case.on_graph, case.fusion_result):
+        path.write_text(path.read_text().replace(f'"{old}"', f'"{new}"'))
+
+
+def _green(out: Path) -> bool:
+    return 'class="verdict ok"' in (out / "report.html").read_text()
+
+
+def test_a_rule_cann_will_not_switch_off_is_never_offered_for_switching_off(tmp_path):
+    """The CLI said 'add "AABiasaddConvFusion": "off"' and the editor's preferred quick fix
+    wrote it, while `apply` refused it and `check` warned that it has no effect."""
+    case = generate_case(tmp_path / "case", faults=["dropped_scale"])  # AConv2dMulFusion
+    _renamed(case, "AConv2dMulFusion", FORBIDDEN)
+    done, summary = compare_summary(case, tmp_path / "out")
+    top = summary["suspects"][0]
+    assert top["rule"] == FORBIDDEN and top.get("cannot_switch_off") is True, top
+    assert done.returncode == 1
+    assert f'"{FORBIDDEN}": "off"' not in done.stdout, done.stdout
+    assert "forbidden-close" in done.stdout and "forbidden-close" in summary["verdict"]
+    assert annotate.suspect_changes(summary) == []
+    doc = cfg.parse(json.dumps({"Switch": {"GraphFusion": {FORBIDDEN: "on"}}}))
+    found = [f for f in annotate.findings(doc, summary) if f.data.get("rule") == FORBIDDEN]
+    assert found and "forbidden-close" in found[0].message, found
+    assert annotate.fixes(doc, found) == []
+    assert "forbidden-close" in annotate.verdict_message(summary)
+
+
+def test_an_undecided_split_is_neither_green_nor_no_suspect(tmp_path, monkeypatch):
+    case = generate_case(tmp_path / "case", faults=[undecided_fault(monkeypatch)])
+    done, summary = compare_summary(case, tmp_path / "out")
+    assert done.returncode == 1 and summary["verdict"].startswith("undecided")
+    assert not _green(tmp_path / "out")
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "No fused op introduces error." not in report
+    not_proven = report.split("<h2>Not proven")[1].split("<h2>")[0]
+    assert "ConvBatchnormFusionPass" in not_proven and "undecided" in not_proven
+    message = annotate.verdict_message(summary)
+    assert "no fusion rule is suspect" not in message and "undecided" in message, message
+
+
+def test_a_heuristic_guess_with_the_replay_exits_as_without_it(tmp_path):
+    """The same rows' guess exited 0 with the replay on, 1 with --no-replay."""
+    case = generate_case(tmp_path / "case", faults=["inverted_gate"], custom_ops=True)
+    done, summary = compare_summary(case, tmp_path / "out")
+    assert "heuristic" in summary["verdict"], summary["verdict"]
+    assert done.returncode == 1 == exit_status(summary)
+    assert not _green(tmp_path / "out")
+    plain, _ = compare_summary(case, tmp_path / "plain", "--no-replay")
+    assert plain.returncode == 1
+
+
+@pytest.mark.parametrize("how", ["--no-replay", "--memory-budget=40M"])
+def test_a_heuristic_suspect_reaches_the_editor_when_the_replay_did_not_run(tmp_path, how):
+    """The editor dropped the suspects the replay did not run for, while `apply
+    --include-unverified` switched them off."""
+    case = generate_case(tmp_path / "case", faults=["dropped_scale"])
+    _, summary = compare_summary(case, tmp_path / "out", how)
+    assert summary.get("replay") is None, "the replay ran: the case needs a smaller budget"
+    assert [s["verdict"] for s in summary["suspects"]][:1] == ["heuristic"]
+    rule = summary["suspects"][0]["rule"]
+    assert (summary["suspects"][0]["section"], rule, "off") in annotate.suspect_changes(
+        summary, include_unverified=True
+    )
+    assert annotate.suspect_changes(summary) == []
+    doc = cfg.parse(json.dumps({"Switch": {"GraphFusion": {rule: "on"}}}))
+    codes = {f.code for f in annotate.findings(doc, summary) if f.data.get("rule") == rule}
+    assert codes == {annotate.UNVERIFIED_CODE}
+    assert "no fusion rule is suspect" not in annotate.verdict_message(summary)
+    assert not _green(tmp_path / "out")
+
+
+def test_a_rule_nothing_blames_is_offered_by_neither_apply_nor_the_editor(tmp_path):
+    """A rule whose ops only lack a kernel (no row blames them) was switched off by `apply
+    --include-unverified`, while the editor offered nothing."""
+    case = generate_case(tmp_path / "case", faults=[], custom_ops=True)
+    done, summary = compare_summary(case, tmp_path / "out")
+    plain = [r["rule"] for r in summary.get("unverified_rules", []) if r["verdict"] == "unverified"]
+    assert plain, summary.get("unverified_rules")
+    assert done.returncode == 0 and summary["suspects"] == []
+    assert [v.rule for v in rule_verdicts(summary)] == []
+    assert annotate.suspect_changes(summary, include_unverified=True) == []
