@@ -34,6 +34,21 @@ def test_gelu_fastgelu_swish_elu():
     check("Elu", [[-math.log(2.0), 2.0]], {"alpha": 2.0, "scale": 3.0}, [-3.0, 6.0])
 
 
+def test_fast_gelu_v2_is_its_own_function():
+    """A review: FastGeluV2 ran FastGelu's x*sigmoid(1.702x), up to 0.038 off the op CANN
+    defines (Ascend C FasterGeluV2: x*(sgn(x)*[-0.1444*(clip(|0.7071x|, max=1.769) - 1.769)^2
+    + 0.5] + 0.5)), so the replay proved a correct fused op wrong. By hand: at 1,
+    0.7071 - 1.769 = -1.0619, squared 1.12763161, times -0.1444 -0.16283, so 0.83717; at -1
+    the sign flips the bracket: -(0.33717) + 0.5 = 0.16283, times -1; past |x| = 2.5017 the
+    bracket is 0.5, so x or 0."""
+    check(
+        "FastGeluV2",
+        [[0.0, 1.0, -1.0, 3.0, -3.0]],
+        {},
+        [0.0, 0.837169995516, -0.162830004484, 3.0, 0.0],
+    )
+
+
 def test_bad_attribute_value_is_named():
     refuses("LeakyRelu", [X], {"negative_slope": "steep"}, "negative_slope")
     refuses("Relu", [], {}, "input x")

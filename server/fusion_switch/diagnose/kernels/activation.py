@@ -124,9 +124,21 @@ def _gelu_steps(x: np.ndarray, out: np.ndarray) -> None:
     out *= t
 
 
-@kernel("FastGelu", "FastGeluV2")
+@kernel("FastGelu")
 def fast_gelu(inputs):
     return [_times_sigmoid(need(inputs, 0, "x"), 1.702)]
+
+
+@kernel("FastGeluV2")
+def fast_gelu_v2(inputs):
+    # x * (sgn(x) * [-0.1444 * (clip(|0.7071 x|, max=1.769) - 1.769)^2 + 0.5] + 0.5), sgn(x)
+    # being (x + 1e-12) / |x + 1e-12| (CANN's FastGeluV2 / Ascend C FasterGeluV2; a review:
+    # it ran FastGelu's formula, up to 0.038 off)
+    x = need(inputs, 0, "x")
+    shifted = x + 1e-12
+    sign = np.where(shifted < 0, -1.0, 1.0)
+    t = np.minimum(np.abs(0.7071 * x), 1.769) - 1.769
+    return [x * (sign * (-0.1444 * t * t + 0.5) + 0.5)]
 
 
 @kernel("Swish", attrs=("scale",))
