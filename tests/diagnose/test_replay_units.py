@@ -13,7 +13,7 @@ from fusion_switch.diagnose.replay_kernels import Kernels, Unverifiable
 from fusion_switch.diagnose.rules import FROM_GRAPH, INFERRED, infer_rules, op_rules
 from fusion_switch.diagnose.subgraph import GraphIndex, NotReconstructible, build_subgraph
 from fusion_switch.diagnose.verdict import op_verdict_for_rule
-from replay_support import MemoryStore, one_graph
+from replay_support import MemoryStore, float_desc, one_graph
 
 
 @pytest.mark.parametrize(
@@ -211,3 +211,50 @@ class _Result:
 )
 def test_what_a_flagged_op_says_about_each_of_its_rules(localisation, rule, expected):
     assert op_verdict_for_rule(_Result("introduces", ["U", "G"], localisation), rule) == expected
+
+
+def _half(desc: dict) -> dict:
+    return {**desc, "dtype": "DT_FLOAT16"}
+
+
+@pytest.mark.parametrize("device", [65504.0, math.inf], ids=["saturated", "inf"])
+def test_an_original_op_past_float16s_range_proves_nothing(device):
+    """A review: the replay rounds to float16's precision, not its range; a correct fused op
+    whose float16 Add saturated (or overflowed), as fusion off's Add does too, was "proven"
+    wrong (score 66 against a saturating device, inf against an inf one)."""
+    from fusion_switch.diagnose.replay import measure_one
+
+    ops = [
+        {"name": "x", "type": "Data", "output_desc": [_half(float_desc((2,)))]},
+        {"name": "m1", "type": "Relu", "input": ["x:0"], "output_desc": [_half(float_desc((2,)))]},
+        {
+            "name": "m2",
+            "type": "Add",
+            "input": ["m1:0", "m1:0"],
+            "output_desc": [_half(float_desc((2,)))],
+        },
+    ]
+    fused = {
+        "name": "fused",
+        "type": "Fused",
+        "input": ["x:0"],
+        "attr": [
+            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1", "m2"]}}},
+            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
+        ],
+        "output_desc": [_half(float_desc((2,), "m2"))],
+    }
+    on, off = GraphIndex.of(one_graph([ops[0], fused])), GraphIndex.of(one_graph(ops))
+    sub = build_subgraph(on.ops["fused"], on, off)
+    tensors = {
+        ("on", "fused", "input", 0): np.array([40000.0, 1.0]),
+        ("on", "fused", "output", 0): np.array([device, 2.0]),
+    }
+    verdict, reason, _ = measure_one(Replayer(MemoryStore(tensors), off, Kernels()), sub)
+    assert verdict == "unverified", reason
+    assert "m2 (Add)" in reason and "float16" in reason and "65504" in reason, reason
+    # within the range the same op is measured, and a wrong one flagged as before
+    tensors[("on", "fused", "input", 0)] = np.array([20000.0, 1.0])
+    tensors[("on", "fused", "output", 0)] = np.array([30000.0, 2.0])
+    verdict, outputs, _ = measure_one(Replayer(MemoryStore(tensors), off, Kernels()), sub)
+    assert verdict == "ok" and outputs[0].score > 1, outputs

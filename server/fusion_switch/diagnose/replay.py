@@ -42,6 +42,7 @@ from .noise import MIN_TOLERANCE, NoiseFloor, coarser, floor_of, round_to, score
 from .replay_handed import handed_over, output_values
 from .replay_kernels import Kernels, Unverifiable, out_dtype
 from .replay_parameters import check_parameters
+from .replay_range import check_range
 from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
 from .subgraph import (
     CONSTANT_TYPES,
@@ -627,6 +628,7 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
         values = replayer.evaluate(sub, plan, outputs_only=True)
         outputs = replayer.compare(sub, values, with_observed=True, release=True)
         if max(o.score for o in outputs) > MIN_TOLERANCE:  # flagged: a proof rests on them
+            check_range(replayer, sub, plan)
             check_parameters(replayer, sub, plan, evidence)
         return ("ok", outputs, evidence)
     except Unverifiable as error:
