@@ -202,7 +202,9 @@ command that stops it."
   "Stop the running comparison (cancel its progress token, else ask the server)."
   (interactive)
   (let* ((server (eglot--current-server-or-lose))
-         (running (seq-find (lambda (p) (nth 4 p)) fusion-switch--progress)))
+         (running (seq-find (lambda (p) (and (nth 4 p) (stringp (car p))
+                                             (string-prefix-p "fusionSwitch/compare/" (car p))))
+                            fusion-switch--progress)))
     (if running
         (jsonrpc-notify server :window/workDoneProgress/cancel (list :token (car running)))
       (jsonrpc-async-request server :workspace/executeCommand

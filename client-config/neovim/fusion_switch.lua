@@ -223,9 +223,11 @@ function M.set_target(target)
 end
 
 --- Cancels the running comparison: its cancellable progress token, else fusionSwitch.cancelCompare.
+--- Only a comparison's token: :FusionSwitchCancelBisect stops a bisection.
 function M.cancel_compare(bufnr)
   for token, task in pairs(M.progress) do
-    local client = task.cancellable and vim.lsp.get_client_by_id(task.client_id)
+    local comparing = type(token) == 'string' and token:find('^fusionSwitch/compare/') ~= nil
+    local client = comparing and task.cancellable and vim.lsp.get_client_by_id(task.client_id)
     if client then
       call(client, 'notify', 'window/workDoneProgress/cancel', { token = token })
       return

@@ -103,6 +103,12 @@ def test_the_config_sends_exactly_the_settings_the_server_reads(session: dict) -
     assert dotted_keys(json.loads(session["settings"])) == server_read_settings()
 
 
+def test_cancelling_a_comparison_leaves_a_bisection_running(session: dict) -> None:
+    """A review: M-x fusion-switch-cancel-compare cancelled the first cancellable progress
+    token, a running bisection's too."""
+    assert "fusionSwitch/bisect/test" not in session["cancel_compare_tokens"], session
+
+
 def test_auto_mode_covers_the_same_names_as_vscode(session: dict) -> None:
     modes = session["modes"]
     assert {name: modes[name] for name in MATCHING_NAMES} == dict.fromkeys(

@@ -119,6 +119,13 @@ def test_bisect_takes_the_job_and_finds_the_guilty_rule(session: dict) -> None:
     assert [g["rule"] for g in result.get("guilty", [])] == ["SoftmaxFusionPass"], result
 
 
+def test_cancelling_a_comparison_leaves_a_bisection_running(session: dict) -> None:
+    """A review: :FusionSwitchCancelCompare cancelled the first cancellable progress token, a
+    running bisection's too."""
+    tokens = [s.get("token") for s in session["cancel_compare_sent"]]
+    assert "fusionSwitch/bisect/test" not in tokens, session["cancel_compare_sent"]
+
+
 def test_filetype_patterns_are_the_vscode_ones(session: dict) -> None:
     assert sorted(session["patterns"]) == sorted(vscode_patterns())
 

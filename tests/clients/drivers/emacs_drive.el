@@ -59,6 +59,16 @@
                                             (not (member "ub-unsupported-on-target" codes))))))
                    t))
         result)
+  ;; M-x fusion-switch-cancel-compare leaves a running bisection alone (it cancelled the first
+  ;; cancellable progress token of any kind: a review)
+  (require 'cl-lib)
+  (let ((sent nil)
+        (fusion-switch--progress (list (list "fusionSwitch/bisect/test" "bisect" "" nil t))))
+    (cl-letf (((symbol-function 'jsonrpc-notify)
+               (lambda (_server _method params) (push (or (plist-get params :token) "") sent)))
+              ((symbol-function 'jsonrpc-async-request) #'ignore))
+      (fusion-switch-cancel-compare))
+    (push (cons 'cancel_compare_tokens (vconcat sent)) result))
   (push (cons 'server_command (vconcat (process-command (jsonrpc--process (eglot-current-server)))))
         result)
   (push (cons 'modes

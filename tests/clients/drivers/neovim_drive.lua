@@ -74,6 +74,22 @@ end
 
 local client = fs.client(buf)
 out.client_name = client and client.name
+-- :FusionSwitchCancelCompare leaves a running bisection alone (it cancelled the first
+-- cancellable progress token of any kind: a review)
+if client then
+  local sent, notify = {}, client.notify
+  client.notify = function(...)
+    local args = { ... }
+    local at = type(args[1]) == 'string' and 1 or 2 -- client.notify(m, p) or client:notify(m, p)
+    table.insert(sent, { method = args[at], token = args[at + 1] and args[at + 1].token })
+    return true
+  end
+  fs.progress['fusionSwitch/bisect/test'] = { cancellable = true, client_id = client.id }
+  fs.cancel_compare(buf)
+  client.notify = notify
+  fs.progress['fusionSwitch/bisect/test'] = nil
+  out.cancel_compare_sent = sent
+end
 if client then
   vim.lsp.stop_client(client.id)
   vim.wait(5000, function() return vim.lsp.get_client_by_id(client.id) == nil end, 50)
