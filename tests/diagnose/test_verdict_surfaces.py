@@ -5,6 +5,7 @@ summary.json, report.html, the editor's diagnostics, fixes and changes, and `app
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -105,3 +106,29 @@ def test_a_rule_nothing_blames_is_offered_by_neither_apply_nor_the_editor(tmp_pa
     assert done.returncode == 0 and summary["suspects"] == []
     assert [v.rule for v in rule_verdicts(summary)] == []
     assert annotate.suspect_changes(summary, include_unverified=True) == []
+
+
+def test_a_section_the_run_does_not_record_is_said_to_be_assumed(tmp_path):
+    """A UB pass the catalogue does not know, named only in pass_name (as real graphs do),
+    with no fusion_result.json: its section was taken to be GraphFusion, said nowhere but in
+    summary.json's section_source, and `apply` wrote it there without a word."""
+    case = generate_case(tmp_path / "case", faults=["dropped_scale"])
+    _renamed(case, "AConv2dMulFusion", "TbeNotInTheCatalogueFusionPass")
+    case.fusion_result.unlink()
+    done, summary = compare_summary(case, tmp_path / "out")
+    top = summary["suspects"][0]
+    assert top["section_source"].startswith("assumed"), top["section_source"]
+    assert "section is assumed" in done.stdout and "--fusion-result" in done.stdout
+    cfg_path = tmp_path / "fusion_switch.cfg"
+    cfg_path.write_text('{"Switch": {"GraphFusion": {}, "UBFusion": {}}}\n')
+    applied = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "apply", str(tmp_path / "out"), str(cfg_path)],
+        capture_output=True,
+        text=True,
+        input="n\n",
+        timeout=120,
+    )
+    assert "section is assumed" in applied.stdout + applied.stderr, applied
+    doc = cfg.parse(cfg_path.read_text())
+    (found,) = [f for f in annotate.findings(doc, summary) if f.code == annotate.SUSPECT_CODE]
+    assert "section is assumed" in found.message, found.message

@@ -104,8 +104,15 @@ def _switch_off_advice(top: dict) -> str:
     )
     return (
         f'\nto switch it off{guess}, add to fusion_switch.cfg under "{top["section"]}": '
-        f'"{top["rule"]}": "off"\n'
+        f'"{top["rule"]}": "off"\n' + assumed_section_note(top)
     )
+
+
+def assumed_section_note(entry: dict) -> str:
+    from ..workflow.verdicts import assumed_section
+
+    said = assumed_section(entry)
+    return f"  ({said}; compare again with --fusion-result FILE to be sure)\n" if said else ""
 
 
 def _print_footer(summary: dict, w) -> None:

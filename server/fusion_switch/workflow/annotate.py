@@ -18,6 +18,7 @@ from typing import Any
 from ..cfg.edits import set_switches
 from ..cfg.model import Edit, Finding, Fix, Span
 from ..cfg.tree import CfgDocument, ObjectNode, StringNode
+from .verdicts import assumed_section
 
 SUSPECT_CODE = "fusion-suspect"
 UNVERIFIED_CODE = "fusion-unverified"
@@ -328,6 +329,8 @@ def findings(doc: CfgDocument, summary: dict | None) -> list[Finding]:
             continue
         data = {"rule": s["rule"], "section": section, "present": entry is not None}
         message = suspect_message(s)
+        if assumed_section(s):
+            message += f" ({assumed_section(s).capitalize()}.)"
         if s.get("cannot_switch_off"):
             data["cannot_switch_off"] = True
             message = message.replace(" Switch it off to confirm.", "") + _forbidden_note(s)

@@ -27,6 +27,7 @@ class RuleVerdict:
     rule: str
     verdict: str  # introduces | unverified | heuristic
     ops: tuple[str, ...]
+    section_assumed: bool = False  # neither fusion_result.json nor the catalogue named it
 
     @property
     def proven(self) -> bool:
@@ -41,6 +42,17 @@ class RuleVerdict:
         if self.verdict == "unverified":
             return "unverified"
         return f"unverified ({self.verdict})"
+
+
+def assumed_section(entry: dict) -> str:
+    """Words saying a rule's section is a guess, or "" (a review: a UB pass named only in
+    pass_name, unknown to the catalogue, was put under GraphFusion without a word)."""
+    if not str(entry.get("section_source", "")).startswith("assumed"):
+        return ""
+    return (
+        f"the section is assumed: the graph names {entry.get('rule')} without its section and "
+        "neither the run's fusion_result.json nor the catalogue knows it"
+    )
 
 
 class SummaryError(Exception):
@@ -95,7 +107,8 @@ def rule_verdicts(summary: dict) -> list[RuleVerdict]:
         if (section, rule) in seen:
             continue
         seen.add((section, rule))
-        out.append(RuleVerdict(section, rule, verdict, _op_names(entry.get("ops"))))
+        assumed = bool(assumed_section(entry))
+        out.append(RuleVerdict(section, rule, verdict, _op_names(entry.get("ops")), assumed))
     out.sort(key=lambda v: not v.proven)
     return out
 
