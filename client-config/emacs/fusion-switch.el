@@ -247,8 +247,22 @@ FUSION-RESULT, a fusion_result.json; nil takes the one next to this file.
 (fusion-switch--define-command fusion-switch-all-off "fusionSwitch.allOff"
   "Switch every fusion rule off (step 1 of the fusion-anomaly recipe; asks first)."
   "Switch all fusion off in this file (the current text is saved for restore)? ")
-(fusion-switch--define-command fusion-switch-restore "fusionSwitch.restore"
-  "Bring back the configuration from before `fusion-switch-all-off'.")
+(defun fusion-switch-restore (&optional force)
+  "Bring back the configuration from before `fusion-switch-all-off'.
+When the file was edited since, eglot gives the server no way to ask (it declares no
+window.showMessage): the server says so and this command asks, then replaces the edits
+(they stay in the history).  With a prefix argument FORCE, it replaces them without asking."
+  (interactive "P")
+  (let* ((eglot-confirm-server-initiated-edits nil)
+         (result (fusion-switch-execute "fusionSwitch.restore" (and force (list :force t))))
+         (refused (and (listp result) (plist-get result :error))))
+    (when (and refused (not force) (string-match-p "was edited since" refused)
+               (y-or-n-p (concat (replace-regexp-in-string " Nothing was changed.*" "" refused)
+                                 " Restore anyway? ")))
+      (setq result (fusion-switch-execute "fusionSwitch.restore" (list :force t))))
+    (when (called-interactively-p 'interactive)
+      (message "fusionSwitch.restore: %s" (if result (json-encode result) "done")))
+    result))
 (fusion-switch--define-command fusion-switch-show-report "fusionSwitch.showReport"
   "Open the HTML report of the last comparison.")
 (fusion-switch--define-command fusion-switch-reload-catalogue "fusionSwitch.reloadCatalogue"

@@ -109,6 +109,12 @@ def test_cancelling_a_comparison_leaves_a_bisection_running(session: dict) -> No
     assert "fusionSwitch/bisect/test" not in session["cancel_compare_tokens"], session
 
 
+def test_restore_after_an_edit_asks_and_restores(session: dict) -> None:
+    """A review: eglot declares no window.showMessage, so the server refused a restore over
+    edits made since all-off, and fusion-switch-restore had no way to send `force`."""
+    assert session["restore_after_edit"] == "restored", session["restore_after_edit"]
+
+
 def test_auto_mode_covers_the_same_names_as_vscode(session: dict) -> None:
     modes = session["modes"]
     assert {name: modes[name] for name in MATCHING_NAMES} == dict.fromkeys(
