@@ -177,7 +177,15 @@ async function doStart(context) {
     initializationFailedHandler: () => false,
     middleware: {
       executeCommand: async (command, args, next) => {
-        const withUri = withCfgUri(args);
+        await openFromMenu(args);
+        let withUri = withCfgUri(args);
+        if (command === 'fusionSwitch.bisect' && !hasJob(withUri)) {
+          const job = await askBisectJob();
+          if (!job) {
+            return undefined; // the user closed the question: nothing runs
+          }
+          withUri = [{ ...(withUri[0] ?? {}), ...job }, ...withUri.slice(1)];
+        }
         const question = confirmationFor(command, withUri);
         if (question) {
           const answer = await vscode.window.showWarningMessage(
@@ -311,6 +319,42 @@ function activeCfgUri() {
   return editor && editor.document.languageId === LANGUAGE_ID
     ? editor.document.uri.toString()
     : undefined;
+}
+
+/** A menu passes the clicked file's Uri: the server acts only on open configurations (it
+ * answered "not open as a fusion switch configuration" for a file not opened first). */
+async function openFromMenu(args) {
+  const uri = args.length > 0 && args[0] instanceof vscode.Uri ? args[0] : undefined;
+  if (uri && !vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString())) {
+    await vscode.workspace.openTextDocument(uri);
+  }
+}
+
+function hasJob(args) {
+  const first = args[0];
+  return Boolean(first && typeof first === 'object' && 'job' in first);
+}
+
+/** The job of fusionSwitch.bisect from the palette or a menu, which pass none (the server then
+ * always answered "bisect needs `job`"): its shell command line, and the fusion_result.json
+ * whose fired rules are the candidates (none picked: the one next to the configuration). */
+async function askBisectJob() {
+  const job = await vscode.window.showInputBox({
+    title: 'Bisect fusion rules by re-running your job',
+    prompt: "The job's command line, run by sh; {cfg} stands for each trial configuration's path",
+    placeHolder: 'bash train.sh --fusion_switch_file {cfg}',
+    ignoreFocusOut: true,
+  });
+  if (!job || !job.trim()) {
+    return undefined;
+  }
+  const picked = await vscode.window.showOpenDialog({
+    title: 'fusion_result.json of the fusion-on run (Cancel: the one next to the configuration)',
+    canSelectMany: false,
+    filters: { 'fusion_result.json': ['json'] },
+  });
+  const candidates = picked && picked.length ? { fusionResult: picked[0].fsPath } : { allFired: true };
+  return { job, shell: true, ...candidates };
 }
 
 function withCfgUri(args) {

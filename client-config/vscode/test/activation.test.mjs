@@ -210,3 +210,29 @@ describe('when no server can start', { skip }, () => {
     }
   });
 });
+
+describe('commands from menus and the palette', { skip }, () => {
+  test('a menu on a file not open opens it first; bisect from the palette asks for the job', async () => {
+    const { fake, extension, folder } = await activate({ 'fusionSwitch.server.pythonPath': python });
+    running.push(extension);
+    const { recorded, answers, vscode } = fake;
+    const path = join(folder, 'fusion_switch.cfg');
+    writeFileSync(path, CFG);
+    // the explorer menu passes the clicked file's Uri; the server answered "not open" (a review)
+    const report = await recorded.commands.get('fusionSwitch.showReport')(vscode.Uri.file(path));
+    const said = JSON.stringify([report, recorded.messages]);
+    assert.doesNotMatch(said, /not open/, said);
+
+    // the palette passes nothing: the job is asked for; a closed question runs nothing
+    const bisect = recorded.commands.get('fusionSwitch.bisect');
+    assert.equal(await bisect(), undefined);
+    assert.match(recorded.questions.join('\n'), /Bisect fusion rules/);
+    const fired = { SoftmaxFusionPass: { effect_times: '1', match_times: '1' } };
+    writeFileSync(join(folder, 'fusion_result.json'), JSON.stringify({ session_and_graph_id_0_0: { graph_fusion: fired } }));
+    const fakeJob = join(repoRoot, 'tests', 'cli', 'fake_job.py');
+    answers.inputBox = `FAKE_GUILTY=SoftmaxFusionPass '${python}' '${fakeJob}' {cfg}`;
+    answers.openDialog = undefined; // cancelled: the fusion_result.json next to the file
+    const result = await bisect(vscode.Uri.file(path));
+    assert.deepEqual(result?.guilty?.map((g) => g.rule), ['SoftmaxFusionPass'], JSON.stringify(result));
+  });
+});

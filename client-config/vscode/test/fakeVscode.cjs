@@ -6,6 +6,7 @@
 'use strict';
 
 const { pathToFileURL, fileURLToPath } = require('node:url');
+const { readFileSync } = require('node:fs');
 
 
 /** A callable, constructible object whose every property is another one (returns itself). */
@@ -153,6 +154,7 @@ function createFake({ settings, folder }) {
     executed: [], // [id, ...args] of executeCommand
     diagnostics: new Map(), // uri string -> Diagnostic[]
     messages: [], // [level, text]
+    questions: [], // titles of the input boxes and dialogs shown
     statusItems: [],
     log: [],
   };
@@ -165,6 +167,7 @@ function createFake({ settings, folder }) {
   };
   const tabGroup = { tabs: [], isActive: true, viewColumn: 1 };
   const documents = [];
+  const answers = { inputBox: undefined, openDialog: undefined };
   const window = {
     activeTextEditor: undefined,
     visibleTextEditors: [],
@@ -200,6 +203,15 @@ function createFake({ settings, folder }) {
     showWarningMessage: async (text) => void recorded.messages.push(['warning', text]),
     showInformationMessage: async (text) => void recorded.messages.push(['info', text]),
     withProgress: (_options, task) => task({ report() {} }, new CancellationTokenSource().token),
+    // what the user answers, set by a test (undefined: the question was closed)
+    showInputBox: async (options) => {
+      recorded.questions.push(options.title ?? options.prompt);
+      return answers.inputBox;
+    },
+    showOpenDialog: async (options) => {
+      recorded.questions.push(options.title);
+      return answers.openDialog;
+    },
   };
   const configuration = (section) => {
     const prefix = section ? `${section}.` : '';
@@ -232,6 +244,13 @@ function createFake({ settings, folder }) {
     onDidOpenTextDocument: events.openDocument.event,
     onDidChangeConfiguration: events.configuration.event,
     applyEdit: async () => true,
+    // opened without an editor (as VS Code does for openTextDocument): synced, not shown
+    openTextDocument: async (uri) => {
+      const document = textDocument(uri.fsPath, 'fusion-switch', readFileSync(uri.fsPath, 'utf8'));
+      documents.push(document);
+      events.openDocument.fire(document);
+      return document;
+    },
   };
   const languages = {
     match: (selector, document) => {
@@ -315,7 +334,7 @@ function createFake({ settings, folder }) {
     events.activeEditor.fire(window.activeTextEditor);
     return document;
   };
-  return { vscode, recorded, open };
+  return { vscode, recorded, open, answers };
 }
 
 module.exports = { createFake };
