@@ -124,3 +124,37 @@ async def test_extra_catalogue_files(session: Session, tmp_path_factory) -> None
     mark = session.mark(uri)
     notify(session, {"fusionSwitch": {"catalogue": {"extraFiles": []}}})
     assert codes(await session.next_diagnostics(uri, mark)) == ["unknown-rule"]
+
+
+async def test_relative_extra_catalogue_files_are_read_from_the_workspace_folder(
+    session: Session,
+) -> None:
+    """A review: a relative fusionSwitch.catalogue.extraFiles path was read against the
+    server's working directory, which is the workspace folder only when VS Code starts it
+    there (not for Neovim started elsewhere, nor other folders of a multi-root workspace)."""
+    import shutil
+
+    from e2e_support import ROOT
+
+    folder = ROOT / "settings_relative_extra"
+    made_root = not ROOT.exists()  # the sessions' workspace is only named, not made
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        (folder / "extra.json").write_text(
+            json.dumps({"rules": [{"name": "MyRelativeFusionPass", "section": "GraphFusion"}]}),
+            encoding="utf-8",
+        )
+        uri = session.open(
+            "settings_relative_extra/fusion_switch.cfg",
+            '{"Switch": {"GraphFusion": {"MyRelativeFusionPass": "off"}}}',
+        )
+        assert codes(await session.diagnostics(uri)) == ["unknown-rule"]
+        mark = session.mark(uri)
+        relative = {"extraFiles": ["settings_relative_extra/extra.json"]}
+        notify(session, {"fusionSwitch": {"catalogue": relative}})
+        assert codes(await session.next_diagnostics(uri, mark)) == []
+        mark = session.mark(uri)
+        notify(session, {"fusionSwitch": {"catalogue": {"extraFiles": []}}})
+        assert codes(await session.next_diagnostics(uri, mark)) == ["unknown-rule"]
+    finally:
+        shutil.rmtree(ROOT if made_root else folder, ignore_errors=True)

@@ -4,11 +4,14 @@ re-validates every open configuration at once."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from ..recipe import annotations
+from ..recipe.target import path_of
 from ..safety import guarded, log, show
 from ..settings import SECTION, SETTINGS, Settings, parse_settings
 from . import diagnostics
@@ -44,6 +47,7 @@ def adopt(
 ) -> None:
     for problem in problems:
         log(ls, f"fusion-switch: setting {problem}", types.MessageType.Warning)
+    settings = _in_workspace(ls, settings)
     outcome = ls.state.apply_settings(settings, force_reload=force_reload)
     for warning in outcome.warnings:
         show(ls, warning, types.MessageType.Warning)
@@ -51,6 +55,23 @@ def adopt(
         log(ls, ls.state.describe(), types.MessageType.Info)
         diagnostics.validate_all(ls)
     annotations.send_status(ls)
+
+
+def _in_workspace(ls: FusionSwitchServer, settings: Settings) -> Settings:
+    """Relative ``catalogue.extraFiles`` read against the workspace folder (the first one,
+    else the root), as the setting promises, not against the server's working directory (a
+    review: that is the folder only where VS Code starts the server there)."""
+    if all(os.path.isabs(os.path.expanduser(f)) for f in settings.extra_files):
+        return settings
+    folders = [path_of(folder.uri) for folder in ls.workspace.folders.values()]
+    base = next((f for f in folders if f is not None), None) or ls.workspace.root_path
+    if not base:
+        return settings
+    files = tuple(
+        f if os.path.isabs(os.path.expanduser(f)) else os.path.join(base, f)
+        for f in settings.extra_files
+    )
+    return dataclasses.replace(settings, extra_files=files)
 
 
 async def pull(ls: FusionSwitchServer) -> None:
