@@ -87,3 +87,19 @@ def test_resolve_rules_uses_the_catalogue_section_and_refuses_forbidden_close():
 def test_switched_text_refuses_a_broken_file():
     with pytest.raises(ValueError, match="syntax errors"):
         switched_text('{"Switch": {"GraphFusion": {"A": "on",}}', [("GraphFusion", "B", "off")])
+
+
+def test_a_rules_ops_are_those_behind_its_verdict():
+    """A review: `apply` printed "proven by replay, ops b0_conv2, b1_conv2, b2_conv2" where
+    only b1_conv2 was proven; a heuristic guess listed every op of its rule."""
+    summary = {
+        "rules": [
+            {"rule": "A", "section": "GraphFusion", "verdict": "introduces",
+             "ops": [{"op": "a0", "verdict": "clean"}, {"op": "a1", "verdict": "introduces"},
+                     {"op": "a2", "verdict": "propagates"}]},
+            {"rule": "H", "section": "UBFusion", "verdict": "heuristic",
+             "ops": [{"op": "h0", "verdict": "clean"}, {"op": "h1", "verdict": "unverified"}]},
+        ]
+    }  # fmt: skip
+    got = [(v.rule, v.ops) for v in rule_verdicts(summary)]
+    assert got == [("A", ("a1",)), ("H", ("h1",))]

@@ -108,14 +108,27 @@ def rule_verdicts(summary: dict) -> list[RuleVerdict]:
             continue
         seen.add((section, rule))
         assumed = bool(assumed_section(entry))
-        out.append(RuleVerdict(section, rule, verdict, _op_names(entry.get("ops")), assumed))
+        ops = _op_names(entry.get("ops"), OP_VERDICT.get(verdict, verdict))
+        out.append(RuleVerdict(section, rule, verdict, ops, assumed))
     out.sort(key=lambda v: not v.proven)
     return out
 
 
-def _op_names(ops: object) -> tuple[str, ...]:
-    """A rule's ops as compare writes them (objects with an "op") or as names."""
+OP_VERDICT = {"heuristic": "unverified"}  # a heuristic guess stands on ops not replayed
+
+
+def _op_names(ops: object, verdict: str) -> tuple[str, ...]:
+    """A rule's ops behind its ``verdict``, as compare writes them (objects with an "op" and
+    their own "verdict") or as names (a review: every op of a proven rule was listed as
+    proven)."""
     if not isinstance(ops, list):
         return ()
-    names = (op.get("op") if isinstance(op, dict) else op for op in ops)
-    return tuple(name for name in names if isinstance(name, str))
+    names = []
+    for op in ops:
+        if isinstance(op, dict):
+            if op.get("verdict", verdict) != verdict:
+                continue
+            op = op.get("op")
+        if isinstance(op, str):
+            names.append(op)
+    return tuple(names)
