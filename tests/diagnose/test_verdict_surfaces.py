@@ -132,3 +132,21 @@ def test_a_section_the_run_does_not_record_is_said_to_be_assumed(tmp_path):
     doc = cfg.parse(cfg_path.read_text())
     (found,) = [f for f in annotate.findings(doc, summary) if f.code == annotate.SUSPECT_CODE]
     assert "section is assumed" in found.message, found.message
+
+
+def test_a_ub_pass_named_only_in_pass_name_is_still_told_from_the_graph_pass(tmp_path):
+    """Real graphs record UB passes in pass_name only (49 of 49 in a real ge_proto dump). The
+    split between a graph pass and a UB pass read pass_name_ub alone: without it, "undecided
+    between ConvBatchnormFusionPass and TbeCommonRules0FusionPass" although fusion_result.json
+    puts the second in UBFusion (a review)."""
+    case = generate_case(tmp_path / "case", faults=["dropped_relu"])
+    graph = json.loads(case.on_graph.read_text())
+    for part in graph["graph"]:
+        for op in part.get("op", []):
+            op["attr"] = [a for a in op.get("attr", []) if a["key"] != "pass_name_ub"]
+    case.on_graph.write_text(json.dumps(graph))
+    done, summary = compare_summary(case, tmp_path / "out")
+    assert summary["verdict"].startswith("proven by replay: TbeCommonRules0FusionPass"), summary[
+        "verdict"
+    ]
+    assert done.returncode == 1

@@ -109,14 +109,23 @@ def _clipped(values: np.ndarray, bound: float) -> np.ndarray:
 
 
 def localise(
-    replayer: Any, sub: Any, result: Any, between: Callable[[], None] | None = None
+    replayer: Any,
+    sub: Any,
+    result: Any,
+    between: Callable[[], None] | None = None,
+    *,
+    ub_rules: frozenset[str] = frozenset(),
 ) -> dict | None:
     """Name the pass whose original op explains the flagged op's output, or say undecided.
     ``between``: called after each variant is scored (the replay's child answers the waiting
-    parent there, issue 16)."""
+    parent there, issue 16). ``ub_rules``: the rules fusion_result.json puts in UBFusion, for
+    a fused op that names its UB pass in ``pass_name`` only (as real graphs do)."""
     fused = sub.fused
     ub_rule = fused.attr("pass_name_ub") if hasattr(fused, "attr") else None
     ub_rule = ub_rule if isinstance(ub_rule, str) and ub_rule else None
+    if ub_rule is None:
+        named = [r for r in result.rules if r in ub_rules]
+        ub_rule = named[0] if len(named) == 1 else None
     graph_rules = [r for r in result.rules if r != ub_rule and r not in _single_op_ub(fused)]
     if not graph_rules and not ub_rule:
         graph_rules = list(result.rules)

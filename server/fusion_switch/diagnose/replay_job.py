@@ -6,6 +6,7 @@ their original ops (each decoded once), plus the fusion-off graph for the origin
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -26,6 +27,12 @@ def dump_dirs(outcome: Any) -> tuple[Any, Any]:
     on_dir = scan_dump_dir(outcome.on_dump_dir) if on_dir is None else on_dir
     off_dir = scan_dump_dir(outcome.off_dump_dir) if off_dir is None else off_dir
     return on_dir, off_dir
+
+
+def _ub_rules(fusion_result: Mapping[str, Mapping[str, Any]] | None) -> frozenset[str]:
+    return frozenset(
+        rule for rule, info in (fusion_result or {}).items() if info.get("section") == "UBFusion"
+    )
 
 
 def replay_outcome(
@@ -59,7 +66,7 @@ def replay_outcome(
         off_graph,
         store,
         rules_of=lambda op, types: op_rules(op, types, fusion_result),
-        localise=localise,
+        localise=functools.partial(localise, ub_rules=_ub_rules(fusion_result)),
         workers=workers if workers is not None else (os.cpu_count() or 1),
         store_factory=lambda: EvidenceStore(on_dir, off_dir),
         processes=processes,
