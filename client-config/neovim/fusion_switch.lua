@@ -39,6 +39,7 @@ local defaults = {
 
 local config = vim.deepcopy(defaults)
 local clients_by_root = {} -- Neovim 0.7: one client per root directory
+local failed_starts = {} -- messages of server commands that could not start, said once
 
 --- Running server tasks by progress token: { title, message, percentage, cancellable, client_id }.
 M.progress = {}
@@ -160,8 +161,14 @@ function M.attach(bufnr)
   if not client or call(client, 'is_stopped') then
     id = vim.lsp.start_client(client_config(root))
     if not id then
-      vim.notify('fusion-switch: cannot start ' .. table.concat(server_cmd(), ' ') ..
-        ' (install it with `pip install fusion-switch`)', vim.log.levels.ERROR)
+      -- said once per command, after the autocommand (an error raised inside it came with a
+      -- stack traceback on Neovim 0.7, once per buffer)
+      local message = 'fusion-switch: cannot start ' .. table.concat(server_cmd(), ' ') ..
+        ' (install it with `pip install fusion-switch`)'
+      if not failed_starts[message] then
+        failed_starts[message] = true
+        vim.schedule(function() vim.notify(message, vim.log.levels.ERROR) end)
+      end
       return nil
     end
     clients_by_root[root] = id

@@ -221,3 +221,26 @@ def test_neovim_011_config_matches(lspconfig_session: dict) -> None:
     assert config["cmd"] == ["fusion-switch", "serve"]
     assert config["filetypes"] == ["fusion_switch"]
     assert dotted_keys(config["settings"]) == server_read_settings()
+
+
+def test_a_server_that_cannot_start_is_said_once_without_a_traceback(tmp_path: Path) -> None:
+    """A review: on Neovim 0.7 the "cannot start ... pip install fusion-switch" message came
+    wrapped in "Error executing lua callback" with a stack traceback, once per buffer."""
+    import subprocess
+
+    init = tmp_path / "init.lua"
+    init.write_text(
+        f"package.path = {lua_string(str(CLIENT_CONFIG / 'neovim'))} .. '/?.lua;' .. package.path\n"
+        "require('fusion_switch').setup({ cmd = { '/opt/no such venv/bin/fusion-switch', "
+        "'serve' } })\n"
+    )
+    for name in ("fusion_switch.cfg", "fusion_switch_b.cfg"):
+        (tmp_path / name).write_text("{}\n")
+    done = subprocess.run(
+        [NVIM, "--headless", "--clean", "-u", str(init), "fusion_switch.cfg",
+         "-c", "edit fusion_switch_b.cfg", "-c", "sleep 300m", "-c", "qa!"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert "stack traceback" not in said and "Error executing lua" not in said, said
+    assert said.count("pip install fusion-switch") == 1, said
