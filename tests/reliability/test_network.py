@@ -265,3 +265,19 @@ def test_a_token_that_cannot_be_written_is_a_setup_error(tmp_path, monkeypatch, 
     assert f"cannot write a token file in {token}: Permission denied" in said, said
     assert "--token-file" in said and "cannot listen" not in said, said
     assert not made.exists()
+
+
+def test_sigterm_with_a_session_open_ends_without_a_traceback(runtime):
+    """A review: SIGTERM while a client was connected printed asyncio's "Exception in
+    callback" with a CancelledError traceback (the session's task, cancelled at shutdown)."""
+    started = TcpServer(runtime)
+    client = started.connect()
+    client.initialize(started.token)
+    open_document(client)
+    started.proc.terminate()
+    started.proc.wait(10)
+    rest = started.proc.stderr.read()
+    client.close()
+    started.stop()
+    assert started.proc.returncode == 0
+    assert "Traceback" not in rest and "Exception in callback" not in rest, rest

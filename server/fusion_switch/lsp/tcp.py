@@ -256,14 +256,41 @@ async def _session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, t
 
 
 async def _listen(host: str, port: int, token: str) -> None:
-    listener = await asyncio.start_server(
-        lambda r, w: _session(r, w, token), host, port, limit=HEADER_LINE_LIMIT * 4
-    )
+    """Serve until SIGTERM (or Ctrl-C), then end the open sessions as their clients would
+    (a review: SIGTERM with a session open printed asyncio's traceback of its cancelled task)."""
+    stopping = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopping.set)
+    sessions: set[asyncio.Task] = set()
+
+    async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        sessions.add(task)
+        try:
+            await _session(reader, writer, token)
+        except asyncio.CancelledError:  # the server stops: the session ends, said nowhere
+            pass
+        finally:
+            sessions.discard(task)
+
+    listener = await asyncio.start_server(connected, host, port, limit=HEADER_LINE_LIMIT * 4)
     for sock in listener.sockets:
         address = sock.getsockname()
         print(f"fusion-switch: listening on {address[0]}:{address[1]}", file=sys.stderr, flush=True)
-    async with listener:
-        await listener.serve_forever()
+    try:
+        async with listener:
+            await stopping.wait()
+    finally:
+        # the sessions' handlers, cancelled now, end in pygls's and asyncio's done-callbacks,
+        # which would log each CancelledError with a traceback
+        asyncio.get_running_loop().set_exception_handler(_quiet_when_cancelled)
+        for task in list(sessions):
+            task.cancel()
+        await asyncio.gather(*sessions, return_exceptions=True)
+
+
+def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
 
 
 def serve_tcp(host: str, port: int, token_file: str | None) -> int:
