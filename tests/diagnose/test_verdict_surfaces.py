@@ -150,3 +150,16 @@ def test_a_ub_pass_named_only_in_pass_name_is_still_told_from_the_graph_pass(tmp
         "verdict"
     ]
     assert done.returncode == 1
+
+
+def test_a_heuristic_guess_lists_the_ops_the_rows_blame(tmp_path):
+    """A review: the CLI printed "TbeEltwiseFusionPass heuristic ... b0_sigb0_glu,
+    b1_sigb1_glu" where the rows blame b1_sigb1_glu alone (every unverified op was listed)."""
+    case = generate_case(tmp_path / "case", faults=["inverted_gate"], custom_ops=True)
+    _, summary = compare_summary(case, tmp_path / "out")
+    (guess,) = [r for r in summary["unverified_rules"] if r["verdict"] == "heuristic"]
+    rows = {f["op"]: f for f in summary["ops"]}
+    assert guess["ops"] and all(rows[op]["verdict"] == "introduces" for op in guess["ops"]), (
+        guess["ops"],
+        {op: rows[op]["verdict"] for op in guess["ops"]},
+    )

@@ -370,6 +370,7 @@ def replay_json(attribution: Attribution) -> dict[str, Any]:
     report = attribution.replay
     if report is None:
         return {"replay": None}
+    blamed = {s.rule: set(s.ops) for s in attribution.heuristic}
     return {
         "replay": {
             "fused_ops": len(report.results),
@@ -383,19 +384,21 @@ def replay_json(attribution: Attribution) -> dict[str, Any]:
         "fused_ops": [r.to_json() for r in report.results],
         "rules": [v.to_json() for v in attribution.rules],
         "unverified_rules": [
-            {**v.to_json(), "ops": _ops_behind(v)}
+            {**v.to_json(), "ops": _ops_behind(v, blamed.get(v.rule, ()))}
             for v in attribution.rules
             if v.verdict in ("unverified", "undecided", "heuristic")
         ],
     }
 
 
-def _ops_behind(verdict: Any) -> list[str]:
+def _ops_behind(verdict: Any, blamed: Any = ()) -> list[str]:
     """The ops that make a rule's verdict (unverified, undecided; a heuristic guess stands on
-    unverified ops), not its first ops that are not clean (a review: ops that only propagate
-    were listed, the unverified one only in the reason)."""
+    the unverified ops the rows blame, ``blamed``), not its first ops that are not clean (a
+    review: ops that only propagate were listed, the unverified one only in the reason; a
+    guess listed every unverified op of its rule)."""
     wanted = "unverified" if verdict.verdict == "heuristic" else verdict.verdict
-    return [o["op"] for o in verdict.ops if o["verdict"] == wanted][:12]
+    ops = [o["op"] for o in verdict.ops if o["verdict"] == wanted]
+    return [o for o in ops if o in blamed][:12] or ops[:12]
 
 
 def build_summary(
