@@ -276,16 +276,21 @@ async def _listen(host: str, port: int, token: str) -> None:
     for sock in listener.sockets:
         address = sock.getsockname()
         print(f"fusion-switch: listening on {address[0]}:{address[1]}", file=sys.stderr, flush=True)
-    try:
-        async with listener:
+    async with listener:  # leaving it waits for the connections (Python 3.12.1 on)
+        try:
             await stopping.wait()
-    finally:
-        # the sessions' handlers, cancelled now, end in pygls's and asyncio's done-callbacks,
-        # which would log each CancelledError with a traceback
-        asyncio.get_running_loop().set_exception_handler(_quiet_when_cancelled)
-        for task in list(sessions):
-            task.cancel()
-        await asyncio.gather(*sessions, return_exceptions=True)
+        finally:  # so they end first (a review: it hung on 3.12 and 3.13 with one open)
+            # the sessions' handlers, cancelled now, end in pygls's and asyncio's
+            # done-callbacks, which would log each CancelledError with a traceback
+            asyncio.get_running_loop().set_exception_handler(_quiet_when_cancelled)
+            listener.close()
+            for task in list(sessions):
+                task.cancel()
+            if sessions:
+                await asyncio.wait(sessions, timeout=SESSION_END_TIMEOUT)
+
+
+SESSION_END_TIMEOUT = 5.0  # seconds the open sessions have to end when the server stops
 
 
 def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict) -> None:
