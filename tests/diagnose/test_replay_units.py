@@ -217,21 +217,18 @@ def _half(desc: dict) -> dict:
     return {**desc, "dtype": "DT_FLOAT16"}
 
 
-@pytest.mark.parametrize("device", [65504.0, math.inf], ids=["saturated", "inf"])
-def test_an_original_op_past_float16s_range_proves_nothing(device):
-    """A review: the replay rounds to float16's precision, not its range; a correct fused op
-    whose float16 Add saturated (or overflowed), as fusion off's Add does too, was "proven"
-    wrong (score 66 against a saturating device, inf against an inf one)."""
+def _half_chain(tensors):
+    """x -> Relu -> Add(m1, m1), every output float16, fused into one op, with ``tensors``."""
     from fusion_switch.diagnose.replay import measure_one
 
     ops = [
-        {"name": "x", "type": "Data", "output_desc": [_half(float_desc((2,)))]},
-        {"name": "m1", "type": "Relu", "input": ["x:0"], "output_desc": [_half(float_desc((2,)))]},
+        {"name": "x", "type": "Data", "output_desc": [_half(float_desc((4,)))]},
+        {"name": "m1", "type": "Relu", "input": ["x:0"], "output_desc": [_half(float_desc((4,)))]},
         {
             "name": "m2",
             "type": "Add",
             "input": ["m1:0", "m1:0"],
-            "output_desc": [_half(float_desc((2,)))],
+            "output_desc": [_half(float_desc((4,)))],
         },
     ]
     fused = {
@@ -242,19 +239,32 @@ def test_an_original_op_past_float16s_range_proves_nothing(device):
             {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1", "m2"]}}},
             {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
         ],
-        "output_desc": [_half(float_desc((2,), "m2"))],
+        "output_desc": [_half(float_desc((4,), "m2"))],
     }
     on, off = GraphIndex.of(one_graph([ops[0], fused])), GraphIndex.of(one_graph(ops))
     sub = build_subgraph(on.ops["fused"], on, off)
-    tensors = {
-        ("on", "fused", "input", 0): np.array([40000.0, 1.0]),
-        ("on", "fused", "output", 0): np.array([device, 2.0]),
-    }
-    verdict, reason, _ = measure_one(Replayer(MemoryStore(tensors), off, Kernels()), sub)
-    assert verdict == "unverified", reason
-    assert "m2 (Add)" in reason and "float16" in reason and "65504" in reason, reason
-    # within the range the same op is measured, and a wrong one flagged as before
-    tensors[("on", "fused", "input", 0)] = np.array([20000.0, 1.0])
-    tensors[("on", "fused", "output", 0)] = np.array([30000.0, 2.0])
-    verdict, outputs, _ = measure_one(Replayer(MemoryStore(tensors), off, Kernels()), sub)
+    return measure_one(Replayer(MemoryStore(tensors), off, Kernels()), sub)
+
+
+@pytest.mark.parametrize("device", [65504.0, math.inf], ids=["saturated", "inf"])
+def test_an_original_op_past_float16s_range_is_replayed_as_the_device_computes_it(device):
+    """A review: the replay rounds to float16's precision, not its range; a correct fused op
+    whose float16 Add saturated (or overflowed), as fusion off's Add does too, was "proven"
+    wrong (score 66 against a saturating device, inf against an inf one). A second review:
+    a first fix left every such op unverified, real proofs with it."""
+    x = np.array([40000.0, 1.0, 2.0, 3.0])
+    real = np.array([device, 2.0, 4.0, 6.0])
+    verdict, outputs, evidence = _half_chain(
+        {("on", "fused", "input", 0): x, ("on", "fused", "output", 0): real}
+    )
+    assert verdict == "ok" and outputs[0].score <= 1, outputs
+    assert (
+        evidence["float16_range"]
+        == f"float16 {'saturated' if device < 1e9 else 'overflowed to inf'}"
+    )
+    # a real error beside the value past the range is still shown
+    wrong = np.array([device, 2000.0, 4000.0, 6000.0])
+    verdict, outputs, _ = _half_chain(
+        {("on", "fused", "input", 0): x, ("on", "fused", "output", 0): wrong}
+    )
     assert verdict == "ok" and outputs[0].score > 1, outputs
