@@ -275,3 +275,25 @@ def test_dumps_says_a_damaged_statistics_file(tmp_path, damage):
     assert any(str(bad) in problem for problem in leaf.get("problems", [])), leaf
     text_out = cli("dumps", str(trees)).stdout
     assert f"problem: {bad}" in text_out or str(bad) in text_out
+
+
+def test_a_ranks_top_suspect_carries_its_label():
+    """A review: ranks_summary.json's suspects kept rule, section and score only, and the
+    ranks' table printed a heuristic guess or a rule CANN will not switch off as a proof."""
+    import argparse
+
+    from fusion_switch.cli import compare_tree
+
+    summary = {
+        "verdict": "most likely (heuristic, not proven by replay): R",
+        "suspects": [
+            {"rule": "R", "section": "GraphFusion", "score": 1.0, "verdict": "heuristic",
+             "cannot_switch_off": True},
+        ],
+    }  # fmt: skip
+    ns = argparse.Namespace(out_dir="/tmp/rank0")
+    result = compare_tree._rank_result("rank 0", ns, 1, summary)
+    (top,) = result["suspects"]
+    assert top["verdict"] == "heuristic" and top["cannot_switch_off"] is True
+    label = compare_tree._label(top)
+    assert "heuristic" in label and "cannot be switched off" in label

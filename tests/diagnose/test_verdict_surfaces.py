@@ -44,6 +44,7 @@ def test_a_rule_cann_will_not_switch_off_is_never_offered_for_switching_off(tmp_
     assert done.returncode == 1
     assert f'"{FORBIDDEN}": "off"' not in done.stdout, done.stdout
     assert "forbidden-close" in done.stdout and "forbidden-close" in summary["verdict"]
+    summary = annotate.compact_summary(summary)  # what the editor keeps and reads
     assert annotate.suspect_changes(summary) == []
     doc = cfg.parse(json.dumps({"Switch": {"GraphFusion": {FORBIDDEN: "on"}}}))
     found = [f for f in annotate.findings(doc, summary) if f.data.get("rule") == FORBIDDEN]
@@ -81,8 +82,10 @@ def test_a_heuristic_suspect_reaches_the_editor_when_the_replay_did_not_run(tmp_
     """The editor dropped the suspects the replay did not run for, while `apply
     --include-unverified` switched them off."""
     case = generate_case(tmp_path / "case", faults=["dropped_scale"])
-    _, summary = compare_summary(case, tmp_path / "out", how)
-    assert summary.get("replay") is None, "the replay ran: the case needs a smaller budget"
+    _, written = compare_summary(case, tmp_path / "out", how)
+    assert written.get("replay") is None, "the replay ran: the case needs a smaller budget"
+    assert [s["verdict"] for s in written["suspects"]][:1] == ["heuristic"]
+    summary = annotate.compact_summary(written)  # what the editor keeps and reads (a review)
     assert [s["verdict"] for s in summary["suspects"]][:1] == ["heuristic"]
     rule = summary["suspects"][0]["rule"]
     assert (summary["suspects"][0]["section"], rule, "off") in annotate.suspect_changes(
@@ -163,3 +166,25 @@ def test_a_heuristic_guess_lists_the_ops_the_rows_blame(tmp_path):
         guess["ops"],
         {op: rows[op]["verdict"] for op in guess["ops"]},
     )
+
+
+def test_the_parent_localises_what_the_replay_hands_over_with_the_ub_rules(monkeypatch):
+    """A review of the fix above: the sub-graphs the replay hands to the waiting parent (on a
+    real network, the end of the measuring) were localised without fusion_result.json's UB
+    rules, so one op came out undecided or guilty by which process measured it."""
+    from types import SimpleNamespace
+
+    from fusion_switch.diagnose import replay_background
+
+    seen = {}
+    monkeypatch.setattr(replay_background, "dump_dirs", lambda outcome: (None, None))
+    monkeypatch.setattr(replay_background, "EvidenceStore", lambda *dirs: None)
+    monkeypatch.setattr(
+        replay_background,
+        "measure_handed",
+        lambda subs, off, store, judge: seen.setdefault("judge", judge),
+    )
+    table = {"TbeU": {"section": "UBFusion"}, "GraphG": {"section": "GraphFusion"}}
+    parent = SimpleNamespace(outcome=None, table=table)
+    replay_background.BackgroundReplay._measure_handed(parent, [], {}, judging=(None, {}))
+    assert seen["judge"].localise.keywords["ub_rules"] == frozenset({"TbeU"})

@@ -242,3 +242,19 @@ def test_a_verdict_without_the_evidence_it_needs_is_not_called_clean(missing):
     assert message == f"fusion-switch: comparison done, not proven clean: {verdict}"
     assert annotate.incomplete({"suspects": [], **missing})
     assert not annotate.incomplete({"suspects": [], "evidence_missing": []})
+
+
+def test_rules_not_proven_keep_their_order_and_say_an_assumed_section() -> None:
+    """A review: a rule named twice moved behind the others (which verdict_message names
+    first), and a guess whose section is assumed did not say so."""
+    summary = {
+        "unverified_rules": [
+            {"rule": "A", "section": "GraphFusion", "verdict": "heuristic",
+             "section_source": "assumed (pass_name only, not in the catalogue)"},
+            {"rule": "B", "section": "UBFusion", "verdict": "undecided"},
+        ],
+        "suspects": [{"rule": "A", "section": "GraphFusion", "verdict": "heuristic"}],
+    }  # fmt: skip
+    found = annotate.unverified(summary)
+    assert [u["rule"] for u in found] == ["A", "B"]
+    assert "section is assumed" in annotate.unverified_message(found[0])

@@ -103,3 +103,18 @@ def test_a_rules_ops_are_those_behind_its_verdict():
     }  # fmt: skip
     got = [(v.rule, v.ops) for v in rule_verdicts(summary)]
     assert got == [("A", ("a1",)), ("H", ("h1",))]
+
+
+def test_a_guess_lists_the_ops_the_summary_says_the_rows_blame():
+    """A review: `apply` listed every unverified op of a guessed rule where the CLI, the
+    editor and the report list the one the rows blame."""
+    summary = {
+        "rules": [
+            {"rule": "H", "section": "UBFusion", "verdict": "heuristic",
+             "ops": [{"op": "h0", "verdict": "unverified"}, {"op": "h1", "verdict": "unverified"}]},
+        ],
+        "unverified_rules": [
+            {"rule": "H", "section": "UBFusion", "verdict": "heuristic", "ops": ["h1"]},
+        ],
+    }  # fmt: skip
+    assert [v.ops for v in rule_verdicts(summary)] == [("h1",)]

@@ -275,7 +275,7 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
     else:
         for r in results:
             top = r["suspects"][0] if r["suspects"] else None
-            blame = f"  top suspect {top['rule']} [{top['section']}]" if top else ""
+            blame = f"  top suspect {top['rule']} [{top['section']}]{_label(top)}" if top else ""
             where = f"\n   {r['out_dir']}" if r["out_dir"] else ""
             note = f"\n   {r['note']}" if r.get("note") else ""
             print(f"rank {r['rank']}: {r['verdict']}{blame}{note}{where}")
@@ -296,6 +296,17 @@ def _one_cluster(args: argparse.Namespace):
                 budget = getattr(args, "memory_budget", None)
                 stack.enter_context(dask_session(scheduler, args.workers, budget))
         yield
+
+
+def _label(suspect: dict) -> str:
+    """What a rank's top suspect is, beside its name (a review: a heuristic guess or a rule
+    CANN will not switch off read as a plain proof in the ranks' table)."""
+    words = []
+    if suspect.get("verdict") == "heuristic":
+        words.append("heuristic, not proven by replay")
+    if suspect.get("cannot_switch_off"):
+        words.append("on CANN's forbidden-close list: cannot be switched off")
+    return f" ({'; '.join(words)})" if words else ""
 
 
 def _rank_result(
@@ -328,7 +339,14 @@ def _rank_result(
         "out_dir": str(Path(ns.out_dir).resolve()),
         "verdict": verdict,
         "suspects": [
-            {"rule": s["rule"], "section": s["section"], "score": s["score"]} for s in suspects[:5]
+            {
+                "rule": s["rule"],
+                "section": s["section"],
+                "score": s["score"],
+                "verdict": s.get("verdict", "introduces"),
+                **({"cannot_switch_off": True} if s.get("cannot_switch_off") else {}),
+            }
+            for s in suspects[:5]
         ],
     }
     # why its suspects are unverified: said with the verdict, not only in its own folder

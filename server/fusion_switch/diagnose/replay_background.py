@@ -40,10 +40,9 @@ from ..compare.forked import ForkedCall
 from ..readers.dumpdir import DumpDirError, holds_dump_files, scan_dump_dir
 from ..readers.graph_model import share_equal_attrs
 from .evidence import EvidenceStore
-from .localise import localise
 from .on_view import graph_of_view, on_view
 from .replay import Judge, ReplayReport, measure_handed
-from .replay_job import dump_dirs, replay_outcome
+from .replay_job import dump_dirs, localiser, replay_outcome
 from .replay_kernels import kernel_registry
 from .replay_share import ChildShare, ShareChannel, help_child
 
@@ -285,7 +284,7 @@ class BackgroundReplay:
         return replay_outcome(self.outcome, self.table, notes, self.workers, self.rerun_processes)
 
     def _measure_handed(self, subs: list, off_ops: dict[str, Any], judging: Any = None) -> dict:
-        judge = Judge.of_handed(judging, localise) if judging is not None else None
+        judge = Judge.of_handed(judging, localiser(self.table)) if judging is not None else None
         return measure_handed(subs, off_ops, EvidenceStore(*dump_dirs(self.outcome)), judge)
 
     def close(self) -> None:

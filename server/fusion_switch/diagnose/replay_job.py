@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..readers.dumpdir import DumpDirError, scan_dump_dir
@@ -29,10 +29,13 @@ def dump_dirs(outcome: Any) -> tuple[Any, Any]:
     return on_dir, off_dir
 
 
-def _ub_rules(fusion_result: Mapping[str, Mapping[str, Any]] | None) -> frozenset[str]:
-    return frozenset(
+def localiser(fusion_result: Mapping[str, Mapping[str, Any]] | None) -> Callable:
+    """:func:`.localise.localise` told the rules fusion_result.json puts in UBFusion (a fused
+    op of a real graph names its UB pass in pass_name only), for every process that localises."""
+    ub_rules = frozenset(
         rule for rule, info in (fusion_result or {}).items() if info.get("section") == "UBFusion"
     )
+    return functools.partial(localise, ub_rules=ub_rules)
 
 
 def replay_outcome(
@@ -66,7 +69,7 @@ def replay_outcome(
         off_graph,
         store,
         rules_of=lambda op, types: op_rules(op, types, fusion_result),
-        localise=functools.partial(localise, ub_rules=_ub_rules(fusion_result)),
+        localise=localiser(fusion_result),
         workers=workers if workers is not None else (os.cpu_count() or 1),
         store_factory=lambda: EvidenceStore(on_dir, off_dir),
         processes=processes,

@@ -384,7 +384,10 @@ def replay_json(attribution: Attribution) -> dict[str, Any]:
         "fused_ops": [r.to_json() for r in report.results],
         "rules": [v.to_json() for v in attribution.rules],
         "unverified_rules": [
-            {**v.to_json(), "ops": _ops_behind(v, blamed.get(v.rule, ()))}
+            {
+                **v.to_json(),
+                "ops": _ops_behind(v, blamed.get(v.rule, ()) if v.verdict == "heuristic" else ()),
+            }
             for v in attribution.rules
             if v.verdict in ("unverified", "undecided", "heuristic")
         ],

@@ -72,8 +72,11 @@ def compact_summary(summary: dict) -> dict:
                 {**r, "ops": list(r.get("ops") or [])[:EVIDENCE_KEPT]} if isinstance(r, dict) else r
                 for r in out[key]
             ]
-    out["suspects"] = [
-        {**s, "evidence": list(s.get("evidence") or [])[:EVIDENCE_KEPT]} for s in suspects(summary)
+    out["suspects"] = [  # every suspect, proven or a labelled guess (a review: the guesses
+        # of a run without the replay were dropped here, so the editor never showed them)
+        {**s, "evidence": list(s.get("evidence") or [])[:EVIDENCE_KEPT]}
+        for s in summary.get("suspects") or []
+        if isinstance(s, dict) and isinstance(s.get("rule"), str)
     ]
     return out
 
@@ -100,7 +103,10 @@ def unverified(summary: dict) -> list[dict]:
         for u in [*(summary.get("unverified_rules") or []), *(summary.get("suspects") or [])]
         if isinstance(u, dict) and isinstance(u.get("rule"), str) and u.get("verdict") in NOT_PROVEN
     ]
-    return list({(u.get("section"), u["rule"]): u for u in reversed(found)}.values())[::-1]
+    first: dict[tuple, dict] = {}
+    for u in found:
+        first.setdefault((u.get("section"), u["rule"]), u)
+    return list(first.values())
 
 
 def unverified_message(u: dict) -> str:
@@ -113,7 +119,10 @@ def unverified_message(u: dict) -> str:
         else "unverified: a heuristic guess, not proven by replay"
     )
     because = f" ({reasons[0]})" if reasons else ""
-    return f"{u['rule']} ({u.get('section')}) at {ops}: {kind}{because}.{_forbidden_note(u)}"
+    assumed = f" ({assumed_section(u).capitalize()}.)" if assumed_section(u) else ""
+    return (
+        f"{u['rule']} ({u.get('section')}) at {ops}: {kind}{because}.{assumed}{_forbidden_note(u)}"
+    )
 
 
 def _forbidden_note(entry: dict) -> str:

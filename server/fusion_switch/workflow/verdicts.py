@@ -93,6 +93,11 @@ def rule_verdicts(summary: dict) -> list[RuleVerdict]:
     fallback = not entries
     if fallback:
         entries = summary.get("suspects") or []
+    behind = {  # a guess's ops as the summary lists them: those the rows blame
+        (u.get("section"), u.get("rule")): u.get("ops")
+        for u in summary.get("unverified_rules") or []
+        if isinstance(u, dict) and u.get("verdict") == "heuristic"
+    }
     for entry in entries:
         if not isinstance(entry, dict):
             continue
@@ -108,7 +113,9 @@ def rule_verdicts(summary: dict) -> list[RuleVerdict]:
             continue
         seen.add((section, rule))
         assumed = bool(assumed_section(entry))
-        ops = _op_names(entry.get("ops"), OP_VERDICT.get(verdict, verdict))
+        ops = _op_names(
+            behind.get((section, rule), entry.get("ops")), OP_VERDICT.get(verdict, verdict)
+        )
         out.append(RuleVerdict(section, rule, verdict, ops, assumed))
     out.sort(key=lambda v: not v.proven)
     return out
