@@ -4,6 +4,8 @@ compare with progress, suspect diagnostics, quick fix, hover evidence, lenses, a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from e2e_support import SERVER, apply_text_edits, edits_of
 from fusion_switch import cfg
@@ -259,3 +261,36 @@ async def test_whole_recipe_all_off_compare_apply(session, case, tmp_path):
     assert "window/showMessage" in order[execs[1] : execs[2]]
     assert "workspace/applyEdit" in order[execs[2] :]
     session.close(uri)
+
+
+async def test_a_saved_suspect_cann_will_not_switch_off_gets_no_fix(session, tmp_path):
+    """A review: cannot_switch_off came from the summary alone, written with the built-in
+    catalogue by this round's compare; a summary saved before it (or a rule the user's CANN
+    or extra catalogue forbids) was still offered "Turn X off". The server checks the rules
+    of the results it shows against its own catalogue."""
+    from fusion_switch.workflow.results import save_results
+
+    forbidden = "AABiasaddConvFusion"
+    path = write_cfg(tmp_path, json.dumps({"Switch": {"GraphFusion": {forbidden: "on"}}}))
+    save_results(
+        path,
+        {
+            "verdict": f"proven by replay: {forbidden} (GraphFusion)",
+            "suspects": [
+                {"rule": forbidden, "section": "GraphFusion", "verdict": "introduces",
+                 "ops": ["op1"], "evidence": []}
+            ],
+        },
+    )  # fmt: skip
+    uri = open_path(session, path)
+    found = [d for d in await session.diagnostics(uri) if d.code == "fusion-suspect"]
+    assert found and "forbidden-close" in found[0].message, found
+    actions = await session.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=found[0].range,
+            context=types.CodeActionContext(diagnostics=found),
+        )
+    )
+    titles = [a.title for a in actions or []]
+    assert not any(forbidden in t and "off" in t for t in titles), titles

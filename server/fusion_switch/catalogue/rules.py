@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 SECTIONS = ("GraphFusion", "UBFusion")
 OTHER_SECTION = {"GraphFusion": "UBFusion", "UBFusion": "GraphFusion"}
@@ -118,6 +120,18 @@ def catalogue_from_json(data: dict, origin: str) -> Catalogue:
     for obj in data.get("rules", []):
         cat.add(Rule.from_json(obj, origin))
     return cat
+
+
+def mark_unswitchable(entries: Iterable[Any], catalogue: Catalogue) -> None:
+    """Marks ``cannot_switch_off`` on each rule entry (a dict with "rule" and "section", as a
+    comparison's summary names them) that ``catalogue`` puts on CANN's forbidden-close list,
+    so that no surface tells the user to switch it off."""
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("rule"), str):
+            continue
+        rule = catalogue.get(entry["rule"], entry.get("section"))
+        if rule is not None and rule.cannot_switch_off:
+            entry["cannot_switch_off"] = True
 
 
 @cache

@@ -464,19 +464,16 @@ CANNOT_SWITCH_OFF = (
 
 
 def _mark_unswitchable(summary: dict) -> bool:
-    """Marks ``cannot_switch_off`` on every rule of the summary CANN will not switch off (its
-    forbidden-close list), so that no surface tells the user to switch it off (a review: the
-    CLI and the editor's quick fix did, while `apply` refused). True when the top suspect is one."""
-    named = [e for key in ("suspects", "rules", "unverified_rules") for e in summary.get(key) or []]
+    """Marks ``cannot_switch_off`` on the summary's rules CANN will not switch off (a review:
+    the CLI and the editor's quick fix told the user to, while `apply` refused). True when the
+    top suspect is one."""
     if not (summary.get("suspects") or summary.get("unverified_rules")):
-        return False
+        return False  # (the catalogue is read only when a rule is named)
     from ..catalogue import builtin_catalogue
+    from ..catalogue.rules import mark_unswitchable
 
-    catalogue = builtin_catalogue()
-    for entry in named:
-        rule = catalogue.get(entry.get("rule", ""), entry.get("section"))
-        if rule is not None and rule.cannot_switch_off:
-            entry["cannot_switch_off"] = True
+    named = [e for key in ("suspects", "rules", "unverified_rules") for e in summary.get(key) or []]
+    mark_unswitchable(named, builtin_catalogue())
     suspects = summary.get("suspects")
     return bool(suspects and suspects[0].get("cannot_switch_off"))
 

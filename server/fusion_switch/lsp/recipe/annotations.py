@@ -17,8 +17,16 @@ if TYPE_CHECKING:
 
 
 def results(ls: FusionSwitchServer, doc: OpenDocument) -> dict | None:
-    """The last comparison attached to this configuration (loaded from disk on first use)."""
-    return ls.state.results.get(path_of(doc.uri))
+    """The last comparison attached to this configuration (loaded from disk on first use),
+    its rules CANN will not switch off marked by the catalogue in force (a summary saved
+    before compare marked them, or a rule the user's CANN or extra catalogue forbids)."""
+    summary = ls.state.results.get(path_of(doc.uri))
+    if summary:
+        from ...catalogue.rules import mark_unswitchable
+
+        named = [*(summary.get("suspects") or []), *(summary.get("unverified_rules") or [])]
+        mark_unswitchable(named, ls.state.catalogue)
+    return summary
 
 
 def findings(ls: FusionSwitchServer, doc: OpenDocument, document: CfgDocument) -> list[Finding]:
