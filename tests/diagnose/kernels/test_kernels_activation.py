@@ -52,3 +52,17 @@ def test_fast_gelu_v2_is_its_own_function():
 def test_bad_attribute_value_is_named():
     refuses("LeakyRelu", [X], {"negative_slope": "steep"}, "negative_slope")
     refuses("Relu", [], {}, "input x")
+
+
+def test_prelu_takes_the_channel_axis_from_the_layout():
+    """A review: PRelu always took axis 1 for the channels; on an NHWC input whose H equals
+    C the slopes went along H (values 0.25 off), a correct fused op then "proven" wrong."""
+    x = [[[[-2.0, -2.0], [-2.0, -2.0]], [[-4.0, -4.0], [-4.0, -4.0]]]]  # N, H=2, W=2, C=2
+    slopes = [0.5, 0.25]
+    check(
+        "PRelu",
+        [x, slopes],
+        {},
+        [[[[-1.0, -0.5], [-1.0, -0.5]], [[-2.0, -1.0], [-2.0, -1.0]]]],
+        format="NHWC",
+    )

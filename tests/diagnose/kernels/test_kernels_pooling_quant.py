@@ -182,3 +182,11 @@ def test_caffe_pooling_matches_its_definition(mode, k, s, pads, ceil_mode):
     }
     want = _caffe_pool_by_definition(x, k, s, pads, mode, ceil=ceil_mode == 0)
     np.testing.assert_allclose(run("Pooling", [x], attrs)[0], want, rtol=1e-12, atol=1e-12)
+
+
+def test_global_average_pool_refuses_a_channels_last_input():
+    """A review: GlobalAveragePool always averaged the axes after 1; an NHWC input with H
+    equal to C gave the right size and wrong values (0.42 off). GE documents it for NCHW:
+    a channels-last one is not replayed (unverified), never replayed wrong."""
+    refuses("GlobalAveragePool", [np.ones((1, 2, 2, 2))], {}, "NHWC", format="NHWC")
+    check("GlobalAveragePool", [X44], {}, [[[[7.5]]]], format="NCHW")

@@ -84,14 +84,17 @@ def leaky_relu(inputs, *, negative_slope=0.0):
     return [np.where(x >= 0, x, x * as_float(negative_slope, "negative_slope"))]
 
 
-@kernel("PRelu")
-def prelu(inputs):
+@kernel("PRelu", layout_sensitive=True)
+def prelu(inputs, *, format=None):
+    # the slopes go along the channel axis: last for a channels-last input (a review: axis 1
+    # always, wrong on NHWC inputs whose H equals C)
     x, w = need(inputs, 0, "x"), need(inputs, 1, "weight")
-    if w.size not in (1, x.shape[1] if x.ndim > 1 else 1):
-        raise KernelError(f"input weight has {w.size} values for {x.shape} (channel axis 1)")
+    axis = x.ndim - 1 if x.ndim > 2 and str(format).upper() in ("NHWC", "NDHWC") else 1
+    if w.size not in (1, x.shape[axis] if x.ndim > 1 else 1):
+        raise KernelError(f"input weight has {w.size} values for {x.shape} (channel axis {axis})")
     shape = [1] * x.ndim
     if w.size > 1:
-        shape[1] = w.size
+        shape[axis] = w.size
     return [np.where(x >= 0, x, x * w.reshape(shape))]
 
 

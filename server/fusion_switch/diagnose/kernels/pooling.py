@@ -331,9 +331,12 @@ def max_pool_v3(
     )
 
 
-@kernel("GlobalAveragePool", "GlobalAvgPool")
-def global_average_pool(inputs):
-    """Mean over every axis after N and C (NCHW), kept as size 1."""
+@kernel("GlobalAveragePool", "GlobalAvgPool", layout_sensitive=True)
+def global_average_pool(inputs, *, format=None):
+    """Mean over every axis after N and C (NCHW), kept as size 1. GE documents it for NCHW; a
+    channels-last input is refused (a review: averaged over the wrong axes when H equals C)."""
+    if str(format).upper() in ("NHWC", "NDHWC"):
+        raise KernelError(f"input x is {format}: GlobalAveragePool is replayed on NCHW only")
     x = need(inputs, 0, "x")
     if x.ndim < 3:
         raise KernelError(f"input x has rank {x.ndim}, GlobalAveragePool needs >= 3")
