@@ -376,13 +376,15 @@ def test_a_flagged_op_the_parent_measured_is_localised_by_the_parent(damaged, mo
     alone = replay_outcome(damaged, None, [], workers=2)
     flagged = {r.op for r in alone.results if r.localisation is not None}
     here: list[str] = []
-    real = replay_background.localise
+    from fusion_switch.diagnose import replay_job
+
+    real = replay_job.localise  # what replay_job.localiser binds, in either process
 
     def localising(replayer, sub, result, *args, **kwargs):
         here.append(sub.fused.name)  # in this process only: the child's list is its own
         return real(replayer, sub, result, *args, **kwargs)
 
-    monkeypatch.setattr(replay_background, "localise", localising)
+    monkeypatch.setattr(replay_job, "localise", localising)
     measured: list[str] = []
     shared = _shared(damaged, monkeypatch, measured)
     assert flagged & set(measured)  # asked at once, the parent measures a flagged op
