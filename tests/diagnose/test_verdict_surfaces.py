@@ -188,3 +188,26 @@ def test_the_parent_localises_what_the_replay_hands_over_with_the_ub_rules(monke
     parent = SimpleNamespace(outcome=None, table=table)
     replay_background.BackgroundReplay._measure_handed(parent, [], {}, judging=(None, {}))
     assert seen["judge"].localise.keywords["ub_rules"] == frozenset({"TbeU"})
+
+
+@pytest.mark.parametrize("missing", ["fused op", "clean run"])
+def test_an_unverified_op_where_the_outputs_diverge_is_never_exit_0(tmp_path, missing):
+    """A review: the faulty fused op not dumped on the fusion-on side ended "no replayed fused
+    op introduces error; 1 of 34 fused ops unverified: not proven clean" with exit 0, the
+    status of a clean run, and the editor's "no fusion rule is suspect". Where the outputs
+    diverge and a fused op could not be verified, the run exits 3 (never clean); a clean run
+    whose custom op has no kernel still exits 0."""
+    if missing == "fused op":
+        case = generate_case(tmp_path / "case", faults=["dropped_scale"])
+        for dump in case.on_dump.iterdir():
+            if dump.name.split(".")[1] == "b1_conv2":
+                dump.unlink()
+    else:
+        case = generate_case(tmp_path / "case", faults=[], custom_ops=True)
+    done, summary = compare_summary(case, tmp_path / "out")
+    assert "not proven clean" in summary["verdict"], summary["verdict"]
+    expected = 3 if missing == "fused op" else 0
+    assert done.returncode == expected == exit_status(summary), summary["verdict"]
+    message = annotate.verdict_message(annotate.compact_summary(summary))
+    if expected == 3:
+        assert "not proven clean" in message and "no fusion rule is suspect" not in message

@@ -47,6 +47,7 @@ from .attribution import (
     json_number,
     load_fusion_result,
 )
+from .exit_status import NOTHING_COMPARED, exit_status  # noqa: F401 (re-exported)
 
 SUMMARY_FORMAT = 2  # 2: replay verdicts (fused_ops, rules, noise_floor, replay, evidence_missing)
 SUMMARY_NAME = "summary.json"
@@ -199,26 +200,7 @@ def _number(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
-NOTHING_COMPARED = "nothing compared"
 HEURISTIC = "most likely (heuristic, not proven by replay)"  # a suspect of the rows alone
-
-
-def exit_status(summary: Mapping[str, Any]) -> int:
-    """`compare`'s exit status for its summary: 2 nothing compared, 1 a rule proven or
-    suspected (a fused op proven wrong between undecided rules, or a heuristic guess where the
-    replay could not verify an op), 3 evidence missing (a
-    dump unreadable, or the replay left out by the memory budget), 0 none."""
-    if str(summary.get("verdict", "")).startswith(NOTHING_COMPARED):
-        return 2
-    if summary.get("suspects"):
-        return 1
-    # a fused op the replay proves wrong, which of its passes undecided
-    rules = summary.get("rules")
-    if isinstance(rules, list) and any(  # (a heuristic guess exits as with --no-replay)
-        isinstance(r, Mapping) and r.get("verdict") in ("undecided", "heuristic") for r in rules
-    ):
-        return 1
-    return 3 if summary.get("evidence_missing") or summary.get("replay_left_out") else 0
 
 
 BAD_FILE_NOTE = "skipped a bad dump file"

@@ -18,6 +18,7 @@ from typing import Any
 from ..cfg.edits import set_switches
 from ..cfg.model import Edit, Finding, Fix, Span
 from ..cfg.tree import CfgDocument, ObjectNode, StringNode
+from ..diagnose.exit_status import not_proven_clean
 from .verdicts import assumed_section
 
 SUSPECT_CODE = "fusion-suspect"
@@ -160,9 +161,10 @@ def brief(summary: dict) -> dict:
 
 
 def incomplete(summary: dict) -> bool:
-    """The verdict lacks evidence it needs: a dump that cannot be read, or the replay left
-    out by the memory budget (`compare` exits 3 with no suspect: never "clean")."""
-    return bool(summary.get("evidence_missing") or summary.get("replay_left_out"))
+    """The verdict lacks evidence it needs: a dump that cannot be read, the replay left out
+    by the memory budget, a fused op not verified where the outputs diverge (`compare` exits
+    3 with no suspect: never "clean")."""
+    return not_proven_clean(summary)
 
 
 def verdict_message(summary: dict) -> str:

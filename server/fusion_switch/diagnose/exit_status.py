@@ -1,0 +1,37 @@
+"""`compare`'s exit status, read from its summary (plain dicts: the editor reads it too).
+
+2 nothing compared; 1 a rule proven, or suspected (a fused op proven wrong between undecided
+passes, or a heuristic guess); 3 not proven clean: a dump a verdict needs cannot be read, the
+replay left out by the memory budget, or a fused op the replay could not verify while the
+outputs diverge (a review: that last ended 0, the status of a clean run); 0 otherwise."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+NOTHING_COMPARED = "nothing compared"
+DIVERGING = ("introduces", "amplifies", "propagates")  # a row verdict: outputs out of band
+
+
+def exit_status(summary: Mapping[str, Any]) -> int:
+    if str(summary.get("verdict", "")).startswith(NOTHING_COMPARED):
+        return 2
+    if summary.get("suspects"):
+        return 1
+    rules = [r for r in summary.get("rules") or [] if isinstance(r, Mapping)]
+    if any(r.get("verdict") in ("undecided", "heuristic") for r in rules):
+        return 1
+    return 3 if not_proven_clean(summary) else 0
+
+
+def not_proven_clean(summary: Mapping[str, Any]) -> bool:
+    """Evidence a clean verdict needs is missing (see the module's text)."""
+    if summary.get("evidence_missing") or summary.get("replay_left_out"):
+        return True
+    unverified = any(
+        isinstance(r, Mapping) and r.get("verdict") == "unverified"
+        for r in summary.get("unverified_rules") or []
+    )
+    by_verdict = (summary.get("counts") or {}).get("ops_by_verdict") or {}
+    return unverified and any(by_verdict.get(v) for v in DIVERGING)
