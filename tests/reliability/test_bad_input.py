@@ -171,7 +171,9 @@ def npy_golden(case, tmp_path_factory):
 @pytest.fixture(scope="module")
 def npy_baseline(case, npy_golden, tmp_path_factory):
     out = tmp_path_factory.mktemp("npy_baseline") / "out"
-    assert compare(case, out, g=str(npy_golden)).returncode in (0, 1)
+    # .npy goldens hold outputs only: a fused op whose parameters they lack is not verified,
+    # and where the outputs diverge the run is "not proven clean" (3)
+    assert compare(case, out, g=str(npy_golden)).returncode in (0, 1, 3)
     return rows_of(out)
 
 
