@@ -42,7 +42,7 @@ from .noise import MIN_TOLERANCE, NoiseFloor, coarser, floor_of, round_to, score
 from .replay_handed import handed_over, output_values
 from .replay_kernels import Kernels, Unverifiable, out_dtype
 from .replay_parameters import check_parameters
-from .replay_range import within_range
+from .replay_range import check_range, in_range
 from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
 from .subgraph import (
     CONSTANT_TYPES,
@@ -167,7 +167,7 @@ class Replayer:
         self.store = store
         self.off = off
         self.kernels = kernels
-        self.rounding = round_to  # each member's output; replay_range applies the fp16 range
+        self.rounding = round_to  # each member's output (replay_range notes the fp16 range)
 
     def gather(self, sub: Subgraph) -> tuple[dict[str, list], dict]:
         """Inputs of every member: (member name -> list of arrays/refs, evidence used)."""
@@ -400,7 +400,7 @@ def _noise_sample(replayer: Replayer, member: Any, noise: NoiseFloor) -> None:
     replay = round_to(outs[0], dtype)
     del outs
     real = store.tensor("off", member.name, "output", 0)
-    if real.size == replay.size:
+    if real.size == replay.size and in_range(replay, dtype):  # else the device saturated it
         noise.add(member.type, dtype, score(real, replay, dtype))
 
 
@@ -629,8 +629,7 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
         values = replayer.evaluate(sub, plan, outputs_only=True)
         outputs = replayer.compare(sub, values, with_observed=True, release=True)
         if max(o.score for o in outputs) > MIN_TOLERANCE:  # flagged: a proof rests on them
-            outputs = within_range(replayer, sub, plan, outputs, evidence)
-        if max(o.score for o in outputs) > MIN_TOLERANCE:
+            check_range(replayer, sub, plan)
             check_parameters(replayer, sub, plan, evidence)
         return ("ok", outputs, evidence)
     except Unverifiable as error:
