@@ -106,10 +106,15 @@ class LspSocket:
 class TcpServer:
     """`fusion-switch serve --tcp 0` in a subprocess; knows its port and token file."""
 
-    def __init__(self, runtime: Path, *extra: str) -> None:
+    def __init__(self, runtime: Path, *extra: str, python: str | None = None) -> None:
         env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
+        if python is not None:  # another interpreter: this checkout and the venv's pure packages
+            site = next(Path(sys.prefix, "lib").glob("python3*/site-packages"))
+            env["PYTHONPATH"] = os.pathsep.join(
+                [str(Path(__file__).parents[2] / "server"), str(site)]
+            )
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "fusion_switch", "serve", "--tcp", "0", *extra],
+            [python or sys.executable, "-m", "fusion_switch", "serve", "--tcp", "0", *extra],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

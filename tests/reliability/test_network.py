@@ -12,6 +12,7 @@ import socket
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from lsp_socket import LspSocket, TcpServer
@@ -281,3 +282,50 @@ def test_sigterm_with_a_session_open_ends_without_a_traceback(runtime):
     started.stop()
     assert started.proc.returncode == 0
     assert "Traceback" not in rest and "Exception in callback" not in rest, rest
+
+
+PYENV = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+OTHER_PYTHONS = sorted(PYENV.glob("3.1[23]*/bin/python3"))
+
+
+@pytest.mark.parametrize(
+    "python",
+    [None, *map(str, OTHER_PYTHONS)],
+    ids=lambda p: "this" if p is None else p.split("/")[-3],
+)
+def test_sigterm_ends_the_server_with_a_client_that_reads_nothing(runtime, python):
+    """Reviews: from Python 3.12.1, closing the listener waits for every connection; the
+    server cancelled its sessions only after that (it never ended with one open), then did
+    not cut a connection whose client reads nothing (its session flushing ~150 MB for ever).
+    (The other interpreters are pyenv's, where CI's machine has them.)"""
+    import time
+
+    started = TcpServer(runtime, python=python)
+    token_path = started.token_path
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", started.port))
+    client = LspSocket.__new__(LspSocket)
+    client.sock, client._buffer, client._next_id = sock, b"", 0
+    client.initialize(started.token)
+    text = '{\n  "Switch": {\n    "GraphFusion": {\n    "\n    }\n  }\n}\n'
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": URI, "languageId": "json", "version": 1, "text": text}},
+    )
+    for _ in range(400):  # every rule name, answered to a client that reads nothing
+        client.request(
+            "textDocument/completion",
+            {"textDocument": {"uri": URI}, "position": {"line": 3, "character": 5}},
+        )
+    time.sleep(8)  # the answers fill the socket, then the server's buffer
+    started.proc.terminate()
+    try:
+        ended = started.proc.wait(30)  # with the client still connected, reading nothing
+    except subprocess.TimeoutExpired:
+        ended = "still running 30 s after SIGTERM"
+    finally:
+        sock.close()
+        started.stop()
+    assert ended == 0, ended
+    assert token_path is not None and not token_path.exists()

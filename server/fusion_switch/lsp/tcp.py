@@ -260,17 +260,17 @@ async def _listen(host: str, port: int, token: str) -> None:
     (a review: SIGTERM with a session open printed asyncio's traceback of its cancelled task)."""
     stopping = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopping.set)
-    sessions: set[asyncio.Task] = set()
+    sessions: dict[asyncio.Task, asyncio.StreamWriter] = {}
 
     async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
-        sessions.add(task)
+        sessions[task] = writer
         try:
             await _session(reader, writer, token)
         except asyncio.CancelledError:  # the server stops: the session ends, said nowhere
             pass
         finally:
-            sessions.discard(task)
+            sessions.pop(task, None)
 
     listener = await asyncio.start_server(connected, host, port, limit=HEADER_LINE_LIMIT * 4)
     for sock in listener.sockets:
@@ -287,10 +287,16 @@ async def _listen(host: str, port: int, token: str) -> None:
             for task in list(sessions):
                 task.cancel()
             if sessions:
-                await asyncio.wait(sessions, timeout=SESSION_END_TIMEOUT)
+                await asyncio.wait(list(sessions), timeout=SESSION_END_TIMEOUT)
+            # a client that reads nothing keeps its session flushing for ever (and, from
+            # 3.12.1, the listener's close waiting on it: a review): its connection is cut
+            for writer in list(sessions.values()):
+                writer.transport.abort()
+            if sessions:
+                await asyncio.wait(list(sessions), timeout=SESSION_END_TIMEOUT)
 
 
-SESSION_END_TIMEOUT = 5.0  # seconds the open sessions have to end when the server stops
+SESSION_END_TIMEOUT = 2.0  # seconds the open sessions have to end when the server stops
 
 
 def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict) -> None:
