@@ -29,9 +29,11 @@ def not_proven_clean(summary: Mapping[str, Any]) -> bool:
     """Evidence a clean verdict needs is missing (see the module's text)."""
     if summary.get("evidence_missing") or summary.get("replay_left_out"):
         return True
-    unverified = any(
+    unverified = any(  # a fused op of no known rule is in fused_ops only (the editor's
+        # compact summary keeps unverified_rules only)
         isinstance(r, Mapping) and r.get("verdict") == "unverified"
-        for r in summary.get("unverified_rules") or []
+        for key in ("unverified_rules", "fused_ops")
+        for r in summary.get(key) or []
     )
     by_verdict = (summary.get("counts") or {}).get("ops_by_verdict") or {}
     return unverified and any(by_verdict.get(v) for v in DIVERGING)

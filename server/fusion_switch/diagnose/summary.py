@@ -47,7 +47,7 @@ from .attribution import (
     json_number,
     load_fusion_result,
 )
-from .exit_status import NOTHING_COMPARED, exit_status  # noqa: F401 (re-exported)
+from .exit_status import DIVERGING, NOTHING_COMPARED, exit_status  # noqa: F401 (re-exported)
 
 SUMMARY_FORMAT = 2  # 2: replay verdicts (fused_ops, rules, noise_floor, replay, evidence_missing)
 SUMMARY_NAME = "summary.json"
@@ -337,8 +337,10 @@ def _replay_verdict_line(
         elif any(v.verdict == "heuristic" for v in attribution.rules):
             names = ", ".join(v.rule for v in attribution.rules if v.verdict == "heuristic")
             line = f"no rule proven; unverified guess (heuristic): {names}{tail}"
-        elif unverified:
+        elif unverified and any(f.verdict in DIVERGING for f in attribution.findings):
             line = f"no replayed fused op introduces error{tail}: not proven clean"
+        elif unverified:  # exit 0 (exit_status): nothing diverges
+            line = f"no replayed fused op introduces error{tail}; every output agrees"
         else:
             line = "no fused op introduces error: every fused op agrees with its replay"
         if attribution.unattributed:  # the rows saw where the outputs part
