@@ -109,3 +109,18 @@ def test_bad_extra_file_is_one_clear_error(tmp_path, content, phrase):
     assert cat is None and str(path) in str(error) and phrase in error.message
     merged, errors = load_catalogue([str(path)])
     assert len(merged) == 674 and len(errors) == 1
+
+
+def test_the_forbidden_close_mark_follows_the_catalogue_in_force():
+    """A review: the server only ever set cannot_switch_off on the results it shows, so a
+    rule an extra catalogue had forbidden stayed withheld after the catalogue was removed."""
+    from fusion_switch.catalogue import builtin_catalogue
+    from fusion_switch.catalogue.rules import mark_unswitchable
+
+    entries = [
+        {"rule": "AABiasaddConvFusion", "section": "GraphFusion"},
+        {"rule": "ConvBatchnormFusionPass", "section": "GraphFusion", "cannot_switch_off": True},
+    ]
+    mark_unswitchable(entries, builtin_catalogue())
+    assert entries[0].get("cannot_switch_off") is True
+    assert "cannot_switch_off" not in entries[1]

@@ -125,13 +125,16 @@ def catalogue_from_json(data: dict, origin: str) -> Catalogue:
 def mark_unswitchable(entries: Iterable[Any], catalogue: Catalogue) -> None:
     """Marks ``cannot_switch_off`` on each rule entry (a dict with "rule" and "section", as a
     comparison's summary names them) that ``catalogue`` puts on CANN's forbidden-close list,
-    so that no surface tells the user to switch it off."""
+    so that no surface tells the user to switch it off; the mark of an entry it does not put
+    there is removed (the server's catalogue changes with its settings: a review)."""
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("rule"), str):
             continue
         rule = catalogue.get(entry["rule"], entry.get("section"))
         if rule is not None and rule.cannot_switch_off:
             entry["cannot_switch_off"] = True
+        else:
+            entry.pop("cannot_switch_off", None)
 
 
 @cache
