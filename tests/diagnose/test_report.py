@@ -154,7 +154,8 @@ def test_verdict_notes_and_harmless_rules_are_shown():
 def test_no_comparable_tensor_gives_a_message_instead_of_a_chart():
     page = render_report(summary(ops=[], suspects=[], verdict="nothing compared"))
     assert "nothing to chart" in page and "<svg" not in page
-    assert "No fused op introduces error." in page
+    # nothing compared (exit 2) is no all-clear: it was green, "No fused op introduces error."
+    assert "No fused op introduces error." not in page and 'class="verdict ok"' not in page
 
 
 def test_chart_is_well_formed_svg():

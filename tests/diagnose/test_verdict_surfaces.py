@@ -212,3 +212,13 @@ def test_an_unverified_op_where_the_outputs_diverge_is_never_exit_0(tmp_path, mi
     message = annotate.verdict_message(annotate.compact_summary(summary))
     if expected == 3:
         assert "not proven clean" in message and "no fusion rule is suspect" not in message
+
+
+def test_a_clean_run_with_ops_no_kernel_covers_is_green_and_lists_them(tmp_path):
+    """The report is green exactly when the run exits 0: a clean network whose custom ops
+    the replay cannot verify lists them under "Not proven" without alarm."""
+    case = generate_case(tmp_path / "case", faults=[], custom_ops=True)
+    done, _ = compare_summary(case, tmp_path / "out")
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert done.returncode == 0 and _green(tmp_path / "out")
+    assert "<h2>Not proven" in report and "unverified" in report.split("<h2>Not proven")[1]
