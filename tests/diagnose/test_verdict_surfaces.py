@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fusion_switch import cfg
-from fusion_switch.diagnose.summary import exit_status
+from fusion_switch.diagnose.exit_status import exit_status
 from fusion_switch.synth.generator import generate_case
 from fusion_switch.workflow import annotate
 from fusion_switch.workflow.verdicts import rule_verdicts

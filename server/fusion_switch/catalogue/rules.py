@@ -122,6 +122,12 @@ def catalogue_from_json(data: dict, origin: str) -> Catalogue:
     return cat
 
 
+CANNOT_SWITCH_OFF = (
+    "cannot be switched off: it is on CANN's forbidden-close list, so CANN keeps it on "
+    "whatever the file says"
+)
+
+
 def mark_unswitchable(entries: Iterable[Any], catalogue: Catalogue) -> None:
     """Marks ``cannot_switch_off`` on each rule entry (a dict with "rule" and "section", as a
     comparison's summary names them) that ``catalogue`` puts on CANN's forbidden-close list,

@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..workflow import switching
     from ..workflow.changes import ChangeError, read_cfg, recipe_base, write_change
-    from ..workflow.verdicts import SummaryError, assumed_section, load_summary, rule_verdicts
+    from ..workflow.verdicts import SummaryError, load_summary, rule_verdicts
     from .off import catalogue_for, guard
     from .restore import confirm
 
@@ -91,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
     for v in chosen:
         ops = f", ops {', '.join(v.ops[:3])}" if v.ops else ""
         print(f"  {v.rule} ({v.section}): {v.label}{ops}")
-        if v.section_assumed:
-            print(f"    {assumed_section({'rule': v.rule, 'section_source': 'assumed'})}")
+        if v.section_note:
+            print(f"    {v.section_note}")
     if base:
         print(
             f"  (in your configuration from before 'off --all', version {base[1].number} of "

@@ -534,7 +534,8 @@ def _finish(
     """Wait for the comparison thread (calling ``on_wake`` when it asks), then attribute and
     write the outputs."""
     from ..compare.engine import CompareCancelled, CompareInputError
-    from ..diagnose.summary import exit_status, write_outputs
+    from ..diagnose.exit_status import exit_status
+    from ..diagnose.summary import write_outputs
 
     # Ctrl-C and SIGTERM are only noted while this thread waits (the first cancels the job at
     # once: this thread never holds the cancel's lock), and once one came the next are

@@ -320,7 +320,7 @@ def _rank_result(
     """``lost``: the rank's exit status never came (its fork server was killed); its summary,
     when it wrote one, says how it ended. ``error``: the last error the rank told, the reason
     of a rank not compared (a review: ranks_summary.json said only "see the error above")."""
-    from ..diagnose.summary import exit_status
+    from ..diagnose.exit_status import exit_status
 
     suspects = summary.get("suspects", [])
     told = f"not compared: {error}" if error else "not compared (see the error above)"

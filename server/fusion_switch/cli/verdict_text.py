@@ -94,10 +94,11 @@ def print_verdict(summary: dict, stream: TextIO) -> None:
 def _switch_off_advice(top: dict) -> str:
     """How to switch the top suspect off, or why it cannot be (CANN's forbidden-close list)."""
     if top.get("cannot_switch_off"):
+        from ..catalogue.rules import CANNOT_SWITCH_OFF
+
         return (
-            f"\n{top['rule']} ({top['section']}) cannot be switched off: it is on CANN's "
-            "forbidden-close list, so fusion_switch.cfg has no effect on it; report the fused "
-            "op and this summary to your CANN support\n"
+            f"\n{top['rule']} ({top['section']}) {CANNOT_SWITCH_OFF}; report the fused op and "
+            "this summary to your CANN support\n"
         )
     guess = (
         " (a heuristic guess, not proven by replay)" if top.get("verdict") == "heuristic" else ""

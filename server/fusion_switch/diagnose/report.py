@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..catalogue.rules import CANNOT_SWITCH_OFF
 from .exit_status import exit_status
 from .markup import escape as _esc
 from .report_replay import replay_section
@@ -478,13 +479,13 @@ def _suspect_block(rank: int, s: Mapping[str, Any]) -> str:
         f'<span class="muted">({_esc(s.get("section", "?"))}, score {_fmt_score(s.get("score"))}: '
         f"{label}introduces error in {blamed} of its {_esc(judged)} compared fused op"
         f"{'' if judged == 1 else 's'})</span></div>"
-        + (f"<p class='muted'>{_esc(FORBIDDEN_CLOSE)}</p>" if s.get("cannot_switch_off") else "")
+        + (f"<p class='muted'>{FORBIDDEN_HTML}</p>" if s.get("cannot_switch_off") else "")
         + f"<div class='muted'>original ops: {_esc(', '.join(s.get('original_ops', [])[:12]))}"
         f" · other rules on these ops: {_esc(co)}</div><ul>{''.join(ev_lines)}</ul></div>"
     )
 
 
-FORBIDDEN_CLOSE = "On CANN's forbidden-close list: fusion_switch.cfg cannot switch this rule off."
+FORBIDDEN_HTML = _esc(CANNOT_SWITCH_OFF[:1].upper() + CANNOT_SWITCH_OFF[1:] + ".")
 NOT_PROVEN = {
     "heuristic": "heuristic guess: the rows blame it, the replay could not verify its op",
     "undecided": "its fused op is proven wrong, but not which of its passes",
@@ -507,11 +508,7 @@ def _not_proven_block(summary: Mapping[str, Any]) -> str:
         f"{_esc(r.get('verdict'))}, {_esc(NOT_PROVEN[r['verdict']])}; ops "
         f"{_esc(', '.join(str(o) for o in (r.get('ops') or [])[:6]) or '?')}"
         + (f"<br><span class='muted'>{_esc(r['reasons'][0])}</span>" if r.get("reasons") else "")
-        + (
-            f"<br><span class='muted'>{_esc(FORBIDDEN_CLOSE)}</span>"
-            if r.get("cannot_switch_off")
-            else ""
-        )
+        + (f"<br><span class='muted'>{FORBIDDEN_HTML}</span>" if r.get("cannot_switch_off") else "")
         + "</li>"
         for r in rules
     )

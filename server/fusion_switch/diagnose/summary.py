@@ -47,7 +47,7 @@ from .attribution import (
     json_number,
     load_fusion_result,
 )
-from .exit_status import DIVERGING, NOTHING_COMPARED, exit_status  # noqa: F401 (re-exported)
+from .exit_status import DIVERGING, NOTHING_COMPARED
 
 SUMMARY_FORMAT = 2  # 2: replay verdicts (fused_ops, rules, noise_floor, replay, evidence_missing)
 SUMMARY_NAME = "summary.json"
@@ -438,13 +438,10 @@ def build_summary(
         **replay_json(attribution),
     }
     if _mark_unswitchable(summary):
+        from ..catalogue.rules import CANNOT_SWITCH_OFF
+
         summary["verdict"] += f"; {summary['suspects'][0]['rule']} {CANNOT_SWITCH_OFF}"
     return summary
-
-
-CANNOT_SWITCH_OFF = (
-    'cannot be switched off: it is on CANN\'s forbidden-close list (an "off" entry has no effect)'
-)
 
 
 def _mark_unswitchable(summary: dict) -> bool:

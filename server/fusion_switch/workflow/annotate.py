@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..catalogue.rules import CANNOT_SWITCH_OFF
 from ..cfg.edits import set_switches
 from ..cfg.model import Edit, Finding, Fix, Span
 from ..cfg.tree import CfgDocument, ObjectNode, StringNode
@@ -120,19 +121,19 @@ def unverified_message(u: dict) -> str:
         else "unverified: a heuristic guess, not proven by replay"
     )
     because = f" ({reasons[0]})" if reasons else ""
-    assumed = f" ({assumed_section(u).capitalize()}.)" if assumed_section(u) else ""
     return (
-        f"{u['rule']} ({u.get('section')}) at {ops}: {kind}{because}.{assumed}{_forbidden_note(u)}"
+        f"{u['rule']} ({u.get('section')}) at {ops}: {kind}{because}.{_assumed_note(u)}"
+        f"{_forbidden_note(u)}"
     )
 
 
 def _forbidden_note(entry: dict) -> str:
-    if not entry.get("cannot_switch_off"):
-        return ""
-    return (
-        ' It cannot be switched off: it is on CANN\'s forbidden-close list, so an "off" entry '
-        "has no effect."
-    )
+    return f" It {CANNOT_SWITCH_OFF}." if entry.get("cannot_switch_off") else ""
+
+
+def _assumed_note(entry: dict) -> str:
+    said = assumed_section(entry)
+    return f" ({said.capitalize()}.)" if said else ""
 
 
 def harmless(summary: dict) -> list[dict]:
@@ -340,8 +341,7 @@ def findings(doc: CfgDocument, summary: dict | None) -> list[Finding]:
             continue
         data = {"rule": s["rule"], "section": section, "present": entry is not None}
         message = suspect_message(s)
-        if assumed_section(s):
-            message += f" ({assumed_section(s).capitalize()}.)"
+        message += _assumed_note(s)
         if s.get("cannot_switch_off"):
             data["cannot_switch_off"] = True
             message = message.replace(" Switch it off to confirm.", "") + _forbidden_note(s)

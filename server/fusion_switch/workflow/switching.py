@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..catalogue import SECTIONS, Catalogue
+from ..catalogue.rules import CANNOT_SWITCH_OFF
 
 Change = tuple[str, str, str]  # (section, rule, "on" | "off")
 
@@ -54,8 +55,7 @@ def resolve_rules(names: Iterable[str], catalogue: Catalogue, value: str) -> Res
             rule = catalogue.get(name, sec)
             if value == "off" and rule is not None and rule.cannot_switch_off:
                 problems.append(
-                    f"{name} ({sec}) cannot be switched off: it is on CANN's forbidden-close "
-                    "list, so CANN keeps it on whatever the file says (source: "
+                    f"{name} ({sec}) {CANNOT_SWITCH_OFF} (source: "
                     "FE fusion_pass_util.h ForbiddenClosedPass)."
                 )
                 continue

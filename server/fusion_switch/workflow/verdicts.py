@@ -27,7 +27,7 @@ class RuleVerdict:
     rule: str
     verdict: str  # introduces | unverified | heuristic
     ops: tuple[str, ...]
-    section_assumed: bool = False  # neither fusion_result.json nor the catalogue named it
+    section_note: str = ""  # said when the section is assumed (see assumed_section)
 
     @property
     def proven(self) -> bool:
@@ -112,11 +112,10 @@ def rule_verdicts(summary: dict) -> list[RuleVerdict]:
         if (section, rule) in seen:
             continue
         seen.add((section, rule))
-        assumed = bool(assumed_section(entry))
         ops = _op_names(
             behind.get((section, rule), entry.get("ops")), OP_VERDICT.get(verdict, verdict)
         )
-        out.append(RuleVerdict(section, rule, verdict, ops, assumed))
+        out.append(RuleVerdict(section, rule, verdict, ops, assumed_section(entry)))
     out.sort(key=lambda v: not v.proven)
     return out
 
