@@ -249,12 +249,13 @@ def test_rules_not_proven_keep_their_order_and_say_an_assumed_section() -> None:
     first), and a guess whose section is assumed did not say so."""
     summary = {
         "unverified_rules": [
-            {"rule": "A", "section": "GraphFusion", "verdict": "heuristic",
+            {"rule": "TbeMyFusionPass", "section": "GraphFusion", "verdict": "heuristic",
              "section_source": "assumed (pass_name only, not in the catalogue)"},
             {"rule": "B", "section": "UBFusion", "verdict": "undecided"},
         ],
-        "suspects": [{"rule": "A", "section": "GraphFusion", "verdict": "heuristic"}],
+        "suspects": [{"rule": "TbeMyFusionPass", "section": "GraphFusion", "verdict": "heuristic"}],
     }  # fmt: skip
     found = annotate.unverified(summary)
-    assert [u["rule"] for u in found] == ["A", "B"]
-    assert "section is assumed" in annotate.unverified_message(found[0])
+    assert [u["rule"] for u in found] == ["TbeMyFusionPass", "B"]
+    message = annotate.unverified_message(found[0])
+    assert "The section is assumed: the graph names TbeMyFusionPass without" in message, message

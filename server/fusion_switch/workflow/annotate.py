@@ -132,8 +132,8 @@ def _forbidden_note(entry: dict) -> str:
 
 
 def _assumed_note(entry: dict) -> str:
-    said = assumed_section(entry)
-    return f" ({said.capitalize()}.)" if said else ""
+    said = assumed_section(entry)  # (str.capitalize lowered the rule's name too)
+    return f" ({said[:1].upper()}{said[1:]}.)" if said else ""
 
 
 def harmless(summary: dict) -> list[dict]:
