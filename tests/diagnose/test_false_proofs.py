@@ -122,7 +122,47 @@ def test_a_constant_folded_in_place_proves_only_a_wrong_op(tmp_path, folded_in_p
     else:
         assert op["verdict"] == "introduces", op
         assert op["evidence"]["own_parameters_score"] > op["tolerance"]
+        # proven only because another weight shows the runs held the same ones
+        assert "holds the same values in both runs" in op["evidence"]["weights_alike"]
         assert _proven(summary) == ["AConv2dMulFusion"] and done.returncode == 1
+
+
+@pytest.fixture
+def another_step(monkeypatch):
+    """The fusion-on run dumped at another training step: every float weight of it holds
+    slightly other values (``1e-2`` relative) than the fusion-off run's."""
+    noise = np.random.default_rng(7)
+    place = generator._OnBuilder.place_source
+
+    def place_source(self, node):
+        original = self.net.consts.get(node.name)
+        if node.type != "Const" or node.name in self.placed or original.dtype.kind != "f":
+            return place(self, node)
+        self.net.consts[node.name] = (
+            original * (1 + 1e-2 * noise.standard_normal(original.shape))
+        ).astype(original.dtype)
+        try:
+            return place(self, node)
+        finally:
+            self.net.consts[node.name] = original
+
+    monkeypatch.setattr(generator._OnBuilder, "place_source", place_source)
+
+
+def test_a_fold_in_place_and_weights_of_another_step_prove_nothing(
+    tmp_path, folded_in_place, another_step
+):
+    """A right fused op whose rule folded a constant in place, dumped at another step than
+    the fusion-off run: the replay with the fusion-off weight disagrees (another step), and
+    with its own, folded one too (the fold applied twice). Nothing shows the runs held the
+    same weights, so nothing is proven (it was: "introduces")."""
+    folded_in_place(1.0)
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_conv2")
+    assert op["verdict"] == "unverified", op
+    assert "b1_conv2_weight:0" in op["reason"] and "same weights" in op["reason"], op["reason"]
+    assert _proven(summary) == [] and _exits_unproven(done, summary), done.stdout
 
 
 def test_a_constant_folded_in_place_is_not_taken_as_the_original(tmp_path, folded_in_place):

@@ -14,15 +14,18 @@ An op the replay flags is proven only when its evidence holds together
 (:func:`.replay_parameters.check_parameters`): the dump names, per output, the original op the
 -f graph names; no parameter taken from the fused op's side (a rule may have folded it in
 place); a weight both runs dumped the same in both, unless the replay with the fused op's own
-value disagrees too. An original op the fusion-off graph lacks is never read as a constant.
+value disagrees too and another weight shows the runs held the same ones. An original op the
+fusion-off graph lacks is never read as a constant.
 
-The replay is compared with the fused op's real output (score: :mod:`.noise`). Verdicts:
-``introduces`` (beyond the tolerance), ``propagates`` (replay agrees, the output differs from
-fusion off because the inputs did), ``clean`` (both agree), ``unverified`` with the reason.
+The replay is compared with the fused op's real output (score: :mod:`.noise`); the verdicts
+(:mod:`.replay_decide`): ``introduces`` (beyond the tolerance), ``propagates`` (replay agrees,
+the output differs from fusion off because the inputs did), ``clean`` (both agree),
+``unverified`` with the reason.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import time
@@ -39,9 +42,10 @@ from .evidence import EvidenceStore, MissingEvidence
 from .json_numbers import json_number
 from .kernels.blas import one_thread
 from .noise import MIN_TOLERANCE, NoiseFloor, coarser, floor_of, round_to, score
+from .replay_decide import CLEAN, INTRODUCES, PROPAGATES, UNVERIFIED, decide
 from .replay_handed import handed_over, output_values
 from .replay_kernels import Kernels, Unverifiable, out_dtype
-from .replay_parameters import check_parameters
+from .replay_parameters import check_parameters, weights_alike
 from .replay_range import check_range, in_range
 from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
 from .subgraph import (
@@ -56,7 +60,6 @@ from .subgraph import (
     ref_name,
 )
 
-INTRODUCES, PROPAGATES, CLEAN, UNVERIFIED = "introduces", "propagates", "clean", "unverified"
 _NOISE_SAMPLES_PER_TYPE = 4  # per op type: the floor of correct kernels, cheaply
 
 
@@ -459,6 +462,7 @@ def replay_run(
             files_read |= part["files_read"]
             unreadable.update(part["unreadable"])
         results = []
+        alike = functools.cache(lambda: weights_alike(replayer))  # one scan, only if asked
         for order, op, sub in subs:
             result = _result_of(op, on.order.get(op.name, order), sub, rules_of)
             if isinstance(sub, str):
@@ -467,7 +471,7 @@ def replay_run(
                 continue
             result.members = [m.name for m in sub.members]
             result.member_types = [m.type for m in sub.members]
-            _decide(result, sub, measured[op.name], noise)
+            decide(result, sub, measured[op.name], noise, alike)
             if result.verdict == INTRODUCES and localise is not None:
                 if op.name in localised:  # by the process that measured it (Judge)
                     result.localisation = localised[op.name]
@@ -516,7 +520,7 @@ class Judge:
         self, replayer: Replayer, sub: Subgraph, measured: tuple, between: Callable | None = None
     ) -> tuple[dict | None] | None:
         result = ReplayResult(sub.fused.name, sub.fused.type, 0, UNVERIFIED)
-        _decide(result, sub, measured, self.noise)  # reads no rule, and localise no order
+        decide(result, sub, measured, self.noise)  # reads no rule, and localise no order
         if result.verdict != INTRODUCES:
             return None
         result.rules, result.rule_source = _rules_of(sub.fused, sub, self.rules_of)
@@ -753,37 +757,6 @@ def measure_handed(
     text) and the unreadable ones, in the order found."""
     part = _measure(Replayer(store, GraphIndex(off_ops, {}, {}), Kernels()), subs, judge)
     return {**part, "files_read": sorted(part["files_read"])}
-
-
-def _decide(result: ReplayResult, sub: Subgraph, measured: tuple, noise: NoiseFloor) -> None:
-    if measured[0] == "unverified":
-        result.verdict, result.reason, result.missing_evidence = UNVERIFIED, *measured[1:]
-        return
-    _, outputs, evidence = measured
-    result.outputs = outputs
-    result.evidence = evidence
-    members = [(m.type, out_dtype(m, 0)) for m in sub.members]
-    result.tolerance = noise.tolerance(members)
-    worst = max(o.score for o in outputs)
-    own = evidence.get("own_parameters_score")
-    if worst > result.tolerance and own is not None and own <= result.tolerance:
-        result.verdict = UNVERIFIED
-        result.reason = (
-            f"not proven: the two runs hold other values of "
-            f"{', '.join(evidence['differing_parameters'])}, and with the fused op's own values "
-            f"its replay agrees (score {own:.3g}): the runs did not hold the same weights "
-            "(another step or checkpoint dumped?)"
-        )
-        return
-    if worst > result.tolerance:
-        result.verdict = INTRODUCES
-        return
-    observed = [o.observed for o in outputs if o.observed is not None]
-    # drift counts when the output differs from fusion off by more than the tolerance
-    if observed and max(observed) > result.tolerance:
-        result.verdict = PROPAGATES
-    else:
-        result.verdict = CLEAN
 
 
 __all__ = [

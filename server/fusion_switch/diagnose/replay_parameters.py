@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..readers.dtypes import data_type_name
 from .evidence import MissingEvidence
 from .json_numbers import json_number
 from .noise import MIN_TOLERANCE, coarser, score
 from .replay_kernels import Unverifiable
-from .subgraph import Subgraph, ref_name
+from .subgraph import CONSTANT_TYPES, Subgraph, ref_name
 
 
 def check_parameters(replayer: Any, sub: Subgraph, plan: dict[str, list], evidence: dict) -> None:
@@ -56,6 +58,53 @@ def check_parameters(replayer: Any, sub: Subgraph, plan: dict[str, list], eviden
         evidence["own_parameters_score"] = json_number(max(o.score for o in outputs), 6)
 
 
+MAX_WEIGHTS_COMPARED = 64  # bounds the reads of a run whose weights all differ
+MIN_WEIGHT_ELEMENTS = 16  # smaller constants (shapes, axes, scalars) hold alike in any run
+
+
+def weights_alike(replayer: Any) -> str | None:
+    """A weight both runs dumped with the same values (an op's constant input, read from the
+    fusion-on and the fusion-off dump of the op of that name), or None when none of the
+    first :data:`MAX_WEIGHTS_COMPARED` does. Weights of another step or checkpoint differ
+    everywhere; a rule's fold in place changes only the constants of its fused op."""
+    compared = 0
+    for op in replayer.off.ops.values():
+        if not (replayer.store.has("on", op.name) and replayer.store.has("off", op.name)):
+            continue
+        for i, ref in enumerate(op.data_inputs):
+            producer = replayer.off.ops.get(ref_name(ref)[0])
+            if producer is None or producer.type not in CONSTANT_TYPES:
+                continue
+            if compared >= MAX_WEIGHTS_COMPARED:
+                return None
+            compared += 1
+            if _alike(replayer, ("off", op.name, "input", i), ("on", op.name, "input", i)):
+                return f"{ref} ({op.name} input {i}) holds the same values in both runs"
+    return None
+
+
+def _alike(replayer: Any, off_key: tuple, on_key: tuple) -> bool:
+    """The two dumped tensors are one weight with the same values (a float tensor of at
+    least :data:`MIN_WEIGHT_ELEMENTS` values, not all equal)."""
+    try:
+        off = replayer.store.tensor(*off_key)
+        on = replayer.store.tensor(*on_key)
+    except MissingEvidence:
+        return False
+    if off.dtype.kind != "f" or off.size < MIN_WEIGHT_ELEMENTS or on.shape != off.shape:
+        return False
+    if not np.isfinite(off).all() or off.min() == off.max():
+        return False
+    return score(on, off, _coarser_dtype(replayer, off_key, on_key)) <= MIN_TOLERANCE
+
+
+def _coarser_dtype(replayer: Any, *keys: tuple) -> str:
+    """The coarser dtype two dumped tensors were stored in (float16 when one is unknown)."""
+    codes = [replayer.store.dtype_code(*key) for key in keys]
+    dtypes = [data_type_name(code) for code in codes if code is not None]
+    return coarser(*dtypes) if len(dtypes) == 2 else "DT_FLOAT16"
+
+
 def _own_value(replayer: Any, sub: Subgraph, member: Any, i: int, position: int) -> Any:
     """The fused op's own value of ``member``'s input ``i`` (its input ``position``) when
     it differs from the fusion-off dump's, else None."""
@@ -64,12 +113,9 @@ def _own_value(replayer: Any, sub: Subgraph, member: Any, i: int, position: int)
         on = replayer.store.tensor("on", sub.fused.name, "input", position)
     except MissingEvidence:
         return None  # read as gather read it: from one side only
-    codes = (
-        replayer.store.dtype_code("off", member.name, "input", i),
-        replayer.store.dtype_code("on", sub.fused.name, "input", position),
+    dtype = _coarser_dtype(
+        replayer, ("off", member.name, "input", i), ("on", sub.fused.name, "input", position)
     )
-    dtypes = [data_type_name(code) for code in codes if code is not None]
-    dtype = coarser(*dtypes) if len(dtypes) == 2 else "DT_FLOAT16"
     if on.size == off.size and score(on, off, dtype) <= MIN_TOLERANCE:
         return None
     return on

@@ -1,0 +1,70 @@
+"""A fused op's verdict from its replay's scores (:mod:`.replay`): ``introduces`` beyond the
+tolerance, ``propagates`` when the replay agrees but the output differs from fusion off,
+``clean``, or ``unverified`` with the reason when the evidence does not hold together."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .noise import NoiseFloor
+from .replay_kernels import out_dtype
+from .subgraph import Subgraph
+
+INTRODUCES, PROPAGATES, CLEAN, UNVERIFIED = "introduces", "propagates", "clean", "unverified"
+
+
+def decide(
+    result: Any,
+    sub: Subgraph,
+    measured: tuple,
+    noise: NoiseFloor,
+    weights_alike: Callable[[], str | None] | None = None,
+) -> None:
+    """Set ``result``'s verdict (and its outputs, evidence, tolerance, reason) from what was
+    measured of ``sub`` (:func:`.replay.measure_one`).
+
+    ``weights_alike``: called only when a flagged op's parameters differ between the runs and
+    the replay with its own values disagrees too; it names a weight both runs hold alike, or
+    gives None. Without it (the early :class:`.replay.Judge`) such an op counts as flagged."""
+    if measured[0] == "unverified":
+        result.verdict, result.reason, result.missing_evidence = UNVERIFIED, *measured[1:]
+        return
+    _, outputs, evidence = measured
+    result.outputs = outputs
+    result.evidence = evidence
+    members = [(m.type, out_dtype(m, 0)) for m in sub.members]
+    result.tolerance = noise.tolerance(members)
+    worst = max(o.score for o in outputs)
+    own = evidence.get("own_parameters_score")
+    differing = ", ".join(evidence.get("differing_parameters") or ())
+    if worst > result.tolerance and own is not None and own <= result.tolerance:
+        result.verdict = UNVERIFIED
+        result.reason = (
+            f"not proven: the two runs hold other values of {differing}, and with the fused "
+            f"op's own values its replay agrees (score {own:.3g}): the runs did not hold the "
+            "same weights (another step or checkpoint dumped?)"
+        )
+        return
+    if worst > result.tolerance and own is not None and weights_alike is not None:
+        # a fold in place and weights of another step give this too, with a right op
+        alike = weights_alike()
+        if alike is None:
+            result.verdict = UNVERIFIED
+            result.reason = (
+                f"not proven: the two runs hold other values of {differing}, and with the "
+                f"fused op's own values its replay disagrees too (score {own:.3g}), as a "
+                "rule folding it in place would give; no other weight shows the runs held "
+                "the same weights (dump both runs from the same checkpoint and step)"
+            )
+            return
+        evidence["weights_alike"] = alike
+    if worst > result.tolerance:
+        result.verdict = INTRODUCES
+        return
+    observed = [o.observed for o in outputs if o.observed is not None]
+    # drift counts when the output differs from fusion off by more than the tolerance
+    if observed and max(observed) > result.tolerance:
+        result.verdict = PROPAGATES
+    else:
+        result.verdict = CLEAN
