@@ -370,6 +370,7 @@ def _judge_rows(
     inf = math.inf
     for key, row in by_tensor.items():
         raw = row.metrics
+        one_side = non_finite_on_one_side(getattr(row, "std", None))
         plain = plan is not None
         numbers = False
         if plain:
@@ -382,12 +383,12 @@ def _judge_rows(
                 if v == v:
                     numbers = True
         if not plain:
-            if not _has_numbers(raw):
+            if not _has_numbers(raw) and one_side is None:
                 out[key] = None
                 continue
             metrics = {k: _num(v) for k, v in raw.items()}
             badness, crossed = judge(metrics, thresholds)
-        elif not numbers:
+        elif not numbers and one_side is None:
             out[key] = None
             continue
         else:
@@ -414,9 +415,30 @@ def _judge_rows(
                     badness = b
                 if b > 1.0:
                     crossed.append(threshold.describe(value))
+        if one_side is not None:  # the metrics then skip those values, or are NaN
+            badness = math.inf
+            crossed = [one_side, *crossed]
         op_name, kind, index = key
         out[key] = TensorEvidence(f"{op_name}:{kind}:{index}", metrics, badness, crossed)
     return out
+
+
+def non_finite_on_one_side(std: Any) -> str | None:
+    """What a row's StandardDeviation pair ``((mean, std), (mean, std))`` shows when one side
+    holds NaN or infinity and the other none, else None. Each metric then skips those values
+    or is NaN itself, which judges nothing: a fused op that writes NaN agreed "within the
+    thresholds" (both sides NaN at once is no difference between the runs)."""
+    if std is None:
+        return None
+    try:
+        (on_mean, on_std), (off_mean, off_std) = std
+        on_bad = not (math.isfinite(on_mean) and math.isfinite(on_std))
+        off_bad = not (math.isfinite(off_mean) and math.isfinite(off_std))
+    except (TypeError, ValueError):
+        return None
+    if on_bad == off_bad:
+        return None
+    return f"NaN or infinity in fusion {'on' if on_bad else 'off'} only"
 
 
 def _threshold_plan(

@@ -44,6 +44,7 @@ from .kernels.blas import one_thread
 from .noise import MIN_TOLERANCE, NoiseFloor, coarser, floor_of, round_to, score
 from .replay_decide import CLEAN, INTRODUCES, PROPAGATES, UNVERIFIED, decide
 from .replay_handed import handed_over, output_values
+from .replay_inputs import check_inputs_written
 from .replay_kernels import Kernels, Unverifiable, out_dtype
 from .replay_parameters import check_parameters, weights_alike
 from .replay_range import check_range, in_range
@@ -635,6 +636,8 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
         if max(o.score for o in outputs) > MIN_TOLERANCE:  # flagged: a proof rests on them
             check_range(replayer, sub, plan)
             check_parameters(replayer, sub, plan, evidence)
+        else:  # "propagates" rests on the input dumps
+            check_inputs_written(replayer, sub, outputs)
         return ("ok", outputs, evidence)
     except Unverifiable as error:
         return ("unverified", error.reason, error.missing)
