@@ -7,6 +7,7 @@ import json
 
 import pytest
 from fusion_switch.diagnose import attribution, summary
+from fusion_switch.diagnose.thresholds import DEFAULT_THRESHOLDS
 from fusion_switch.synth.generator import generate_case
 
 
@@ -20,7 +21,7 @@ def test_the_rows_reach_the_attribution_judged(tmp_path, monkeypatch, capsys, wo
 
     def spy(rows, on_graph, **kwargs):
         index = kwargs.get("rows_index")
-        thresholds = dict(kwargs.get("thresholds") or attribution.DEFAULT_THRESHOLDS)
+        thresholds = dict(kwargs.get("thresholds") or DEFAULT_THRESHOLDS)
         calls.append(index is not None and index.indexes(rows, thresholds))
         fed = real(rows, on_graph, **kwargs)
         alone = real(rows, on_graph, **{**kwargs, "rows_index": None})

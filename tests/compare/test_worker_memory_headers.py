@@ -492,7 +492,7 @@ _ROWS_SCRIPT = """
 import sys
 from fusion_switch.compare.engine import CompareRequest, discover, measure, pair, write
 from fusion_switch.compare.worker_memory import resident_bytes, row_count
-from fusion_switch.diagnose.attribution import RowIndex
+from fusion_switch.diagnose.thresholds import RowIndex
 
 inputs = discover(CompareRequest(*sys.argv[1:], workers=1))
 plan = pair(inputs)

@@ -8,24 +8,26 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fusion_switch.diagnose.attribution import (
-    DEFAULT_THRESHOLDS,
     PASS_THROUGH_TYPES,
     Attribution,
     OpFinding,
-    RowLike,
-    TensorEvidence,
-    Threshold,
     _apply_replay,
     _builtin_catalogue,
-    _has_numbers,
-    _num,
     _rank_rules,
     _rules_most_recent_first,
     _verdict,
-    judge,
 )
 from fusion_switch.diagnose.report import _esc, _num_cell
 from fusion_switch.diagnose.summary import _finite, _metric
+from fusion_switch.diagnose.thresholds import (
+    DEFAULT_THRESHOLDS,
+    RowLike,
+    TensorEvidence,
+    Threshold,
+    _has_numbers,
+    _num,
+    judge,
+)
 
 
 def _split_tensor_index(text: str) -> tuple[str, str, int] | None:

@@ -7,13 +7,11 @@ from dataclasses import dataclass, field
 
 import pytest
 from fusion_switch.compare.engine import CompareRequest, run_compare
-from fusion_switch.diagnose.attribution import (
+from fusion_switch.diagnose.attribution import _verdict, attribute, load_fusion_result
+from fusion_switch.diagnose.thresholds import (
     DEFAULT_THRESHOLDS,
     TensorEvidence,
-    _verdict,
-    attribute,
     judge,
-    load_fusion_result,
     parse_thresholds,
 )
 from fusion_switch.synth.faults import FAULT_KINDS

@@ -8,7 +8,7 @@ import itertools
 import math
 
 import numpy as np
-from fusion_switch.diagnose.attribution import DEFAULT_THRESHOLDS, Threshold, judge
+from fusion_switch.diagnose.thresholds import DEFAULT_THRESHOLDS, Threshold, judge
 
 
 def _reference(metrics, thresholds):

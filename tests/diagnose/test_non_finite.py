@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fusion_switch.diagnose.attribution import DEFAULT_THRESHOLDS, RowIndex
+from fusion_switch.diagnose.thresholds import DEFAULT_THRESHOLDS, RowIndex
 from fusion_switch.synth import generator
 from fusion_switch.synth.generator import generate_case
 

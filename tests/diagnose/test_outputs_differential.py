@@ -15,14 +15,10 @@ import numpy as np
 import outputs_reference as reference
 import pytest
 from fusion_switch.compare.engine import CompareRequest, run_compare
-from fusion_switch.diagnose.attribution import (
-    RowIndex,
-    attribute,
-    load_fusion_result,
-    parse_thresholds,
-)
+from fusion_switch.diagnose.attribution import attribute, load_fusion_result
 from fusion_switch.diagnose.report import _table_rows
 from fusion_switch.diagnose.summary import op_rows
+from fusion_switch.diagnose.thresholds import RowIndex, parse_thresholds
 from fusion_switch.readers.graph import GraphError, load_graph
 from fusion_switch.synth.generator import generate_case
 from hypothesis import HealthCheck, given, settings

@@ -373,8 +373,8 @@ def run_comparison(
 ) -> tuple[int, Any | None]:
     """Run engine + attribution + outputs. Returns (exit status, Outputs or None)."""
     from ..compare.engine import CompareRequest, run_compare
-    from ..diagnose.attribution import RowIndex, parse_thresholds
     from ..diagnose.summary import start_replay
+    from ..diagnose.thresholds import RowIndex, parse_thresholds
 
     try:
         thresholds = parse_thresholds(args.threshold)

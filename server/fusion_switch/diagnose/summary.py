@@ -39,8 +39,6 @@ with signals_held():  # msgspec crashed when Ctrl-C landed in its import (reader
 from .attribution import (
     Attribution,
     OpFinding,
-    RowIndex,
-    Threshold,
     apply_replay,
     attribute,
     find_fusion_result,
@@ -48,6 +46,7 @@ from .attribution import (
     load_fusion_result,
 )
 from .exit_status import DIVERGING, NOTHING_COMPARED
+from .thresholds import RowIndex, Threshold
 
 SUMMARY_FORMAT = 2  # 2: replay verdicts (fused_ops, rules, noise_floor, replay, evidence_missing)
 SUMMARY_NAME = "summary.json"
@@ -583,7 +582,7 @@ def write_outputs(
     to the fusion-on graph or dump is used if present. ``started``: the replay begun during the
     comparison (:func:`start_replay`); its rule table and answer are used, and it is closed.
     ``rows_index``: the outcome's rows indexed and judged as the comparison gave them
-    (:class:`.attribution.RowIndex`); ignored unless it holds exactly those rows.
+    (:class:`.thresholds.RowIndex`); ignored unless it holds exactly those rows.
     ``replay_left_out``: the note of a replay the memory budget left out (``replay`` False)."""
     # Attribution and the report build many small acyclic objects next to the comparison's
     # large heap (graphs, rows): a cyclic collection would walk all of it, repeatedly.
