@@ -1,5 +1,5 @@
 // Text of the status bar item, from the server's `fusionSwitch/status` notification
-// ({target, catalogue, suspects?}) or, before it arrives, from the fusionSwitch.target setting.
+// ({target, catalogue, suspects?, proven?}) or, before it arrives, from the fusionSwitch.target setting.
 'use strict';
 
 /** A display name for a target or catalogue sent as a string or a small object. */
@@ -18,7 +18,7 @@ function label(value) {
 }
 
 /**
- * @param {{target?: unknown, catalogue?: unknown, suspects?: unknown} | undefined} status
+ * @param {{target?: unknown, catalogue?: unknown, suspects?: unknown, proven?: unknown} | undefined} status
  * @param {string} configuredTarget  fusionSwitch.target of the active document's folder
  * @returns {{text: string, tooltip: string}}
  */
@@ -26,15 +26,32 @@ function statusText(status, configuredTarget) {
   const target = label(status ? status.target : undefined) || label(configuredTarget);
   const catalogue = label(status ? status.catalogue : undefined);
   const suspects = status && Number.isInteger(status.suspects) ? status.suspects : undefined;
+  // of them proven by replay; the rest are labelled guesses (an older server sends none)
+  const proven =
+    status && Number.isInteger(status.proven) ? Math.min(status.proven, suspects ?? 0) : undefined;
   let text = `$(circuit-board) ${target || 'no target'}`;
   if (suspects !== undefined && suspects > 0) {
-    text += ` $(warning) ${suspects}`;
+    if (proven === undefined) {
+      text += ` $(warning) ${suspects}`;
+    } else {
+      if (proven > 0) {
+        text += ` $(warning) ${proven}`;
+      }
+      if (suspects > proven) {
+        text += ` $(question) ${suspects - proven}`;
+      }
+    }
   }
   const lines = [
     `Fusion Switch target: ${target || 'none (set fusionSwitch.target)'}`,
     `Catalogue: ${catalogue || (status ? 'unknown' : 'waiting for the server')}`,
   ];
-  if (suspects !== undefined) {
+  if (suspects !== undefined && proven !== undefined) {
+    lines.push(
+      `Suspected rules from the last comparison: ${suspects} ` +
+        `(${proven} proven by replay, ${suspects - proven} not proven)`
+    );
+  } else if (suspects !== undefined) {
     lines.push(`Suspected rules from the last comparison: ${suspects}`);
   }
   lines.push('Click to select the target.');

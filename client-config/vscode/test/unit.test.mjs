@@ -121,6 +121,10 @@ describe('statusText', () => {
     [{ target: 'Atlas 350', catalogue: 'built-in', suspects: 2 }, 'x', '$(circuit-board) Atlas 350 $(warning) 2', /Suspected rules from the last comparison: 2/],
     [{ target: { given: 'Ascend910B1', product: 'Atlas A2' }, catalogue: { name: 'cann' } }, '', '$(circuit-board) Ascend910B1', /Catalogue: cann/],
     [{ target: 'A3', catalogue: 'c', suspects: 0 }, '', '$(circuit-board) A3', /last comparison: 0/],
+    // proven by replay apart from the labelled guesses of a run without it
+    [{ target: 'A3', catalogue: 'c', suspects: 3, proven: 1 }, '', '$(circuit-board) A3 $(warning) 1 $(question) 2', /3 \(1 proven by replay, 2 not proven\)/],
+    [{ target: 'A3', catalogue: 'c', suspects: 2, proven: 0 }, '', '$(circuit-board) A3 $(question) 2', /2 \(0 proven by replay, 2 not proven\)/],
+    [{ target: 'A3', catalogue: 'c', suspects: 1, proven: 1 }, '', '$(circuit-board) A3 $(warning) 1', /1 \(1 proven by replay, 0 not proven\)/],
   ];
   for (const [status, configured, text, tooltip] of table) {
     test(`${JSON.stringify(status)} + ${JSON.stringify(configured)}`, () => {

@@ -308,7 +308,7 @@ class ServerState:
             "catalogue": origins,
         }
         if self.results.last_suspects is not None:
-            payload["suspects"] = self.results.last_suspects
+            payload["suspects"], payload["proven"] = self.results.last_suspects
         return payload
 
     def describe(self) -> str:
@@ -327,7 +327,8 @@ class ComparisonResults:
 
     def __init__(self) -> None:
         self._by_path: dict[Path, dict | None] = {}
-        self.last_suspects: int | None = None  # of the latest comparison seen
+        # (suspected rules, of them proven by replay) of the latest comparison seen
+        self.last_suspects: tuple[int, int] | None = None
 
     def get(self, cfg_path: Path | None) -> dict | None:
         if cfg_path is None:
@@ -338,9 +339,16 @@ class ComparisonResults:
             summary = load_results(cfg_path)
             self._by_path[cfg_path] = summary
             if summary is not None and self.last_suspects is None:
-                self.last_suspects = len(summary.get("suspects") or [])
+                self.last_suspects = _suspect_counts(summary)
         return self._by_path[cfg_path]
 
     def put(self, cfg_path: Path, summary: dict) -> None:
         self._by_path[cfg_path] = summary
-        self.last_suspects = len(summary.get("suspects") or [])
+        self.last_suspects = _suspect_counts(summary)
+
+
+def _suspect_counts(summary: dict) -> tuple[int, int]:
+    """(suspected rules, of them proven by replay): a run without the replay suspects by a
+    labelled guess, which a status bar must not count as a proof."""
+    suspects = [s for s in summary.get("suspects") or [] if isinstance(s, dict)]
+    return len(suspects), sum(s.get("verdict") == "introduces" for s in suspects)

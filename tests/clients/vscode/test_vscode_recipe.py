@@ -101,6 +101,10 @@ def test_compare_annotates_with_diagnostics_and_code_lenses(vscode):
     page.keyboard.press("Control+Shift+M")
     page.locator(".markers-panel .monaco-list-row", has_text="fusion-suspect").first.wait_for()
     vscode.shot("recipe-03-suspect-diagnostic-and-lens")
+    # the status bar counts the rule the replay proves (warning), apart from guesses (question)
+    item = page.locator(".statusbar-item", has_text="Ascend910B1").first
+    item.locator(".codicon-warning").wait_for()
+    assert "1" in item.inner_text(), item.inner_text()
 
 
 def test_apply_suspects_asks_first(vscode):
