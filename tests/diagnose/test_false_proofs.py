@@ -15,13 +15,14 @@ Each must end with the op unverified, saying why, and no rule proven."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from fusion_switch.synth import generator
+from fusion_switch.synth import generator, network
 from fusion_switch.synth.generator import generate_case
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -226,3 +227,96 @@ def test_a_graph_the_dump_headers_contradict_proves_nothing(tmp_path):
     assert op["verdict"] == "unverified", op
     assert "b1_relu1" in op["reason"] and "-f" in op["reason"], op["reason"]
     assert _proven(summary) == [] and _exits_unproven(done, summary), done.stdout
+
+
+@pytest.fixture
+def network_changed(monkeypatch):
+    """``change(f)``: ``f(net)`` edits the generated network's constants (both runs)."""
+    build = generator.build_network
+    changes: list = []
+
+    def built(*args, **kwargs):
+        net = build(*args, **kwargs)
+        for change in changes:
+            change(net)
+        return net
+
+    monkeypatch.setattr(generator, "build_network", built)
+    return changes.append
+
+
+def test_a_replay_that_disagrees_with_an_output_agreeing_with_fusion_off_proves_nothing(
+    tmp_path, monkeypatch, network_changed
+):
+    """The device's Relu turns NaN into 0 in both runs (numpy's keeps it) and the network's
+    input holds one NaN: the stem's fused output is the same in both runs, its replay NaN.
+    TbeCommonRules0FusionPass was "proven by replay" (score inf)."""
+    monkeypatch.setitem(network.KERNELS, "Relu", lambda inputs, attrs: [np.fmax(inputs[0], 0)])
+
+    def one_nan(net) -> None:
+        x = net.consts["input"].copy()
+        x[0, 0, 3, 3] = np.nan
+        net.consts["input"] = x
+
+    network_changed(one_nan)
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "stem_convstem_relu")
+    assert op["verdict"] == "unverified", op
+    assert "agrees with the fusion-off run" in op["reason"], op["reason"]
+    assert _proven(summary) == [] and done.returncode != 1, done.stdout
+
+
+@pytest.fixture
+def on_input_dump(monkeypatch):
+    """``change(op_name, index, f)``: the fusion-on dump of ``op_name``'s input ``index`` holds
+    ``f(values)``; what the op computed is unchanged."""
+    write = generator.write_dumps
+    changes: dict = {}
+
+    def written(ops, folder, start_us):
+        if "fusion_on" in str(folder):
+            ops = [dataclasses.replace(o, input_values=list(o.input_values)) for o in ops]
+            for o in ops:
+                for (name, index), change in changes.items():
+                    if o.name == name:
+                        o.input_values[index] = change(o.input_values[index].copy())
+        return write(ops, folder, start_us)
+
+    monkeypatch.setattr(generator, "write_dumps", written)
+    return lambda name, index, f: changes.__setitem__((name, index), f)
+
+
+def test_an_input_dump_its_producer_never_wrote_proves_nothing(tmp_path, on_input_dump):
+    """b1_conv2 computed right; its input dump holds NaN its producer never wrote (the input
+    changed after the producer ran). Replayed on it, AConv2dMulFusion was "proven"."""
+
+    def nan_first(values):
+        values.reshape(-1)[:8] = np.nan
+        return values
+
+    on_input_dump("b1_conv2", 0, nan_first)
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_conv2")
+    assert op["verdict"] == "unverified", op
+    assert "b1_conv1b1_relu1" in op["reason"], op["reason"]
+    assert _proven(summary) == [] and done.returncode != 1, done.stdout
+
+
+def test_float16_subnormal_activations_prove_nothing(tmp_path, network_changed):
+    """Block 1's float16 weight and bias x1e-5 in both runs: its activations are float16
+    subnormals (< 2^-14), the same in both runs. The replay rounded them to 11 significant
+    bits instead of float16's 2^-24 grid, and "proved" TbeEltwiseFusionPass."""
+
+    def tiny(net) -> None:
+        for name in ("b1_mm1_weight", "b1_bias1_value"):
+            v = net.consts[name]
+            net.consts[name] = (v.astype(np.float32) * np.float32(1e-5)).astype(v.dtype)
+
+    network_changed(tiny)
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_sigb1_glu")
+    assert op["verdict"] in ("clean", "propagates"), op
+    assert _proven(summary) == [] and done.returncode == 0, done.stdout

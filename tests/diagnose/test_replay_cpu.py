@@ -378,7 +378,7 @@ def _old_round_float32(values: np.ndarray) -> np.ndarray:
     """Rounding to float32 before this round (range checked on the float64 values)."""
     if normal_range(values, 2.0**-126, float(np.finfo(np.float32).max)):
         return values.astype(np.float32).astype(np.float64)
-    return noise._round_bits(values, 24)
+    return noise._round_bits(values, 24, 2.0**-126)
 
 
 F32_EDGES = [
@@ -410,13 +410,13 @@ F32_EDGES = [
 def test_rounding_to_float32_gives_the_bits_it_gave(values, sign):
     x = np.array(values) * sign
     assert same_bits(noise.round_to(x, "DT_FLOAT"), _old_round_float32(x))
-    assert same_bits(noise.round_to(x, "DT_FLOAT"), noise._round_frexp(x, 24))
+    assert same_bits(noise.round_to(x, "DT_FLOAT"), noise._round_frexp(x, 24, 2.0**-126))
 
 
 def test_values_just_above_the_float32_maximum_round_as_the_formula_does():
     top = float(np.finfo(np.float32).max)
     x = np.array([top, np.nextafter(top, np.inf), 3.4028235677973366e38, 1.0])
-    assert same_bits(noise.round_to(x, "DT_FLOAT"), noise._round_frexp(x, 24))
+    assert same_bits(noise.round_to(x, "DT_FLOAT"), noise._round_frexp(x, 24, 2.0**-126))
     assert np.isfinite(noise.round_to(x, "DT_FLOAT")).all()  # the tie is 2^128, not inf
 
 
@@ -430,4 +430,4 @@ def test_rounding_out_of_float32_range_warns_nothing(values):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rounded = noise.round_to(x, "DT_FLOAT")
-    assert same_bits(rounded, noise._round_frexp(x, 24))
+    assert same_bits(rounded, noise._round_frexp(x, 24, 2.0**-126))

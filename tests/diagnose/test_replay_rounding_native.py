@@ -25,6 +25,11 @@ from tests.portable_build import build_extension
 DTYPES = ["DT_FLOAT", "DT_FLOAT16", "DT_BF16"]
 
 
+def frexp(values: np.ndarray, dtype: str) -> np.ndarray:
+    """The rounding formula to ``dtype`` (subnormal grid included), the oracle of round_to."""
+    return noise._round_frexp(values, noise._MANTISSA_BITS[dtype], noise._SMALLEST_NORMAL[dtype])
+
+
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and a.tobytes() == b.tobytes()
 
@@ -91,8 +96,7 @@ def test_round_to_gives_the_numpy_bits_on_any_pattern(values, dtype):
 @given(values=st.lists(ordinary, min_size=1, max_size=40), dtype=st.sampled_from(DTYPES))
 def test_round_to_gives_the_frexp_formula_on_finite_values(values, dtype):
     x = np.array(values, dtype=np.float64)
-    bits = {"DT_FLOAT": 24, "DT_FLOAT16": 11, "DT_BF16": 8}[dtype]
-    assert same_bits(noise.round_to(x, dtype), noise._round_frexp(x, bits))
+    assert same_bits(noise.round_to(x, dtype), frexp(x, dtype))
 
 
 def test_round_to_leaves_its_input_alone_and_keeps_the_shape():
@@ -138,15 +142,17 @@ def test_score_of_signed_zeros_and_equal_tensors():
 def test_the_loops_refuse_what_they_cannot_read():
     r = noise._rounding
     with pytest.raises(TypeError, match="float64"):
-        r.round_bits(np.ones(3, np.float32), np.empty(3), 11)
+        r.round_bits(np.ones(3, np.float32), np.empty(3), 11, 2.0**-14)
     with pytest.raises(ValueError, match="differ in size"):
         r.round_float32(np.ones(3), np.empty(4))
     with pytest.raises(ValueError, match="bits"):
-        r.round_bits(np.ones(3), np.empty(3), 60)
+        r.round_bits(np.ones(3), np.empty(3), 60, 2.0**-14)
+    with pytest.raises(ValueError, match="power of two"):
+        r.round_bits(np.ones(3), np.empty(3), 11, 3.0**-14)
     with pytest.raises(ValueError, match="empty"):
         r.extremes(np.empty(0), np.empty(0))
     with pytest.raises((BufferError, ValueError), match="contiguous"):
-        r.round_bits(np.ones(6)[::2], np.empty(3), 11)
+        r.round_bits(np.ones(6)[::2], np.empty(3), 11, 2.0**-14)
     with pytest.raises(TypeError, match="takes 2 arguments"):
         r.extremes(np.ones(2))
 
@@ -168,12 +174,12 @@ def portable(tmp_path_factory):
 @pytest.mark.parametrize("n", [1, 3, 4, 7, 8, 129, 6400, 20011])
 def test_the_portable_build_gives_the_same_bits(portable, n):
     rng = np.random.default_rng(n)
-    x = rng.standard_normal(n) * 10.0 ** rng.integers(-40, 40, n)
+    x = rng.standard_normal(n) * 10.0 ** rng.integers(-45, 40, n)
     y = x + rng.standard_normal(n) * 1e-3
     built = noise._rounding
-    for bits in (8, 11, 24):
+    for bits, smallest in ((8, 2.0**-126), (11, 2.0**-14), (24, 2.0**-126)):
         a, b = np.empty(n), np.empty(n)
-        assert built.round_bits(x, a, bits) == portable.round_bits(x, b, bits)
+        assert built.round_bits(x, a, bits, smallest) == portable.round_bits(x, b, bits, smallest)
         assert same_bits(a, b)
     a, b = np.empty(n), np.empty(n)
     assert built.round_float32(x, a) == portable.round_float32(x, b)

@@ -91,10 +91,15 @@ done:
 /* ------------------------------------------------------------------ fewer bits */
 
 /* noise._round_bits on the patterns: add half an ulp of the kept bits minus one, plus one when
- * the last kept bit is odd (ties to even), then clear the dropped bits. 0 when a pattern has a
- * zero or all-ones exponent and is not a zero (subnormal, infinity, NaN). */
+ * the last kept bit is odd (ties to even), then clear the dropped bits. A magnitude below the
+ * dtype's smallest normal (`smallest`, as a pattern) is rounded to the dtype's subnormal grid
+ * instead: (|x| + magic) - magic, with magic 1.5 * 2^52 quanta, is |x| rounded to a multiple of
+ * the quantum, ties to even; the sign is put back (a tiny negative value rounds to -0, as a
+ * cast does). 0 when a pattern has a zero or all-ones exponent and is not a zero (subnormal,
+ * infinity, NaN). */
 VECTOR_CLONES
-static int round_patterns(const uint64_t *p, uint64_t *out, Py_ssize_t n, int bits)
+static int round_patterns(const uint64_t *p, uint64_t *out, Py_ssize_t n, int bits,
+                          uint64_t smallest, double magic)
 {
     const int drop = 53 - bits;
     const uint64_t low = (1ULL << drop) - 1;
@@ -103,30 +108,51 @@ static int round_patterns(const uint64_t *p, uint64_t *out, Py_ssize_t n, int bi
     for (Py_ssize_t i = 0; i < n; i++) {
         uint64_t pattern = p[i];
         uint64_t exponent = pattern & EXPONENT;
-        special |= ((exponent == 0) | (exponent == EXPONENT)) & ((pattern & MAGNITUDE) != 0);
-        out[i] = (pattern + half + ((pattern >> drop) & 1)) & ~low;
+        uint64_t magnitude = pattern & MAGNITUDE;
+        special |= ((exponent == 0) | (exponent == EXPONENT)) & (magnitude != 0);
+        uint64_t normal = (pattern + half + ((pattern >> drop) & 1)) & ~low;
+        double value, grid;
+        memcpy(&value, &magnitude, sizeof value);
+        grid = (value + magic) - magic;
+        uint64_t tiny;
+        memcpy(&tiny, &grid, sizeof tiny);
+        tiny |= pattern & ~MAGNITUDE;
+        out[i] = magnitude < smallest ? tiny : normal;
     }
     return special == 0;
 }
 
 PyDoc_STRVAR(round_bits_doc,
-             "round_bits(values, out, bits) -> bool\n\n"
-             "out = values rounded to `bits` significant bits (2..52), ties to even; False, with "
-             "out partly written, at a subnormal, infinite or NaN value.");
+             "round_bits(values, out, bits, smallest) -> bool\n\n"
+             "out = values rounded to `bits` significant bits (2..52), ties to even, and a "
+             "magnitude below `smallest` (the dtype's smallest normal, a power of two) to its "
+             "subnormal grid; False, with out partly written, at a subnormal, infinite or NaN "
+             "value.");
 
 static PyObject *round_bits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Vector vec[2] = {{0}};
     PyObject *result = NULL;
-    if (check_count(nargs, 3, "round_bits") < 0) goto done;
+    if (check_count(nargs, 4, "round_bits") < 0) goto done;
     long bits = PyLong_AsLong(args[2]);
     if (bits == -1 && PyErr_Occurred()) goto done;
     if (bits < 2 || bits > 52) {
         PyErr_SetString(PyExc_ValueError, "bits must be from 2 to 52");
         goto done;
     }
+    double smallest = PyFloat_AsDouble(args[3]);
+    if (smallest == -1.0 && PyErr_Occurred()) goto done;
+    int exponent;
+    if (!(smallest >= 0x1p-1000 && smallest <= 1.0) || frexp(smallest, &exponent) != 0.5) {
+        PyErr_SetString(PyExc_ValueError, "smallest must be a power of two from 2^-1000 to 1");
+        goto done;
+    }
+    uint64_t smallest_pattern;
+    memcpy(&smallest_pattern, &smallest, sizeof smallest_pattern);
+    double magic = ldexp(1.5, 52 + exponent - (int)bits); /* 1.5 * 2^52 quanta of 2 * smallest / 2^bits */
     if (get_pair(args, vec, 1) < 0) goto done;
-    int rounded = round_patterns(vec[0].view.buf, vec[1].view.buf, vec[0].view.len / 8, (int)bits);
+    int rounded = round_patterns(vec[0].view.buf, vec[1].view.buf, vec[0].view.len / 8, (int)bits,
+                                 smallest_pattern, magic);
     result = PyBool_FromLong(rounded);
 done:
     release(vec, 2);

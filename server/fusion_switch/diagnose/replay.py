@@ -633,11 +633,11 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
         plan, evidence = replayer.gather(sub)
         values = replayer.evaluate(sub, plan, outputs_only=True)
         outputs = replayer.compare(sub, values, with_observed=True, release=True)
-        if max(o.score for o in outputs) > MIN_TOLERANCE:  # flagged: a proof rests on them
+        flagged = max(o.score for o in outputs) > MIN_TOLERANCE  # a proof rests on them
+        check_inputs_written(replayer, sub, outputs, flagged)  # as "propagates" does
+        if flagged:
             check_range(replayer, sub, plan)
             check_parameters(replayer, sub, plan, evidence)
-        else:  # "propagates" rests on the input dumps
-            check_inputs_written(replayer, sub, outputs)
         return ("ok", outputs, evidence)
     except Unverifiable as error:
         return ("unverified", error.reason, error.missing)

@@ -12,16 +12,22 @@ from typing import Any
 import numpy as np
 
 from .evidence import MissingEvidence
+from .noise import MIN_TOLERANCE, score
 from .replay_kernels import Unverifiable
 from .subgraph import Subgraph, ref_name
 
 
-def check_inputs_written(replayer: Any, sub: Subgraph, outputs: list) -> None:
-    """Raise Unverifiable when an input dump of ``sub``'s fused op holds NaN or infinity where
-    its producer's output dump, in the same run, holds a finite value. Checked only when an
-    output's NaN/infinity differs from fusion off (``observed`` infinite), so a run without
-    them reads nothing more."""
-    if not any(o.observed is not None and math.isinf(o.observed) for o in outputs):
+def check_inputs_written(replayer: Any, sub: Subgraph, outputs: list, flagged: bool) -> None:
+    """Raise Unverifiable when an input dump of ``sub``'s fused op is not what its producer's
+    output dump, in the same run, holds.
+
+    - ``flagged`` (a proof would rest on the inputs; few ops): every input is held against
+      its producer's output.
+    - Otherwise ("propagates" would rest on them), only an input holding NaN or infinity
+      where its producer wrote finite values, and only when an output's NaN/infinity
+      differs from fusion off (``observed`` infinite): a run without them reads nothing more.
+    """
+    if not flagged and not any(o.observed is not None and math.isinf(o.observed) for o in outputs):
         return
     fused = sub.fused
     for position in sorted(set(sub.boundary.values())):
@@ -29,7 +35,7 @@ def check_inputs_written(replayer: Any, sub: Subgraph, outputs: list) -> None:
             given = replayer.store.tensor("on", fused.name, "input", position)
         except MissingEvidence:
             continue
-        if given.dtype.kind != "f" or np.isfinite(given).all():
+        if given.dtype.kind != "f" or (not flagged and np.isfinite(given).all()):
             continue
         producer, index = ref_name(fused.data_inputs[position])
         try:
@@ -38,12 +44,25 @@ def check_inputs_written(replayer: Any, sub: Subgraph, outputs: list) -> None:
             continue  # no task or not dumped: nothing to hold the input against
         if written.size != given.size:
             continue
-        changed = np.isfinite(written.reshape(-1)) & ~np.isfinite(given.reshape(-1))
-        if changed.any():
+        changed = _changed(given.reshape(-1), written.reshape(-1), flagged)
+        if changed:
             raise Unverifiable(
-                f"not proven: input {position} of {fused.name} holds NaN or infinity in "
-                f"{int(changed.sum())} values where its producer {producer} wrote finite "
-                f"ones (output {index}, same run): the input changed after {producer} ran "
-                f"(dumps are taken after an op runs: {fused.name} may have written over its "
-                "own input); its replay on that input proves nothing"
+                f"not proven: input {position} of {fused.name} {changed} where its producer "
+                f"{producer} wrote other values (its output {index}, same run): the input "
+                f"changed after {producer} ran (dumps are taken after an op runs: "
+                f"{fused.name} may have written over its own input); its replay on that "
+                "input proves nothing"
             )
+
+
+def _changed(given: np.ndarray, written: np.ndarray, every_value: bool) -> str:
+    """How ``given`` differs from ``written`` ('' when it does not): NaN or infinity where
+    ``written`` is finite, or (``every_value``) any value beyond float16's rounding."""
+    appeared = int((np.isfinite(written) & ~np.isfinite(given)).sum())
+    if appeared:
+        return f"holds NaN or infinity in {appeared} values"
+    if every_value and not np.array_equal(given, written, equal_nan=True):
+        differ = score(given, written, "DT_FLOAT16")
+        if differ > MIN_TOLERANCE:
+            return f"differs (score {differ:.3g} at float16's rounding)"
+    return ""
