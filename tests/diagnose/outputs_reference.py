@@ -1,6 +1,8 @@
 """The diagnose stage as it read before issue 16's fifth round (revision 4231d68), frozen as
 the oracle of the differential tests (``test_outputs_differential.py``): the per-op code was
-rewritten for speed only, so for any rows and graph the new code must give these answers."""
+rewritten for speed only, so for any rows and graph the new code must give these answers. One
+change of meaning since: a finding counts its output rows no metric judged (thirty-sixth round:
+a rule with such an op is not harmless)."""
 
 from __future__ import annotations
 
@@ -144,6 +146,7 @@ def attribute(
                 outputs,
                 verdict,
                 severity,
+                len(seen.get("output", ())) - len(outputs),  # since the thirty-sixth round
             )
         )
 

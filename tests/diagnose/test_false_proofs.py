@@ -229,22 +229,6 @@ def test_a_graph_the_dump_headers_contradict_proves_nothing(tmp_path):
     assert _proven(summary) == [] and _exits_unproven(done, summary), done.stdout
 
 
-@pytest.fixture
-def network_changed(monkeypatch):
-    """``change(f)``: ``f(net)`` edits the generated network's constants (both runs)."""
-    build = generator.build_network
-    changes: list = []
-
-    def built(*args, **kwargs):
-        net = build(*args, **kwargs)
-        for change in changes:
-            change(net)
-        return net
-
-    monkeypatch.setattr(generator, "build_network", built)
-    return changes.append
-
-
 def test_a_replay_that_disagrees_with_an_output_agreeing_with_fusion_off_proves_nothing(
     tmp_path, monkeypatch, network_changed
 ):

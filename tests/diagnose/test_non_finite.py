@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -107,4 +108,71 @@ def test_an_input_written_over_after_its_producer_ran_is_not_passed_on(tmp_path,
     # downstream, the NaN comes from the producer's own output: passed on, as before
     downstream = [o for o in summary["fused_ops"] if o["order"] > op["order"]]
     assert any(o["verdict"] == "propagates" for o in downstream), downstream
+    assert done.returncode == 3, done.stdout
+
+
+@pytest.fixture
+def on_output_dump(monkeypatch):
+    """``change(op_name, f)``: the fusion-on dump of ``op_name``'s output 0 holds ``f(values)``
+    (what downstream ops read is unchanged)."""
+    write = generator.write_dumps
+    changes: dict = {}
+
+    def written(ops, folder, start_us):
+        if "fusion_on" in str(folder):
+            ops = [dataclasses.replace(o, outputs=list(o.outputs)) for o in ops]
+            for o in ops:
+                if o.name in changes:
+                    out = o.outputs[0]
+                    o.outputs[0] = dataclasses.replace(out, value=changes[o.name](out.value))
+        return write(ops, folder, start_us)
+
+    monkeypatch.setattr(generator, "write_dumps", written)
+    return changes.__setitem__
+
+
+@pytest.mark.parametrize("replay", [True, False], ids=["replay", "no-replay"])
+def test_a_fused_output_that_cannot_be_compared_is_not_called_agreeing(
+    tmp_path, on_output_dump, replay
+):
+    """b1_conv2's output dump holds half the values of fusion off's: its row cannot be
+    compared, the replay cannot check it. The run said "every output agrees" (and, without
+    the replay, "agree within the thresholds", the rule harmless) and exited 0."""
+    on_output_dump("b1_conv2", lambda v: v[:, :, : v.shape[2] // 2, :].copy())
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out", *([] if replay else ["--no-replay"]))
+    assert summary["unjudged_fused_ops"] == ["b1_conv2"], summary["verdict"]
+    assert "agree" not in summary["verdict"] and "not proven clean" in summary["verdict"]
+    assert "AConv2dMulFusion" not in summary["harmless_rules"]
+    assert done.returncode == 3, done.stdout
+
+
+def test_nan_at_other_positions_in_both_runs_is_not_called_agreeing(
+    tmp_path, network_changed, monkeypatch
+):
+    """The network's input holds NaN (both runs); b1_conv2 moves its NaN by one element.
+    Every metric of its row is NaN, both StandardDeviation sides too: nothing judges it."""
+
+    def nan_input(net) -> None:
+        x = net.consts["input"].copy()
+        x[0, :, 3, 3] = np.nan
+        net.consts["input"] = x
+
+    network_changed(nan_input)
+    conv_mul = generator.FUSED_KERNELS["conv2"]
+
+    def moving_nan(nodes, ins, fault):
+        outs = conv_mul(nodes, ins, fault)
+        if nodes[0].name != "b1_conv2":
+            return outs
+        flat = outs[0].reshape(-1)
+        nan = ~np.isfinite(flat)
+        moved = np.where(np.roll(nan, 1), np.float32(np.nan), np.where(nan, 0.5, flat))
+        return [moved.astype(flat.dtype).reshape(outs[0].shape)]
+
+    monkeypatch.setitem(generator.FUSED_KERNELS, "conv2", moving_nan)
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out", "--no-replay")
+    assert "b1_conv2" in summary["unjudged_fused_ops"], summary["verdict"]
+    assert "agree" not in summary["verdict"], summary["verdict"]
     assert done.returncode == 3, done.stdout

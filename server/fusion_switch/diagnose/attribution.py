@@ -88,6 +88,7 @@ class OpFinding:
     outputs: list[TensorEvidence]
     verdict: str
     severity: float  # worst output badness (0 when unknown)
+    unjudged_outputs: int = 0  # output rows no metric judged (another size, NaN, no fusion off)
 
     @property
     def input_badness(self) -> float:
@@ -174,6 +175,24 @@ class Attribution:
             name: {"limit": t.limit, "in_band": ">" if t.higher_is_better else "<"}
             for name, t in self.thresholds.items()
         }
+
+    def unjudged_fused_ops(self) -> list[str]:
+        """Fused ops whose dumped outputs no row could judge (a size other than fusion off's,
+        every metric NaN) and that the replay, where it ran, did not settle either: no clean
+        verdict rests on them (a review: such a run said "agree" and exited 0)."""
+        settled = set()
+        if self.replay is not None:
+            settled = {r.op for r in self.replay.results if r.verdict in _SETTLED}
+        return [f.op for f in self.findings if _unjudged(f) and f.op not in settled]
+
+
+_SETTLED = ("clean", "propagates", "introduces")  # replay verdicts that judged the outputs
+
+
+def _unjudged(finding: OpFinding) -> bool:
+    """A fused op whose outputs were dumped and compared, none judged (an op not dumped at all
+    is no such case: a dump of chosen ops leaves the rest out on purpose)."""
+    return bool(finding.rules and finding.unjudged_outputs) and finding.verdict == "unknown"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -347,6 +366,7 @@ def attribute(
                 outputs,
                 verdict,
                 severity,
+                len(output_indices or ()) - len(outputs),
             )
         )
 
@@ -496,7 +516,7 @@ def _rank_rules(
                     recency[rule],
                 )
             )
-        elif judged and all(f.verdict == "clean" for f in judged):
+        elif judged and all(f.verdict == "clean" for f in judged) and not any(map(_unjudged, fs)):
             harmless.append({"rule": rule, "section": section, "ops": len(judged)})
         elif judged:
             downstream.append(

@@ -2,8 +2,9 @@
 
 2 nothing compared; 1 a rule proven, or suspected (a fused op proven wrong between undecided
 passes, or a heuristic guess); 3 not proven clean: a dump a verdict needs cannot be read, the
-replay left out by the memory budget, or a fused op the replay could not verify while the
-outputs diverge (a review: that last ended 0, the status of a clean run); 0 otherwise."""
+replay left out by the memory budget, a fused op the replay could not verify while the
+outputs diverge (a review: that last ended 0, the status of a clean run), or a fused op whose
+dumped outputs neither a row nor the replay could judge; 0 otherwise."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def exit_status(summary: Mapping[str, Any]) -> int:
 def not_proven_clean(summary: Mapping[str, Any]) -> bool:
     """Evidence a clean verdict needs is missing (see the module's text)."""
     if summary.get("evidence_missing") or summary.get("replay_left_out"):
+        return True
+    if summary.get("unjudged_fused_ops"):  # outputs no row and no replay judged
         return True
     unverified = any(  # a fused op of no known rule is in fused_ops only (the editor's
         # compact summary keeps unverified_rules only)

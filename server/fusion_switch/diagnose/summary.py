@@ -283,6 +283,8 @@ def _rows_verdict_line(
         )
     elif diverge:
         line = "outputs diverge, but no fused op introduces the error (check the network inputs)"
+    elif unjudged := attribution.unjudged_fused_ops():
+        line = "no fused op found introducing error" + _unjudged_fused_tail(unjudged)
     elif replay_left_out:
         line = (
             "no rule found by the comparison: fusion-on and fusion-off agree within the thresholds"
@@ -290,6 +292,17 @@ def _rows_verdict_line(
     else:
         line = "no fused op introduces error: fusion-on and fusion-off agree within the thresholds"
     return line + _unjudged_tail(counts)
+
+
+def _unjudged_fused_tail(unjudged: Sequence[str]) -> str:
+    """What a verdict without a suspect says of fused ops whose outputs nothing judged."""
+    more = f" and {len(unjudged) - 3} more" if len(unjudged) > 3 else ""
+    named = ", ".join(unjudged[:3]) + more
+    return (
+        f"; {len(unjudged)} fused op(s) whose outputs could not be judged ({named}: no "
+        "fusion-off tensor to compare with, a size other than fusion off's, or NaN in every "
+        "metric; see their rows): not proven clean"
+    )
 
 
 def _outside_fusion(attribution: Attribution) -> str:
@@ -338,6 +351,8 @@ def _replay_verdict_line(
             line = f"no rule proven; unverified guess (heuristic): {names}{tail}"
         elif unverified and any(f.verdict in DIVERGING for f in attribution.findings):
             line = f"no replayed fused op introduces error{tail}: not proven clean"
+        elif unjudged := attribution.unjudged_fused_ops():
+            line = f"no replayed fused op introduces error{tail}" + _unjudged_fused_tail(unjudged)
         elif unverified:  # exit 0 (exit_status): nothing diverges
             line = f"no replayed fused op introduces error{tail}; every output agrees"
         else:
@@ -423,6 +438,7 @@ def build_summary(
         "harmless_rules": attribution.harmless_rules,
         "downstream_only_rules": attribution.downstream_only_rules,
         "unattributed_ops": [f.to_json() for f in attribution.unattributed],
+        "unjudged_fused_ops": attribution.unjudged_fused_ops(),
         "inputs": {
             **{k: _path_text(v) if k in PATH_KEYS else v for k, v in inputs.items()},
             "notes": list(notes),
