@@ -90,22 +90,31 @@ def test_dumps_of_two_runs_prove_nothing(tmp_path):
 @pytest.fixture
 def folded_in_place(changed_on_side, monkeypatch):
     """AConv2dMulFusion folds b1_scale2's x0.125 into b1_conv2's weight in place (the same
-    constant's name, as GE's passes rewrite a weight); ``folded_in_place(factor)``: the fused
-    op's output times ``factor`` (1: right)."""
-    changed_on_side("b1_conv2_weight", lambda v: v * np.float32(0.125))
+    constant's name, as GE's passes rewrite a weight); ``folded_in_place(factor, blocks)``:
+    b1_conv2's output times ``factor`` (1: right), the fold made in ``blocks`` (a real rule
+    folds at every match; b1 alone by default)."""
     conv_mul = generator.FUSED_KERNELS["conv2"]
     wrong = [1.0]
+    folding: set[str] = set()
 
     def folded(nodes, ins, fault):  # the weight holds the scale: no second multiplication
         conv, _ = nodes
-        if conv.name == "b1_conv2":
+        if conv.name in folding:
             weight = ins[conv.inputs[1]].astype(np.float32)
             out = conv.run([ins[conv.inputs[0]], weight], conv.attrs)
-            return [o * np.float32(wrong[0]) for o in out] if wrong[0] != 1.0 else out
+            if conv.name == "b1_conv2" and wrong[0] != 1.0:
+                return [o * np.float32(wrong[0]) for o in out]
+            return out
         return conv_mul(nodes, ins, fault)
 
+    def fold(factor: float, blocks=(1,)) -> None:
+        wrong[0] = factor
+        for block in blocks:
+            folding.add(f"b{block}_conv2")
+            changed_on_side(f"b{block}_conv2_weight", lambda v: v * np.float32(0.125))
+
     monkeypatch.setitem(generator.FUSED_KERNELS, "conv2", folded)
-    return lambda factor: wrong.__setitem__(0, factor)
+    return fold
 
 
 @pytest.mark.parametrize("factor", [1.0, 1.05], ids=["right", "wrong"])
@@ -124,20 +133,24 @@ def test_a_constant_folded_in_place_proves_only_a_wrong_op(tmp_path, folded_in_p
         assert op["verdict"] == "introduces", op
         assert op["evidence"]["own_parameters_score"] > op["tolerance"]
         # proven only because another weight shows the runs held the same ones
-        assert "holds the same values in both runs" in op["evidence"]["weights_alike"]
+        assert "of the same rule" in op["evidence"]["same_weights_shown_by"]
         assert _proven(summary) == ["AConv2dMulFusion"] and done.returncode == 1
 
 
 @pytest.fixture
 def another_step(monkeypatch):
     """The fusion-on run dumped at another training step: every float weight of it holds
-    slightly other values (``1e-2`` relative) than the fusion-off run's."""
+    slightly other values (``1e-2`` relative) than the fusion-off run's, but the names added
+    to the set it gives."""
     noise = np.random.default_rng(7)
     place = generator._OnBuilder.place_source
+    kept: set[str] = set()  # constants no step changes (frozen or fixed)
 
     def place_source(self, node):
         original = self.net.consts.get(node.name)
         if node.type != "Const" or node.name in self.placed or original.dtype.kind != "f":
+            return place(self, node)
+        if node.name in kept:
             return place(self, node)
         self.net.consts[node.name] = (
             original * (1 + 1e-2 * noise.standard_normal(original.shape))
@@ -148,6 +161,7 @@ def another_step(monkeypatch):
             self.net.consts[node.name] = original
 
     monkeypatch.setattr(generator._OnBuilder, "place_source", place_source)
+    return kept
 
 
 def test_a_fold_in_place_and_weights_of_another_step_prove_nothing(
@@ -162,11 +176,41 @@ def test_a_fold_in_place_and_weights_of_another_step_prove_nothing(
     done, summary = compare_summary(case, tmp_path / "out")
     op = _fused(summary, "b1_conv2")
     assert op["verdict"] == "unverified", op
-    assert "b1_conv2_weight:0" in op["reason"] and "same weights" in op["reason"], op["reason"]
+    assert "b1_conv2_weight:0" in op["reason"] and "other weights" in op["reason"], op["reason"]
+    assert _proven(summary) == [] and _exits_unproven(done, summary), done.stdout
+
+
+def test_a_rule_folding_at_every_match_is_proven_on_its_wrong_op(tmp_path, folded_in_place):
+    """Every block's weight folded in place, the same step in both runs, b1_conv2 wrong: no
+    weight of the rule holds alike, yet b0/b2_conv2 agree with their replay on the fusion-off
+    weight that differs, which shows the fold (a review: "unverified" hid this proof)."""
+    folded_in_place(1.05, blocks=(0, 1, 2))
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_conv2")
+    assert op["verdict"] == "introduces", op
+    assert "changes that weight in place" in op["evidence"]["same_weights_shown_by"], op
+    assert _proven(summary) == ["AConv2dMulFusion"] and done.returncode == 1
+
+
+def test_constants_no_step_changes_show_nothing_of_the_weights(
+    tmp_path, folded_in_place, another_step
+):
+    """Another step, b1's fold in place (a right op), and float constants that hold alike at
+    any step (frozen or fixed tables): any constant alike in both runs used to count as the
+    runs holding the same weights, and the innocent rule was proven again (a review)."""
+    another_step.update({"b0_bias1_value", "b2_bias1_value", "b1_bias1_value"})
+    folded_in_place(1.0)
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_conv2")
+    assert op["verdict"] == "unverified", op
+    assert "of the same rule" in op["reason"] or "other weights" in op["reason"], op["reason"]
     assert _proven(summary) == [] and _exits_unproven(done, summary), done.stdout
 
 
 def test_a_constant_folded_in_place_is_not_taken_as_the_original(tmp_path, folded_in_place):
+    folded_in_place(1.0)
     case = generate_case(tmp_path / "case", faults=[])
     for dump in case.off_dump.iterdir():  # the original op's fusion-off dump is missing
         if dump.name.split(".")[1] == "b1_conv2":

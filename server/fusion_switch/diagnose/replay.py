@@ -14,7 +14,8 @@ An op the replay flags is proven only when its evidence holds together
 (:func:`.replay_parameters.check_parameters`): the dump names, per output, the original op the
 -f graph names; no parameter taken from the fused op's side (a rule may have folded it in
 place); a weight both runs dumped the same in both, unless the replay with the fused op's own
-value disagrees too and another weight shows the runs held the same ones. An original op the
+value disagrees too and the same rule's other ops show the runs held the same weights
+(:mod:`.replay_fold`). An original op the
 fusion-off graph lacks is never read as a constant.
 
 The replay is compared with the fused op's real output (score: :mod:`.noise`); the verdicts
@@ -43,10 +44,11 @@ from .json_numbers import json_number
 from .kernels.blas import one_thread
 from .noise import MIN_TOLERANCE, NoiseFloor, coarser, floor_of, round_to, score
 from .replay_decide import CLEAN, INTRODUCES, PROPAGATES, UNVERIFIED, decide
+from .replay_fold import FoldWitness
 from .replay_handed import handed_over, output_values
 from .replay_inputs import check_inputs_written
 from .replay_kernels import Kernels, Unverifiable, out_dtype
-from .replay_parameters import check_parameters, weights_alike
+from .replay_parameters import check_parameters
 from .replay_range import check_range, in_range
 from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
 from .subgraph import (
@@ -463,7 +465,13 @@ def replay_run(
             files_read |= part["files_read"]
             unreadable.update(part["unreadable"])
         results = []
-        alike = functools.cache(lambda: weights_alike(replayer))  # one scan, only if asked
+        witness = FoldWitness(
+            replayer,
+            [(op, sub) for _, op, sub in subs if not isinstance(sub, str)],
+            measured,
+            noise,
+            lambda op, sub: _rules_of(op, sub, rules_of)[0],
+        )
         for order, op, sub in subs:
             result = _result_of(op, on.order.get(op.name, order), sub, rules_of)
             if isinstance(sub, str):
@@ -472,7 +480,7 @@ def replay_run(
                 continue
             result.members = [m.name for m in sub.members]
             result.member_types = [m.type for m in sub.members]
-            decide(result, sub, measured[op.name], noise, alike)
+            decide(result, sub, measured[op.name], noise, functools.partial(witness, op, sub))
             if result.verdict == INTRODUCES and localise is not None:
                 if op.name in localised:  # by the process that measured it (Judge)
                     result.localisation = localised[op.name]

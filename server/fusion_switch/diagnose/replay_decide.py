@@ -19,14 +19,15 @@ def decide(
     sub: Subgraph,
     measured: tuple,
     noise: NoiseFloor,
-    weights_alike: Callable[[], str | None] | None = None,
+    fold_witness: Callable[[], tuple[str | None, str]] | None = None,
 ) -> None:
     """Set ``result``'s verdict (and its outputs, evidence, tolerance, reason) from what was
     measured of ``sub`` (:func:`.replay.measure_one`).
 
-    ``weights_alike``: called only when a flagged op's parameters differ between the runs and
-    the replay with its own values disagrees too; it names a weight both runs hold alike, or
-    gives None. Without it (the early :class:`.replay.Judge`) such an op counts as flagged."""
+    ``fold_witness``: called only when a flagged op's parameters differ between the runs and
+    the replay with its own values disagrees too (:class:`.replay_fold.FoldWitness`): what
+    shows the runs held the same weights, or None and why not. Without it (the early
+    :class:`.replay.Judge`) such an op counts as flagged."""
     if measured[0] == "unverified":
         result.verdict, result.reason, result.missing_evidence = UNVERIFIED, *measured[1:]
         return
@@ -58,19 +59,19 @@ def decide(
             "same weights (another step or checkpoint dumped?)"
         )
         return
-    if worst > result.tolerance and own is not None and weights_alike is not None:
+    if worst > result.tolerance and own is not None and fold_witness is not None:
         # a fold in place and weights of another step give this too, with a right op
-        alike = weights_alike()
-        if alike is None:
+        shown, why_not = fold_witness()
+        if shown is None:
             result.verdict = UNVERIFIED
             result.reason = (
                 f"not proven: the two runs hold other values of {differing}, and with the "
                 f"fused op's own values its replay disagrees too (score {own:.3g}), as a "
-                "rule folding it in place would give; no other weight shows the runs held "
-                "the same weights (dump both runs from the same checkpoint and step)"
+                f"rule folding it in place would give, or weights of another step: {why_not} "
+                "(dump both runs from the same checkpoint and step)"
             )
             return
-        evidence["weights_alike"] = alike
+        evidence["same_weights_shown_by"] = shown
     if worst > result.tolerance:
         result.verdict = INTRODUCES
         return

@@ -6,6 +6,7 @@ fusion-off graph lacks)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from .evidence import MissingEvidence
 from .json_numbers import json_number
 from .noise import MIN_TOLERANCE, coarser, score
 from .replay_kernels import Unverifiable
-from .subgraph import CONSTANT_TYPES, Subgraph, ref_name
+from .subgraph import Subgraph, ref_name
 
 
 def check_parameters(replayer: Any, sub: Subgraph, plan: dict[str, list], evidence: dict) -> None:
@@ -38,64 +39,59 @@ def check_parameters(replayer: Any, sub: Subgraph, plan: dict[str, list], eviden
             f"not proven: the replay took {taken}, which a rule may have folded in "
             "place; dump the fusion-off original op that reads it to prove this op"
         )
-    differing = []
+    differing, slots = [], []
+    for member, i, ref, position in constant_parameters(replayer, sub):
+        own = _own_value(replayer, sub, member, i, position)
+        if own is not None:
+            plan[member.name][i] = ("value", own)
+            differing.append(f"{ref} ({member.name} input {i}, {sub.fused.name}:input:{position})")
+            slots.append([member.type, i])
+    if differing:
+        values = replayer.evaluate(sub, plan, outputs_only=True)
+        outputs = replayer.compare(sub, values, with_observed=False, release=True)
+        evidence["differing_parameters"] = differing
+        evidence["differing_slots"] = slots  # (member type, input): where a fold would be
+        evidence["own_parameters_score"] = json_number(max(o.score for o in outputs), 6)
+
+
+def constant_parameters(replayer: Any, sub: Subgraph) -> Iterator[tuple[Any, int, str, int]]:
+    """(member, its input index, the tensor, the fused op's input position) of each constant
+    a member reads that the fused op reads too."""
     for member in sub.members:
         for i, ref in enumerate(member.data_inputs):
             position = sub.boundary.get(ref)
             src = ref_name(ref)[0]
             if position is None or src in sub.member_names or not replayer.is_constant(src):
                 continue
-            own = _own_value(replayer, sub, member, i, position)
-            if own is not None:
-                plan[member.name][i] = ("value", own)
-                differing.append(
-                    f"{ref} ({member.name} input {i}, {sub.fused.name}:input:{position})"
-                )
-    if differing:
-        values = replayer.evaluate(sub, plan, outputs_only=True)
-        outputs = replayer.compare(sub, values, with_observed=False, release=True)
-        evidence["differing_parameters"] = differing
-        evidence["own_parameters_score"] = json_number(max(o.score for o in outputs), 6)
+            yield member, i, ref, position
 
 
-MAX_WEIGHTS_COMPARED = 64  # bounds the reads of a run whose weights all differ
 MIN_WEIGHT_ELEMENTS = 16  # smaller constants (shapes, axes, scalars) hold alike in any run
 
 
-def weights_alike(replayer: Any) -> str | None:
-    """A weight both runs dumped with the same values (an op's constant input, read from the
-    fusion-on and the fusion-off dump of the op of that name), or None when none of the
-    first :data:`MAX_WEIGHTS_COMPARED` does. Weights of another step or checkpoint differ
-    everywhere; a rule's fold in place changes only the constants of its fused op."""
-    compared = 0
-    for op in replayer.off.ops.values():
-        if not (replayer.store.has("on", op.name) and replayer.store.has("off", op.name)):
-            continue
-        for i, ref in enumerate(op.data_inputs):
-            producer = replayer.off.ops.get(ref_name(ref)[0])
-            if producer is None or producer.type not in CONSTANT_TYPES:
-                continue
-            if compared >= MAX_WEIGHTS_COMPARED:
-                return None
-            compared += 1
-            if _alike(replayer, ("off", op.name, "input", i), ("on", op.name, "input", i)):
-                return f"{ref} ({op.name} input {i}) holds the same values in both runs"
-    return None
-
-
-def _alike(replayer: Any, off_key: tuple, on_key: tuple) -> bool:
-    """The two dumped tensors are one weight with the same values (a float tensor of at
-    least :data:`MIN_WEIGHT_ELEMENTS` values, not all equal)."""
+def parameter_state(replayer: Any, sub: Subgraph, member: Any, i: int, position: int) -> str:
+    """How ``member``'s input ``i`` (the fused op's input ``position``) compares between the
+    runs: "differs", "alike" (a float weight of at least :data:`MIN_WEIGHT_ELEMENTS` values,
+    not all equal, that both runs hold with the same values), or "" (not dumped, or too
+    small or plain to tell the runs apart)."""
     try:
-        off = replayer.store.tensor(*off_key)
-        on = replayer.store.tensor(*on_key)
+        off = replayer.store.tensor("off", member.name, "input", i)
+        on = replayer.store.tensor("on", sub.fused.name, "input", position)
     except MissingEvidence:
-        return False
-    if off.dtype.kind != "f" or off.size < MIN_WEIGHT_ELEMENTS or on.shape != off.shape:
-        return False
+        return ""
+    dtype = _coarser_dtype(
+        replayer, ("off", member.name, "input", i), ("on", sub.fused.name, "input", position)
+    )
+    if on.size != off.size or score(on, off, dtype) > MIN_TOLERANCE:
+        return "differs"
+    if dtype not in _FLOAT_TYPES or off.size < MIN_WEIGHT_ELEMENTS:
+        return ""
     if not np.isfinite(off).all() or off.min() == off.max():
-        return False
-    return score(on, off, _coarser_dtype(replayer, off_key, on_key)) <= MIN_TOLERANCE
+        return ""
+    return "alike"
+
+
+_FLOAT_TYPES = ("DT_FLOAT", "DT_FLOAT16", "DT_BF16", "DT_DOUBLE")
 
 
 def _coarser_dtype(replayer: Any, *keys: tuple) -> str:
