@@ -52,6 +52,22 @@ def test_a_fused_op_writing_nan_is_named_with_or_without_the_replay(tmp_path, wr
     assert "agree within the thresholds" not in done.stdout
 
 
+@pytest.mark.parametrize("path", ["kernel", "numpy"])
+@pytest.mark.parametrize("algorithms", [["0"], ["0", "3", "4"]])
+def test_nan_in_one_run_is_seen_whatever_metrics_are_chosen(
+    tmp_path, monkeypatch, writes_nan, algorithms, path
+):
+    """-alg without StandardDeviation dropped the pair the NaN check reads: "agree" again."""
+    if path == "numpy":
+        monkeypatch.setenv("FUSION_SWITCH_METRICS", "numpy")
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out", "--no-replay", "-alg", *algorithms)
+    assert summary["suspects"][0]["rule"] == "AConv2dMulFusion", summary["verdict"]
+    assert done.returncode == 1, done.stdout
+    header = next((tmp_path / "out").glob("result_*.csv")).read_text().splitlines()[0]
+    assert "StandardDeviation" not in header  # the CSV keeps the metrics chosen
+
+
 class _Row:
     def __init__(self, name: str, std) -> None:
         self.tensor_index = f"{name}:output:0"

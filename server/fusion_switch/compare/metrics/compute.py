@@ -14,8 +14,8 @@ import numpy as np
 
 from . import native
 from .cells import MetricCells, MetricResult
-from .fused import SCRATCH, fused_metrics
-from .reference import one_metric
+from .fused import SCRATCH, fused_metrics, mean_std_fast
+from .reference import one_metric, std_result
 from .selection import ALGORITHMS
 
 
@@ -91,6 +91,8 @@ def metric_cells(
     for result in results:
         if result.std is not None:
             std = result.std
+    if std is None and not is_bool:  # as the kernel gives it, whatever -alg chose
+        std = std_result(x, y, mean_std_fast).std
     return MetricCells(
         {r.name: r.value for r in results},
         {r.name: r.text for r in results},

@@ -204,7 +204,8 @@ def chosen(names: list[str], values, texts, messages: dict[str, str], std) -> Me
         chosen_values = {name: values[POSITION[name]] for name in names}
         chosen_texts = {name: texts[POSITION[name]] for name in names}
     notes = [messages[name] for name in names if name in messages] if messages else []
-    std = std if "StandardDeviation" in chosen_values else None
+    # the pair is kept whatever -alg chose: the verdict reads NaN or infinity in one run only
+    # from it (thresholds.non_finite_on_one_side); the CSV writes the chosen cells only
     return MetricCells(chosen_values, chosen_texts, notes, std)
 
 
