@@ -68,6 +68,26 @@ def test_nan_in_one_run_is_seen_whatever_metrics_are_chosen(
     assert "StandardDeviation" not in header  # the CSV keeps the metrics chosen
 
 
+def test_infinity_passed_on_does_not_amplify_downstream(tmp_path, monkeypatch):
+    """b1_conv2 writes +inf into 8 values. Without the replay, every op downstream with inf in
+    its input and output "amplified" it (inf >= 10 x inf): innocent rules were suspects."""
+    conv_mul = generator.FUSED_KERNELS["conv2"]
+
+    def inf_writing(nodes, ins, fault):
+        outs = conv_mul(nodes, ins, fault)
+        if nodes[0].name == "b1_conv2":
+            out = outs[0].copy()
+            out.reshape(-1)[:8] = np.inf
+            outs = [out]
+        return outs
+
+    monkeypatch.setitem(generator.FUSED_KERNELS, "conv2", inf_writing)
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out", "--no-replay")
+    assert [s["rule"] for s in summary["suspects"]] == ["AConv2dMulFusion"], summary["suspects"]
+    assert done.returncode == 1, done.stdout
+
+
 class _Row:
     def __init__(self, name: str, std) -> None:
         self.tensor_index = f"{name}:output:0"

@@ -213,8 +213,13 @@ def _amplified(inputs: list[TensorEvidence], outputs: list[TensorEvidence]) -> b
     for name in ("RelativeEuclideanDistance", "CosineSimilarity"):
         ins = [d for t in inputs if (d := _distance(t.metrics, name)) is not None]
         outs = [d for t in outputs if (d := _distance(t.metrics, name)) is not None]
-        if ins and outs:
-            jumps.append(max(outs) > 0 and max(outs) >= AMPLIFICATION * max(max(ins), 1e-12))
+        if ins and outs:  # nothing grows out of an infinite input (inf >= 10 x inf held)
+            worst_in = max(ins)
+            jumps.append(
+                math.isfinite(worst_in)
+                and max(outs) > 0
+                and max(outs) >= AMPLIFICATION * max(worst_in, 1e-12)
+            )
     return bool(jumps) and all(jumps)
 
 
