@@ -209,6 +209,28 @@ def test_constants_no_step_changes_show_nothing_of_the_weights(
     assert _proven(summary) == [] and _exits_unproven(done, summary), done.stdout
 
 
+@pytest.mark.parametrize("frozen", ["block 0", "blocks 0 to 7 of 13"])
+def test_a_frozen_layer_shows_nothing_of_a_trained_one(
+    tmp_path, folded_in_place, another_step, frozen
+):
+    """Fine-tuning: the fusion-on run dumped at another step, lower blocks frozen (their
+    weights the same at any step), a right rule folding in place at every match. A frozen
+    block's op agrees with its replay on the fusion-off weight that differs by the fold, and it
+    proved the rule at a trained block (a review); past eight siblings, the ones that told
+    against it were never read."""
+    blocks = 1 if frozen == "block 0" else 8
+    names = ("conv2_weight", "scale2_factor", "conv1_weight", "bias1_value", "mm1_weight")
+    another_step.update(f"b{b}_{n}" for b in range(blocks) for n in names)
+    n_ops = None if blocks == 1 else 400
+    folded_in_place(1.0, blocks=range(13 if n_ops else 3))
+    case = generate_case(tmp_path / "case", faults=[], **({"n_ops": n_ops} if n_ops else {}))
+    done, summary = compare_summary(case, tmp_path / "out")
+    flagged = [o for o in summary["fused_ops"] if o["op"].endswith("_conv2") and o["op"] > "b0"]
+    trained = [o for o in flagged if int(o["op"][1:].split("_")[0]) >= blocks]
+    assert trained and all(o["verdict"] == "unverified" for o in trained), trained
+    assert _proven(summary) == [] and _exits_unproven(done, summary), done.stdout
+
+
 def test_a_constant_folded_in_place_is_not_taken_as_the_original(tmp_path, folded_in_place):
     folded_in_place(1.0)
     case = generate_case(tmp_path / "case", faults=[])

@@ -149,8 +149,8 @@ def test_an_input_written_over_after_its_producer_ran_is_not_passed_on(tmp_path,
 
 @pytest.fixture
 def on_output_dump(monkeypatch):
-    """``change(op_name, f)``: the fusion-on dump of ``op_name``'s output 0 holds ``f(values)``
-    (what downstream ops read is unchanged)."""
+    """``change(op_name, f, k=0)``: the fusion-on dump of ``op_name``'s output ``k`` holds
+    ``f(values)`` (what downstream ops read is unchanged)."""
     write = generator.write_dumps
     changes: dict = {}
 
@@ -158,13 +158,14 @@ def on_output_dump(monkeypatch):
         if "fusion_on" in str(folder):
             ops = [dataclasses.replace(o, outputs=list(o.outputs)) for o in ops]
             for o in ops:
-                if o.name in changes:
-                    out = o.outputs[0]
-                    o.outputs[0] = dataclasses.replace(out, value=changes[o.name](out.value))
+                for (name, k), change in changes.items():
+                    if o.name == name:
+                        out = o.outputs[k]
+                        o.outputs[k] = dataclasses.replace(out, value=change(out.value))
         return write(ops, folder, start_us)
 
     monkeypatch.setattr(generator, "write_dumps", written)
-    return changes.__setitem__
+    return lambda name, f, k=0: changes.__setitem__((name, k), f)
 
 
 @pytest.mark.parametrize("replay", [True, False], ids=["replay", "no-replay"])
@@ -180,6 +181,21 @@ def test_a_fused_output_that_cannot_be_compared_is_not_called_agreeing(
     assert summary["unjudged_fused_ops"] == ["b1_conv2"], summary["verdict"]
     assert "agree" not in summary["verdict"] and "not proven clean" in summary["verdict"]
     assert "AConv2dMulFusion" not in summary["harmless_rules"]
+    assert done.returncode == 3, done.stdout
+
+
+@pytest.mark.parametrize("k", [0, 1])
+@pytest.mark.parametrize("replay", [True, False], ids=["replay", "no-replay"])
+def test_one_output_of_two_that_cannot_be_compared_is_not_called_agreeing(
+    tmp_path, on_output_dump, replay, k
+):
+    """b1_split (two outputs): output k's dump holds half the values; the other compares
+    clean. The op was "clean", its rule harmless, exit 0 (a review)."""
+    on_output_dump("b1_split", lambda v: v.reshape(-1)[: v.size // 2].copy(), k)
+    case = generate_case(tmp_path / "case", faults=[])
+    done, summary = compare_summary(case, tmp_path / "out", *([] if replay else ["--no-replay"]))
+    assert summary["unjudged_fused_ops"] == ["b1_split"], summary["verdict"]
+    assert "ZSplitDFusionPass" not in str(summary["harmless_rules"])
     assert done.returncode == 3, done.stdout
 
 

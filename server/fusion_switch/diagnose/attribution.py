@@ -190,9 +190,10 @@ _SETTLED = ("clean", "propagates", "introduces")  # replay verdicts that judged 
 
 
 def _unjudged(finding: OpFinding) -> bool:
-    """A fused op whose outputs were dumped and compared, none judged (an op not dumped at all
-    is no such case: a dump of chosen ops leaves the rest out on purpose)."""
-    return bool(finding.rules and finding.unjudged_outputs) and finding.verdict == "unknown"
+    """A fused op not blamed with an output dumped and compared that no metric judged (one of
+    two outputs too, a review; an op not dumped at all is no such case: a dump of chosen ops
+    leaves the rest out on purpose)."""
+    return bool(finding.rules and finding.unjudged_outputs) and not finding.blamed
 
 
 # ----------------------------------------------------------------------------------------------
