@@ -34,8 +34,7 @@ def decide(
     _, outputs, evidence = measured
     result.outputs = outputs
     result.evidence = evidence
-    members = [(m.type, out_dtype(m, 0)) for m in sub.members]
-    result.tolerance = noise.tolerance(members)
+    result.tolerance = tolerance_of(sub, noise)
     worst = max(o.score for o in outputs)
     flagged = [o for o in outputs if o.score > result.tolerance]
     if flagged and all(o.observed is not None and o.observed <= result.tolerance for o in flagged):
@@ -81,3 +80,8 @@ def decide(
         result.verdict = PROPAGATES
     else:
         result.verdict = CLEAN
+
+
+def tolerance_of(sub: Subgraph, noise: NoiseFloor) -> float:
+    """The tolerance of ``sub``'s replay: the noise floor of its original op types."""
+    return noise.tolerance([(m.type, out_dtype(m, 0)) for m in sub.members])

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .noise import NoiseFloor
-from .replay_kernels import out_dtype
+from .replay_decide import tolerance_of
 from .replay_parameters import constant_parameters, parameter_state
 from .subgraph import Subgraph
 
@@ -78,7 +78,7 @@ class FoldWitness:
         if not measured or measured[0] != "ok":
             return "", False
         outputs, evidence = measured[1], measured[2]
-        tolerance = self.noise.tolerance([(m.type, out_dtype(m, 0)) for m in sub.members])
+        tolerance = tolerance_of(sub, self.noise)
         worst = max(o.score for o in outputs)
         own = evidence.get("own_parameters_score")
         name = sub.fused.name

@@ -74,15 +74,11 @@ def parameter_state(replayer: Any, sub: Subgraph, member: Any, i: int, position:
     runs: "differs", "alike" (a float weight of at least :data:`MIN_WEIGHT_ELEMENTS` values,
     not all equal, that both runs hold with the same values), or "" (not dumped, or too
     small or plain to tell the runs apart)."""
-    try:
-        off = replayer.store.tensor("off", member.name, "input", i)
-        on = replayer.store.tensor("on", sub.fused.name, "input", position)
-    except MissingEvidence:
+    sides = _both_sides(replayer, sub, member, i, position)
+    if sides is None:
         return ""
-    dtype = _coarser_dtype(
-        replayer, ("off", member.name, "input", i), ("on", sub.fused.name, "input", position)
-    )
-    if on.size != off.size or score(on, off, dtype) > MIN_TOLERANCE:
+    off, on, dtype = sides
+    if _differ(off, on, dtype):
         return "differs"
     if dtype not in _FLOAT_TYPES or off.size < MIN_WEIGHT_ELEMENTS:
         return ""
@@ -104,17 +100,29 @@ def _coarser_dtype(replayer: Any, *keys: tuple) -> str:
 def _own_value(replayer: Any, sub: Subgraph, member: Any, i: int, position: int) -> Any:
     """The fused op's own value of ``member``'s input ``i`` (its input ``position``) when
     it differs from the fusion-off dump's, else None."""
-    try:
-        off = replayer.store.tensor("off", member.name, "input", i)
-        on = replayer.store.tensor("on", sub.fused.name, "input", position)
-    except MissingEvidence:
+    sides = _both_sides(replayer, sub, member, i, position)
+    if sides is None:
         return None  # read as gather read it: from one side only
-    dtype = _coarser_dtype(
-        replayer, ("off", member.name, "input", i), ("on", sub.fused.name, "input", position)
-    )
-    if on.size == off.size and score(on, off, dtype) <= MIN_TOLERANCE:
+    off, on, dtype = sides
+    return on if _differ(off, on, dtype) else None
+
+
+def _both_sides(replayer: Any, sub: Subgraph, member: Any, i: int, position: int) -> tuple | None:
+    """(the fusion-off dump's value of ``member``'s input ``i``, the fused op's value of its
+    input ``position``, the coarser dtype they were stored in), or None when one is missing."""
+    off_key = ("off", member.name, "input", i)
+    on_key = ("on", sub.fused.name, "input", position)
+    try:
+        off = replayer.store.tensor(*off_key)
+        on = replayer.store.tensor(*on_key)
+    except MissingEvidence:
         return None
-    return on
+    return off, on, _coarser_dtype(replayer, off_key, on_key)
+
+
+def _differ(off: Any, on: Any, dtype: str) -> bool:
+    """The two runs hold other values: another size, or a score beyond the dtype's rounding."""
+    return on.size != off.size or score(on, off, dtype) > MIN_TOLERANCE
 
 
 def _outputs_named_alike(replayer: Any, sub: Subgraph) -> None:
