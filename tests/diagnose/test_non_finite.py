@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -26,19 +25,9 @@ from compare_cli import compare_summary
 
 
 @pytest.fixture
-def writes_nan(monkeypatch):
+def writes_nan(b1_conv2_writes):
     """b1_conv2's fusion-on kernel writes NaN into its first output values."""
-    conv_mul = generator.FUSED_KERNELS["conv2"]
-
-    def nan_writing(nodes, ins, fault):
-        outs = conv_mul(nodes, ins, fault)
-        if nodes[0].name == "b1_conv2":
-            out = outs[0].copy()
-            out.reshape(-1)[:8] = np.nan
-            outs = [out]
-        return outs
-
-    monkeypatch.setitem(generator.FUSED_KERNELS, "conv2", nan_writing)
+    b1_conv2_writes(np.nan)
 
 
 @pytest.mark.parametrize("replay", [True, False], ids=["replay", "no-replay"])
@@ -68,20 +57,10 @@ def test_nan_in_one_run_is_seen_whatever_metrics_are_chosen(
     assert "StandardDeviation" not in header  # the CSV keeps the metrics chosen
 
 
-def test_infinity_passed_on_does_not_amplify_downstream(tmp_path, monkeypatch):
+def test_infinity_passed_on_does_not_amplify_downstream(tmp_path, b1_conv2_writes):
     """b1_conv2 writes +inf into 8 values. Without the replay, every op downstream with inf in
     its input and output "amplified" it (inf >= 10 x inf): innocent rules were suspects."""
-    conv_mul = generator.FUSED_KERNELS["conv2"]
-
-    def inf_writing(nodes, ins, fault):
-        outs = conv_mul(nodes, ins, fault)
-        if nodes[0].name == "b1_conv2":
-            out = outs[0].copy()
-            out.reshape(-1)[:8] = np.inf
-            outs = [out]
-        return outs
-
-    monkeypatch.setitem(generator.FUSED_KERNELS, "conv2", inf_writing)
+    b1_conv2_writes(np.inf)
     case = generate_case(tmp_path / "case", faults=[])
     done, summary = compare_summary(case, tmp_path / "out", "--no-replay")
     assert [s["rule"] for s in summary["suspects"]] == ["AConv2dMulFusion"], summary["suspects"]
@@ -147,35 +126,14 @@ def test_an_input_written_over_after_its_producer_ran_is_not_passed_on(tmp_path,
     assert done.returncode == 3, done.stdout
 
 
-@pytest.fixture
-def on_output_dump(monkeypatch):
-    """``change(op_name, f, k=0)``: the fusion-on dump of ``op_name``'s output ``k`` holds
-    ``f(values)`` (what downstream ops read is unchanged)."""
-    write = generator.write_dumps
-    changes: dict = {}
-
-    def written(ops, folder, start_us):
-        if "fusion_on" in str(folder):
-            ops = [dataclasses.replace(o, outputs=list(o.outputs)) for o in ops]
-            for o in ops:
-                for (name, k), change in changes.items():
-                    if o.name == name:
-                        out = o.outputs[k]
-                        o.outputs[k] = dataclasses.replace(out, value=change(out.value))
-        return write(ops, folder, start_us)
-
-    monkeypatch.setattr(generator, "write_dumps", written)
-    return lambda name, f, k=0: changes.__setitem__((name, k), f)
-
-
 @pytest.mark.parametrize("replay", [True, False], ids=["replay", "no-replay"])
 def test_a_fused_output_that_cannot_be_compared_is_not_called_agreeing(
-    tmp_path, on_output_dump, replay
+    tmp_path, on_dump_changed, replay
 ):
     """b1_conv2's output dump holds half the values of fusion off's: its row cannot be
     compared, the replay cannot check it. The run said "every output agrees" (and, without
     the replay, "agree within the thresholds", the rule harmless) and exited 0."""
-    on_output_dump("b1_conv2", lambda v: v[:, :, : v.shape[2] // 2, :].copy())
+    on_dump_changed("b1_conv2", "output", 0, lambda v: v[:, :, : v.shape[2] // 2, :].copy())
     case = generate_case(tmp_path / "case", faults=[])
     done, summary = compare_summary(case, tmp_path / "out", *([] if replay else ["--no-replay"]))
     assert summary["unjudged_fused_ops"] == ["b1_conv2"], summary["verdict"]
@@ -187,11 +145,11 @@ def test_a_fused_output_that_cannot_be_compared_is_not_called_agreeing(
 @pytest.mark.parametrize("k", [0, 1])
 @pytest.mark.parametrize("replay", [True, False], ids=["replay", "no-replay"])
 def test_one_output_of_two_that_cannot_be_compared_is_not_called_agreeing(
-    tmp_path, on_output_dump, replay, k
+    tmp_path, on_dump_changed, replay, k
 ):
     """b1_split (two outputs): output k's dump holds half the values; the other compares
     clean. The op was "clean", its rule harmless, exit 0 (a review)."""
-    on_output_dump("b1_split", lambda v: v.reshape(-1)[: v.size // 2].copy(), k)
+    on_dump_changed("b1_split", "output", k, lambda v: v.reshape(-1)[: v.size // 2].copy())
     case = generate_case(tmp_path / "case", faults=[])
     done, summary = compare_summary(case, tmp_path / "out", *([] if replay else ["--no-replay"]))
     assert summary["unjudged_fused_ops"] == ["b1_split"], summary["verdict"]
