@@ -46,6 +46,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "server"))
 
 from fusion_switch.compare.engine import CompareRequest, run_compare  # noqa: E402
+from fusion_switch.diagnose.noise import CHANNEL_MIN_TOLERANCE  # noqa: E402
 from fusion_switch.diagnose.summary import write_outputs  # noqa: E402
 from fusion_switch.synth.generator import generate_case  # noqa: E402
 
@@ -142,6 +143,16 @@ def run_case(spec: dict, folder: Path, seed: int) -> dict:
         "base_s": base,
         "replay_s": t3 - t2,
         "missing": bool(replayed.get("evidence_missing")),
+        "channel_flagged": len(replayed.get("channel_disagreements") or []),
+        "channel_right": max(
+            (
+                o["channel_score"] or 0.0
+                for r in replayed["fused_ops"]
+                if r["verdict"] in ("clean", "propagates")
+                for o in r["outputs"]
+            ),
+            default=0.0,
+        ),
     }
 
 
@@ -363,6 +374,12 @@ def _totals(results: list[dict]) -> None:
     print(
         f"replay coverage: {replayed}/{fused} fused ops ({100 * replayed / max(1, fused):.1f}%); "
         f"unverified by design: custom ops, truncated dumps"
+    )
+    flagged = sum(r["channel_flagged"] for r in results)
+    print(
+        f"check per channel: {flagged} fused op(s) left unverified by it; largest channel score "
+        f"of an op the replay found right {max(r['channel_right'] for r in results):.3g} "
+        f"(least tolerance {CHANNEL_MIN_TOLERANCE:g})"
     )
     added = sorted(r["added"] for r in results)
     median = added[len(added) // 2]

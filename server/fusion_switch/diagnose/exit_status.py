@@ -3,8 +3,9 @@
 2 nothing compared; 1 a rule proven, or suspected (a fused op proven wrong between undecided
 passes, or a heuristic guess); 3 not proven clean: a dump a verdict needs cannot be read, the
 replay left out by the memory budget, a fused op the replay could not verify while the
-outputs diverge (a review: that last ended 0, the status of a clean run), or a fused op whose
-dumped outputs neither a row nor the replay could judge; 0 otherwise."""
+outputs diverge (a review: that last ended 0, the status of a clean run), a fused op whose
+dumped outputs neither a row nor the replay could judge, or one that disagrees with its
+replay in a channel far smaller than its tensor's largest value; 0 otherwise."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def not_proven_clean(summary: Mapping[str, Any]) -> bool:
     if summary.get("evidence_missing") or summary.get("replay_left_out"):
         return True
     if summary.get("unjudged_fused_ops"):  # outputs no row and no replay judged
+        return True
+    if summary.get("channel_disagreements"):  # a channel disagrees with its replay
         return True
     unverified = any(  # a fused op of no known rule is in fused_ops only (the editor's
         # compact summary keeps unverified_rules only)

@@ -36,6 +36,10 @@ FLOORS = {"DT_FLOAT16": 2.0**-10, "DT_BF16": 2.0**-7, "DT_FLOAT": 1e-5, "DT_DOUB
 DEFAULT_FLOOR = 1e-5
 NOISE_MARGIN = 4.0
 MIN_TOLERANCE = 1.0  # a score at most this is within the dtype's rounding: never flagged
+CHANNEL_GAIN = 2.0**12  # a channel is judged against at least its tensor's largest / this
+# the least tolerance of a score per channel: right fp16 kernels reached 1.8 on the attribution
+# benchmark's MatMul+bias+GELU channels (fp16 3%, bf16 25%, fp32 0.03% of a channel's largest)
+CHANNEL_MIN_TOLERANCE = 32.0
 _MANTISSA_BITS = {"DT_FLOAT16": 11, "DT_BF16": 8, "DT_FLOAT": 24}
 _SMALLEST_NORMAL = {"DT_FLOAT16": 2.0**-14, "DT_BF16": 2.0**-126, "DT_FLOAT": 2.0**-126}
 _INT_TYPES = {
@@ -181,6 +185,44 @@ def score(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:
     return _score_masked(real, replay, dtype)
 
 
+# the channel axis of a host layout (an ND tensor of two or more axes: its last, a matmul's
+# output features); any other layout is not split
+_CHANNEL_AXES = {"NCHW": 1, "NCDHW": 1, "NHWC": -1, "NDHWC": -1, "ND": -1}
+_RANKS = {"NCHW": (4,), "NCDHW": (5,), "NHWC": (4,), "NDHWC": (5,), "ND": (2, 3, 4, 5, 6, 7, 8)}
+
+
+def channel_axis(fmt: str, ndim: int) -> int | None:
+    """The axis of ``fmt``'s channels in an array of ``ndim`` axes; None when there is none or
+    the format does not match the array."""
+    if fmt not in _CHANNEL_AXES or ndim not in _RANKS[fmt]:
+        return None
+    return _CHANNEL_AXES[fmt] % ndim
+
+
+def channel_score(real: np.ndarray, replay: np.ndarray, dtype: str, axis: int) -> tuple[float, int]:
+    """The worst channel's :func:`score` against that channel's own largest value, and its
+    index. That value is held to at least the dtype's smallest normal (where the stored grid
+    stops being relative) and the tensor's largest over :data:`CHANNEL_GAIN`.
+
+    :func:`score` divides by the tensor's largest value: a channel 1e5 times smaller hid a
+    50% error under it (a review). (0.0, 0) where a value is not finite: the whole-tensor
+    score judges those."""
+    if real.shape != replay.shape or real.ndim < 2:
+        return 0.0, 0
+    others = tuple(a for a in range(real.ndim) if a != axis)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(real - replay).max(axis=others)
+        ref = np.abs(replay).max(axis=others)
+    if not (np.isfinite(diff).all() and np.isfinite(ref).all()):
+        return 0.0, 0
+    # a channel whose values cancel to almost nothing is judged against a share of the
+    # tensor's largest value: it raises a right kernel's score at most this many times
+    held = max(_SMALLEST_NORMAL.get(dtype, 2.0**-126), float(ref.max()) / CHANNEL_GAIN)
+    scores = diff / np.maximum(ref, held) / floor_of(dtype)
+    worst = int(np.argmax(scores))
+    return float(scores[worst]), worst
+
+
 def _score_masked(real: np.ndarray, replay: np.ndarray, dtype: str) -> float:
     """:func:`score` where some value is not finite (or a difference overflows)."""
     finite_r, finite_p = np.isfinite(real), np.isfinite(replay)
@@ -304,11 +346,28 @@ class NoiseFloor:
 
     samples: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     _levels: dict[tuple[str, str], float | None] = field(default_factory=dict, repr=False)
+    # the same ops' :func:`channel_score`: the calibration of the check per channel
+    channel_samples: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
-    def add(self, op_type: str, dtype: str, value: float) -> None:
+    def add(self, op_type: str, dtype: str, value: float, channel: float | None = None) -> None:
         if math.isfinite(value):
             self.samples.setdefault((op_type, dtype), []).append(value)
             self._levels.pop((op_type, dtype), None)
+        if channel is not None and math.isfinite(channel):
+            self.channel_samples.setdefault((op_type, dtype), []).append(channel)
+
+    def channel_tolerance(self, members: Iterable[tuple[str, str]]) -> float:
+        """The tolerance of a score per channel: :meth:`tolerance`'s, from the channel scores
+        of the same correct kernels (their largest: a few samples per type), at least
+        :data:`CHANNEL_MIN_TOLERANCE` (a fused op rounds where its original ops did not, and a
+        channel has fewer values than its tensor to even that out)."""
+        members = list(members)
+        levels = [max(v) for key in members if (v := self.channel_samples.get(key))]
+        return max(
+            CHANNEL_MIN_TOLERANCE,
+            self.tolerance(members),
+            NOISE_MARGIN * max(levels, default=0.0),
+        )
 
     def level(self, op_type: str, dtype: str) -> float | None:
         """The 99th percentile of the floor of this type and dtype (None: never measured)."""

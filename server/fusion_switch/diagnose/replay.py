@@ -42,12 +42,21 @@ from ..readers.array_reuse import reusing_arrays
 from .evidence import EvidenceStore, MissingEvidence
 from .json_numbers import json_number
 from .kernels.blas import one_thread
-from .noise import MIN_TOLERANCE, NoiseFloor, coarser, floor_of, round_to, score
+from .noise import (
+    MIN_TOLERANCE,
+    NoiseFloor,
+    channel_axis,
+    channel_score,
+    coarser,
+    floor_of,
+    round_to,
+    score,
+)
 from .replay_decide import CLEAN, INTRODUCES, PROPAGATES, UNVERIFIED, decide
 from .replay_fold import FoldWitness
 from .replay_handed import handed_over, output_values
 from .replay_inputs import check_inputs_written
-from .replay_kernels import Kernels, Unverifiable, out_dtype
+from .replay_kernels import Kernels, Unverifiable, out_dtype, out_format
 from .replay_parameters import check_parameters
 from .replay_range import check_range, in_range
 from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
@@ -73,6 +82,7 @@ class OutputReplay:
     dtype: str
     score: float
     observed: float | None  # the same score of fusion on vs fusion off (None: not dumped)
+    channel: tuple[float, int] | None = None  # the worst channel's score and index
 
     def to_json(self) -> dict:
         return {
@@ -81,6 +91,7 @@ class OutputReplay:
             "dtype": self.dtype,
             "replay_score": json_number(self.score, 6),
             "observed_score": json_number(self.observed, 6),
+            "channel_score": json_number(self.channel[0], 6) if self.channel else None,
         }
 
 
@@ -332,6 +343,7 @@ class Replayer:
             producer = self.off.ops[ref_name(origin)[0]]
             dtype = coarser(out_dtype(producer, ref_name(origin)[1]), out_dtype(sub.fused, k))
             replay_score = score(real, replay, dtype)
+            channel = _channel_of(real, replay, dtype, sub.fused, k)
             del replay
             if release and last[origin] == k:
                 del values[origin]
@@ -343,8 +355,18 @@ class Replayer:
                         observed = score(real, off, dtype)
                 except MissingEvidence:
                     observed = None
-            results.append(OutputReplay(k, origin, dtype, replay_score, observed))
+            results.append(OutputReplay(k, origin, dtype, replay_score, observed, channel))
         return results
+
+
+def _channel_of(
+    real: np.ndarray, replay: np.ndarray, dtype: str, op: Any, index: int
+) -> tuple[float, int] | None:
+    """:func:`.noise.channel_score` of output ``index`` of ``op`` (None: no channel axis)."""
+    axis = channel_axis(out_format(op, index), real.ndim)
+    if axis is None or real.shape != replay.shape:
+        return None
+    return channel_score(real, replay, dtype, axis)
 
 
 def _member_inputs(member: Any, plan: dict[str, list], values: dict[str, np.ndarray]) -> list:
@@ -407,7 +429,8 @@ def _noise_sample(replayer: Replayer, member: Any, noise: NoiseFloor) -> None:
     del outs
     real = store.tensor("off", member.name, "output", 0)
     if real.size == replay.size and in_range(replay, dtype):  # else the device saturated it
-        noise.add(member.type, dtype, score(real, replay, dtype))
+        channel = _channel_of(real, replay, dtype, member, 0)
+        noise.add(member.type, dtype, score(real, replay, dtype), channel and channel[0])
 
 
 @reusing_arrays()

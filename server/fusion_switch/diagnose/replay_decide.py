@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .json_numbers import json_number
 from .noise import NoiseFloor
 from .replay_kernels import out_dtype
 from .subgraph import Subgraph
@@ -74,12 +75,45 @@ def decide(
     if worst > result.tolerance:
         result.verdict = INTRODUCES
         return
+    if _channel_disagrees(result, sub, noise):
+        return
     observed = [o.observed for o in outputs if o.observed is not None]
     # drift counts when the output differs from fusion off by more than the tolerance
     if observed and max(observed) > result.tolerance:
         result.verdict = PROPAGATES
     else:
         result.verdict = CLEAN
+
+
+def _channel_disagrees(result: Any, sub: Subgraph, noise: NoiseFloor) -> bool:
+    """Make ``result`` unverified when a channel of an output disagrees with its replay beyond
+    the tolerance per channel while the whole tensor agrees. Never a proof: values cancelling
+    within a channel raise a right kernel's score there too (a rule folding weights rounds
+    them, and the fusion-off ops that calibrate the tolerance fold nothing)."""
+    members = [(m.type, out_dtype(m, 0)) for m in sub.members]
+    wide = [o for o in result.outputs if o.channel is not None]
+    if not wide or max(o.channel[0] for o in wide) <= result.tolerance:
+        return False
+    tolerance = noise.channel_tolerance(members)
+    o = max(wide, key=lambda o: o.channel[0])
+    if o.channel[0] <= tolerance:
+        return False
+    result.verdict = UNVERIFIED
+    result.evidence["channel"] = {
+        "output": o.index,
+        "channel": o.channel[1],
+        "score": json_number(o.channel[0], 6),
+        "tolerance": json_number(tolerance, 6),
+    }
+    result.reason = (
+        f"not proven clean: channel {o.channel[1]} of output {o.index} disagrees with its "
+        f"replay (score {o.channel[0]:.3g} against that channel's own largest value, "
+        f"tolerance {tolerance:.3g}) while the whole tensor agrees (score {o.score:.3g}): a "
+        "channel far smaller than the tensor's largest value hides its error in the whole "
+        "tensor's score; values that cancel within a channel give this too, so it proves "
+        "nothing either way"
+    )
+    return True
 
 
 def tolerance_of(sub: Subgraph, noise: NoiseFloor) -> float:

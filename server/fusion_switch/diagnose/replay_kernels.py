@@ -145,3 +145,9 @@ def out_dtype(op: Any, index: int) -> str:
     if index < len(descs):
         return descs[index].dtype or descs[index].origin_data_type or "DT_FLOAT"
     return "DT_FLOAT"
+
+
+def out_format(op: Any, index: int) -> str:
+    """The host (framework) layout of output ``index``: the layout of its replayed values."""
+    descs = op.output_descs
+    return descs[index].origin_format if index < len(descs) else ""

@@ -305,6 +305,28 @@ def _unjudged_fused_tail(unjudged: Sequence[str]) -> str:
     )
 
 
+def channel_disagreements(attribution: Attribution) -> list[dict]:
+    """Fused ops that disagree with their replay in one channel while the whole tensor agrees
+    (:func:`.replay_decide.decide`): evidence against them, though no proof."""
+    if attribution.replay is None:
+        return []
+    return [
+        {"op": r.op, "rules": r.rules, **r.evidence["channel"]}
+        for r in attribution.replay.results
+        if r.verdict == "unverified" and "channel" in r.evidence
+    ]
+
+
+def _channels_tail(found: Sequence[Mapping[str, Any]]) -> str:
+    first = found[0]
+    more = f" (and {len(found) - 1} more fused op(s))" if len(found) > 1 else ""
+    return (
+        f"; {first['op']} disagrees with its replay in channel {first['channel']} of output "
+        f"{first['output']}{more}, a channel far smaller than the tensor's largest value, "
+        "while the whole tensor agrees: not proven clean"
+    )
+
+
 def _outside_fusion(attribution: Attribution) -> str:
     return "error starts at ops no fusion rule produced: " + ", ".join(
         f.op for f in attribution.unattributed[:3]
@@ -349,6 +371,8 @@ def _replay_verdict_line(
         elif any(v.verdict == "heuristic" for v in attribution.rules):
             names = ", ".join(v.rule for v in attribution.rules if v.verdict == "heuristic")
             line = f"no rule proven; unverified guess (heuristic): {names}{tail}"
+        elif channels := channel_disagreements(attribution):
+            line = f"no replayed fused op introduces error{tail}" + _channels_tail(channels)
         elif unverified and any(f.verdict in DIVERGING for f in attribution.findings):
             line = f"no replayed fused op introduces error{tail}: not proven clean"
         elif unjudged := attribution.unjudged_fused_ops():
@@ -439,6 +463,7 @@ def build_summary(
         "downstream_only_rules": attribution.downstream_only_rules,
         "unattributed_ops": [f.to_json() for f in attribution.unattributed],
         "unjudged_fused_ops": attribution.unjudged_fused_ops(),
+        "channel_disagreements": channel_disagreements(attribution),
         "inputs": {
             **{k: _path_text(v) if k in PATH_KEYS else v for k, v in inputs.items()},
             "notes": list(notes),
