@@ -41,9 +41,10 @@ from ..readers.dumpdir import DumpDirError, holds_dump_files, scan_dump_dir
 from ..readers.graph_model import share_equal_attrs
 from .evidence import EvidenceStore
 from .on_view import graph_of_view, on_view
-from .replay import Judge, ReplayReport, measure_handed
+from .replay import Judge, measure_handed
 from .replay_job import dump_dirs, localiser, replay_outcome
 from .replay_kernels import kernel_registry
+from .replay_result import ReplayReport
 from .replay_share import ChildShare, ShareChannel, help_child
 
 

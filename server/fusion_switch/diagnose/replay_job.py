@@ -15,7 +15,8 @@ from ..readers.dumpdir import DumpDirError, scan_dump_dir
 from ..readers.graph import GraphError
 from .evidence import EvidenceStore
 from .localise import localise
-from .replay import ReplayReport, replay_run
+from .replay import replay_run
+from .replay_result import ReplayReport
 from .replay_share import ChildShare
 from .rules import op_rules
 

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .replay import ReplayReport, ReplayResult
 from .replay_decide import CLEAN, INTRODUCES, PROPAGATES, UNVERIFIED
+from .replay_result import ReplayReport, ReplayResult
 
 UNDECIDED, HEURISTIC = "undecided", "heuristic"
 _RANK = {INTRODUCES: 0, UNDECIDED: 1, HEURISTIC: 2, UNVERIFIED: 3, PROPAGATES: 4, CLEAN: 5}
