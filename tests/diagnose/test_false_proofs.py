@@ -316,21 +316,39 @@ def test_a_replay_that_disagrees_with_an_output_agreeing_with_fusion_off_proves_
     assert _proven(summary) == [] and done.returncode != 1, done.stdout
 
 
-def test_an_input_dump_its_producer_never_wrote_proves_nothing(tmp_path, on_dump_changed):
-    """b1_conv2 computed right; its input dump holds NaN its producer never wrote (the input
-    changed after the producer ran). Replayed on it, AConv2dMulFusion was "proven"."""
+@pytest.mark.parametrize("change", ["nan", "scaled"])
+def test_an_input_dump_its_producer_never_wrote_proves_nothing(tmp_path, on_dump_changed, change):
+    """b1_conv2 computed right; its input dump holds values its producer never wrote (the
+    input changed after the producer ran). Replayed on it, AConv2dMulFusion was "proven";
+    then it was unverified (exit 3). Replayed on what its producer wrote, it agrees: right."""
 
-    def nan_first(values):
-        values.reshape(-1)[:8] = np.nan
-        return values
+    def changed(values):
+        if change == "nan":
+            values.reshape(-1)[:8] = np.nan
+            return values
+        return values * 1.5
 
-    on_dump_changed("b1_conv2", "input", 0, nan_first)
+    on_dump_changed("b1_conv2", "input", 0, changed)
     case = generate_case(tmp_path / "case", faults=[])
     done, summary = compare_summary(case, tmp_path / "out")
     op = _fused(summary, "b1_conv2")
+    assert op["verdict"] in ("clean", "propagates"), op
+    (used,) = op["evidence"]["inputs_from_producers"]
+    assert used.startswith("b1_conv2:input:0 from b1_conv1b1_relu1:output:0"), used
+    assert _proven(summary) == [] and done.returncode == 0, done.stdout
+
+
+def test_a_wrong_op_whose_input_dump_changed_stays_unverified(tmp_path, on_dump_changed):
+    """b1_conv2 is wrong (its scale dropped) and its input dump changed after it ran. Its
+    replay on what its producer wrote disagrees, but so would a right op's on dumps of two
+    steps: no proof."""
+    on_dump_changed("b1_conv2", "input", 0, lambda values: values * 1.5)
+    case = generate_case(tmp_path / "case", faults=["dropped_scale@1"])
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b1_conv2")
     assert op["verdict"] == "unverified", op
-    assert "b1_conv1b1_relu1" in op["reason"], op["reason"]
-    assert _proven(summary) == [] and done.returncode != 1, done.stdout
+    assert "b1_conv1b1_relu1" in op["reason"] and "disagrees too" in op["reason"], op["reason"]
+    assert _proven(summary) == [] and done.returncode != 0, done.stdout
 
 
 def test_float16_subnormal_activations_prove_nothing(tmp_path, network_changed):

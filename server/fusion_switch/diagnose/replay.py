@@ -53,7 +53,7 @@ from .noise import (
 from .replay_decide import CLEAN, INTRODUCES, PROPAGATES, UNVERIFIED, decide
 from .replay_fold import FoldWitness
 from .replay_handed import handed_over, output_values
-from .replay_inputs import check_inputs_written
+from .replay_inputs import InputsOverwritten, check_inputs_written, replay_on_written
 from .replay_kernels import Kernels, Unverifiable, out_dtype, out_format
 from .replay_parameters import check_parameters
 from .replay_range import check_range, in_range
@@ -87,8 +87,11 @@ class Replayer:
         self.kernels = kernels
         self.rounding = round_to  # each member's output (replay_range notes the fp16 range)
 
-    def gather(self, sub: Subgraph) -> tuple[dict[str, list], dict]:
-        """Inputs of every member: (member name -> list of arrays/refs, evidence used)."""
+    def gather(
+        self, sub: Subgraph, given: dict[int, np.ndarray] | None = None
+    ) -> tuple[dict[str, list], dict]:
+        """Inputs of every member: (member name -> list of arrays/refs, evidence used).
+        ``given``: values of the fused op's inputs, by position, instead of its dump's."""
         inside = sub.member_names
         plan: dict[str, list] = {}
         evidence: dict[str, Any] = {"boundary": [], "parameters": [], "from_on_side": []}
@@ -109,7 +112,8 @@ class Replayer:
                 constant = self.is_constant(src)
                 if not constant and ref in sub.boundary:
                     position = sub.boundary[ref]
-                    row.append(("value", self._on_input(sub, position)))
+                    value = given.get(position) if given else None
+                    row.append(("value", self._on_input(sub, position) if value is None else value))
                     evidence["boundary"].append(f"{sub.fused.name}:input:{position} as {ref}")
                     continue
                 if constant or (producer is not None and producer.type in NO_TASK_TYPES):
@@ -566,7 +570,10 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
         values = replayer.evaluate(sub, plan, outputs_only=True)
         outputs = replayer.compare(sub, values, with_observed=True, release=True)
         flagged = max(o.score for o in outputs) > MIN_TOLERANCE  # a proof rests on them
-        check_inputs_written(replayer, sub, outputs, flagged)  # as "propagates" does
+        try:
+            check_inputs_written(replayer, sub, outputs, flagged)  # as "propagates" does
+        except InputsOverwritten as overwritten:
+            return replay_on_written(replayer, sub, overwritten)
         if flagged:
             check_range(replayer, sub, plan)
             check_parameters(replayer, sub, plan, evidence)

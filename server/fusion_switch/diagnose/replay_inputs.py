@@ -3,7 +3,8 @@
 own input memory (or another op writing there in between) leaves an input dump its producer
 never wrote. Replayed on it, a right fused op was "proven" wrong (a review), and one that
 turned finite values into NaN agreed with its replay and looked like it passed an error on
-("propagates") from a clean producer."""
+("propagates") from a clean producer. Such an op is replayed again on what its producers wrote:
+agreeing there, it is verified; disagreeing, it stays unverified."""
 
 from __future__ import annotations
 
@@ -18,9 +19,18 @@ from .replay_kernels import Unverifiable
 from .subgraph import Subgraph, ref_name
 
 
+class InputsOverwritten(Unverifiable):
+    """Input dumps of a fused op that are not what their producers wrote: ``written`` gives,
+    by input position, (producer, its output index, the values it wrote)."""
+
+    def __init__(self, reason: str, written: dict[int, tuple[str, int, np.ndarray]]) -> None:
+        super().__init__(reason)
+        self.written = written
+
+
 def check_inputs_written(replayer: Any, sub: Subgraph, outputs: list, flagged: bool) -> None:
-    """Raise Unverifiable when an input dump of ``sub``'s fused op is not what its producer's
-    output dump, in the same run, holds.
+    """Raise :class:`InputsOverwritten` when an input dump of ``sub``'s fused op is not what
+    its producer's output dump, in the same run, holds.
 
     - ``flagged`` (a proof would rest on the inputs; few ops): every input is held against
       its producer's output.
@@ -31,6 +41,8 @@ def check_inputs_written(replayer: Any, sub: Subgraph, outputs: list, flagged: b
     if not flagged and not any(o.observed is not None and math.isinf(o.observed) for o in outputs):
         return
     fused = sub.fused
+    written_by: dict[int, tuple[str, int, np.ndarray]] = {}
+    first = ""
     for position in sorted(set(sub.boundary.values())):
         try:
             given = replayer.store.tensor("on", fused.name, "input", position)
@@ -47,13 +59,39 @@ def check_inputs_written(replayer: Any, sub: Subgraph, outputs: list, flagged: b
             continue
         changed = _changed(given.reshape(-1), written.reshape(-1), flagged)
         if changed:
-            raise Unverifiable(
+            written_by[position] = (producer, index, written.reshape(given.shape))
+            first = first or (
                 f"not proven: input {position} of {fused.name} {changed} where its producer "
                 f"{producer} wrote other values (its output {index}, same run): the input "
                 f"changed after {producer} ran (dumps are taken after an op runs: "
                 f"{fused.name} may have written over its own input); its replay on that "
                 "input proves nothing"
             )
+    if written_by:
+        raise InputsOverwritten(first, written_by)
+
+
+def replay_on_written(replayer: Any, sub: Subgraph, overwritten: InputsOverwritten) -> tuple:
+    """``sub`` replayed on what the producers of its changed inputs wrote (what the fused op
+    read, unless something wrote there in between): ("ok", outputs, evidence) when every
+    output agrees with it. Otherwise Unverifiable: a wrong op, or dumps of two steps, which
+    a disagreement cannot tell apart."""
+    given = {position: values for position, (_, _, values) in overwritten.written.items()}
+    plan, evidence = replayer.gather(sub, given)
+    values = replayer.evaluate(sub, plan, outputs_only=True)
+    outputs = replayer.compare(sub, values, with_observed=True, release=True)
+    worst = max(o.score for o in outputs)
+    if worst > MIN_TOLERANCE:
+        raise Unverifiable(
+            f"{overwritten.reason}; replayed on what the producer wrote, it disagrees too "
+            f"(score {worst:.3g}): a wrong op, or input and output dumps of two steps"
+        )
+    evidence["inputs_from_producers"] = [
+        f"{sub.fused.name}:input:{position} from {producer}:output:{index} (the input dump "
+        "holds other values)"
+        for position, (producer, index, _) in sorted(overwritten.written.items())
+    ]
+    return ("ok", outputs, evidence)
 
 
 def _changed(given: np.ndarray, written: np.ndarray, every_value: bool) -> str:
