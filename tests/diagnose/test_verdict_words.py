@@ -55,9 +55,25 @@ def test_a_fused_op_not_dumped_is_not_called_clean_without_the_replay(tmp_path):
     for dump in case.on_dump.iterdir():
         if dump.name.split(".")[1] == "b1_conv2":
             dump.unlink()
-    _, summary = compare_summary(case, tmp_path / "out", "--no-replay")
+    done, summary = compare_summary(case, tmp_path / "out", "--no-replay")
     assert "check the network inputs" not in summary["verdict"], summary["verdict"]
     assert "no dump file" in summary["verdict"] and "not proven clean" in summary["verdict"]
+    # a review: the verdict said "not proven clean" and the run exited 0, a clean run's status
+    assert done.returncode == 3, done.stdout
+
+
+def test_an_op_whose_inputs_were_not_compared_is_not_blamed_without_the_replay(tmp_path):
+    """The fusion-off dumps of b1_conv2's producer's original ops are gone: none of
+    b1_conv2's inputs could be compared. The row heuristic took that as "inputs in band" and
+    blamed AConv2dMulFusion at b1_conv2, exit 1, for an error that starts upstream."""
+    case = generate_case(tmp_path / "case", faults=["wrong_epsilon@1"])
+    for dump in case.off_dump.iterdir():
+        if dump.name.split(".")[1] in ("b1_conv1", "b1_bn1", "b1_relu1"):
+            dump.unlink()
+    done, summary = compare_summary(case, tmp_path / "out", "--no-replay")
+    blamed = [s["rule"] for s in summary["suspects"]]
+    assert "AConv2dMulFusion" not in blamed, summary["verdict"]
+    assert done.returncode != 0, done.stdout
 
 
 def test_a_no_replay_suspect_is_labelled_unproven(tmp_path):

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .json_numbers import json_number
+from .subgraph import NO_TASK_TYPES
 from .thresholds import (
     DEFAULT_THRESHOLDS,
     RowIndex,
@@ -329,6 +330,21 @@ def attribute(
             index = int(idx) if idx.lstrip("-").isdigit() else 0
         return None
 
+    def from_computed_op(ref: str) -> bool:
+        """``ref`` is an activation: an output of an op with a task (through TransData and
+        Cast), not of a constant or a graph input."""
+        src = ref.rpartition(":")[0]
+        seen = set()
+        while src and src not in seen:
+            seen.add(src)
+            producer = op_by_name.get(src)
+            if producer is None or producer.type in NO_TASK_TYPES:
+                return False
+            if producer.type not in PASS_THROUGH_TYPES or not producer.data_inputs:
+                return True
+            src = producer.data_inputs[0].rpartition(":")[0]
+        return False
+
     findings: list[OpFinding] = []
     names = [op.name for op in ops] or list(row_order)
     no_indices: dict[str, set[int]] = {}
@@ -344,6 +360,7 @@ def attribute(
         inputs = []
         data_inputs = op.data_inputs if op is not None else []
         n_inputs = max(len(data_inputs), 1 + max(seen.get("input", ()), default=-1))
+        unknown_input = False  # an activation input no row judged
         for i in range(n_inputs):
             ev = evidence((name, "input", i))
             if ev is None and i < len(data_inputs):
@@ -358,9 +375,11 @@ def attribute(
                     )
             if ev is not None:
                 inputs.append(ev)
+            if (ev is None or ev.badness is None) and i < len(data_inputs):
+                unknown_input = unknown_input or from_computed_op(data_inputs[i])
         rules = _rules_most_recent_first(op) if op is not None else []
         originals = [n for n in (op.original_names if op is not None else []) if n] or [name]
-        verdict, severity = _verdict(inputs, outputs)
+        verdict, severity = _verdict(inputs, outputs, unknown_input)
         findings.append(
             OpFinding(
                 name,
@@ -461,7 +480,12 @@ def _apply_replay(
     result.replay = report
 
 
-def _verdict(inputs: list[TensorEvidence], outputs: list[TensorEvidence]) -> tuple[str, float]:
+def _verdict(
+    inputs: list[TensorEvidence], outputs: list[TensorEvidence], unknown_input: bool = False
+) -> tuple[str, float]:
+    """``unknown_input``: an activation input was not judged (its fusion-off tensor missing):
+    outputs out of band with the judged inputs in band tell nothing then (a review: the op
+    was blamed for an error that started at its undumped producer)."""
     out_b = [t.badness for t in outputs if t.badness is not None]
     if not out_b:
         return "unknown", 0.0
@@ -470,6 +494,8 @@ def _verdict(inputs: list[TensorEvidence], outputs: list[TensorEvidence]) -> tup
         return "clean", worst_out
     in_b = [t.badness for t in inputs if t.badness is not None]
     worst_in = max(in_b, default=0.0)
+    if worst_in <= 1.0 and unknown_input:
+        return "unknown", worst_out
     if worst_in <= 1.0:
         # drift close to the edge of the band that crosses it is still drift, not a new error
         new_error = worst_in <= NEAR_BAND or worst_out >= AMPLIFICATION * worst_in

@@ -35,11 +35,19 @@ def not_proven_clean(summary: Mapping[str, Any]) -> bool:
         return True
     if summary.get("channel_disagreements"):  # a channel disagrees with its replay
         return True
+    counts = summary.get("counts") or {}
+    by_verdict = counts.get("ops_by_verdict") or {}
+    diverging = any(by_verdict.get(v) for v in DIVERGING)
+    rows_only = "replay" in summary and summary["replay"] is None
+    # outputs diverge and no op is named: an op not dumped may be where the error starts (a
+    # review: the verdict said "not proven clean" and the run exited 0)
+    named = summary.get("unattributed_ops")
+    if rows_only and by_verdict.get("propagates") and counts.get("no_left_dump") and not named:
+        return True
     unverified = any(  # a fused op of no known rule is in fused_ops only (the editor's
         # compact summary keeps unverified_rules only)
         isinstance(r, Mapping) and r.get("verdict") == "unverified"
         for key in ("unverified_rules", "fused_ops")
         for r in summary.get(key) or []
     )
-    by_verdict = (summary.get("counts") or {}).get("ops_by_verdict") or {}
-    return unverified and any(by_verdict.get(v) for v in DIVERGING)
+    return unverified and diverging

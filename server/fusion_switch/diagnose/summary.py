@@ -276,14 +276,17 @@ def _rows_verdict_line(
         return _outside_fusion(attribution)
     undumped = counts.get("no_left_dump") or 0
     diverge = any(f.verdict == "propagates" for f in attribution.findings)
-    if diverge and undumped:
+    unjudged = attribution.unjudged_fused_ops()
+    if diverge and unjudged:  # where the error may start: named before the undumped count
+        line = "outputs diverge" + _unjudged_fused_tail(unjudged)
+    elif diverge and undumped:
         line = (
             f"outputs diverge; {undumped} fusion-on op(s) have no dump file and were not "
             "judged: not proven clean (dump them, or run with the replay)"
         )
     elif diverge:
         line = "outputs diverge, but no fused op introduces the error (check the network inputs)"
-    elif unjudged := attribution.unjudged_fused_ops():
+    elif unjudged:
         line = "no fused op found introducing error" + _unjudged_fused_tail(unjudged)
     elif replay_left_out:
         line = (
