@@ -370,3 +370,26 @@ def test_a_root_linked_to_a_leaf_keeps_the_time_and_rank_above_it(tmp_path):
     (tmp_path / "here").symlink_to(leaf, target_is_directory=True)
     [found] = scan_dump_tree(tmp_path / "here").leaves
     assert (found.timestamp, found.rank, found.model) == ("20260101120000", 3, "net")
+
+
+def test_one_rank_on_each_side_is_compared_with_a_note_when_they_differ(cases, tmp_path):
+    """A review: fusion on dumped on device 0, fusion off on device 1, one leaf each. msaccucmp
+    compares them; we refused with "pass --rank R", which no value of --rank satisfies."""
+    _, clean, _ = cases
+    on = build_tree(tmp_path / "on", {(0, 0): clean.on_dump}, clean.on_dump.parents[1].name)
+    off = build_tree(tmp_path / "off", {(1, 0): clean.off_dump}, clean.off_dump.parents[1].name)
+    selection = select_pairs(on, off)
+    (pair,) = selection.pairs
+    assert (pair.on[0].rank, pair.off[0].rank) == (0, 1)
+    assert any("rank 0" in n and "rank 1" in n and "device" in n for n in selection.notes)
+
+
+def test_one_iteration_on_each_side_is_compared_with_a_note_when_they_differ(cases, tmp_path):
+    """A review: fusion on at iteration 7, fusion off at iteration 0, compared silently."""
+    _, clean, _ = cases
+    on = build_tree(tmp_path / "on", {(0, 7): clean.on_dump}, clean.on_dump.parents[1].name)
+    off = build_tree(tmp_path / "off", {(0, 0): clean.off_dump}, clean.off_dump.parents[1].name)
+    selection = select_pairs(on, off)
+    assert [n for n in selection.notes if "iteration 7" in n and "iteration 0" in n], selection.notes
+    alike = select_pairs(on, build_tree(tmp_path / "off7", {(0, 7): clean.off_dump}, "m"))
+    assert not [n for n in alike.notes if "iteration" in n], alike.notes

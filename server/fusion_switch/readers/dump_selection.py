@@ -79,6 +79,13 @@ def select_pairs(
     on = select_leaves(on_tree, rank, iteration, "-m")
     off = select_leaves(off_tree, rank, iteration, "-g")
     notes: list[str] = []
+    steps = (on_tree.values("iteration", on), off_tree.values("iteration", off))
+    if iteration is None and all(len(found) == 1 for found in steps) and steps[0] != steps[1]:
+        notes.append(  # a review: two steps were compared without a word
+            f"-m holds iteration {steps[0][0]} and -g iteration {steps[1][0]}: the two runs "
+            "are compared at different steps, whose weights and inputs differ in training "
+            "(dump both runs at the same step)"
+        )
     ranks_on = on_tree.values("rank", on)
     ranks_off = off_tree.values("rank", off)
     unpaired: list[tuple[str, str]] = []
@@ -110,9 +117,11 @@ def select_pairs(
         ]
     else:
         if rank is None and ranks_on and ranks_off and ranks_on != ranks_off:
-            raise DumpTreeError(
-                f"-m has rank {ranks_on[0]} and -g has rank {ranks_off[0]}; pass --rank R to "
-                "compare the same device on both sides"
+            # one rank each (select_leaves refuses several): compared as given, as msaccucmp
+            # does (a review: "pass --rank R" was refused whatever R)
+            notes.append(
+                f"-m is rank {ranks_on[0]} and -g rank {ranks_off[0]} (device ids): compared as "
+                "given; pass the same device's folders on both sides if that was not meant"
             )
         groups = [(ranks_on[0] if len(ranks_on) == 1 else None, on, off)]
     pairs = []
