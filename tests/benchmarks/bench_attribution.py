@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "server"))
 
 from fusion_switch.compare.engine import CompareRequest, run_compare  # noqa: E402
-from fusion_switch.diagnose.noise import CHANNEL_MIN_TOLERANCE  # noqa: E402
+from fusion_switch.diagnose.noise import CHANNEL_FACTOR  # noqa: E402
 from fusion_switch.diagnose.summary import write_outputs  # noqa: E402
 from fusion_switch.synth.generator import generate_case  # noqa: E402
 
@@ -379,7 +379,7 @@ def _totals(results: list[dict]) -> None:
     print(
         f"check per channel: {flagged} fused op(s) left unverified by it; largest channel score "
         f"of an op the replay found right {max(r['channel_right'] for r in results):.3g} "
-        f"(least tolerance {CHANNEL_MIN_TOLERANCE:g})"
+        f"(tolerance {CHANNEL_FACTOR:g} x the op's, at least {CHANNEL_FACTOR:g})"
     )
     added = sorted(r["added"] for r in results)
     median = added[len(added) // 2]

@@ -151,11 +151,32 @@ def test_channel_score_of_a_channel_below_the_smallest_normal_is_held_to_that_no
     assert value <= 1.0
 
 
-def test_channel_score_leaves_values_that_are_not_finite_to_the_whole_tensor_score():
+def test_channel_score_leaves_values_not_finite_on_one_side_to_the_whole_tensor_score():
     replay = np.ones((1, 2, 4))
     real = replay.copy()
     real[0, 1, 0] = np.nan
-    assert channel_score(real, replay, "DT_FLOAT", 1) == (0.0, 0)
+    assert channel_score(real, replay, "DT_FLOAT", 1) is None
+
+
+def test_values_not_finite_alike_on_both_sides_leave_the_other_values_judged():
+    """A review: one channel infinite in both runs (a mask of -inf) turned the check off, and
+    the 50% error of the small channels was "clean" again."""
+    replay = np.ones((1, 3, 4))
+    replay[0, 0] *= 1e5
+    replay[0, 1] = -np.inf
+    real = replay.copy()
+    real[0, 2] *= 1.5
+    value, channel = channel_score(real, replay, "DT_FLOAT", 1)
+    assert channel == 2 and value > 100
+
+
+def test_a_replay_of_zeros_holds_its_channels_to_one():
+    """A review: an all-zero replay held its channels to float32's smallest normal, and a
+    1e-9 residue scored 8.5e33 where the whole-tensor score (which divides by 1) was 1e-4."""
+    replay = np.zeros((1, 2, 4))
+    real = replay + 1e-9
+    value, _ = channel_score(real, replay, "DT_FLOAT", 1)
+    assert value == pytest.approx(1e-9 / (1.0 / CHANNEL_GAIN) / 1e-5)
 
 
 @pytest.fixture

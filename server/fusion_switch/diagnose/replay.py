@@ -26,6 +26,7 @@ the output differs from fusion off because the inputs did), ``clean`` (both agre
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import multiprocessing
 import os
@@ -38,30 +39,31 @@ from typing import Any
 import numpy as np
 
 from ..readers.array_reuse import reusing_arrays
+from ..readers.graph_model import CONSTANT_TYPES, NO_TASK_TYPES
 from .evidence import EvidenceStore, MissingEvidence
 from .kernels.blas import one_thread
 from .noise import (
     MIN_TOLERANCE,
     NoiseFloor,
     channel_axis,
-    channel_score,
+    channel_scores,
     coarser,
     floor_of,
     round_to,
     score,
+    worst_channel,
 )
 from .replay_decide import CLEAN, INTRODUCES, PROPAGATES, UNVERIFIED, decide
 from .replay_fold import FoldWitness
 from .replay_handed import handed_over, output_values
 from .replay_inputs import InputsOverwritten, check_inputs_written, replay_on_written
-from .replay_kernels import Kernels, Unverifiable, out_dtype, out_format
+from .replay_kernels import Kernels, Unverifiable, out_dtype, out_formats
 from .replay_parameters import check_parameters
 from .replay_range import check_range, in_range
 from .replay_result import OutputReplay, ReplayReport, ReplayResult
 from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
+from .replay_unrounded import rounded_keys, with_unrounded
 from .subgraph import (
-    CONSTANT_TYPES,
-    NO_TASK_TYPES,
     GraphIndex,
     NotReconstructible,
     Subgraph,
@@ -165,6 +167,7 @@ class Replayer:
         *,
         outputs_only: bool = False,
         replaced: list[np.ndarray] | None = None,
+        unrounded: bool = False,
     ) -> dict[str, np.ndarray]:
         """Values of every member output. ``reuse`` = (values of a previous evaluation, member):
         members before that one are taken from it (a variant changes only what follows).
@@ -174,9 +177,13 @@ class Replayer:
         ``outputs_only``: each value is let go once the last member reading it has run, unless
         a fused output stands for it; the result then holds only those. On activations of a
         real network's size (tens of MB each in float64) this keeps one or two members' outputs
-        alive instead of all of them. A localisation's unchanged replay needs them all."""
+        alive instead of all of them. A localisation's unchanged replay needs them all.
+
+        ``unrounded``: only the values fused outputs stand for, and the outputs of ops whose
+        purpose is a conversion, are rounded to their dtype (:mod:`.replay_unrounded`)."""
         values: dict[str, np.ndarray] = {}
         kept, let_go = _lifetimes(sub, plan) if outputs_only else (None, None)
+        rounded = rounded_keys(sub) if unrounded else None
         skipping = reuse is not None
         for position, member in enumerate(sub.members):
             if skipping and member is reuse[1]:
@@ -194,7 +201,8 @@ class Replayer:
             for j in range(len(outs)):
                 key = f"{member.name}:{j}"
                 if kept is None or key in kept:
-                    values[key] = outs[j] if given else self.rounding(outs[j], out_dtype(member, j))
+                    as_is = given or (rounded is not None and not rounded(member, key))
+                    values[key] = outs[j] if as_is else self.rounding(outs[j], out_dtype(member, j))
             del outs
         return values
 
@@ -248,7 +256,8 @@ class Replayer:
             producer = self.off.ops[ref_name(origin)[0]]
             dtype = coarser(out_dtype(producer, ref_name(origin)[1]), out_dtype(sub.fused, k))
             replay_score = score(real, replay, dtype)
-            channel = _channel_of(real, replay, dtype, sub.fused, k)
+            formats = [*out_formats(sub.fused, k), *out_formats(producer, ref_name(origin)[1])]
+            channels = _channels(real, replay, dtype, formats)
             del replay
             if release and last[origin] == k:
                 del values[origin]
@@ -260,18 +269,33 @@ class Replayer:
                         observed = score(real, off, dtype)
                 except MissingEvidence:
                     observed = None
-            results.append(OutputReplay(k, origin, dtype, replay_score, observed, channel))
+            channel = None if channels is None else worst_channel(channels)
+            results.append(
+                OutputReplay(k, origin, dtype, replay_score, observed, channel, channels)
+            )
         return results
 
+    def scores(self, sub: Subgraph, plan: dict[str, list], evidence: dict) -> list[OutputReplay]:
+        """The scores of ``sub``'s outputs as :func:`measure_one` judges them: the replay's,
+        or where they disagree, the lower of it and the replay without the original ops'
+        intermediate roundings (:mod:`.replay_unrounded`)."""
+        values = self.evaluate(sub, plan, outputs_only=True)
+        outputs = self.compare(sub, values, with_observed=True, release=True)
+        del values
+        outputs = with_unrounded(self, sub, plan, outputs, evidence)
+        return [dataclasses.replace(o, channels=None) for o in outputs]
 
-def _channel_of(
-    real: np.ndarray, replay: np.ndarray, dtype: str, op: Any, index: int
-) -> tuple[float, int] | None:
-    """:func:`.noise.channel_score` of output ``index`` of ``op`` (None: no channel axis)."""
-    axis = channel_axis(out_format(op, index), real.ndim)
-    if axis is None or real.shape != replay.shape:
-        return None
-    return channel_score(real, replay, dtype, axis)
+
+def _channels(
+    real: np.ndarray, replay: np.ndarray, dtype: str, formats: list[str]
+) -> np.ndarray | None:
+    """:func:`.noise.channel_scores` along the channel axis of the first of ``formats`` that
+    fits the array (None: none does)."""
+    for fmt in formats:
+        axis = channel_axis(fmt, real.ndim)
+        if axis is not None:
+            return channel_scores(real, replay, dtype, axis)
+    return None
 
 
 def _member_inputs(member: Any, plan: dict[str, list], values: dict[str, np.ndarray]) -> list:
@@ -334,8 +358,9 @@ def _noise_sample(replayer: Replayer, member: Any, noise: NoiseFloor) -> None:
     del outs
     real = store.tensor("off", member.name, "output", 0)
     if real.size == replay.size and in_range(replay, dtype):  # else the device saturated it
-        channel = _channel_of(real, replay, dtype, member, 0)
-        noise.add(member.type, dtype, score(real, replay, dtype), channel and channel[0])
+        channels = _channels(real, replay, dtype, out_formats(member, 0))
+        worst = None if channels is None else float(channels.max())
+        noise.add(member.type, dtype, score(real, replay, dtype), worst)
 
 
 @reusing_arrays()
@@ -567,8 +592,7 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
     """The scores of one sub-graph: ("ok", outputs, evidence) or ("unverified", why, missing)."""
     try:
         plan, evidence = replayer.gather(sub)
-        values = replayer.evaluate(sub, plan, outputs_only=True)
-        outputs = replayer.compare(sub, values, with_observed=True, release=True)
+        outputs = replayer.scores(sub, plan, evidence)
         flagged = max(o.score for o in outputs) > MIN_TOLERANCE  # a proof rests on them
         try:
             check_inputs_written(replayer, sub, outputs, flagged)  # as "propagates" does

@@ -78,8 +78,7 @@ def replay_on_written(replayer: Any, sub: Subgraph, overwritten: InputsOverwritt
     a disagreement cannot tell apart."""
     given = {position: values for position, (_, _, values) in overwritten.written.items()}
     plan, evidence = replayer.gather(sub, given)
-    values = replayer.evaluate(sub, plan, outputs_only=True)
-    outputs = replayer.compare(sub, values, with_observed=True, release=True)
+    outputs = replayer.scores(sub, plan, evidence)
     worst = max(o.score for o in outputs)
     if worst > MIN_TOLERANCE:
         raise Unverifiable(

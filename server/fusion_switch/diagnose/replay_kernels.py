@@ -147,7 +147,11 @@ def out_dtype(op: Any, index: int) -> str:
     return "DT_FLOAT"
 
 
-def out_format(op: Any, index: int) -> str:
-    """The host (framework) layout of output ``index``: the layout of its replayed values."""
-    descs = op.output_descs
-    return descs[index].origin_format if index < len(descs) else ""
+def out_formats(op: Any, index: int) -> list[str]:
+    """What output ``index``'s host (framework) layout may be, most telling first: its
+    original format (``_datadump_origin_format`` before ``origin_format``, as msaccucmp reads
+    them; a device format may leak in there), then its layout."""
+    if index >= len(op.output_descs):
+        return []
+    desc = op.output_descs[index]
+    return [desc.origin_format, getattr(desc, "layout", "")]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .json_numbers import json_number
 from .noise import NoiseFloor
 from .replay_decide import UNVERIFIED
@@ -18,6 +20,9 @@ class OutputReplay:
     score: float
     observed: float | None  # the same score of fusion on vs fusion off (None: not dumped)
     channel: tuple[float, int] | None = None  # the worst channel's score and index
+    # the score of each channel while the replay measures (:meth:`.replay.Replayer.scores`
+    # lets them go: a model's hidden size is thousands of channels, for every fused op)
+    channels: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
         return {

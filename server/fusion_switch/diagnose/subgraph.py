@@ -17,11 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..readers.graph_model import ref_name
+from ..readers.graph_model import NO_TASK_TYPES, ref_name
 
 PASS_THROUGH_TYPES = frozenset({"TransData", "Cast", "TransDataRNN"})
-CONSTANT_TYPES = frozenset({"Const", "Constant", "Variable", "VariableV2", "ConstPlaceHolder"})
-NO_TASK_TYPES = CONSTANT_TYPES | {"Data", "NetOutput", "RefData", "AippData"}
 
 
 def outputs_of(values: dict[str, Any], name: str) -> dict[str, Any]:

@@ -29,6 +29,8 @@ try:
 except ImportError:  # pragma: no cover - exercised on machines without a C compiler
     _attr_check = None
 
+CONSTANT_TYPES = frozenset({"Const", "Constant", "Variable", "VariableV2", "ConstPlaceHolder"})
+NO_TASK_TYPES = CONSTANT_TYPES | {"Data", "NetOutput", "RefData", "AippData"}  # never dumped
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 PASS_NAME = "pass_name"
 PASS_NAME_UB = "pass_name_ub"

@@ -1,0 +1,95 @@
+"""A fused kernel keeps its intermediates wider than the original ops' outputs.
+
+The replay rounds every original op's output to its fusion-off dtype, as the unfused graph
+computes. A fused kernel computes the chain in float32 and rounds once. Where an intermediate
+is far larger than the output (a bias or a BatchNorm shift that cancels an offset), the
+replay's own rounding of that intermediate is larger than the output's values: a right fused
+op disagreed with its replay and its rule was "proven". The replay without the intermediate
+roundings shows it right; a wrong op disagrees with both."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fusion_switch.diagnose.noise import NoiseFloor
+from fusion_switch.diagnose.replay import Replayer, measure_one
+from fusion_switch.diagnose.replay_decide import decide
+from fusion_switch.diagnose.replay_kernels import Kernels
+from fusion_switch.diagnose.replay_result import ReplayResult
+from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph
+from replay_support import MemoryStore, one_graph
+
+SHAPE = (4, 64)
+
+
+def _desc(origin: str = "", fmt: str = "ND") -> dict:
+    attrs = [{"key": "origin_format", "value": {"s": fmt}}]
+    if origin:
+        attrs += [
+            {"key": "_datadump_origin_name", "value": {"s": origin}},
+            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+        ]
+    return {"dtype": "DT_FLOAT16", "layout": fmt, "shape": {"dim": list(SHAPE)}, "attr": attrs}
+
+
+def _adds(name: str, source: str, value: float) -> dict:
+    return {
+        "name": name,
+        "type": "Adds",
+        "input": [source],
+        "attr": [{"key": "value", "value": {"f": value}}],
+        "output_desc": [_desc()],
+    }
+
+
+def _cancelling_chain():
+    """x -> m1 = x + 1000 -> m2 = m1 - 1000 (float16 outputs), fused into one op."""
+    x = {"name": "x", "type": "Data", "output_desc": [_desc()]}
+    ops = [x, _adds("m1", "x:0", 1000.0), _adds("m2", "m1:0", -1000.0)]
+    fused = {
+        "name": "fused",
+        "type": "Adds",
+        "input": ["x:0"],
+        "attr": [
+            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1", "m2"]}}},
+            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
+        ],
+        "output_desc": [_desc("m2")],
+    }
+    on = GraphIndex.of(one_graph([x, fused]))
+    off = GraphIndex.of(one_graph(ops))
+    return build_subgraph(on.ops["fused"], on, off), off
+
+
+def _verdict(device) -> tuple[ReplayResult, tuple]:
+    sub, off = _cancelling_chain()
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(SHAPE) * 0.01).astype(np.float16).astype(np.float64)
+    real = device(x).astype(np.float16).astype(np.float64)
+    store = MemoryStore({("on", "fused", "input", 0): x, ("on", "fused", "output", 0): real})
+    measured = measure_one(Replayer(store, off, Kernels()), sub)
+    result = ReplayResult("fused", "Adds", 0, "unverified", rules=["G"])
+    decide(result, sub, measured, NoiseFloor())
+    return result, measured
+
+
+def test_a_right_kernel_keeping_its_intermediates_wide_is_not_proven_wrong():
+    # float32 throughout, one rounding at the end: what a fused kernel computes
+    result, measured = _verdict(lambda x: (x.astype(np.float32) + 1000) - 1000)
+    assert result.verdict == "clean", (result.verdict, result.reason, measured)
+    assert result.evidence["unrounded_replay"]["used"] is True
+
+
+@pytest.mark.parametrize("factor", [2.0, -1.0])
+def test_a_wrong_kernel_disagrees_with_both_replays(factor):
+    result, _ = _verdict(lambda x: x.astype(np.float32) * factor)
+    assert result.verdict == "introduces", (result.verdict, result.reason)
+    assert result.evidence["unrounded_replay"]["score"] > result.tolerance
+
+
+def test_a_right_kernel_rounding_as_the_original_ops_do_needs_no_second_replay():
+    result, _ = _verdict(
+        lambda x: (x.astype(np.float16) + np.float16(1000)).astype(np.float16) - np.float16(1000)
+    )
+    assert result.verdict == "clean", (result.verdict, result.reason)
+    assert "unrounded_replay" not in result.evidence
