@@ -2,7 +2,8 @@
 the oracle of the differential tests (``test_outputs_differential.py``): the per-op code was
 rewritten for speed only, so for any rows and graph the new code must give these answers. One
 change of meaning since: a finding counts its output rows no metric judged (thirty-sixth round:
-a rule with such an op is not harmless)."""
+a rule with such an op is not harmless). Another (thirty-seventh round): an op with an
+activation input no row judged is not blamed, and is charted by its outputs."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from fusion_switch.diagnose.thresholds import (
     _num,
     judge,
 )
+from fusion_switch.readers.graph_model import NO_TASK_TYPES
 
 
 def _split_tensor_index(text: str) -> tuple[str, str, int] | None:
@@ -118,6 +120,7 @@ def attribute(
         inputs = []
         data_inputs = op.data_inputs if op is not None else []
         n_inputs = max(len(data_inputs), 1 + max(seen.get("input", ()), default=-1))
+        unknown_input = False  # since the thirty-seventh round
         for i in range(n_inputs):
             ev = evidence(name, "input", i)
             if ev is None and i < len(data_inputs):
@@ -132,9 +135,11 @@ def attribute(
                     )
             if ev is not None:
                 inputs.append(ev)
+            if (ev is None or ev.badness is None) and i < len(data_inputs):
+                unknown_input = unknown_input or _activation(data_inputs[i], op_by_name)
         rules = _rules_most_recent_first(op) if op is not None else []
         originals = [n for n in (op.original_names if op is not None else []) if n] or [name]
-        verdict, severity = _verdict(inputs, outputs)
+        verdict, severity = _verdict(inputs, outputs, unknown_input)
         findings.append(
             OpFinding(
                 name,
@@ -165,7 +170,7 @@ def op_rows(attribution: Attribution) -> list[dict]:
     """One compact entry per judged op, in execution order (for the chart and for tools)."""
     rows = []
     for f in attribution.findings:
-        if f.verdict == "unknown" and not f.inputs:
+        if f.verdict == "unknown" and not f.inputs and not f.severity:
             continue
         rows.append(
             {
@@ -204,3 +209,17 @@ def table_rows(ops: list) -> list[str]:
 
 
 NUMBER_KEYS = ("cosine", "red", "kl", "rmse", "mre", "input_badness", "badness")
+
+
+def _activation(ref: str, op_by_name: Mapping[str, Any]) -> bool:
+    """An output of an op with a task, through TransData and Cast (thirty-seventh round)."""
+    src, seen = ref.rpartition(":")[0], set()
+    while src and src not in seen:
+        seen.add(src)
+        producer = op_by_name.get(src)
+        if producer is None or producer.type in NO_TASK_TYPES:
+            return False
+        if producer.type not in PASS_THROUGH_TYPES or not producer.data_inputs:
+            return True
+        src = producer.data_inputs[0].rpartition(":")[0]
+    return False

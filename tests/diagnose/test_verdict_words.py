@@ -74,6 +74,9 @@ def test_an_op_whose_inputs_were_not_compared_is_not_blamed_without_the_replay(t
     blamed = [s["rule"] for s in summary["suspects"]]
     assert "AConv2dMulFusion" not in blamed, summary["verdict"]
     assert done.returncode != 0, done.stdout
+    # not judged, yet still charted by its outputs' metrics
+    (row,) = (o for o in summary["ops"] if o["op"] == "b1_conv2")
+    assert row["verdict"] == "unknown" and row["cosine"] is not None, row
 
 
 def test_a_no_replay_suspect_is_labelled_unproven(tmp_path):

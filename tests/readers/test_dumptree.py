@@ -390,6 +390,7 @@ def test_one_iteration_on_each_side_is_compared_with_a_note_when_they_differ(cas
     on = build_tree(tmp_path / "on", {(0, 7): clean.on_dump}, clean.on_dump.parents[1].name)
     off = build_tree(tmp_path / "off", {(0, 0): clean.off_dump}, clean.off_dump.parents[1].name)
     selection = select_pairs(on, off)
-    assert [n for n in selection.notes if "iteration 7" in n and "iteration 0" in n], selection.notes
+    said = [n for n in selection.notes if "iteration 7" in n and "iteration 0" in n]
+    assert said, selection.notes
     alike = select_pairs(on, build_tree(tmp_path / "off7", {(0, 7): clean.off_dump}, "m"))
     assert not [n for n in alike.notes if "iteration" in n], alike.notes

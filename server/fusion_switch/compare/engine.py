@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 from ..readers.collector import collector_paused, leave_to_exit
 from ..readers.dumpdir import DumpDir
 from ..readers.graph import Graph
+from ..readers.graph_model import NO_TASK_TYPES
 from .discover import (
     CompareInputError,
     CompareRequest,
@@ -470,11 +471,12 @@ def _graph_coverage(counts: CompareCounts, inputs: Inputs) -> CompareCounts:
 def _count(rows: list[ResultRow], groups, errors: list[str]) -> CompareCounts:
     counts = CompareCounts(groups=len(groups), rows=len(rows), bad_files=len(errors))
     ops: set[str] = set()
-    no_left = compared = no_right = failed = 0
+    no_left = compared = no_right = failed = tasks = 0
     for row in rows:  # ResultRow.compared, inlined: this runs for every row (issue 16)
         ops.add(row.op_name)
         if row.tensor_index is None:
             no_left += 1
+            tasks += row.op_type not in NO_TASK_TYPES
             continue
         for value in row.metrics.values():
             if value is not None:
@@ -487,5 +489,6 @@ def _count(rows: list[ResultRow], groups, errors: list[str]) -> CompareCounts:
                 failed += 1
     counts.ops = len(ops)
     counts.no_left_dump, counts.compared = no_left, compared
+    counts.undumped_tasks = tasks
     counts.no_right_dump, counts.failed = no_right, failed
     return counts

@@ -143,6 +143,7 @@ class CompareCounts:
     rows: int = 0
     compared: int = 0  # rows with metrics
     no_left_dump: int = 0  # op-level rows: the fusion-on op has no dump
+    undumped_tasks: int = 0  # of them, ops with a task (not a constant, a graph input, ...)
     no_right_dump: int = 0  # tensor rows whose fusion-off dump is missing
     failed: int = 0  # other tensor rows without metrics
     bad_files: int = 0

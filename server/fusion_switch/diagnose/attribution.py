@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..readers.graph_model import NO_TASK_TYPES
 from .json_numbers import json_number
-from .subgraph import NO_TASK_TYPES
 from .thresholds import (
     DEFAULT_THRESHOLDS,
     RowIndex,

@@ -42,7 +42,7 @@ def not_proven_clean(summary: Mapping[str, Any]) -> bool:
     # outputs diverge and no op is named: an op not dumped may be where the error starts (a
     # review: the verdict said "not proven clean" and the run exited 0)
     named = summary.get("unattributed_ops")
-    if rows_only and by_verdict.get("propagates") and counts.get("no_left_dump") and not named:
+    if rows_only and by_verdict.get("propagates") and counts.get("undumped_tasks") and not named:
         return True
     unverified = any(  # a fused op of no known rule is in fused_ops only (the editor's
         # compact summary keeps unverified_rules only)

@@ -154,8 +154,8 @@ def op_rows(attribution: Attribution) -> list[dict]:
     append = rows.append
     for f in attribution.findings:
         verdict = f.verdict
-        if verdict == "unknown" and not f.inputs:
-            continue
+        if verdict == "unknown" and not f.inputs and f.severity == 0.0:
+            continue  # nothing compared (an op whose inputs were not is charted by its outputs)
         outputs = f.outputs
         if len(outputs) == 1:  # most ops: the worst output is the only one
             metrics = outputs[0].metrics
@@ -274,7 +274,7 @@ def _rows_verdict_line(
         return f"{HEURISTIC}: {top.rule} ({top.section}) at {top.ops[0]}"
     if attribution.unattributed:
         return _outside_fusion(attribution)
-    undumped = counts.get("no_left_dump") or 0
+    undumped = counts.get("undumped_tasks") or 0  # constants and graph inputs are never dumped
     diverge = any(f.verdict == "propagates" for f in attribution.findings)
     unjudged = attribution.unjudged_fused_ops()
     if diverge and unjudged:  # where the error may start: named before the undumped count
@@ -285,7 +285,10 @@ def _rows_verdict_line(
             "judged: not proven clean (dump them, or run with the replay)"
         )
     elif diverge:
-        line = "outputs diverge, but no fused op introduces the error (check the network inputs)"
+        line = (
+            "outputs diverge, but the rows point at no op where the error starts (check the "
+            "network inputs, or run with the replay)"
+        )
     elif unjudged:
         line = "no fused op found introducing error" + _unjudged_fused_tail(unjudged)
     elif replay_left_out:
