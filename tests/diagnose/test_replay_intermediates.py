@@ -93,3 +93,19 @@ def test_a_right_kernel_rounding_as_the_original_ops_do_needs_no_second_replay()
     )
     assert result.verdict == "clean", (result.verdict, result.reason)
     assert "unrounded_replay" not in result.evidence
+
+
+def test_the_unrounded_replay_keeps_the_roundings_that_are_an_op_s_purpose():
+    """A Cast, and an op with an integer output (a quantization), round by what they are."""
+    from fusion_switch.diagnose.replay_unrounded import rounded_keys
+
+    sub, off = _cancelling_chain()
+    rounded = rounded_keys(sub)
+    m1, m2 = sub.members
+    assert rounded(m2, "m2:0")  # the fused output stands for it
+    assert not rounded(m1, "m1:0")  # a float16 intermediate
+    m1.type = "Cast"
+    assert rounded(m1, "m1:0")
+    m1.type = "Adds"
+    m1.output_descs[0].dtype = "DT_INT8"
+    assert rounded(m1, "m1:0")

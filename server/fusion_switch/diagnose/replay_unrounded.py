@@ -19,17 +19,25 @@ import numpy as np
 
 from .json_numbers import json_number
 from .noise import CHANNEL_FACTOR, MIN_TOLERANCE, worst_channel
+from .replay_kernels import out_dtype
 from .subgraph import Subgraph
 
 CONVERSION_TYPES = frozenset({"Cast"})  # their rounding is what they compute
+WIDE_DTYPES = frozenset({"DT_FLOAT16", "DT_BF16", "DT_FLOAT", "DT_DOUBLE"})
 
 
 def rounded_keys(sub: Subgraph) -> Callable[[Any, str], bool]:
     """Whether the unrounded replay rounds a member's output (its key ``name:index``): the
-    values the fused outputs stand for (the fused op stores them in their dtype) and the
-    outputs of conversions."""
+    values the fused outputs stand for (the fused op stores them in their dtype), the
+    outputs of conversions, and integer outputs (a quantization rounds by what it is)."""
     outputs = {origin for _, origin in sub.outputs}
-    return lambda member, key: key in outputs or member.type in CONVERSION_TYPES
+
+    def rounded(member: Any, key: str) -> bool:
+        if key in outputs or member.type in CONVERSION_TYPES:
+            return True
+        return out_dtype(member, int(key.rpartition(":")[2])) not in WIDE_DTYPES
+
+    return rounded
 
 
 def with_unrounded(
