@@ -144,6 +144,11 @@ def run_case(spec: dict, folder: Path, seed: int) -> dict:
         "replay_s": t3 - t2,
         "missing": bool(replayed.get("evidence_missing")),
         "channel_flagged": len(replayed.get("channel_disagreements") or []),
+        "unrounded": [  # verdicts of the ops the unrounded replay scored lower
+            r["verdict"]
+            for r in replayed["fused_ops"]
+            if (r.get("evidence") or {}).get("unrounded_replay", {}).get("used")
+        ],
         "channel_right": max(
             (
                 o["channel_score"] or 0.0
@@ -380,6 +385,11 @@ def _totals(results: list[dict]) -> None:
         f"check per channel: {flagged} fused op(s) left unverified by it; largest channel score "
         f"of an op the replay found right {max(r['channel_right'] for r in results):.3g} "
         f"(tolerance {CHANNEL_FACTOR:g} x the op's, at least {CHANNEL_FACTOR:g})"
+    )
+    unrounded = [v for r in results for v in r["unrounded"]]
+    print(
+        f"unrounded replay: scored lower than the replay for {len(unrounded)} fused op(s) "
+        f"({', '.join(f'{v} {unrounded.count(v)}' for v in sorted(set(unrounded))) or 'none'})"
     )
     added = sorted(r["added"] for r in results)
     median = added[len(added) // 2]

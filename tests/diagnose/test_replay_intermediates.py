@@ -99,7 +99,7 @@ def test_the_unrounded_replay_keeps_the_roundings_that_are_an_op_s_purpose():
     """A Cast, and an op with an integer output (a quantization), round by what they are."""
     from fusion_switch.diagnose.replay_unrounded import rounded_keys
 
-    sub, off = _cancelling_chain()
+    sub, _ = _cancelling_chain()
     rounded = rounded_keys(sub)
     m1, m2 = sub.members
     assert rounded(m2, "m2:0")  # the fused output stands for it
