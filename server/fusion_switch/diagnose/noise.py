@@ -211,7 +211,7 @@ def channel_scores(
 
     :func:`score` divides by the tensor's largest value: a channel 1e5 times smaller hid a
     50% error under it (a review)."""
-    if real.shape != replay.shape or real.ndim < 2:
+    if real.shape != replay.shape or real.ndim < 2 or real.size == 0:
         return None
     others = tuple(a for a in range(real.ndim) if a != axis)
     with np.errstate(invalid="ignore", over="ignore"):

@@ -275,12 +275,14 @@ class Replayer:
             )
         return results
 
-    def scores(self, sub: Subgraph, plan: dict[str, list], evidence: dict) -> list[OutputReplay]:
+    def scores(
+        self, sub: Subgraph, plan: dict[str, list], evidence: dict, *, with_observed: bool = True
+    ) -> list[OutputReplay]:
         """The scores of ``sub``'s outputs as :func:`measure_one` judges them: the replay's,
         or where they disagree, the lower of it and the replay without the original ops'
         intermediate roundings (:mod:`.replay_unrounded`)."""
         values = self.evaluate(sub, plan, outputs_only=True)
-        outputs = self.compare(sub, values, with_observed=True, release=True)
+        outputs = self.compare(sub, values, with_observed=with_observed, release=True)
         del values
         outputs = with_unrounded(self, sub, plan, outputs, evidence)
         return [dataclasses.replace(o, channels=None) for o in outputs]

@@ -47,8 +47,10 @@ def check_parameters(replayer: Any, sub: Subgraph, plan: dict[str, list], eviden
             differing.append(f"{ref} ({member.name} input {i}, {sub.fused.name}:input:{position})")
             slots.append([member.type, i])
     if differing:
-        values = replayer.evaluate(sub, plan, outputs_only=True)
-        outputs = replayer.compare(sub, values, with_observed=False, release=True)
+        # scored as the replay is (a review: the intermediate roundings the unrounded replay
+        # takes out of that score stayed in this one, and "the runs held other weights" was
+        # missed)
+        outputs = replayer.scores(sub, plan, {}, with_observed=False)
         evidence["differing_parameters"] = differing
         evidence["differing_slots"] = slots  # (member type, input): where a fold would be
         evidence["own_parameters_score"] = json_number(max(o.score for o in outputs), 6)
