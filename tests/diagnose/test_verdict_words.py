@@ -74,6 +74,7 @@ def test_an_op_whose_inputs_were_not_compared_is_not_blamed_without_the_replay(t
     blamed = [s["rule"] for s in summary["suspects"]]
     assert "AConv2dMulFusion" not in blamed, summary["verdict"]
     assert done.returncode != 0, done.stdout
+    assert "b1_conv1b1_relu1" in summary["verdict"], summary["verdict"]  # its outputs unjudged
     # not judged, yet still charted by its outputs' metrics
     (row,) = (o for o in summary["ops"] if o["op"] == "b1_conv2")
     assert row["verdict"] == "unknown" and row["cosine"] is not None, row
@@ -92,3 +93,17 @@ def test_an_op_proven_wrong_with_its_passes_undecided_exits_1(tmp_path, monkeypa
     done, summary = compare_summary(case, tmp_path / "out")
     assert summary["verdict"].startswith("undecided between"), summary["verdict"]
     assert done.returncode == 1
+
+
+def test_a_fused_op_whose_input_was_not_compared_is_named_not_proven(tmp_path):
+    """A review: b1_conv1b1_relu1 is wrong and its producer b0_add_out, an op of no rule, has
+    no fusion-off dump. The op, unjudged for its input, was in no list, and the run without
+    the replay said the rows point at no op and exited 0."""
+    case = generate_case(tmp_path / "case", faults=["wrong_epsilon@1"])
+    for dump in case.off_dump.iterdir():
+        if dump.name.split(".")[1] == "b0_add_out":
+            dump.unlink()
+    done, summary = compare_summary(case, tmp_path / "out", "--no-replay")
+    assert summary["ops_with_unjudged_inputs"][:1] == ["b1_conv1b1_relu1"], summary["verdict"]
+    assert "b1_conv1b1_relu1" in summary["verdict"] and "not proven clean" in summary["verdict"]
+    assert done.returncode == 3, done.stdout

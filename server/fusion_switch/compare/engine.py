@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from ..readers.collector import collector_paused, leave_to_exit
 from ..readers.dumpdir import DumpDir
 from ..readers.graph import Graph
-from ..readers.graph_model import NO_TASK_TYPES
+from ..readers.graph_model import LOCAL_TYPES, NO_TASK_TYPES
 from .discover import (
     CompareInputError,
     CompareRequest,
@@ -476,7 +476,7 @@ def _count(rows: list[ResultRow], groups, errors: list[str]) -> CompareCounts:
         ops.add(row.op_name)
         if row.tensor_index is None:
             no_left += 1
-            tasks += row.op_type not in NO_TASK_TYPES
+            tasks += row.op_type not in NO_TASK_TYPES and row.op_type not in LOCAL_TYPES
             continue
         for value in row.metrics.values():
             if value is not None:

@@ -177,6 +177,12 @@ class Attribution:
             for name, t in self.thresholds.items()
         }
 
+    def ops_with_unjudged_inputs(self) -> list[str]:
+        """Ops whose outputs are out of band while an activation input could not be compared
+        (its fusion-off tensor missing): where the error starts cannot be told (a review: they
+        were in no list, and a run without the replay exited 0)."""
+        return [f.op for f in self.findings if f.verdict == "unknown" and f.severity > 0.0]
+
     def unjudged_fused_ops(self) -> list[str]:
         """Fused ops whose dumped outputs no row could judge (a size other than fusion off's,
         every metric NaN) and that the replay, where it ran, did not settle either: no clean

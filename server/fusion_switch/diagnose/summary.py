@@ -274,9 +274,17 @@ def _rows_verdict_line(
         return f"{HEURISTIC}: {top.rule} ({top.section}) at {top.ops[0]}"
     if attribution.unattributed:
         return _outside_fusion(attribution)
+    unjudged = attribution.unjudged_fused_ops()
+    if unsure := attribution.ops_with_unjudged_inputs():
+        more = f" and {len(unsure) - 3} more" if len(unsure) > 3 else ""
+        line = (
+            f"outputs diverge at {', '.join(unsure[:3])}{more}, whose inputs could not be "
+            "compared (no fusion-off tensor): not proven clean (dump the fusion-off run "
+            "whole, or run with the replay)"
+        )
+        return line + (_unjudged_fused_tail(unjudged) if unjudged else "") + _unjudged_tail(counts)
     undumped = counts.get("undumped_tasks") or 0  # constants and graph inputs are never dumped
     diverge = any(f.verdict == "propagates" for f in attribution.findings)
-    unjudged = attribution.unjudged_fused_ops()
     if diverge and unjudged:  # where the error may start: named before the undumped count
         line = "outputs diverge" + _unjudged_fused_tail(unjudged)
     elif diverge and undumped:
@@ -469,6 +477,7 @@ def build_summary(
         "downstream_only_rules": attribution.downstream_only_rules,
         "unattributed_ops": [f.to_json() for f in attribution.unattributed],
         "unjudged_fused_ops": attribution.unjudged_fused_ops(),
+        "ops_with_unjudged_inputs": attribution.ops_with_unjudged_inputs(),
         "channel_disagreements": channel_disagreements(attribution),
         "inputs": {
             **{k: _path_text(v) if k in PATH_KEYS else v for k, v in inputs.items()},

@@ -31,6 +31,12 @@ except ImportError:  # pragma: no cover - exercised on machines without a C comp
 
 CONSTANT_TYPES = frozenset({"Const", "Constant", "Variable", "VariableV2", "ConstPlaceHolder"})
 NO_TASK_TYPES = CONSTANT_TYPES | {"Data", "NetOutput", "RefData", "AippData"}  # never dumped
+# ops GE runs without a task of their own (views, control, no-ops): never dumped either, but
+# the replay computes the views (a Reshape's output is no parameter)
+LOCAL_TYPES = frozenset(
+    {"Reshape", "Squeeze", "Unsqueeze", "ExpandDims", "Flatten", "FlattenV2", "NoOp"}
+    | {"Identity", "PhonyConcat", "PhonySplit"}
+)
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 PASS_NAME = "pass_name"
 PASS_NAME_UB = "pass_name_ub"
