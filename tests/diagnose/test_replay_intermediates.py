@@ -163,3 +163,27 @@ def test_an_empty_output_is_not_scored_by_channel():
 
     for shape in ((0, 16), (4, 0)):
         assert channel_scores(np.zeros(shape), np.zeros(shape), "DT_FLOAT16", 1) is None
+
+
+def test_a_wrong_op_written_over_its_own_input_is_not_passed_as_propagating():
+    """A review: an op that agrees with its replay was held against its producers for NaN
+    only. A wrong Relu-like op writing its output over its input memory leaves an input dump
+    equal to that output, on which its replay agrees (relu(y) = y): it "propagated" an error
+    its producer never wrote. Its output differs from fusion off, so its inputs are now held
+    against its producer's output, and replayed on that it disagrees."""
+    from replay_support import chain
+
+    sub, off = chain(["Relu"], SHAPE, ["m1"])
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(SHAPE)
+    wrong = np.abs(x) * 1.5  # what the fused op wrote, over its own input
+    store = MemoryStore(
+        {
+            ("on", "fused", "input", 0): wrong,
+            ("on", "fused", "output", 0): wrong,
+            ("on", "x", "output", 0): x,  # what the producer wrote
+            ("off", "m1", "output", 0): np.maximum(x, 0.0),
+        }
+    )
+    measured = measure_one(Replayer(store, off, Kernels()), sub)
+    assert measured[0] == "unverified" and "disagrees too" in measured[1], measured
