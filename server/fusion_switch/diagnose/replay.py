@@ -56,7 +56,12 @@ from .noise import (
 from .replay_decide import CLEAN, INTRODUCES, PROPAGATES, UNVERIFIED, decide
 from .replay_fold import FoldWitness
 from .replay_handed import handed_over, output_values
-from .replay_inputs import InputsOverwritten, check_inputs_written, replay_on_written
+from .replay_inputs import (
+    InputsOverwritten,
+    check_inputs_written,
+    holds_an_output,
+    replay_on_written,
+)
 from .replay_kernels import Kernels, Unverifiable, out_dtype, out_formats
 from .replay_parameters import check_parameters
 from .replay_range import check_range, in_range
@@ -599,8 +604,9 @@ def measure_one(replayer: Replayer, sub: Subgraph) -> tuple:
         # so does "propagates" (the error came in with the inputs): an op writing over its own
         # input leaves an input dump holding its output, on which a Relu-like op agrees
         drifts = any(o.observed is not None and o.observed > MIN_TOLERANCE for o in outputs)
+        strict = flagged or (drifts and holds_an_output(replayer, sub))
         try:
-            check_inputs_written(replayer, sub, outputs, flagged or drifts)
+            check_inputs_written(replayer, sub, outputs, strict)
         except InputsOverwritten as overwritten:
             return replay_on_written(replayer, sub, overwritten)
         if flagged:

@@ -47,12 +47,9 @@ FLOAT64_COPIES = 2
 # What the replay adds to the comparing process when it runs there, after the comparison:
 # its modules and structures (3.5-4.4 MiB measured), its fusion-off graph (3.2-3.7 bytes per
 # graph byte from 0.2 to 50 MiB of graph) and the copies (1.03x the estimate above on
-# activations of a real network's size); ~10% over each measured maximum. Per graph byte 4.3
-# since the ops that drift from fusion off have their inputs held against their producers'
-# outputs (thirty-seventh round): the headers of those dumps stay in the evidence store, 0.4
-# MiB more on the budget test's 3,000-op case (49.9 MiB measured for 49.5 estimated at 4.1).
+# activations of a real network's size); ~10% over each measured maximum.
 AFTER_FIXED_BYTES = 8 << 20
-AFTER_BYTES_PER_GRAPH_BYTE = 4.3
+AFTER_BYTES_PER_GRAPH_BYTE = 4.1
 AFTER_COPIES_MARGIN = 1.1
 # While a fused op's float64 arrays fit in the evidence store's cache (``evidence``: 32 MiB
 # of arrays, 24 files of up to 128 KiB), the cache fills beside them, with working arrays:
