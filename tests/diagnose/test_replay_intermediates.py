@@ -66,7 +66,14 @@ def _verdict(device) -> tuple[ReplayResult, tuple]:
     rng = np.random.default_rng(3)
     x = (rng.standard_normal(SHAPE) * 0.01).astype(np.float16).astype(np.float64)
     real = device(x).astype(np.float16).astype(np.float64)
-    store = MemoryStore({("on", "fused", "input", 0): x, ("on", "fused", "output", 0): real})
+    # a right kernel gives back its input here: the producer's dump shows it read those values
+    store = MemoryStore(
+        {
+            ("on", "fused", "input", 0): x,
+            ("on", "fused", "output", 0): real,
+            ("on", "x", "output", 0): x,
+        }
+    )
     measured = measure_one(Replayer(store, off, Kernels()), sub)
     result = ReplayResult("fused", "Adds", 0, "unverified", rules=["G"])
     decide(result, sub, measured, NoiseFloor())
@@ -165,25 +172,51 @@ def test_an_empty_output_is_not_scored_by_channel():
         assert channel_scores(np.zeros(shape), np.zeros(shape), "DT_FLOAT16", 1) is None
 
 
-def test_a_wrong_op_written_over_its_own_input_is_not_passed_as_propagating():
+@pytest.mark.parametrize(
+    "gone",
+    [None, ("on", "x", "output", 0), ("off", "m1", "output", 0), "off of another size"],
+    ids=["producer dumped", "producer not dumped", "no fusion-off output", "off sized apart"],
+)
+def test_a_wrong_op_written_over_its_own_input_is_not_passed_as_right(gone):
     """A review: an op that agrees with its replay was held against its producers for NaN
     only. A wrong Relu-like op writing its output over its input memory leaves an input dump
     equal to that output, on which its replay agrees (relu(y) = y): it "propagated" an error
-    its producer never wrote. Its output differs from fusion off, so its inputs are now held
-    against its producer's output, and replayed on that it disagrees."""
+    its producer never wrote, or was "clean" where fusion off had no output to compare. An
+    input dump holding an output's values is now held against its producer's output; with
+    no such dump (a Data or view producer, a dump not taken), nothing shows what the op read."""
     from replay_support import chain
 
     sub, off = chain(["Relu"], SHAPE, ["m1"])
     rng = np.random.default_rng(5)
     x = rng.standard_normal(SHAPE)
     wrong = np.abs(x) * 1.5  # what the fused op wrote, over its own input
-    store = MemoryStore(
-        {
-            ("on", "fused", "input", 0): wrong,
-            ("on", "fused", "output", 0): wrong,
-            ("on", "x", "output", 0): x,  # what the producer wrote
-            ("off", "m1", "output", 0): np.maximum(x, 0.0),
-        }
-    )
-    measured = measure_one(Replayer(store, off, Kernels()), sub)
-    assert measured[0] == "unverified" and "disagrees too" in measured[1], measured
+    tensors = {
+        ("on", "fused", "input", 0): wrong,
+        ("on", "fused", "output", 0): wrong,
+        ("on", "x", "output", 0): x,  # what the producer wrote
+        ("off", "m1", "output", 0): np.maximum(x, 0.0),
+    }
+    if gone == "off of another size":
+        tensors[("off", "m1", "output", 0)] = np.maximum(x, 0.0)[:, :32]
+    elif gone is not None:
+        del tensors[gone]
+    measured = measure_one(Replayer(MemoryStore(tensors), off, Kernels()), sub)
+    assert measured[0] == "unverified", measured
+    assert "disagrees too" in measured[1] or "no dump of its producer" in measured[1], measured
+
+
+def test_a_right_op_whose_input_holds_its_output_is_verified_on_its_producer():
+    """Relu of positive values gives back its input: the look finds the input holding the
+    output, and the producer's dump shows the op read those values."""
+    from replay_support import chain
+
+    sub, off = chain(["Relu"], SHAPE, ["m1"])
+    x = np.abs(np.random.default_rng(6).standard_normal(SHAPE)) + 0.1
+    tensors = {
+        ("on", "fused", "input", 0): x,
+        ("on", "fused", "output", 0): x,
+        ("on", "x", "output", 0): x,
+        ("off", "m1", "output", 0): x,
+    }
+    measured = measure_one(Replayer(MemoryStore(tensors), off, Kernels()), sub)
+    assert measured[0] == "ok" and measured[1][0].score <= 1.0, measured

@@ -107,3 +107,19 @@ def test_a_fused_op_whose_input_was_not_compared_is_named_not_proven(tmp_path):
     assert summary["ops_with_unjudged_inputs"][:1] == ["b1_conv1b1_relu1"], summary["verdict"]
     assert "b1_conv1b1_relu1" in summary["verdict"] and "not proven clean" in summary["verdict"]
     assert done.returncode == 3, done.stdout
+
+
+def test_ops_with_unjudged_inputs_are_named_beside_an_error_outside_fusion(
+    tmp_path, on_dump_changed
+):
+    """A review: with an op of no rule out of band as well (b0_add1), the verdict named that
+    op only and never said "not proven", while the run exited 3 for b1_conv1b1_relu1."""
+    on_dump_changed("b0_add1", "output", 0, lambda values: values * 1.3)
+    case = generate_case(tmp_path / "case", faults=["wrong_epsilon@1"])
+    for dump in case.off_dump.iterdir():
+        if dump.name.split(".")[1] == "b0_add_out":
+            dump.unlink()
+    done, summary = compare_summary(case, tmp_path / "out", "--no-replay")
+    assert "b0_add1" in summary["verdict"], summary["verdict"]
+    assert "b1_conv1b1_relu1" in summary["verdict"] and "not proven clean" in summary["verdict"]
+    assert done.returncode == 3, done.stdout

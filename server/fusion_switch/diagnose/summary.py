@@ -272,8 +272,6 @@ def _rows_verdict_line(
     if attribution.suspects:
         top = attribution.suspects[0]
         return f"{HEURISTIC}: {top.rule} ({top.section}) at {top.ops[0]}"
-    if attribution.unattributed:
-        return _outside_fusion(attribution)
     unjudged = attribution.unjudged_fused_ops()
     if unsure := attribution.ops_with_unjudged_inputs():
         more = f" and {len(unsure) - 3} more" if len(unsure) > 3 else ""
@@ -282,7 +280,11 @@ def _rows_verdict_line(
             "compared (no fusion-off tensor): not proven clean (dump the fusion-off run "
             "whole, or run with the replay)"
         )
+        if attribution.unattributed:  # named too (a review: only they were)
+            line = f"{_outside_fusion(attribution)}; {line}"
         return line + (_unjudged_fused_tail(unjudged) if unjudged else "") + _unjudged_tail(counts)
+    if attribution.unattributed:
+        return _outside_fusion(attribution)
     undumped = counts.get("undumped_tasks") or 0  # constants and graph inputs are never dumped
     diverge = any(f.verdict == "propagates" for f in attribution.findings)
     if diverge and unjudged:  # where the error may start: named before the undumped count
