@@ -220,3 +220,121 @@ def test_a_right_op_whose_input_holds_its_output_is_verified_on_its_producer():
     }
     measured = measure_one(Replayer(MemoryStore(tensors), off, Kernels()), sub)
     assert measured[0] == "ok" and measured[1][0].score <= 1.0, measured
+
+
+@pytest.mark.parametrize("values", ["zeros", "empty"])
+def test_tensors_that_say_nothing_of_shared_memory_are_not_holding(values):
+    """A review: an all-zero (or empty) input and output from a graph input were equal, so
+    the op was taken as written over its input and, its producer not dumped, unverified."""
+    from replay_support import chain
+
+    shape = SHAPE if values == "zeros" else (0, 64)
+    sub, off = chain(["Relu"], shape, ["m1"])
+    zeros = np.zeros(shape)
+    store = MemoryStore({("on", "fused", "input", 0): zeros, ("on", "fused", "output", 0): zeros})
+    assert measure_one(Replayer(store, off, Kernels()), sub)[0] == "ok"
+
+
+def test_an_output_written_over_the_head_of_a_larger_input_is_held_against_the_producer():
+    """A review: a wrong Relu+SplitVD wrote its first (smaller) output over the head of its
+    input's memory: the sizes differ, no input was taken as holding, and the replay on the
+    damaged input agreed with the wrong output."""
+    whole, half = (8, 64), (4, 64)
+
+    def desc(shape, origin="", index=0):
+        attrs = []
+        if origin:
+            attrs = [
+                {"key": "_datadump_origin_name", "value": {"s": origin}},
+                {"key": "_datadump_origin_output_index", "value": {"i": index}},
+            ]
+        return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(shape)}, "attr": attrs}
+
+    data = {"name": "x", "type": "Data", "output_desc": [desc(whole)]}
+    p = _adds("p", "x:0", 0.0) | {"output_desc": [desc(whole)]}
+    m1 = {"name": "m1", "type": "Relu", "input": ["p:0"], "output_desc": [desc(whole)]}
+    m2 = {
+        "name": "m2",
+        "type": "SplitVD",
+        "input": ["m1:0"],
+        "output_desc": [desc(half), desc(half)],
+        "attr": [
+            {"key": "size_splits", "value": {"list": {"i": [4, 4]}}},
+            {"key": "split_dim", "value": {"i": 0}},
+            {"key": "num_split", "value": {"i": 2}},
+        ],
+    }
+    fused = {
+        "name": "fused",
+        "type": "Fused",
+        "input": ["p:0"],
+        "attr": [
+            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1", "m2"]}}},
+            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
+        ],
+        "output_desc": [desc(half, "m2", 0), desc(half, "m2", 1)],
+    }
+    on = GraphIndex.of(one_graph([data, p, fused]))
+    off = GraphIndex.of(one_graph([data, p, m1, m2]))
+    sub = build_subgraph(on.ops["fused"], on, off)
+    x = np.random.default_rng(2).standard_normal(whole)
+    right = np.maximum(x, 0)
+    wrong0 = right[:4] * 1.5 + 0.25
+    given = x.copy()
+    given[:4] = wrong0  # written over the head of its input
+    store = MemoryStore(
+        {
+            ("on", "fused", "input", 0): given,
+            ("on", "fused", "output", 0): wrong0,
+            ("on", "fused", "output", 1): right[4:],
+            ("on", "p", "output", 0): x,
+        }
+    )
+    measured = measure_one(Replayer(store, off, Kernels()), sub)
+    assert measured[0] == "unverified", measured
+
+
+def test_a_constant_input_equal_to_the_output_is_not_taken_as_written_over():
+    """A review: Add(an all-zero activation, a constant table) + Relu gives the table back;
+    the constant's input position was taken as holding the output and, a Const never dumped,
+    the right op was unverified. The replay reads constants from fusion off."""
+
+    def desc():
+        return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(SHAPE)}, "attr": []}
+
+    xs = {"name": "x", "type": "Data", "output_desc": [desc()]}
+    a = {"name": "a", "type": "Relu", "input": ["x:0"], "output_desc": [desc()]}
+    c = {"name": "c", "type": "Const", "output_desc": [desc()]}
+    m1 = {"name": "m1", "type": "Add", "input": ["a:0", "c:0"], "output_desc": [desc()]}
+    m2 = {"name": "m2", "type": "Relu", "input": ["m1:0"], "output_desc": [desc()]}
+    out = desc()
+    out["attr"] = [
+        {"key": "_datadump_origin_name", "value": {"s": "m2"}},
+        {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+    ]
+    fused = {
+        "name": "fused",
+        "type": "Fused",
+        "input": ["a:0", "c:0"],
+        "attr": [
+            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1", "m2"]}}},
+            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
+        ],
+        "output_desc": [out],
+    }
+    on = GraphIndex.of(one_graph([xs, a, c, fused]))
+    off = GraphIndex.of(one_graph([xs, a, c, m1, m2]))
+    sub = build_subgraph(on.ops["fused"], on, off)
+    zero, table = np.zeros(SHAPE), np.abs(np.random.default_rng(8).standard_normal(SHAPE))
+    store = MemoryStore(
+        {
+            ("on", "fused", "input", 0): zero,
+            ("on", "fused", "input", 1): table,
+            ("on", "fused", "output", 0): table,
+            ("on", "a", "output", 0): zero,
+            ("off", "m1", "input", 1): table,
+            ("off", "m2", "output", 0): table,
+        }
+    )
+    measured = measure_one(Replayer(store, off, Kernels()), sub)
+    assert measured[0] == "ok" and measured[1][0].score <= 1.0, measured

@@ -87,27 +87,33 @@ def check_inputs_written(
 
 
 def holding_inputs(replayer: Any, sub: Subgraph) -> frozenset[int]:
-    """The inputs of ``sub``'s fused op whose dump holds what one of its output dumps holds:
-    the mark of an op that wrote its output over that input's memory (both are dumped after
-    it ran). Both arrays are in the evidence store already (the replay read them): a look,
-    not a read of the producers' dumps for every op (+10% of the replay's wall on the
-    5,018-op case when every op downstream of an error read them)."""
+    """The inputs of ``sub``'s fused op whose dump holds what one of its output dumps holds,
+    whole or at its head: the mark of an op that wrote its output over that input's memory
+    (both are dumped after it ran). The arrays are in the evidence store already (the replay
+    read them): a look, not a read of the producers' dumps for every op (+10% of the
+    replay's wall on the 5,018-op case when every op downstream of an error read them).
+    Constants (the replay reads them from fusion off) are not looked at, nor outputs of one
+    value (zeros, or nothing, equal anything alike without shared memory)."""
     store, fused = replayer.store, sub.fused
-    holding = set()
     outputs = []
     for k, _ in sub.outputs:
         try:
-            outputs.append(store.tensor("on", fused.name, "output", k))
+            out = store.tensor("on", fused.name, "output", k).reshape(-1)
         except MissingEvidence:
             continue
-    for position in sorted(set(sub.boundary.values())):
+        if out.size and out.max() != out.min():
+            outputs.append(out)
+    activations = {
+        p for ref, p in sub.boundary.items() if not replayer.is_constant(ref_name(ref)[0])
+    }
+    holding = set()
+    for position in sorted(activations) if outputs else ():
         try:
-            given = store.tensor("on", fused.name, "input", position)
+            given = store.tensor("on", fused.name, "input", position).reshape(-1)
         except MissingEvidence:
             continue
-        for out in outputs:
-            # the same memory dumped twice: the same values, not merely close ones
-            if out.size == given.size and score(given, out, "DT_FLOAT16") == 0.0:
+        for out in outputs:  # the same memory dumped twice: the same values, not close ones
+            if out.size <= given.size and score(given[: out.size], out, "DT_FLOAT16") == 0.0:
                 holding.add(position)
     return frozenset(holding)
 
