@@ -338,3 +338,48 @@ def test_a_constant_input_equal_to_the_output_is_not_taken_as_written_over():
     )
     measured = measure_one(Replayer(store, off, Kernels()), sub)
     assert measured[0] == "ok" and measured[1][0].score <= 1.0, measured
+
+
+def test_an_input_read_through_a_view_is_held_against_the_op_behind_the_view():
+    """A review: a right Relu fed through a Reshape (a view GE runs without a task, never
+    dumped) of a dumped op gave back its input; no dump of the view showed what it read, and
+    it was unverified. The op behind the view wrote those values."""
+
+    def desc(shape, origin=""):
+        attrs = []
+        if origin:
+            attrs = [
+                {"key": "_datadump_origin_name", "value": {"s": origin}},
+                {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+            ]
+        return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(shape)}, "attr": attrs}
+
+    flat = (SHAPE[0] * SHAPE[1],)
+    data = {"name": "x", "type": "Data", "output_desc": [desc(flat)]}
+    p = {"name": "p", "type": "Relu", "input": ["x:0"], "output_desc": [desc(flat)]}
+    r = {"name": "r", "type": "Reshape", "input": ["p:0"], "output_desc": [desc(SHAPE)]}
+    m1 = {"name": "m1", "type": "Relu", "input": ["r:0"], "output_desc": [desc(SHAPE)]}
+    fused = {
+        "name": "fused",
+        "type": "Fused",
+        "input": ["r:0"],
+        "attr": [
+            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1"]}}},
+            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
+        ],
+        "output_desc": [desc(SHAPE, "m1")],
+    }
+    on = GraphIndex.of(one_graph([data, p, r, fused]))
+    off = GraphIndex.of(one_graph([data, p, r, m1]))
+    sub = build_subgraph(on.ops["fused"], on, off)
+    x = np.abs(np.random.default_rng(1).standard_normal(SHAPE))
+    store = MemoryStore(
+        {
+            ("on", "fused", "input", 0): x,
+            ("on", "fused", "output", 0): x,
+            ("on", "p", "output", 0): x.reshape(-1),
+            ("off", "m1", "output", 0): x,
+        }
+    )
+    measured = measure_one(Replayer(store, off, Kernels()), sub)
+    assert measured[0] == "ok", measured

@@ -95,7 +95,9 @@ def handed_over(subs: list[Subgraph], off: GraphIndex) -> tuple[list[Subgraph], 
 
     members = [[read(m, run=True) for m in sub.members] for sub in subs]  # first: with attrs
     light = [
-        Subgraph(read(sub.fused, fused=True), ops, sub.boundary, sub.outputs, sub.absent)
+        Subgraph(
+            read(sub.fused, fused=True), ops, sub.boundary, sub.outputs, sub.absent, sub.sources
+        )
         for sub, ops in zip(subs, members, strict=True)
     ]
     return light, {name: read(op) for name, op in looked_up(off, subs).items()}

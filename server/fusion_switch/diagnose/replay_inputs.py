@@ -58,12 +58,8 @@ def check_inputs_written(
             continue
         if not flagged and np.isfinite(given).all():  # (the store gives float64 values)
             continue
-        producer, index = ref_name(fused.data_inputs[position])
-        try:
-            written = replayer.store.tensor("on", producer, "output", index)
-        except MissingEvidence:
-            written = None  # no task or not dumped: nothing to hold the input against
-        if written is None or written.size != given.size:
+        producer, index, written = _written(replayer, sub, position, given.size)
+        if written is None:  # no task or not dumped: nothing to hold the input against
             if position in holding:
                 raise Unverifiable(
                     f"not proven: input {position} of {fused.name} holds what its output holds "
@@ -84,6 +80,21 @@ def check_inputs_written(
             )
     if written_by:
         raise InputsOverwritten(first, written_by)
+
+
+def _written(replayer: Any, sub: Subgraph, position: int, size: int) -> tuple:
+    """(producer, its output index, what it wrote) for input ``position`` of ``sub``'s fused
+    op: the first of its sources (:attr:`.subgraph.Subgraph.sources`, through views) with an
+    output dump of ``size`` values; the direct producer and None when there is none."""
+    sources = sub.sources.get(position) or [ref_name(sub.fused.data_inputs[position])]
+    for producer, index in sources:
+        try:
+            written = replayer.store.tensor("on", producer, "output", index)
+        except MissingEvidence:
+            continue
+        if written.size == size:
+            return producer, index, written
+    return (*sources[0], None)
 
 
 def holding_inputs(replayer: Any, sub: Subgraph) -> frozenset[int]:

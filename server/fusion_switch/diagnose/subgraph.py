@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..readers.graph_model import NO_TASK_TYPES, ref_name
+from ..readers.graph_model import LOCAL_TYPES, NO_TASK_TYPES, ref_name
 
 PASS_THROUGH_TYPES = frozenset({"TransData", "Cast", "TransDataRNN"})
 
@@ -68,6 +68,9 @@ class Subgraph:
     boundary: dict[str, int]  # original tensor -> fused op input index
     outputs: list[tuple[int, str]]  # (fused output index, original tensor it stands for)
     absent: list[str] = field(default_factory=list)  # original names the fusion-off graph lacks
+    # per fused input: the fusion-on ops whose output dump may show what it read (its producer,
+    # then through views GE runs without a task, never dumped, the op behind them)
+    sources: dict[int, list[tuple[str, int]]] = field(default_factory=dict)
 
     @property
     def member_names(self) -> set[str]:
@@ -170,7 +173,18 @@ def build_subgraph(fused: Any, on: GraphIndex, off: GraphIndex) -> Subgraph:
                 "(no _datadump_origin_name)"
             )
         outputs.append((k, origin))
-    return Subgraph(fused, members, boundary, outputs, absent)
+    sources = {p: _sources(ref, on) for p, ref in enumerate(fused.data_inputs)}
+    return Subgraph(fused, members, boundary, outputs, absent, sources)
+
+
+def _sources(ref: str, on: GraphIndex) -> list[tuple[str, int]]:
+    """``ref``'s producer, then, while that is a view (:data:`LOCAL_TYPES`), the op behind it."""
+    found = [ref_name(ref)]
+    while (op := on.ops.get(found[-1][0])) is not None and op.type in LOCAL_TYPES:
+        if not op.data_inputs or len(found) > 16:
+            break
+        found.append(ref_name(op.data_inputs[0]))
+    return found
 
 
 def producers(members: Iterable[Any]) -> set[str]:
