@@ -13,15 +13,32 @@ def one_graph(ops: list[dict]):
     return graph_from_dict({"graph": [{"name": "g", "op": ops}], "name": "g"})
 
 
-def float_desc(shape, origin: str = "") -> dict:
-    """A float32 ND output desc; with ``origin``, the original op output it stands for."""
+def float_desc(shape, origin: str = "", index: int = 0) -> dict:
+    """A float32 ND output desc; with ``origin``, the original op output (``index``) it
+    stands for."""
     attrs = []
     if origin:
         attrs = [
             {"key": "_datadump_origin_name", "value": {"s": origin}},
-            {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+            {"key": "_datadump_origin_output_index", "value": {"i": index}},
         ]
     return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(shape)}, "attr": attrs}
+
+
+def fused_op(inputs, members, output_descs, *, op_type: str = "Fused", ub: bool = False) -> dict:
+    """A fusion-on op named "fused" reading ``inputs``, fused from the original ops
+    ``members`` by pass G (and, with ``ub``, pass_name_ub U), with ``output_descs``."""
+    return {
+        "name": "fused",
+        "type": op_type,
+        "input": list(inputs),
+        "attr": [
+            {"key": "_datadump_original_op_names", "value": {"list": {"s": list(members)}}},
+            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
+            *([{"key": "pass_name_ub", "value": {"s": "U"}}] if ub else []),
+        ],
+        "output_desc": list(output_descs),
+    }
 
 
 def chain(types, shape, outputs, *, prefix: str = "m", ub: bool = True, reads=None):
@@ -37,17 +54,7 @@ def chain(types, shape, outputs, *, prefix: str = "m", ub: bool = True, reads=No
             {"name": name, "type": kind, "input": [source], "output_desc": [float_desc(shape)]}
         )
     names = [op["name"] for op in ops[1:]]
-    fused = {
-        "name": "fused",
-        "type": "Fused",
-        "input": ["x:0"],
-        "attr": [
-            {"key": "_datadump_original_op_names", "value": {"list": {"s": names}}},
-            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
-            *([{"key": "pass_name_ub", "value": {"s": "U"}}] if ub else []),
-        ],
-        "output_desc": [float_desc(shape, o) for o in outputs],
-    }
+    fused = fused_op(["x:0"], names, [float_desc(shape, o) for o in outputs], ub=ub)
     on = GraphIndex.of(one_graph([ops[0], fused]))
     off = GraphIndex.of(one_graph(ops))
     return build_subgraph(on.ops["fused"], on, off), off

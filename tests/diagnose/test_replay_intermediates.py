@@ -17,7 +17,7 @@ from fusion_switch.diagnose.replay_decide import decide
 from fusion_switch.diagnose.replay_kernels import Kernels
 from fusion_switch.diagnose.replay_result import ReplayResult
 from fusion_switch.diagnose.subgraph import GraphIndex, build_subgraph
-from replay_support import MemoryStore, one_graph
+from replay_support import MemoryStore, float_desc, fused_op, one_graph
 
 SHAPE = (4, 64)
 
@@ -46,16 +46,7 @@ def _cancelling_chain():
     """x -> m1 = x + 1000 -> m2 = m1 - 1000 (float16 outputs), fused into one op."""
     x = {"name": "x", "type": "Data", "output_desc": [_desc()]}
     ops = [x, _adds("m1", "x:0", 1000.0), _adds("m2", "m1:0", -1000.0)]
-    fused = {
-        "name": "fused",
-        "type": "Adds",
-        "input": ["x:0"],
-        "attr": [
-            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1", "m2"]}}},
-            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
-        ],
-        "output_desc": [_desc("m2")],
-    }
+    fused = fused_op(["x:0"], ["m1", "m2"], [_desc("m2")], op_type="Adds")
     on = GraphIndex.of(one_graph([x, fused]))
     off = GraphIndex.of(one_graph(ops))
     return build_subgraph(on.ops["fused"], on, off), off
@@ -127,16 +118,7 @@ def test_the_replay_with_the_fused_op_s_own_weights_leaves_out_the_same_rounding
     c = {"name": "c", "type": "Const", "output_desc": [_desc()]}
     m1 = {"name": "m1", "type": "Add", "input": ["x:0", "c:0"], "output_desc": [_desc()]}
     m2 = _adds("m2", "m1:0", -1000.0)
-    fused = {
-        "name": "fused",
-        "type": "Add",
-        "input": ["x:0", "c:0"],
-        "attr": [
-            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1", "m2"]}}},
-            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
-        ],
-        "output_desc": [_desc("m2")],
-    }
+    fused = fused_op(["x:0", "c:0"], ["m1", "m2"], [_desc("m2")], op_type="Add")
     on = GraphIndex.of(one_graph([x, c, fused]))
     off = GraphIndex.of(one_graph([x, c, m1, m2]))
     sub = build_subgraph(on.ops["fused"], on, off)
@@ -241,15 +223,7 @@ def test_an_output_written_over_the_head_of_a_larger_input_is_held_against_the_p
     damaged input agreed with the wrong output."""
     whole, half = (8, 64), (4, 64)
 
-    def desc(shape, origin="", index=0):
-        attrs = []
-        if origin:
-            attrs = [
-                {"key": "_datadump_origin_name", "value": {"s": origin}},
-                {"key": "_datadump_origin_output_index", "value": {"i": index}},
-            ]
-        return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(shape)}, "attr": attrs}
-
+    desc = float_desc
     data = {"name": "x", "type": "Data", "output_desc": [desc(whole)]}
     p = _adds("p", "x:0", 0.0) | {"output_desc": [desc(whole)]}
     m1 = {"name": "m1", "type": "Relu", "input": ["p:0"], "output_desc": [desc(whole)]}
@@ -264,16 +238,7 @@ def test_an_output_written_over_the_head_of_a_larger_input_is_held_against_the_p
             {"key": "num_split", "value": {"i": 2}},
         ],
     }
-    fused = {
-        "name": "fused",
-        "type": "Fused",
-        "input": ["p:0"],
-        "attr": [
-            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1", "m2"]}}},
-            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
-        ],
-        "output_desc": [desc(half, "m2", 0), desc(half, "m2", 1)],
-    }
+    fused = fused_op(["p:0"], ["m1", "m2"], [desc(half, "m2", 0), desc(half, "m2", 1)])
     on = GraphIndex.of(one_graph([data, p, fused]))
     off = GraphIndex.of(one_graph([data, p, m1, m2]))
     sub = build_subgraph(on.ops["fused"], on, off)
@@ -300,28 +265,14 @@ def test_a_constant_input_equal_to_the_output_is_not_taken_as_written_over():
     the right op was unverified. The replay reads constants from fusion off."""
 
     def desc():
-        return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(SHAPE)}, "attr": []}
+        return float_desc(SHAPE)
 
     xs = {"name": "x", "type": "Data", "output_desc": [desc()]}
     a = {"name": "a", "type": "Relu", "input": ["x:0"], "output_desc": [desc()]}
     c = {"name": "c", "type": "Const", "output_desc": [desc()]}
     m1 = {"name": "m1", "type": "Add", "input": ["a:0", "c:0"], "output_desc": [desc()]}
     m2 = {"name": "m2", "type": "Relu", "input": ["m1:0"], "output_desc": [desc()]}
-    out = desc()
-    out["attr"] = [
-        {"key": "_datadump_origin_name", "value": {"s": "m2"}},
-        {"key": "_datadump_origin_output_index", "value": {"i": 0}},
-    ]
-    fused = {
-        "name": "fused",
-        "type": "Fused",
-        "input": ["a:0", "c:0"],
-        "attr": [
-            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1", "m2"]}}},
-            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
-        ],
-        "output_desc": [out],
-    }
+    fused = fused_op(["a:0", "c:0"], ["m1", "m2"], [float_desc(SHAPE, "m2")])
     on = GraphIndex.of(one_graph([xs, a, c, fused]))
     off = GraphIndex.of(one_graph([xs, a, c, m1, m2]))
     sub = build_subgraph(on.ops["fused"], on, off)
@@ -345,30 +296,13 @@ def test_an_input_read_through_a_view_is_held_against_the_op_behind_the_view():
     dumped) of a dumped op gave back its input; no dump of the view showed what it read, and
     it was unverified. The op behind the view wrote those values."""
 
-    def desc(shape, origin=""):
-        attrs = []
-        if origin:
-            attrs = [
-                {"key": "_datadump_origin_name", "value": {"s": origin}},
-                {"key": "_datadump_origin_output_index", "value": {"i": 0}},
-            ]
-        return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(shape)}, "attr": attrs}
-
+    desc = float_desc
     flat = (SHAPE[0] * SHAPE[1],)
     data = {"name": "x", "type": "Data", "output_desc": [desc(flat)]}
     p = {"name": "p", "type": "Relu", "input": ["x:0"], "output_desc": [desc(flat)]}
     r = {"name": "r", "type": "Reshape", "input": ["p:0"], "output_desc": [desc(SHAPE)]}
     m1 = {"name": "m1", "type": "Relu", "input": ["r:0"], "output_desc": [desc(SHAPE)]}
-    fused = {
-        "name": "fused",
-        "type": "Fused",
-        "input": ["r:0"],
-        "attr": [
-            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1"]}}},
-            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
-        ],
-        "output_desc": [desc(SHAPE, "m1")],
-    }
+    fused = fused_op(["r:0"], ["m1"], [desc(SHAPE, "m1")])
     on = GraphIndex.of(one_graph([data, p, r, fused]))
     off = GraphIndex.of(one_graph([data, p, r, m1]))
     sub = build_subgraph(on.ops["fused"], on, off)

@@ -13,7 +13,7 @@ from fusion_switch.diagnose.replay_kernels import Kernels, Unverifiable
 from fusion_switch.diagnose.rules import FROM_GRAPH, INFERRED, infer_rules, op_rules
 from fusion_switch.diagnose.subgraph import GraphIndex, NotReconstructible, build_subgraph
 from fusion_switch.diagnose.verdict import op_verdict_for_rule
-from replay_support import MemoryStore, float_desc, one_graph
+from replay_support import MemoryStore, float_desc, fused_op, one_graph
 
 
 @pytest.mark.parametrize(
@@ -231,16 +231,7 @@ def _half_chain(tensors):
             "output_desc": [_half(float_desc((4,)))],
         },
     ]
-    fused = {
-        "name": "fused",
-        "type": "Fused",
-        "input": ["x:0"],
-        "attr": [
-            {"key": "_datadump_original_op_names", "value": {"list": {"s": ["m1", "m2"]}}},
-            {"key": "pass_name", "value": {"list": {"s": ["G"]}}},
-        ],
-        "output_desc": [_half(float_desc((4,), "m2"))],
-    }
+    fused = fused_op(["x:0"], ["m1", "m2"], [_half(float_desc((4,), "m2"))])
     on, off = GraphIndex.of(one_graph([ops[0], fused])), GraphIndex.of(one_graph(ops))
     sub = build_subgraph(on.ops["fused"], on, off)
     return measure_one(Replayer(MemoryStore(tensors), off, Kernels()), sub)
