@@ -39,10 +39,10 @@ def not_proven_clean(summary: Mapping[str, Any]) -> bool:
     by_verdict = counts.get("ops_by_verdict") or {}
     diverging = any(by_verdict.get(v) for v in DIVERGING)
     rows_only = "replay" in summary and summary["replay"] is None
-    # outputs diverge and no op is named: an op not dumped may be where the error starts (a
-    # review: the verdict said "not proven clean" and the run exited 0)
     if rows_only and summary.get("ops_with_unjudged_inputs"):  # outputs out of band
         return True
+    # outputs diverge and no op is named: an op not dumped may be where the error starts (a
+    # review: the verdict said "not proven clean" and the run exited 0)
     named = summary.get("unattributed_ops")
     if rows_only and by_verdict.get("propagates") and counts.get("undumped_tasks") and not named:
         return True

@@ -90,11 +90,10 @@ def _channel_disagrees(result: Any, sub: Subgraph, noise: NoiseFloor) -> bool:
     the tolerance per channel while the whole tensor agrees. Never a proof: values cancelling
     within a channel raise a right kernel's score there too (a rule folding weights rounds
     them, and the fusion-off ops that calibrate the tolerance fold nothing)."""
-    members = [(m.type, out_dtype(m, 0)) for m in sub.members]
     wide = [o for o in result.outputs if o.channel is not None]
     if not wide or max(o.channel[0] for o in wide) <= result.tolerance:
         return False
-    tolerance = noise.channel_tolerance(members)
+    tolerance = noise.channel_tolerance(_member_dtypes(sub))
     o = max(wide, key=lambda o: o.channel[0])
     if o.channel[0] <= tolerance:
         return False
@@ -118,4 +117,9 @@ def _channel_disagrees(result: Any, sub: Subgraph, noise: NoiseFloor) -> bool:
 
 def tolerance_of(sub: Subgraph, noise: NoiseFloor) -> float:
     """The tolerance of ``sub``'s replay: the noise floor of its original op types."""
-    return noise.tolerance([(m.type, out_dtype(m, 0)) for m in sub.members])
+    return noise.tolerance(_member_dtypes(sub))
+
+
+def _member_dtypes(sub: Subgraph) -> list[tuple[str, str]]:
+    """(type, output dtype) of ``sub``'s original ops: what the noise floor is kept by."""
+    return [(m.type, out_dtype(m, 0)) for m in sub.members]

@@ -274,9 +274,8 @@ def _rows_verdict_line(
         return f"{HEURISTIC}: {top.rule} ({top.section}) at {top.ops[0]}"
     unjudged = attribution.unjudged_fused_ops()
     if unsure := attribution.ops_with_unjudged_inputs():
-        more = f" and {len(unsure) - 3} more" if len(unsure) > 3 else ""
         line = (
-            f"outputs diverge at {', '.join(unsure[:3])}{more}, whose inputs could not be "
+            f"outputs diverge at {_first_three(unsure)}, whose inputs could not be "
             "compared (no fusion-off tensor): not proven clean (dump the fusion-off run "
             "whole, or run with the replay)"
         )
@@ -312,13 +311,18 @@ def _rows_verdict_line(
 
 def _unjudged_fused_tail(unjudged: Sequence[str]) -> str:
     """What a verdict without a suspect says of fused ops whose outputs nothing judged."""
-    more = f" and {len(unjudged) - 3} more" if len(unjudged) > 3 else ""
-    named = ", ".join(unjudged[:3]) + more
     return (
-        f"; {len(unjudged)} fused op(s) whose outputs could not be judged ({named}: no "
+        f"; {len(unjudged)} fused op(s) whose outputs could not be judged "
+        f"({_first_three(unjudged)}: no "
         "fusion-off tensor to compare with, a size other than fusion off's, or NaN in every "
         "metric; see their rows): not proven clean"
     )
+
+
+def _first_three(names: Sequence[str]) -> str:
+    """``names``, the first three of them and how many more."""
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return ", ".join(names[:3]) + more
 
 
 def channel_disagreements(attribution: Attribution) -> list[dict]:
