@@ -73,11 +73,34 @@ def test_a_disagreeing_build_is_not_used(monkeypatch):
         def extremes(real, replay):
             return (0.0, 1.0)
 
+        @staticmethod
+        def channel_extremes(real, replay, outer, channels, inner, spread, top):
+            return False
+
     monkeypatch.setattr(noise, "_rounding", Wrong)
     monkeypatch.setattr(noise, "_COMPILED_STATE", [])
     assert not noise.compiled_in_use()
     x = np.array([1.0 + 2.0**-20])
     assert noise.round_to(x, "DT_FLOAT16")[0] == 1.0  # rounded by the numpy path
+
+
+def test_a_build_with_wrong_channel_extremes_is_not_used(monkeypatch):
+    built = noise._rounding
+
+    class WrongChannels:
+        round_float32 = staticmethod(built.round_float32)
+        round_bits = staticmethod(built.round_bits)
+        extremes = staticmethod(built.extremes)
+
+        @staticmethod
+        def channel_extremes(real, replay, outer, channels, inner, spread, top):
+            done = built.channel_extremes(real, replay, outer, channels, inner, spread, top)
+            top[...] *= 2.0  # every channel's largest value doubled
+            return done
+
+    monkeypatch.setattr(noise, "_rounding", WrongChannels)
+    monkeypatch.setattr(noise, "_COMPILED_STATE", [])
+    assert not noise.compiled_in_use()
 
 
 patterns = st.integers(0, 2**64 - 1).map(lambda k: np.array([k], np.uint64).view(np.float64)[0])
@@ -155,6 +178,21 @@ def test_the_loops_refuse_what_they_cannot_read():
         r.round_bits(np.ones(6)[::2], np.empty(3), 11, 2.0**-14)
     with pytest.raises(TypeError, match="takes 2 arguments"):
         r.extremes(np.ones(2))
+    spread, top = np.empty(3), np.empty(3)
+    with pytest.raises(ValueError, match="extents"):
+        r.channel_extremes(np.ones(12), np.ones(12), 2, 3, 3, spread, top)
+    with pytest.raises(ValueError, match="extents"):
+        r.channel_extremes(np.ones(12), np.ones(12), 4, 3, 1, np.empty(2), np.empty(2))
+    with pytest.raises(ValueError, match="extents"):
+        r.channel_extremes(np.ones(0), np.ones(0), 0, 3, 0, spread, top)
+    with pytest.raises((ValueError, OverflowError)):
+        r.channel_extremes(np.ones(12), np.ones(12), -4, 3, 1, spread, top)
+    frozen = np.empty(3)
+    frozen.flags.writeable = False
+    with pytest.raises((BufferError, ValueError)):
+        r.channel_extremes(np.ones(12), np.ones(12), 4, 3, 1, spread, frozen)
+    with pytest.raises(TypeError, match="takes 7 arguments"):
+        r.channel_extremes(np.ones(2), np.ones(2))
 
 
 @pytest.fixture(scope="module")
@@ -185,8 +223,24 @@ def test_the_portable_build_gives_the_same_bits(portable, n):
     assert built.round_float32(x, a) == portable.round_float32(x, b)
     assert same_bits(a, b)
     assert built.extremes(x, y) == portable.extremes(x, y)
+    for channels in (c for c in (1, 3, 16, n) if n % c == 0):
+        for inner in (1, n // channels):
+            outer = n // channels // inner
+            spreads, tops = (
+                (np.empty(channels), np.empty(channels)),
+                (
+                    np.empty(channels),
+                    np.empty(channels),
+                ),
+            )
+            assert built.channel_extremes(x, y, outer, channels, inner, spreads[0], tops[0])
+            assert portable.channel_extremes(x, y, outer, channels, inner, spreads[1], tops[1])
+            assert same_bits(*spreads) and same_bits(*tops)
     y[n // 2] = math.nan
     assert built.extremes(x, y) is None and portable.extremes(x, y) is None
+    one = (np.empty(1), np.empty(1))
+    assert not built.channel_extremes(x, y, n, 1, 1, *one)
+    assert not portable.channel_extremes(x, y, 1, 1, n, *one)
 
 
 ZERO_D = [0.1, 2.5, -0.0, 1e-310, math.inf, -math.inf, math.nan, 1e39, 65520.0]
@@ -215,3 +269,45 @@ def test_rounding_to_an_integer_dtype_out_of_its_range_warns_nothing():
         warnings.simplefilter("error")
         rounded = noise.round_to(x, "DT_INT32")
     assert rounded[2] == 3.0 and rounded[3] == 0.0
+
+
+channel_layouts = st.sampled_from(["NCHW", "NHWC", "ND", "NCDHW", "NDHWC"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    fmt=channel_layouts,
+    dtype=st.sampled_from(DTYPES),
+)
+def test_channel_scores_give_the_numpy_numbers_on_any_pattern(data, fmt, dtype):
+    """The per-channel extremes in one pass of ``_rounding.c`` (channels first, in the middle
+    and last) against numpy's reductions over the other axes, on any float64 patterns: the
+    scores' bytes are equal, and None (a value not finite on one side only) in both."""
+    ndim = {"NCHW": 4, "NHWC": 4, "NCDHW": 5, "NDHWC": 5}.get(fmt) or data.draw(st.integers(2, 4))
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim)))
+    size = math.prod(shape)
+    elements = patterns | ordinary
+    real = np.array(data.draw(st.lists(elements, min_size=size, max_size=size)), np.float64)
+    replay = np.array(data.draw(st.lists(elements, min_size=size, max_size=size)), np.float64)
+    if data.draw(st.booleans()):  # mostly close values: the common case
+        replay = real + replay * 1e-3
+    real, replay = real.reshape(shape), replay.reshape(shape)
+    axis = noise.channel_axis(fmt, ndim)
+    with np.errstate(all="ignore"):
+        got = noise.channel_scores(real, replay, dtype, axis)
+        expected = numpy_only(noise.channel_scores, real, replay, dtype, axis)
+    assert (got is None) == (expected is None)
+    if got is not None:
+        assert same_bits(got, expected)
+
+
+def test_channel_scores_of_views_and_other_dtypes_take_the_numpy_path():
+    x = np.linspace(-3, 3, 2 * 3 * 4 * 5).reshape(2, 3, 4, 5) ** 3
+    y = x * (1 + 1e-4)
+    view = x.transpose(0, 2, 3, 1)  # not contiguous
+    assert noise._compiled_channel_extremes(view, y.transpose(0, 2, 3, 1), 3) is None
+    assert noise._compiled_channel_extremes(x.astype(np.float32), y, 1) is None
+    for real, replay, axis in ((view, y.transpose(0, 2, 3, 1), 3), (x.astype(np.float32), y, 1)):
+        got = noise.channel_scores(real, replay, "DT_FLOAT16", axis)
+        assert same_bits(got, numpy_only(noise.channel_scores, real, replay, "DT_FLOAT16", axis))

@@ -9,7 +9,7 @@
  *   - rounding to fewer significant bits (fp16, bf16) is the integer arithmetic of
  *     noise._round_bits on the float64 bit patterns;
  *   - the score's extremes are maxima of |real - replay| and |replay|, float64 subtractions in
- *     any order (a maximum does not depend on it).
+ *     any order (a maximum does not depend on it), over the whole tensor or channel by channel.
  *
  * Whatever these loops do not cover they decline (return False or None) and the caller takes the
  * numpy path for the whole tensor: a value out of float32's normal range, a zero/subnormal/
@@ -214,11 +214,91 @@ done:
     return result;
 }
 
+/* Per channel of a (outer, channels, inner) array: the largest |real - replay| and |replay|,
+ * as bit patterns (see largest_parts). Each channel's maxima start at 0 in `spread`/`top`. */
+VECTOR_CLONES
+static void channel_parts(const double *real, const double *replay, Py_ssize_t outer,
+                          Py_ssize_t channels, Py_ssize_t inner, int64_t *spread, int64_t *top)
+{
+    for (Py_ssize_t o = 0; o < outer; o++) {
+        const double *r = real + o * channels * inner, *p = replay + o * channels * inner;
+        if (inner == 1) { /* channels last: one value per channel, the loop runs across them */
+            for (Py_ssize_t c = 0; c < channels; c++) {
+                double difference = fabs(r[c] - p[c]), magnitude = fabs(p[c]);
+                int64_t d, m;
+                memcpy(&d, &difference, sizeof d);
+                memcpy(&m, &magnitude, sizeof m);
+                spread[c] = d > spread[c] ? d : spread[c];
+                top[c] = m > top[c] ? m : top[c];
+            }
+            continue;
+        }
+        for (Py_ssize_t c = 0; c < channels; c++) {
+            int64_t largest_difference = spread[c], largest_replay = top[c];
+            const double *rc = r + c * inner, *pc = p + c * inner;
+            for (Py_ssize_t i = 0; i < inner; i++) {
+                double difference = fabs(rc[i] - pc[i]), magnitude = fabs(pc[i]);
+                int64_t d, m;
+                memcpy(&d, &difference, sizeof d);
+                memcpy(&m, &magnitude, sizeof m);
+                largest_difference = d > largest_difference ? d : largest_difference;
+                largest_replay = m > largest_replay ? m : largest_replay;
+            }
+            spread[c] = largest_difference;
+            top[c] = largest_replay;
+        }
+    }
+}
+
+PyDoc_STRVAR(channel_extremes_doc,
+             "channel_extremes(real, replay, outer, channels, inner, spread, top) -> bool\n\n"
+             "real and replay: float64 arrays of outer * channels * inner values, read as "
+             "(outer, channels, inner); writes each channel's max |real - replay| into spread "
+             "and max |replay| into top (float64 arrays of `channels` values). False, with "
+             "spread and top unspecified, when a difference or a value is not finite.");
+
+static PyObject *channel_extremes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Vector vec[4] = {{0}};
+    PyObject *result = NULL;
+    Py_ssize_t outer, channels, inner;
+    if (check_count(nargs, 7, "channel_extremes") < 0 || get_pair(args, vec, 0) < 0) goto done;
+    if ((outer = PyLong_AsSsize_t(args[2])) < 0 || (channels = PyLong_AsSsize_t(args[3])) < 0 ||
+        (inner = PyLong_AsSsize_t(args[4])) < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "negative extent");
+        goto done;
+    }
+    if (get_doubles(args[5], &vec[2], 1) < 0 || get_doubles(args[6], &vec[3], 1) < 0) goto done;
+    Py_ssize_t n = vec[0].view.len / 8;
+    if (channels == 0 || vec[2].view.len / 8 != channels || vec[3].view.len / 8 != channels ||
+        inner == 0 || outer == 0 || n / channels / inner != outer || n % (channels * inner)) {
+        PyErr_SetString(PyExc_ValueError, "the extents do not match the arrays");
+        goto done;
+    }
+    int64_t *spread = vec[2].view.buf, *top = vec[3].view.buf;
+    memset(spread, 0, channels * sizeof *spread);
+    memset(top, 0, channels * sizeof *top);
+    channel_parts(vec[0].view.buf, vec[1].view.buf, outer, channels, inner, spread, top);
+    int finite = 1;
+    for (Py_ssize_t c = 0; c < channels; c++) {
+        double d, m;
+        memcpy(&d, &spread[c], sizeof d);
+        memcpy(&m, &top[c], sizeof m);
+        finite &= d <= DBL_MAX && m <= DBL_MAX;
+    }
+    result = PyBool_FromLong(finite);
+done:
+    release(vec, 4);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"round_float32", (PyCFunction)(void (*)(void))round_float32, METH_FASTCALL,
      round_float32_doc},
     {"round_bits", (PyCFunction)(void (*)(void))round_bits, METH_FASTCALL, round_bits_doc},
     {"extremes", (PyCFunction)(void (*)(void))extremes, METH_FASTCALL, extremes_doc},
+    {"channel_extremes", (PyCFunction)(void (*)(void))channel_extremes, METH_FASTCALL,
+     channel_extremes_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -213,6 +213,44 @@ def channel_scores(
     50% error under it (a review)."""
     if real.shape != replay.shape or real.ndim < 2 or real.size == 0:
         return None
+    parts = _compiled_channel_extremes(real, replay, axis) if compiled_in_use() else None
+    if parts is not None:
+        spread, top = parts
+    else:
+        spread, top = _channel_extremes(real, replay, axis)
+        if spread is None:
+            return None
+    largest = float(top.max())
+    held = max(_SMALLEST_NORMAL.get(dtype, 2.0**-126), (largest or 1.0) / CHANNEL_GAIN)
+    return spread / np.maximum(top, held) / floor_of(dtype)
+
+
+def _compiled_channel_extremes(
+    real: np.ndarray, replay: np.ndarray, axis: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each channel's largest difference and replay magnitude in one pass of ``_rounding.c``;
+    None when a value is not finite (the numpy path sorts that out) or the arrays are not
+    contiguous float64."""
+    if real.dtype != np.float64 or replay.dtype != np.float64:
+        return None
+    if not (real.flags.c_contiguous and replay.flags.c_contiguous):
+        return None
+    channels = real.shape[axis]
+    inner = math.prod(real.shape[axis + 1 :])
+    outer = math.prod(real.shape[:axis])
+    if channels == 0 or inner == 0 or outer == 0:
+        return None
+    spread, top = np.empty(channels), np.empty(channels)
+    if not _rounding.channel_extremes(real, replay, outer, channels, inner, spread, top):
+        return None
+    return spread, top
+
+
+def _channel_extremes(
+    real: np.ndarray, replay: np.ndarray, axis: int
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """:func:`_compiled_channel_extremes` by numpy, values not finite alike on both sides left
+    out; (None, None) where one side only is not finite, or a difference overflows."""
     others = tuple(a for a in range(real.ndim) if a != axis)
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.subtract(real, replay)
@@ -222,15 +260,13 @@ def channel_scores(
     if not (np.isfinite(spread).all() and np.isfinite(top).all()):
         alike = np.isfinite(real) & np.isfinite(replay)
         if not np.array_equal(real[~alike], replay[~alike], equal_nan=True):
-            return None
+            return None, None
         diff[~alike] = 0.0
         spread = diff.max(axis=others)
         top = np.where(alike, np.abs(replay), 0.0).max(axis=others)
         if not (np.isfinite(spread).all() and np.isfinite(top).all()):  # an overflow
-            return None
-    largest = float(top.max())
-    held = max(_SMALLEST_NORMAL.get(dtype, 2.0**-126), (largest or 1.0) / CHANNEL_GAIN)
-    return spread / np.maximum(top, held) / floor_of(dtype)
+            return None, None
+    return spread, top
 
 
 def worst_channel(scores: Sequence[float] | np.ndarray) -> tuple[float, int]:
@@ -343,6 +379,29 @@ def _agrees_with_numpy() -> bool:
                 continue
             if not finite or parts != (float(np.abs(x - y).max()), float(np.abs(y).max())):
                 return False
+            if not _channels_agree(x, y):
+                return False
+    return True
+
+
+def _channels_agree(x: np.ndarray, y: np.ndarray) -> bool:
+    """``_rounding.channel_extremes`` against numpy on ``x`` and ``y`` laid out as one, two and
+    (where the size splits) three channels, the channels first, in the middle and last."""
+    n = x.size
+    layouts = [((n, 1), 0), ((1, n), 1), ((n, 1, 1), 1), ((1, 1, n), 1), ((1, n, 1), 2)]
+    if n % 3 == 0:
+        layouts += [((n // 3, 3), 1), ((3, n // 3), 0), ((1, 3, n // 3), 1)]
+    for shape, axis in layouts:
+        parts = _compiled_channel_extremes(x.reshape(shape), y.reshape(shape), axis)
+        spread, top = _channel_extremes(x.reshape(shape), y.reshape(shape), axis)
+        if parts is None:
+            if spread is not None and np.isfinite(x).all() and np.isfinite(y).all():
+                return False
+            continue
+        if spread is None or parts[0].tobytes() != spread.tobytes():
+            return False
+        if not np.array_equal(parts[1], top):  # numpy's top may be -0.0 where ours is 0.0
+            return False
     return True
 
 
