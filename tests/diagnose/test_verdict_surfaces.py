@@ -222,3 +222,36 @@ def test_a_clean_run_with_ops_no_kernel_covers_is_green_and_lists_them(tmp_path)
     report = (tmp_path / "out" / "report.html").read_text()
     assert done.returncode == 0 and _green(tmp_path / "out")
     assert "<h2>Not proven" in report and "unverified" in report.split("<h2>Not proven")[1]
+
+
+def test_a_summary_from_before_the_replay_is_applied_by_neither_apply_nor_the_editor(tmp_path):
+    """A ``last-compare.json`` written before the replay existed lists suspects without a
+    verdict (kept across an upgrade). `apply` counted them heuristic and refused them, while
+    the editor's applySuspects took a missing verdict for a proof and switched the rule off (a
+    review)."""
+    old = {
+        "suspects": [
+            {"rule": "SoftmaxFusionPass", "section": "GraphFusion", "ops": ["softmax_1"]},
+        ]
+    }
+    assert [v.verdict for v in rule_verdicts(old)] == ["heuristic"]
+    for summary in (old, annotate.compact_summary(old)):
+        assert annotate.suspects(summary) == []
+        assert annotate.suspect_changes(summary) == []
+        assert annotate.suspect_changes(summary, include_unverified=True) == [
+            ("GraphFusion", "SoftmaxFusionPass", "off")
+        ]
+        doc = cfg.parse(json.dumps({"Switch": {"GraphFusion": {"SoftmaxFusionPass": "on"}}}))
+        codes = {f.code for f in annotate.findings(doc, summary)}
+        assert codes == {annotate.UNVERIFIED_CODE}, codes
+    cfg_path = tmp_path / "fusion_switch.cfg"
+    cfg_path.write_text('{"Switch": {"GraphFusion": {"SoftmaxFusionPass": "on"}}}\n')
+    summary_path = tmp_path / "summary.json"
+    summary_path.write_text(json.dumps(old))
+    done = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "apply", str(summary_path), str(cfg_path), "--yes"],
+        capture_output=True,
+        text=True,
+    )
+    assert "SoftmaxFusionPass" in done.stdout + done.stderr
+    assert '"SoftmaxFusionPass": "on"' in cfg_path.read_text()

@@ -25,6 +25,7 @@ SUMMARY = {
         {
             "rule": "ConvBatchnormFusionPass",
             "section": "GraphFusion",
+            "verdict": "introduces",
             "ops": ["conv_bn", "conv_bn2"],
             "score": 1.5,
             "evidence": [
@@ -37,7 +38,13 @@ SUMMARY = {
                 }
             ],
         },
-        {"rule": "TbeCommonRules0FusionPass", "section": "UBFusion", "ops": ["x"], "evidence": []},
+        {
+            "rule": "TbeCommonRules0FusionPass",
+            "section": "UBFusion",
+            "verdict": "introduces",
+            "ops": ["x"],
+            "evidence": [],
+        },
     ],
     "harmless_rules": [{"rule": "AvgPoolFusionPass", "section": "GraphFusion", "ops": 2}],
     "ops": [{"op": "conv_bn"}],
@@ -209,6 +216,7 @@ def test_infinite_metrics_show_as_inf_in_messages_hovers_lenses_and_hints() -> N
     suspect = {
         "rule": "ConvBatchnormFusionPass",
         "section": "GraphFusion",
+        "verdict": "introduces",
         "ops": ["conv_bn"],
         "score": BIG,
         "evidence": [{"op": "conv_bn", "type": "Conv2D", "inputs": [], "outputs": [output]}],
