@@ -138,3 +138,35 @@ def test_a_damaged_history_is_a_clear_error_not_a_traceback(tmp_path):
     done = fs("apply", summary_with_verdicts(tmp_path), cfg, "--yes")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "index.json" in done.stderr
+
+
+def test_a_rule_name_that_would_write_another_line_is_refused(tmp_path):
+    """A summary naming "FooFusionPass:on\\nALL" (verdict introduces) made `apply` write
+    "FooFusionPass:on" and "ALL:off" into a line-format cfg, and `check` passed it; `off` took
+    the same name from the command line (a review)."""
+    cfg = tmp_path / "lines.cfg"
+    original = b"ConvBatchnormFusionPass:on\nSoftmaxFusionPass:on\n"
+    cfg.write_bytes(original)
+    out = tmp_path / "out"
+    out.mkdir()
+    hostile = [
+        "FooFusionPass:on\nALL",
+        "Foo\rBar",
+        "ALL",
+        'Foo"Bar',
+        "",
+    ]
+    for name in hostile:
+        rule = {"rule": name, "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
+        (out / "summary.json").write_text(json.dumps({"rules": [rule]}))
+        done = fs("apply", out, cfg, "--yes", "--include-unverified")
+        assert cfg.read_bytes() == original, (name, done.stdout, done.stderr)
+        assert done.returncode != 0 or not name, (name, done.stdout, done.stderr)
+        if name:
+            assert "not a rule name" in done.stderr, (name, done.stderr)
+    for name in ("GraphFusion:Foo:on\nALL", "UBFusion:ALL", "Foo Bar"):
+        done = fs("off", cfg, name)
+        assert done.returncode == 2 and "not a rule name" in done.stderr, (name, done.stderr)
+        assert cfg.read_bytes() == original
+    assert fs("off", cfg, "GraphFusion:My-Custom.Pass_2").returncode == 0  # custom names
+    assert b"My-Custom.Pass_2:off" in cfg.read_bytes()

@@ -267,3 +267,18 @@ def test_rules_not_proven_keep_their_order_and_say_an_assumed_section() -> None:
     assert [u["rule"] for u in found] == ["TbeMyFusionPass", "B"]
     message = annotate.unverified_message(found[0])
     assert "The section is assumed: the graph names TbeMyFusionPass without" in message, message
+
+
+def test_a_summary_naming_no_rule_offers_the_editor_nothing_to_write() -> None:
+    """A summary whose rule name holds ':' and a line break made apply write 'ALL:off' into a
+    line-format cfg (a review); the editor offers no change, fix or finding for it either."""
+    hostile = "FooFusionPass:on\nALL"
+    for verdict in ("introduces", "heuristic"):
+        summary = {"suspects": [{"rule": hostile, "section": "GraphFusion", "verdict": verdict}]}
+        assert annotate.suspects(summary) == [] and annotate.unverified(summary) == []
+        assert annotate.suspect_changes(summary, include_unverified=True) == []
+        doc = cfg.parse("ConvBatchnormFusionPass:on\n")
+        assert annotate.findings(doc, summary) == []
+    doc = cfg.parse("ConvBatchnormFusionPass:on\n")
+    assert cfg.set_switches(doc, [("GraphFusion", hostile, "off")]) == []
+    assert cfg.set_switches(doc, [("GraphFusion", "ALL", "off")]) == []

@@ -14,6 +14,21 @@ from .model import Edit, Span
 from .tree import CfgDocument, Member, ObjectNode, StringNode, top_level_member
 
 _INDENTED_LINE = re.compile(r"^([ \t]+)\S", re.M)
+ALL = "ALL"
+_NOT_IN_NAMES = frozenset(':"\\')
+
+
+def is_rule_name(name: object) -> bool:
+    """A name one switch can be written for: printable, without spaces, ``:``, quotes or
+    backslashes, and not ``ALL``, which switches a whole section. A name with ``:`` and a line
+    break, written into the ``Rule:on`` line format, added other switches (a review: a summary
+    naming "Foo:on\\nALL" switched all fusion off)."""
+    return (
+        isinstance(name, str)
+        and bool(name)
+        and name != ALL
+        and all(c.isprintable() and not c.isspace() and c not in _NOT_IN_NAMES for c in name)
+    )
 
 
 @dataclass
@@ -140,8 +155,11 @@ def set_switches(doc: CfgDocument, changes: Sequence[tuple[str, str, str]]) -> l
     """Edits that set (or add) each `(section, rule, "on"|"off")` under Switch.
 
     Keeps every other entry and the file's layout; creates the section or Switch when missing.
-    Returns [] when the document is too broken to edit safely.
+    Returns [] when the document is too broken to edit safely, or a rule is not
+    :func:`is_rule_name`.
     """
+    if any(not is_rule_name(rule) for _, rule, _ in changes):
+        return []  # callers refuse such names first (with a message); this is the last guard
     return set_values(doc, [(s, r, json.dumps(v)) for s, r, v in changes])
 
 

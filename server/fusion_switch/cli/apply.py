@@ -50,6 +50,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"fusion-switch apply: {exc}", file=sys.stderr)
         return 2
     verdicts = rule_verdicts(summary)
+    hostile = [v for v in verdicts if not switching.is_rule_name(v.rule)]
+    if hostile:  # a damaged or hand-made summary: none of it is applied
+        for v in hostile:
+            print(
+                f"fusion-switch apply: {summary_path} names {v.rule!r} ({v.section}): "
+                f"{switching.NOT_A_RULE_NAME}; nothing was changed",
+                file=sys.stderr,
+            )
+        return 2
     chosen = [v for v in verdicts if v.proven or args.include_unverified]
     skipped = [v for v in verdicts if v not in chosen]
     for v in skipped:

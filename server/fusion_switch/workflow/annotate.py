@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalogue.rules import CANNOT_SWITCH_OFF
-from ..cfg.edits import set_switches
+from ..cfg.edits import is_rule_name, set_switches
 from ..cfg.model import Edit, Finding, Fix, Span
 from ..cfg.tree import CfgDocument, ObjectNode, StringNode
 from ..diagnose.exit_status import not_proven_clean
@@ -89,7 +89,7 @@ def suspects(summary: dict) -> list[dict]:
         s
         for s in summary.get("suspects") or []
         if isinstance(s, dict)
-        and isinstance(s.get("rule"), str)
+        and is_rule_name(s.get("rule"))
         and _verdict(s, summary) == "introduces"
     ]
 
@@ -113,7 +113,7 @@ def unverified(summary: dict) -> list[dict]:
         u
         for u in [*(summary.get("unverified_rules") or []), *(summary.get("suspects") or [])]
         if isinstance(u, dict)
-        and isinstance(u.get("rule"), str)
+        and is_rule_name(u.get("rule"))
         and _verdict(u, summary) in NOT_PROVEN
     ]
     first: dict[tuple, dict] = {}

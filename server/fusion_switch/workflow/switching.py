@@ -12,8 +12,13 @@ from dataclasses import dataclass
 
 from ..catalogue import SECTIONS, Catalogue
 from ..catalogue.rules import CANNOT_SWITCH_OFF
+from ..cfg.edits import is_rule_name
 
 Change = tuple[str, str, str]  # (section, rule, "on" | "off")
+NOT_A_RULE_NAME = (
+    "not a rule name (no spaces, ':', quotes, backslashes or control characters; a whole "
+    "section is switched with 'off --all')"
+)
 
 
 @dataclass
@@ -37,6 +42,9 @@ def resolve_rules(names: Iterable[str], catalogue: Catalogue, value: str) -> Res
     for raw in names:
         section, name = split_name(raw.strip())
         if not name:
+            continue
+        if not is_rule_name(name):
+            problems.append(f"{name!r}: {NOT_A_RULE_NAME}")
             continue
         if section is not None:
             sections = [section]
