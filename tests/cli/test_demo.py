@@ -30,7 +30,7 @@ def test_demo_runs_the_workflow_and_names_the_injected_rule(tmp_path):
     assert f"report:  {tmp_path / 'result' / 'report.html'}" in out
     assert (tmp_path / "result" / "report.html").is_file()
     # 4. a fusion_switch.cfg that switches the guilty rule off, and is accepted
-    cfg = json.loads((tmp_path / "fusion_switch.cfg").read_text())
+    cfg = json.loads((tmp_path / "case" / "fusion_switch.cfg").read_text())
     assert cfg == {"Switch": {"GraphFusion": {"AConv2dMulFusion": "off"}, "UBFusion": {}}}
     assert "check: no errors" in out
     assert "OK: the top suspect AConv2dMulFusion is the injected rule" in out
@@ -70,3 +70,27 @@ def test_demo_with_another_fault(tmp_path):
 )
 def test_caret_lines(text, start, end, expected):
     assert caret_lines(text, start, end) == expected
+
+
+def test_demo_leaves_a_fusion_switch_cfg_in_its_folder_alone(tmp_path):
+    """`demo --out DIR` wrote DIR/fusion_switch.cfg, through a link to a team's shared file,
+    with no history (a review). It writes into its generated case's folder, never through a
+    link."""
+    shared = tmp_path / "shared_team.cfg"
+    shared.write_text('{"Switch": {"GraphFusion": {"MyRule": "off"}}}\n')
+    before = shared.read_bytes()
+    out = tmp_path / "job"
+    out.mkdir()
+    (out / "fusion_switch.cfg").symlink_to(shared)
+    command = [sys.executable, "-m", "fusion_switch", "demo", "--out", str(out), "--no-progress"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert shared.read_bytes() == before
+    assert (out / "fusion_switch.cfg").is_symlink()
+    assert "AConv2dMulFusion" in (out / "case" / "fusion_switch.cfg").read_text()
+    # a link planted where the demo writes is refused, not followed
+    (out / "case" / "fusion_switch.cfg").unlink()
+    (out / "case" / "fusion_switch.cfg").symlink_to(shared)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert shared.read_bytes() == before
+    assert result.returncode == 2 and "cannot write" in result.stderr, result.stderr

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -102,6 +103,14 @@ def guilty_cfg(rule: str, section: str) -> str:
     return format_document(parse(text)) or text + "\n"
 
 
+def _write_own_file(path: Path, text: str) -> None:
+    """``text`` into ``path``, never through a symbolic link (ELOOP then)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def run(args: argparse.Namespace) -> int:
     from ..cfg import Context, analyse
     from ..synth.generator import generate_case
@@ -169,9 +178,19 @@ def run(args: argparse.Namespace) -> int:
         out.write("\nno suspect found: the demo expected one\n")
         return 1
     top = suspects[0]
-    cfg_path = root / "fusion_switch.cfg"
+    # in the generated case's folder, which is the demo's own: --out may be a folder holding
+    # the user's fusion_switch.cfg, or a link to one (a review: the demo overwrote it)
+    cfg_path = root / "case" / "fusion_switch.cfg"
     text = guilty_cfg(top["rule"], top["section"])
-    cfg_path.write_text(text, encoding="utf-8")
+    try:
+        _write_own_file(cfg_path, text)
+    except OSError as exc:
+        print(
+            f"fusion-switch demo: error: cannot write {cfg_path}: {exc.strerror or exc}; "
+            "pick another --out folder",
+            file=sys.stderr,
+        )
+        return 2
     problems = [f for f in analyse(text, Context()).findings if f.severity == "error"]
     out.write(f"\n== 4. {cfg_path} switches the suspect off ==\n{text}")
     out.write("check: " + ("no errors\n" if not problems else f"{len(problems)} error(s)\n"))
