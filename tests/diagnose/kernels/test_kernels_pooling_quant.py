@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fusion_switch.diagnose.kernels import lookup
 from kernel_check import check, refuses, run
 
 X44 = np.arange(16.0).reshape(1, 1, 4, 4)  # rows 0-3, 4-7, 8-11, 12-15
@@ -190,3 +191,31 @@ def test_global_average_pool_refuses_a_channels_last_input():
     a channels-last one is not replayed (unverified), never replayed wrong."""
     refuses("GlobalAveragePool", [np.ones((1, 2, 2, 2))], {}, "NHWC", format="NHWC")
     check("GlobalAveragePool", [X44], {}, [[[[7.5]]]], format="NCHW")
+
+
+@pytest.mark.parametrize("op", ["AscendDequant", "AscendRequant"])
+def test_dequant_scales_go_along_the_channels_of_the_layout(op):
+    """``deq_scale``/``req_scale`` hold one value per channel C (GE's quantize_ops.h: format
+    NC1HWC0). The kernels applied them along axis 1 whatever the layout: an NHWC (TensorFlow)
+    conv output with H == C was silently scaled along H (a review)."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(-100, 100, (1, 4, 5, 4)).astype(np.float64)  # NHWC, H == C
+    s = np.array([1e-2, 2e-2, 4e-2, 8e-2])
+    per_c = x * s.reshape(1, 1, 1, 4)
+    expected = per_c if op == "AscendDequant" else np.clip(np.rint(per_c), -128, 127)
+    np.testing.assert_array_equal(run(op, [x, s], {}, format="NHWC")[0], expected)
+    nchw = x.transpose(0, 3, 1, 2)
+    np.testing.assert_array_equal(
+        run(op, [nchw, s], {}, format="NCHW")[0], expected.transpose(0, 3, 1, 2)
+    )
+    matmul = rng.integers(-100, 100, (2, 3, 4)).astype(np.float64)  # [B, M, N], ND: along N
+    got = run(op, [matmul, s], {}, format="ND")[0]
+    scaled = matmul * s
+    np.testing.assert_array_equal(got, scaled if op == "AscendDequant" else np.rint(scaled))
+    refuses(op, [x, s], {}, "layout", format="NC1HWC0")
+
+
+def test_conv2d_compress_is_not_replayed_as_conv2d():
+    """Conv2DCompress reads (x, filter_compress, compress_index, bias, offset_w): registered as
+    Conv2D, its compress index was added as the bias and the bias never read (a review)."""
+    assert lookup("Conv2DCompress") is None

@@ -1,4 +1,5 @@
-"""Convolution: Conv2D (and its weight-compressed twin Conv2DCompress).
+"""Convolution: Conv2D. (Conv2DCompress reads its inputs in another order and compressed
+weights: it has no kernel, so its fused ops are unverified.)
 
 Semantics from GE's op definition ``REG_OP(Conv2D)`` in ``nn_calculation_ops.h``
 (mindspore-ai/graphengine, ``third_party/fwkacllib/inc/ops/nn_calculation_ops.h``): inputs
@@ -150,7 +151,7 @@ def _im2col_product(win: np.ndarray, wg: np.ndarray, groups: int, cg: int) -> np
     return np.concatenate([wg[g] @ cols[g] for g in range(groups)])
 
 
-@kernel("Conv2D", "Conv2DCompress", attrs=CONV_ATTRS, layout_sensitive=True)
+@kernel("Conv2D", attrs=CONV_ATTRS, layout_sensitive=True)
 def conv2d(
     inputs,
     *,

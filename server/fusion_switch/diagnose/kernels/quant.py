@@ -6,7 +6,8 @@ Source: GE's op definitions in ``quantize_ops.h`` of mindspore-ai/graphengine
   ``offset`` required floats, ``sqrt_mode`` (scale applied twice) false, ``round_mode`` one of
   Round (to nearest, ties to even, C ``rint``), Floor, Ceil, Trunc; ``dst_type`` 2 (int8) or
   29 (int4, saturated to [-8, 7]).
-- ``REG_OP(AscendDequant)``: y = x * deq_scale (per channel, axis 1 of NCHW), twice with
+- ``REG_OP(AscendDequant)``: y = x * deq_scale (per channel C: axis 1 of NCHW, the last
+  axis of NHWC and ND), twice with
   ``sqrt_mode``, then ReLU with ``relu_flag``; output dtype ``dtype`` (rounding is the caller's).
 - ``REG_OP(AscendRequant)``: y = round(x * req_scale) saturated to int8, ReLU with ``relu_flag``.
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import as_bool, as_float, as_int, need
+from .common import as_bool, as_float, as_int, channel_axis, need
 from .registry import KernelError, kernel
 
 _ROUND = {"round": np.rint, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}
@@ -48,12 +49,24 @@ def unpack_scale(v: np.ndarray, name: str) -> np.ndarray:
     return words.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
-def _per_channel(x: np.ndarray, s: np.ndarray, name: str) -> np.ndarray:
+def _per_channel(x: np.ndarray, s: np.ndarray, name: str, format: str | None) -> np.ndarray:
+    """``s`` shaped to scale ``x`` along its channels: axis 1 of NCHW (and when the layout is
+    not known), the last axis of NHWC and ND (a matmul's output features). The scales hold one
+    value per C (GE: NC1HWC0); taken along axis 1 of an NHWC tensor with H == C they scaled
+    rows (a review)."""
     if s.size == 1:
         return s.reshape(())
-    if x.ndim < 2 or x.shape[1] != s.size:
-        raise KernelError(f"input {name} has {s.size} values for x {x.shape} (channel axis 1)")
-    return s.reshape((1, s.size) + (1,) * (x.ndim - 2))
+    fmt = "NCHW" if format is None else str(format).upper()
+    if fmt not in ("NCHW", "NHWC", "ND"):
+        raise KernelError(f"input x has layout {format}; {name} is replayed on NCHW, NHWC or ND")
+    axis = channel_axis(fmt, x.ndim)
+    if x.ndim < 2 or x.shape[axis] != s.size:
+        raise KernelError(
+            f"input {name} has {s.size} values for x {x.shape} ({fmt}: channel axis {axis})"
+        )
+    shape = [1] * x.ndim
+    shape[axis] = s.size
+    return s.reshape(shape)
 
 
 @kernel("AscendQuant", attrs=("scale", "offset", "sqrt_mode", "round_mode", "dst_type"))
@@ -73,10 +86,11 @@ def ascend_quant(
     return [np.clip(y, *lo_hi)]
 
 
-@kernel("AscendDequant", attrs=("sqrt_mode", "relu_flag", "dtype"))
-def ascend_dequant(inputs, *, sqrt_mode=False, relu_flag=False, dtype=0):
+@kernel("AscendDequant", attrs=("sqrt_mode", "relu_flag", "dtype"), layout_sensitive=True)
+def ascend_dequant(inputs, *, format=None, sqrt_mode=False, relu_flag=False, dtype=0):
     x = need(inputs, 0, "x")
-    s = _per_channel(x, unpack_scale(need(inputs, 1, "deq_scale"), "deq_scale"), "deq_scale")
+    scale = unpack_scale(need(inputs, 1, "deq_scale"), "deq_scale")
+    s = _per_channel(x, scale, "deq_scale", format)
     if as_bool(sqrt_mode, "sqrt_mode"):
         s = s * s
     y = x * s
@@ -87,10 +101,11 @@ def ascend_dequant(inputs, *, sqrt_mode=False, relu_flag=False, dtype=0):
     return [y]
 
 
-@kernel("AscendRequant", attrs=("relu_flag",))
-def ascend_requant(inputs, *, relu_flag=False):
+@kernel("AscendRequant", attrs=("relu_flag",), layout_sensitive=True)
+def ascend_requant(inputs, *, format=None, relu_flag=False):
     x = need(inputs, 0, "x")
-    s = _per_channel(x, unpack_scale(need(inputs, 1, "req_scale"), "req_scale"), "req_scale")
+    scale = unpack_scale(need(inputs, 1, "req_scale"), "req_scale")
+    s = _per_channel(x, scale, "req_scale", format)
     y = x * s
     if as_bool(relu_flag, "relu_flag"):
         y = np.maximum(y, 0.0)
