@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..readers.graph_model import LOCAL_TYPES
 from .json_numbers import json_number
 from .noise import NoiseFloor
 from .replay_kernels import out_dtype
@@ -73,6 +74,17 @@ def decide(
             return
         evidence["same_weights_shown_by"] = shown
     if worst > result.tolerance:
+        unchecked = _uncalibrated(sub, noise)
+        if unchecked:
+            result.verdict = UNVERIFIED
+            result.reason = (
+                f"not proven: the replay disagrees (score {worst:.3g}, tolerance "
+                f"{result.tolerance:.3g}), but no fusion-off op of this run checked the kernel "
+                f"of {', '.join(f'{t} ({d})' for t, d in unchecked)} against its own dump: a "
+                "kernel computing otherwise than the device (an approximated function, a "
+                "float16 step) gives this too. Dump the fusion-off run's ops of that type"
+            )
+            return
         result.verdict = INTRODUCES
         return
     if _channel_disagrees(result, sub, noise):
@@ -113,6 +125,17 @@ def _channel_disagrees(result: Any, sub: Subgraph, noise: NoiseFloor) -> bool:
         "nothing either way"
     )
     return True
+
+
+def _uncalibrated(sub: Subgraph, noise: NoiseFloor) -> list[tuple[str, str]]:
+    """(type, dtype) of ``sub``'s computing ops that no noise sample measured: the tolerance
+    trusts their kernels fully (a review: a right op was proven where none was dumped). Views
+    GE runs without a task are never dumped, and move values only."""
+    unchecked = []
+    for key in dict.fromkeys(_member_dtypes(sub)):
+        if key[0] not in LOCAL_TYPES and noise.level(*key) is None:
+            unchecked.append(key)
+    return unchecked
 
 
 def tolerance_of(sub: Subgraph, noise: NoiseFloor) -> float:
