@@ -5,12 +5,14 @@ First checks that the job is good with all fusion off and bad with the configura
 then searches (workflow/bisect.py), writing a configuration per trial (the CFG itself, or a copy
 per trial substituted for `{cfg}` in CMD when -j > 1). Ends with CFG switching off exactly the
 guilty rules, recorded in the edit history (restorable). A journal next to CFG lets an
-interrupted run continue with --resume; the CFG is put back as it was when the run stops.
+interrupted run continue with --resume; the CFG is put back as it was when the run stops. A
+save of CFG while the bisection runs is never overwritten: it is recorded in the history, and
+the bisection stops (workflow/bisect_guard.py).
 
 Exit status: 0 guilty rules found and switched off; 1 the job is already good (nothing to
 find); 2 bad input or a trial that cannot be judged; 3 fusion is not the cause (bad with all
 fusion off), the cause is not among the candidates, or the results contradict each other;
-130 interrupted (resume with --resume).
+130 interrupted (resume with --resume). A stop for a save of CFG meanwhile is 2.
 """
 
 from __future__ import annotations
@@ -225,6 +227,7 @@ class Bisect:
                     "; if you edited it since, delete "
                     f"{jpath} and start a new bisection"
                 )
+            self._keep_in_history(cfg)
         else:
             if jpath.exists():
                 raise BadInput(
@@ -245,8 +248,12 @@ class Bisect:
         except ValueError as exc:
             if not args.resume:
                 journal.remove()
+            self._forget_start()
             raise BadInput(f"{cfg.path}: cannot switch rules in it: {exc}") from None
+        from ..workflow.bisect_guard import CfgGuard, EditedMeanwhile
         from ..workflow.trials import Runner
+
+        self.guard = CfgGuard(cfg.path, journal.base)
 
         self.runner = Runner(self.command, self.judge, args.repeat, args.timeout)
         # SIGHUP: the terminal or the SSH session closed; not under nohup, which ignores it
@@ -257,21 +264,26 @@ class Bisect:
         previous = {s: signal.signal(s, _interrupt) for s in stops}
         try:
             return self._bisect()
+        except EditedMeanwhile as edited:
+            self.runner.stop()
+            return self._stopped_by(edited)
         except KeyboardInterrupt:
             self.runner.stop()
-            self._put_base_back()
-            self._say(
-                f"interrupted after {self.count} trials; the configuration is as before. "
-                f"Continue with: fusion-switch bisect {cfg.path} --resume ... (same options)"
-            )
+            if self._put_back_or_say():
+                self._say(
+                    f"interrupted after {self.count} trials; the configuration is as before. "
+                    f"Continue with: fusion-switch bisect {cfg.path} --resume ... (same options)"
+                )
             return 130
         except BaseException:
             self.runner.stop()
-            self._put_base_back()
+            self._put_back_or_say()
             raise
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
+            self.runner.close()
+            self._remove_trial_copies()
 
     def _keep_in_history(self, cfg) -> None:
         """The file as the bisection found it, a version of its history: its trials write
@@ -367,9 +379,9 @@ class Bisect:
             return self._finish_without(NOT_FUSION, f"{exc} [{names}]")
         except TrialError as exc:
             self.runner.stop()
-            self._put_base_back()
             print(f"fusion-switch bisect: {exc}", file=sys.stderr)
             print("  (the journal is kept: fix it and continue with --resume)", file=sys.stderr)
+            self._put_base_back()
             return 2
         used = self.search.trials
         limit = bound(n, len(guilty), self.args.jobs)
@@ -420,7 +432,6 @@ class Bisect:
         confirmation) a run of its own."""
         from ..workflow.bisect_journal import logs_dir
         from ..workflow.safe_files import atomic_write_bytes, ensure_private_dir
-        from ..workflow.state_dir import state_dir
 
         results: list[bool | None] = []
         todo = []
@@ -440,20 +451,33 @@ class Bisect:
         logs = ensure_private_dir(logs_dir(self.cfg.path))
 
         def one(slot: int, label: str, text: str, number: int):
-            if self.args.jobs > 1:
-                folder = state_dir(self.cfg.path) / f"{self.cfg.path.name}.bisect-trials"
-                folder = ensure_private_dir(folder / f"slot-{slot}")
+            data = _encode(text, self.journal.base)
+            log = logs / f"trial-{number:03d}"
+            if self.args.jobs > 1:  # a copy of its own: the user's file is not written
+                folder = ensure_private_dir(self._trial_copies() / f"slot-{slot}")
                 path = folder / self.cfg.path.name
-            else:
-                path = self.cfg.path
-            atomic_write_bytes(path, _encode(text, self.journal.base))
-            return self.runner.run(path, logs / f"trial-{number:03d}")
+                atomic_write_bytes(path, data)
+                return self.runner.run(path, log)
+            # the file itself, unless the user saved it since it was last written; a trial
+            # whose file changed while it ran ran with the user's file: it does not count
+            self.guard.write(data, f"before trial {number}")
+            result = self.runner.run(self.cfg.path, log)
+            self.guard.check(f"while trial {number} ran", number)
+            return result
+
+        def take(index: int, label: str, result) -> None:
+            self.count += 1
+            self.times.append(result.seconds)
+            if result.runs:
+                self.last_log = result.runs[-1]["log"]
+            self.journal.add(keys[index], label, result)
+            self._progress(label, result, resumed=False)
+            results[index] = result.bad
 
         numbers = list(range(self.count + 1, self.count + 1 + len(todo)))
         if len(todo) == 1 or self.args.jobs <= 1:
-            outcomes = [
-                one(0, lbl, txt, num) for (_, lbl, txt), num in zip(todo, numbers, strict=True)
-            ]
+            for (index, label, text), number in zip(todo, numbers, strict=True):
+                take(index, label, one(0, label, text, number))
         else:
             with ThreadPoolExecutor(max_workers=self.args.jobs) as pool:
                 futures = [
@@ -465,15 +489,30 @@ class Bisect:
                 except BaseException:
                     self.runner.stop()
                     raise
-        for (index, label, _), result in zip(todo, outcomes, strict=True):
-            self.count += 1
-            self.times.append(result.seconds)
-            if result.runs:
-                self.last_log = result.runs[-1]["log"]
-            self.journal.add(keys[index], label, result)
-            self._progress(label, result, resumed=False)
-            results[index] = result.bad
+            for (index, label, _), result in zip(todo, outcomes, strict=True):
+                take(index, label, result)
         return [bool(r) for r in results]
+
+    def _trial_copies(self) -> Path:
+        from ..workflow.state_dir import state_dir
+
+        return state_dir(self.cfg.path) / f"{self.cfg.path.name}.bisect-trials"
+
+    def _remove_trial_copies(self) -> None:
+        """The copies -j's trials ran with (a resumed run writes each again): only what the
+        bisection wrote there goes, and the folders once empty."""
+        folder = self._trial_copies()
+        if folder.is_symlink() or not folder.is_dir():
+            return
+        for slot in folder.glob("slot-*"):
+            if slot.is_symlink() or not slot.is_dir():
+                continue
+            with contextlib.suppress(OSError):
+                (slot / self.cfg.path.name).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                slot.rmdir()
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
     def _progress(self, label: str, result, resumed: bool) -> None:
         verdict = "bad" if result.bad else "good"
@@ -504,20 +543,15 @@ class Bisect:
 
     # ----------------------------------------------------------------- endings
 
-    def _put_base_back(self) -> None:
-        import os
-
-        from ..workflow.safe_files import atomic_write_bytes
-
-        base = getattr(getattr(self, "journal", None), "base", b"\0")
-        if base == b"\0":
+    def _put_base_back(self, found: str = "") -> None:
+        """The file as the bisection found it. A save made meanwhile is not overwritten: it
+        is kept, recorded, and EditedMeanwhile raised (``found``: what the bisection had
+        found, said with it)."""
+        guard = getattr(self, "guard", None)
+        if guard is None:
             return
         try:
-            if base is None:
-                if self.cfg.path.exists():
-                    os.unlink(self.cfg.path)
-            elif self.cfg.path.exists() is False or self.cfg.path.read_bytes() != base:
-                atomic_write_bytes(self.cfg.path, base)
+            put_back = guard.put_back(self.journal.base)
         except OSError as exc:
             print(
                 f"fusion-switch bisect: cannot put {self.cfg.path} back: {exc}; its content "
@@ -525,7 +559,40 @@ class Bisect:
                 file=sys.stderr,
             )
             return
+        if not put_back:
+            guard.edited.found = guard.edited.found or found
+            raise guard.edited
         self._forget_start()
+
+    def _put_back_or_say(self) -> bool:
+        """Put the file back as the bisection stops anyway; False (said) when a save of the
+        user's was found there and kept."""
+        from ..workflow.bisect_guard import EditedMeanwhile
+
+        try:
+            self._put_base_back()
+        except EditedMeanwhile as edited:
+            self._say(self._edited_message(edited))
+            return False
+        return True
+
+    def _stopped_by(self, edited) -> int:
+        message = self._edited_message(edited)
+        self._say(message)
+        self._emit(
+            {
+                "status": "edited",
+                "exit": 2,
+                "message": message,
+                "guilty": [],
+                "version": edited.version,
+            }
+        )
+        return 2
+
+    def _edited_message(self, edited) -> str:
+        start = getattr(self, "start_version", None)
+        return edited.advice(self.journal.path, start.number if start is not None else None)
 
     def _forget_start(self) -> None:
         """The file is as it was: the version kept at the start (for a SIGKILL) goes, so
@@ -539,7 +606,7 @@ class Bisect:
                 History(self.cfg.path).forget(start)
 
     def _finish_without(self, code: int, message: str) -> int:
-        self._put_base_back()
+        self._put_base_back(found=message)
         self.journal.remove()
         print(f"fusion-switch bisect: {message}.", file=sys.stderr)
         self._emit({"status": "no-result", "exit": code, "message": message, "guilty": []})
@@ -549,10 +616,10 @@ class Bisect:
         from ..workflow import switching
         from ..workflow.changes import read_cfg, write_change
 
-        self._put_base_back()
+        names = ", ".join(f"{r} ({s})" for s, r in guilty)
+        self._put_base_back(found=f"guilty: {names}")
         base_cfg = read_cfg(self.cfg.path, must_exist=False)
         final = switching.switched_text(self.base_text, [(s, r, "off") for s, r in guilty])
-        names = ", ".join(f"{r} ({s})" for s, r in guilty)
         version = write_change(
             base_cfg,
             _encode(final, self.journal.base),
@@ -585,6 +652,9 @@ class Bisect:
                 "search_trials": used,
                 "bound": limit,
                 "version": version.number if version else None,
+                # every text the trials wrote to CFG: an editor that reloaded one is told
+                # from one holding text the user typed
+                "trial_digests": sorted(self.guard.texts),
             }
         )
         return 0

@@ -2,7 +2,8 @@
 
 The command runs in its own process group (so that stopping a trial also stops everything the
 job started: launchers, data loader workers, the compiler), with its output going to a log file
-kept next to the configuration. `{cfg}` in the command is replaced by the trial's configuration
+kept next to the configuration. The keeper (bisect_keeper.py) ends those groups when the
+bisection itself is killed. `{cfg}` in the command is replaced by the trial's configuration
 path, which is also in the environment as FUSION_SWITCH_CFG.
 
 Judging: a run is bad when it exits non-zero; with a metric (a regular expression whose first
@@ -24,6 +25,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .bisect_keeper import Keeper
 
 OUTPUT_READ_LIMIT = 8 * 1024 * 1024  # tail of the log searched for the metric
 KILL_GRACE = 3.0
@@ -133,6 +136,11 @@ class Runner:
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen] = set()
         self.stopped = False
+        self.keeper = Keeper()  # ends the running trials if this process is killed
+
+    def close(self) -> None:
+        """No more trials: the keeper ends."""
+        self.keeper.close()
 
     def argv(self, cfg: Path) -> list[str]:
         return [part.replace(CFG, os.fspath(cfg)) for part in self.command]
@@ -177,6 +185,7 @@ class Runner:
         argv = self.argv(cfg)
         start = time.monotonic()
         timed_out = False
+        self.keeper.start()
         with open(log, "wb") as out:
             try:
                 process = subprocess.Popen(
@@ -189,6 +198,7 @@ class Runner:
                 )
             except OSError as exc:
                 raise TrialError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+            self.keeper.watch(process.pid)  # its group: the job's own, of its first process's id
             with self._lock:
                 self._running.add(process)
             try:
@@ -209,6 +219,7 @@ class Runner:
                 _kill_group(process, signal.SIGKILL)  # leftovers of a finished job
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(KILL_GRACE)  # reap it, also when interrupted
+                self.keeper.forget(process.pid)
         if self.stopped:
             raise KeyboardInterrupt
         return code, time.monotonic() - start, timed_out

@@ -7,7 +7,9 @@ shell does; `{cfg}` is the trial's configuration), one of `rules` (list) / `fusi
 (path) / `allFired`, and optionally `repeat`, `metric` + `threshold`, `lowerIsBetter`,
 `jobs`, `resume`, `timeout` (seconds a run may take). The bisection rewrites the file on
 disk, so the document must be saved first; at the end the editor's text is brought to what
-the bisection wrote (recorded in the shared history, restorable).
+the bisection wrote (recorded in the shared history, restorable). Text typed into the buffer
+meanwhile (not saved) is recorded in that history before the result replaces it; the text the
+bisection started from, or a trial's file the editor reloaded from disk, is not.
 """
 
 from __future__ import annotations
@@ -183,7 +185,7 @@ async def bisect(ls: FusionSwitchServer, params: dict):
         raise CommandError(f"fusion-switch: cannot read {cfg_path} after bisect: {exc}") from None
     current = ls.state.documents.get(doc.uri)
     if current is not None and current.text != final:
-        await replace_text(ls, current, final, "Fusion Switch: bisection result")
+        await _bring_to_result(ls, current, cfg_path, on_disk, final, outcome.result)
     guilty = outcome.result.get("guilty", [])
     names = ", ".join(f"{g['rule']} ({g['section']})" for g in guilty)
     show(
@@ -198,6 +200,36 @@ async def bisect(ls: FusionSwitchServer, params: dict):
         "bound": outcome.result.get("bound"),
         "version": outcome.result.get("version"),
     }
+
+
+async def _bring_to_result(ls, doc, cfg_path, started: str, final: str, result: dict) -> None:
+    """The buffer brought to the bisection's result. Its text is the file the bisection
+    started from, or a trial's the editor reloaded from disk (each trial writes the file),
+    unless the user typed into it meanwhile: that text is recorded first (a review: it was
+    replaced and lost)."""
+    from ...workflow.safe_files import digest
+    from .editing import _recorded_replace
+
+    text = doc.text
+    trials = result.get("trial_digests") or ()
+    if (
+        text == started.removeprefix("\ufeff")
+        or digest(text.encode("utf-8", "surrogatepass")) in trials
+    ):
+        await replace_text(ls, doc, final, "Fusion Switch: bisection result")
+        return
+    try:
+        await _recorded_replace(
+            ls,
+            doc,
+            cfg_path,
+            final,
+            "Fusion Switch: bisection result",
+            kind="edit",
+            why="text typed while a bisection ran, replaced by its result",
+        )
+    except CommandError as exc:  # not recorded, or the editor refused: the text stays
+        show(ls, f"{exc} The bisection's result is in the file on disk.", types.MessageType.Warning)
 
 
 @recipe_command(CANCEL_BISECT)
