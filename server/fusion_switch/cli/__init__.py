@@ -61,9 +61,18 @@ EDITOR_SERVE = (["serve"], ["serve", "--stdio"])
 LARGE_HEAP = ("compare",)
 
 
+# Sub-commands that write the user's configuration (workflow.changes): stopped by SIGTERM or
+# SIGHUP (the terminal or the SSH session closed) while they write, they must end as on
+# Ctrl-C, their temporary file removed and the history's pending version dropped, where the
+# default action killed them on the spot (a review: a temp file left beside the cfg for good).
+CFG_WRITERS = ("off", "on", "apply", "restore")
+
 # Sub-commands for which SIGTERM raises (cli.interrupts) from the first moment, before their
 # module is even imported: their clean-up stops workers and removes temporary files.
-TERMINATE_AS_INTERRUPT = ("compare",)
+TERMINATE_AS_INTERRUPT = ("compare", *CFG_WRITERS)
+
+# ... and SIGHUP as well (HungUp, exit 129), unless it is ignored (nohup).
+HANGUP_AS_INTERRUPT = CFG_WRITERS
 
 
 # Sub-commands that compare in one process per core: BLAS loads with one thread in each (its
@@ -87,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     if command in ONE_BLAS_THREAD:
         one_blas_thread()
     if command in TERMINATE_AS_INTERRUPT:
-        from .interrupts import terminate_as_interrupt
+        from .interrupts import hangup_as_interrupt, terminate_as_interrupt
 
-        with terminate_as_interrupt():
+        with terminate_as_interrupt(), hangup_as_interrupt(command in HANGUP_AS_INTERRUPT):
             return _interruptible(lambda: _run_command(argv, command))
     return _interruptible(lambda: _run_command(argv, command))
 

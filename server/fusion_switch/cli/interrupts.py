@@ -1,5 +1,6 @@
-"""SIGTERM as Ctrl-C: an exception the command's clean-up handles (stop workers, remove
-temporary files, print why, exit 143), instead of a silent death that leaves them behind.
+"""SIGTERM (and, for the commands writing the user's cfg, SIGHUP) as Ctrl-C: an exception the
+command's clean-up handles (stop workers, remove temporary files, print why, exit 143 or 129),
+instead of a silent death that leaves them behind.
 
 Light on purpose: ``cli.main`` installs it before it imports the sub-command it runs, so a
 SIGTERM in the first milliseconds is handled as well as one in the middle of the work.
@@ -20,7 +21,8 @@ class Terminated(KeyboardInterrupt):
 
 
 def interrupt_status(stop: BaseException) -> int:
-    """The exit status of an interrupt: 143 for SIGTERM (:class:`Terminated`), 130 for Ctrl-C."""
+    """The exit status of an interrupt: 143 for SIGTERM (:class:`Terminated`), 129 for SIGHUP
+    (:class:`HungUp`), 130 for Ctrl-C."""
     return getattr(stop, "exit_status", 130)
 
 
@@ -65,6 +67,36 @@ def terminate_as_interrupt() -> Iterator[None]:
             _DROPPED.clear()
         sys.unraisablehook = printing
         signal.signal(signal.SIGTERM, previous)
+
+
+class HungUp(KeyboardInterrupt):
+    """SIGHUP, handled like Ctrl-C, with the status a shell gives a process SIGHUP ended."""
+
+    exit_status = 129
+
+
+def _raise_hung_up(signum, frame) -> None:
+    raise HungUp()
+
+
+@contextlib.contextmanager
+def hangup_as_interrupt(active: bool = True) -> Iterator[None]:
+    """Inside the block SIGHUP (the terminal or the SSH session closed) raises :class:`HungUp`
+    in the main thread, unless it is ignored (``nohup``: the command is meant to outlive the
+    terminal) or ``active`` is False."""
+    hangup = getattr(signal, "SIGHUP", None)
+    if not active or hangup is None or signal.getsignal(hangup) is signal.SIG_IGN:
+        yield
+        return
+    try:
+        previous = signal.signal(hangup, _raise_hung_up)
+    except ValueError:  # not the main thread: signals are handled there only
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(hangup, previous)
 
 
 class Interrupts:

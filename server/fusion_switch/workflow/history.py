@@ -15,6 +15,16 @@ index recorded: anything else in that folder (a planted file, a symlink, an edit
 is refused with a message saying so. A configuration that did not exist before a change is
 recorded as absent; restoring that version removes the file.
 
+A change we write ourselves (`record(..., then=write)`) is entered in the index as *pending*
+before anything else, its previous bytes saved next, then the file written, and the mark
+taken off. So a process stopped anywhere (SIGKILL, a full disk, a power cut) leaves an index
+that says what happened: a pending version is listed only when the configuration does not
+hold the bytes from before it any more (it holds what the change wrote, or later edits: the
+change is then kept, its previous bytes being the user's); while the file still holds those
+bytes, it is not listed, and the next change under the lock drops it with its file. An
+interrupt (Ctrl-C; SIGTERM and SIGHUP, which the command line makes one) drops it at once.
+Indexes without the mark (every earlier version's) read as before.
+
 The old single backup (`<cfg>.before-all-off.json`, kept by earlier versions) is read once and
 turned into the first version.
 """
@@ -22,6 +32,7 @@ turned into the first version.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -31,11 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .safe_files import (
+    Owner,
     UnsafePath,
     atomic_write_bytes,
-    atomic_write_text,
     digest,
     ensure_private_dir,
+    owner_of,
     read_regular,
 )
 from .state_dir import state_dir
@@ -71,6 +83,7 @@ class Version:
     why: str
     at: float
     rules: tuple[str, ...] = ()
+    pending: bool = False  # its change is being written (or a process died writing it)
 
     @property
     def when(self) -> str:
@@ -87,7 +100,7 @@ class Version:
         return digest(data).startswith(self.after_digest) and len(self.after_digest) >= 16
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "version": self.number,
             "file": self.file,
             "digest": self.digest,
@@ -99,6 +112,9 @@ class Version:
             "at": self.at,
             "rules": list(self.rules),
         }
+        if self.pending:
+            out["pending"] = True
+        return out
 
     @classmethod
     def from_json(cls, obj: dict) -> Version:
@@ -113,6 +129,7 @@ class Version:
             why=str(obj.get("why", "")),
             at=float(obj.get("at", 0.0)),
             rules=tuple(str(r) for r in obj.get("rules") or ()),
+            pending=obj.get("pending") is True,
         )
 
 
@@ -122,6 +139,9 @@ class History:
 
     cfg_path: Path
     _migrated: bool = field(default=False, repr=False)
+    _lock_depth: int = field(default=0, init=False, repr=False, compare=False)
+    # who the history's files belong to while the lock is held (owner_of; None: the creator)
+    _owner: Owner | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.cfg_path = Path(os.path.abspath(self.cfg_path))
@@ -140,7 +160,7 @@ class History:
         """Recorded versions, oldest first. A missing index means no history (after migrating
         an old all-off backup, when there is one)."""
         self._migrate_old_backup()
-        return self._read_index()
+        return self._shown(self._read_index())
 
     def latest(self) -> Version | None:
         found = self.versions()
@@ -221,7 +241,8 @@ class History:
         ``then`` writes `after`, under the history's lock, once the file is found to hold
         `before` still (else :class:`Changed`; nothing recorded or written): a user's save
         between the read and the write, or another command's change, is never overwritten.
-        When it raises, the version is dropped again."""
+        The version is pending until ``then`` returns (see the module's notes); when it
+        raises, the version is dropped again, unless the file holds `after` all the same."""
         if who not in WHO:
             raise ValueError(f"who must be one of {WHO}")
         with self._locked():
@@ -232,12 +253,11 @@ class History:
                     "run the command again"
                 )
             self._migrate_old_backup()
-            versions = self._read_index()
+            found = self._read_index()
+            versions = self._settled(found)  # the lock is ours: no writer of a pending is alive
+            dropped = {v.file for v in found} - {v.file for v in versions}
             number = versions[-1].number + 1 if versions else 1
-            name = None
-            if before is not None:
-                name = f"v{number:04d}.before"
-                atomic_write_bytes(self.folder / name, before, mode=0o600)
+            name = None if before is None else f"v{number:04d}.before"
             version = Version(
                 number=number,
                 file=name,
@@ -249,15 +269,92 @@ class History:
                 why=why,
                 at=time.time(),
                 rules=tuple(rules),
+                pending=then is not None,
             )
-            self._write_index([*versions, version])
-            if then is not None:
+            if then is None:  # the editor writes: its previous bytes first, then the index
+                self._write_before(name, before)
                 try:
-                    then()
+                    self._write_index([*versions, version])
                 except BaseException:
-                    self._drop(version)
+                    self._remove(name)
                     raise
-            return version
+                self._remove(*dropped - {name})
+                return version
+            self._write_index([*versions, version])  # pending: listed once the file changed
+            self._remove(*dropped - {name})
+            try:
+                self._write_before(name, before)
+                then()
+            except BaseException:
+                self._abandon(version)
+                raise
+            self._commit(version)
+            return dataclasses.replace(version, pending=False)
+
+    def _write_before(self, name: str | None, before: bytes | None) -> None:
+        if name is not None and before is not None:
+            atomic_write_bytes(self.folder / name, before, mode=0o600, owner=self._owner)
+
+    def _remove(self, *names: str | None) -> None:
+        """Remove these version files (None: no file); the index names none of them."""
+        for name in names:
+            if name:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.folder / name)
+
+    def _commit(self, version: Version) -> None:
+        """Take the pending mark off `version` (its change is written). Where the index cannot
+        be written (a full disk), the mark stays: the file holding the change lists it."""
+        with contextlib.suppress(OSError, HistoryError):
+            self._write_index(
+                [
+                    dataclasses.replace(v, pending=False) if v.number == version.number else v
+                    for v in self._read_index()
+                ]
+            )
+
+    def _abandon(self, version: Version) -> None:
+        """`version`'s change failed or was interrupted: drop it and its file, unless the file
+        holds its change all the same (then it is kept). Never raises: where the index cannot
+        be written, the pending mark keeps the version unlisted while the file is as before."""
+        try:
+            if version.wrote(self._on_disk()):
+                self._commit(version)
+                return
+            versions = self._read_index()
+            if versions and versions[-1].number == version.number:
+                self._write_index(versions[:-1])
+                self._remove(version.file)
+        except (OSError, HistoryError):
+            pass
+
+    def _shown(self, versions: list[Version]) -> list[Version]:
+        """`versions` as listed: a pending one only when its change was written."""
+        if not any(v.pending for v in versions):
+            return versions
+        return [v for v in versions if not v.pending or self._was_written(v)]
+
+    def _settled(self, versions: list[Version]) -> list[Version]:
+        """`versions` with every pending one decided for good (under the lock, its writer
+        gone): kept as written, or dropped."""
+        return [
+            dataclasses.replace(v, pending=False)
+            for v in versions
+            if not v.pending or self._was_written(v)
+        ]
+
+    def _was_written(self, version: Version) -> bool:
+        """Whether a pending version's change may have been written: the file no longer holds
+        the bytes from before it (it holds the change, or later edits, or cannot be read)."""
+        try:
+            now = read_regular(self.cfg_path)
+        except FileNotFoundError:
+            return version.file is not None
+        except (OSError, UnsafePath):
+            return True
+        if version.file is None:
+            return True
+        return digest(now) != version.digest
 
     def _on_disk(self) -> bytes | None:
         try:
@@ -314,23 +411,41 @@ class History:
             "config": self.cfg_path.name,
             "versions": [v.to_json() for v in versions],
         }
-        atomic_write_text(self.index_path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+        text = json.dumps(payload, ensure_ascii=False, indent=1) + "\n"
+        atomic_write_bytes(self.index_path, text.encode("utf-8"), owner=self._owner)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        """One writer at a time (the editor and a terminal may record at once)."""
-        ensure_private_dir(self.folder)
+        """One writer at a time (the editor and a terminal may record at once). Taken again
+        inside (the old backup's migration within `record`), it is already held: a second
+        ``flock`` on a new descriptor of the same file waited for the first for ever."""
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        owner = owner_of(self.cfg_path)  # run as root: the configuration's owner's history
+        ensure_private_dir(self.folder, owner)
         fd = os.open(
             self.folder / ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600
         )
         try:
+            if owner is not None and (os.fstat(fd).st_uid, os.fstat(fd).st_gid) != owner:
+                with contextlib.suppress(OSError):
+                    os.fchown(fd, *owner)
             try:
                 import fcntl
 
                 fcntl.flock(fd, fcntl.LOCK_EX)
             except ImportError:  # pragma: no cover - not POSIX
                 pass
-            yield
+            self._lock_depth, self._owner = 1, owner
+            try:
+                yield
+            finally:
+                self._lock_depth, self._owner = 0, None
         finally:
             os.close(fd)
 
@@ -353,7 +468,7 @@ class History:
             number = versions[-1].number + 1 if versions else 1
             before = text.encode("utf-8", "surrogatepass")
             name = f"v{number:04d}.before"
-            atomic_write_bytes(self.folder / name, before, mode=0o600)
+            self._write_before(name, before)
             version = Version(
                 number=number,
                 file=name,
@@ -365,7 +480,11 @@ class History:
                 why="all fusion off (from the backup kept by an earlier fusion-switch)",
                 at=saved_at,
             )
-            self._write_index([*versions, version])
+            try:
+                self._write_index([*versions, version])
+            except BaseException:
+                self._remove(name)
+                raise
             with contextlib.suppress(OSError):
                 old.unlink()
 

@@ -1,14 +1,27 @@
 """Writing and reading files next to the user's configuration without ever following a link
 someone planted there, and without leaving half a file behind.
 
-Writes go to a temp file created exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`) in the same folder,
-then `os.replace` onto the target: the rename replaces a planted symlink itself instead of
-writing through it. Reads of our own state use `O_NOFOLLOW` and insist on a regular file.
+A file is written unnamed in its folder (Linux's ``O_TMPFILE``, as `compare.result_csv` writes
+its CSV), then linked to a hidden temporary name and renamed onto the target: a process killed
+even by SIGKILL while it writes leaves nothing, as the kernel frees a file that has no name
+(only a kill between the link and the rename, two system calls, could leave that name). Where
+the kernel or the file system cannot make an unnamed file (NFS, other systems), or ``/proc`` is
+not there to link it, the temp file is created exclusively (``O_CREAT|O_EXCL|O_NOFOLLOW``)
+under that name and removed on any error or interrupt. The rename replaces a planted symlink
+itself instead of writing through it. Reads of our own state use ``O_NOFOLLOW`` and insist on a
+regular file.
+
+The replacement keeps the owner, group and mode of the file it replaces (set on the temp file
+before the rename; a user who may not give the file its group, EPERM, leaves that to the
+system, root never does). A file the user may not write (read-only; for root: no write bit at
+all) or one with other hard links (a rename would split them) is refused with
+:class:`NotReplaceable`, saying what to do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import secrets
@@ -18,10 +31,21 @@ from pathlib import Path
 STATE_DIR_NAME = ".fusion-switch"  # as state_dir.py names it
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
+_TMPFILE = getattr(os, "O_TMPFILE", 0)  # 0: write the named temp file at once
+
+Owner = tuple[int, int]  # (uid, gid)
 
 
 class UnsafePath(OSError):
     """A path we refuse to use (a symlink where we keep state, not a regular file, ...)."""
+
+
+class NotReplaceable(PermissionError):
+    """A file we must not replace: read-only for the user, or one of several hard links. Its
+    ``strerror`` says why and what to do."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(errno.EACCES, why, str(path))
 
 
 def digest(data: bytes) -> str:
@@ -29,9 +53,33 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def ensure_private_dir(path: Path) -> Path:
+def _euid() -> int:
+    geteuid = getattr(os, "geteuid", None)
+    return geteuid() if geteuid is not None else -1
+
+
+def owner_of(cfg_path: Path) -> Owner | None:
+    """Who the state we create for `cfg_path` should belong to: when we run as root (sudo), the
+    configuration's owner (the folder's, while the file does not exist), so that its user can
+    still read the history and restore; None otherwise (files are the creator's, as usual)."""
+    if _euid() != 0:
+        return None
+    try:
+        st = os.lstat(cfg_path)
+        if not stat.S_ISREG(st.st_mode):
+            st = os.stat(Path(cfg_path).parent)
+    except OSError:
+        try:
+            st = os.stat(Path(cfg_path).parent)
+        except OSError:
+            return None
+    return None if st.st_uid == 0 else (st.st_uid, st.st_gid)
+
+
+def ensure_private_dir(path: Path, owner: Owner | None = None) -> Path:
     """Create `path` (and missing parents) as needed; refuse a symlink or a non-folder there,
-    so that state is never written through a planted link."""
+    so that state is never written through a planted link. ``owner``: given to the folders
+    this call creates (see :func:`owner_of`)."""
     if STATE_DIR_NAME in path.parts:  # no link anywhere from the state folder down
         for p in [path, *path.parents]:
             if p.is_symlink():
@@ -45,11 +93,15 @@ def ensure_private_dir(path: Path) -> Path:
         raise UnsafePath(f"{path} is a symbolic link; remove it")
     if not path.exists():
         if not path.parent.exists():
-            ensure_private_dir(path.parent)
+            ensure_private_dir(path.parent, owner)
+        created = False
         with contextlib.suppress(FileExistsError):
             os.mkdir(path, 0o700)
+            created = True
         if path.is_symlink():
             raise UnsafePath(f"{path} is a symbolic link; remove it")
+        if created and owner is not None:
+            _give(lambda uid, gid: os.chown(path, uid, gid, follow_symlinks=False), owner)
     if not path.is_dir():
         raise UnsafePath(
             f"{path} is not a folder; move it away (fusion-switch keeps its state there)"
@@ -57,17 +109,62 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Replace `path` with `data` all at once (temp file in the same folder, then rename).
+def check_replaceable(path: Path, st: os.stat_result) -> None:
+    """Refuse to replace the regular file `path` (its lstat `st`) when the user may not write
+    it, or when it has other hard links: renaming a new file onto one name would split them,
+    the other names keeping the old text. Refused rather than written in place: in place, a
+    crash or a full disk would leave half a file, which the rename never does."""
+    if st.st_nlink > 1:
+        raise NotReplaceable(
+            path,
+            f"{path.name} has {st.st_nlink} hard links (other names for the same file); "
+            "fusion-switch replaces a file whole, which would leave the other names with "
+            "the old text: remove the other links, or copy it and change the copy",
+        )
+    if not _writable(path, st):
+        raise NotReplaceable(
+            path,
+            f"{path.name} is read-only: mode {stat.S_IMODE(st.st_mode):04o}, owner "
+            f"{st.st_uid}:{st.st_gid}; make it writable or copy it (and change the copy)",
+        )
+
+
+def _writable(path: Path, st: os.stat_result) -> bool:
+    if _euid() == 0:  # root may write anything: a file without any write bit says "don't"
+        return bool(st.st_mode & 0o222)
+    effective = os.access in os.supports_effective_ids
+    return os.access(path, os.W_OK, effective_ids=effective)
+
+
+def atomic_write_bytes(
+    path: Path, data: bytes, mode: int | None = None, owner: Owner | None = None
+) -> None:
+    """Replace `path` with `data` all at once (see the module's notes).
 
     `mode`: permission bits of the new file (default: those of the file it replaces, else
-    0o644)."""
+    0o644). `owner`: its (uid, gid) (default: those of the file it replaces, else the
+    creator's). Raises :class:`NotReplaceable` for a read-only or hard-linked file."""
+    path = Path(path)
     folder = path.parent
-    if mode is None:
-        with contextlib.suppress(OSError):
-            st = os.lstat(path)
-            if stat.S_ISREG(st.st_mode):
-                mode = stat.S_IMODE(st.st_mode)
+    keep: Owner | None = None
+    st = None
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+    if st is not None and stat.S_ISREG(st.st_mode):
+        check_replaceable(path, st)
+        keep = (st.st_uid, st.st_gid)
+        if mode is None:
+            mode = stat.S_IMODE(st.st_mode)
+    mode = mode if mode is not None else 0o644
+    owner = owner if owner is not None else keep
+    unnamed = _open_unnamed(folder)
+    if unnamed is not None:
+        try:
+            _fill(unnamed, data, mode, owner)
+            if _name_and_replace(unnamed, folder, path.name):
+                return
+        finally:
+            os.close(unnamed)
     for _ in range(20):
         tmp = folder / f".{path.name}.{secrets.token_hex(6)}.tmp"
         try:
@@ -78,16 +175,77 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
     else:  # pragma: no cover - 20 random names taken
         raise UnsafePath(f"cannot create a temporary file in {folder}")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode if mode is not None else 0o644)
+        try:
+            _fill(fd, data, mode, owner)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _open_unnamed(folder: Path) -> int | None:
+    """A file in `folder` with no name yet, or None where the kernel or the file system cannot
+    make one (not Linux, kernels before 3.11, NFS, ...): the caller takes the named path."""
+    if not _TMPFILE:
+        return None
+    try:
+        return os.open(folder, _TMPFILE | os.O_WRONLY | _BINARY, 0o600)
+    except OSError:  # EOPNOTSUPP, EISDIR, EINVAL; a real error repeats on the named path
+        return None
+
+
+def _fill(fd: int, data: bytes, mode: int, owner: Owner | None) -> None:
+    """Write `data` to the new file `fd`, give it `owner` and `mode` (chown first: it clears
+    the set-id bits that the mode may set again), and make it durable."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    if owner is not None:
+        st = os.fstat(fd)
+        if (st.st_uid, st.st_gid) != owner:
+            _give(lambda uid, gid: os.fchown(fd, uid, gid), owner)
+    os.fchmod(fd, mode)
+    os.fsync(fd)
+
+
+def _give(chown, owner: Owner) -> None:
+    """``chown(uid, gid)``; a user who may not give that owner or group (EPERM) leaves the file
+    as the system made it (root is never refused)."""
+    try:
+        chown(*owner)
+    except PermissionError:
+        if _euid() == 0:
+            raise
+        with contextlib.suppress(PermissionError):  # keep at least the group, when ours
+            chown(-1, owner[1])
+
+
+def _name_and_replace(fd: int, folder: Path, name: str) -> bool:
+    """Link the unnamed file `fd` as a hidden temporary name in `folder`, then rename it to
+    `name`. False (nothing done) where it cannot be linked (no ``/proc``, a sandbox)."""
+    folder_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for _ in range(20):
+            tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+            try:  # a directory fd makes os.link call linkat with AT_SYMLINK_FOLLOW, not link
+                os.link(f"/proc/self/fd/{fd}", tmp, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+            except FileExistsError:
+                continue
+            except OSError:
+                return False
+            try:
+                os.replace(tmp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=folder_fd)
+                raise
+            return True
+        raise UnsafePath(f"cannot create a temporary file in {folder}")  # pragma: no cover
+    finally:
+        os.close(folder_fd)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
