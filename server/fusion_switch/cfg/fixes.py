@@ -19,18 +19,21 @@ from .model import Context, Edit, Finding, Fix, Span
 from .syntax import parse
 from .tree import CfgDocument, LineEntry, Member, ObjectNode, top_level_member
 
+CHECKED_REPAIRS = 5  # syntax repairs re-parsed per request; the rest are not offered
+
 
 def code_actions(doc: CfgDocument, findings: Sequence[Finding], ctx: Context) -> list[Fix]:
     fixes: list[Fix] = []
+    budget = [CHECKED_REPAIRS]
     for finding in findings:
         try:
-            fixes.extend(_fixes_for(doc, finding, ctx))
+            fixes.extend(_fixes_for(doc, finding, ctx, budget))
         except Exception:  # a stale or hand-made finding must never break the request
             continue
     return fixes
 
 
-def _fixes_for(doc: CfgDocument, f: Finding, ctx: Context) -> list[Fix]:
+def _fixes_for(doc: CfgDocument, f: Finding, ctx: Context, budget: list[int]) -> list[Fix]:
     code = f.code
     data = f.data or {}
     if code in ("unknown-rule", "unknown-top-level-key", "unknown-section", "invalid-priority"):
@@ -40,15 +43,14 @@ def _fixes_for(doc: CfgDocument, f: Finding, ctx: Context) -> list[Fix]:
     if code == "trailing-comma":
         return [_fix("Remove the trailing comma", [Edit(f.span, "")], code, preferred=True)]
     if code == "json-syntax" and data.get("delete"):
-        return _checked(doc, f, _fix("Remove the extra ','", [Edit(f.span, "")], code))
+        return _checked(doc, f, _fix("Remove the extra ','", [Edit(f.span, "")], code), budget)
     if code == "comment":
         return [_fix("Remove the comment", [_remove_comment(doc, f.span)], code, preferred=True)]
     if code == "json-syntax" and "insert" in data and "at" in data:
         at = int(data["at"])
         inserted = str(data["insert"])
-        return _checked(
-            doc, f, _fix(f"Insert {inserted.strip()!r}", [Edit(Span(at, at), inserted)], code)
-        )
+        fix = _fix(f"Insert {inserted.strip()!r}", [Edit(Span(at, at), inserted)], code)
+        return _checked(doc, f, fix, budget)
     if code == "invalid-switch-value" and data.get("suggested") in ("on", "off"):
         new = data["suggested"] if data.get("line") else json.dumps(data["suggested"])
         return [
@@ -100,13 +102,18 @@ def _fixes_for(doc: CfgDocument, f: Finding, ctx: Context) -> list[Fix]:
     return []
 
 
-def _checked(doc: CfgDocument, f: Finding, fix: Fix) -> list[Fix]:
+def _checked(doc: CfgDocument, f: Finding, fix: Fix, budget: list[int]) -> list[Fix]:
     """Syntax repairs are guesses on broken text: offer one only if it really removes the error
-    (re-parsing is cheap next to a user's click; very large files skip the check)."""
+    (re-parsing is cheap next to a user's click; very large files skip the check). At most
+    ``budget`` re-parses per request: fifty diagnostics of a 100 KB file of brackets took 0.9 s
+    of the editor's event loop (a review); repairs beyond it are not offered."""
     if len(doc.text) > 1_000_000:
         return [fix]
     if not all(0 <= e.span.start <= e.span.end <= len(doc.text) for e in fix.edits):
         return []
+    if budget[0] <= 0:
+        return []
+    budget[0] -= 1
     text = apply_edits(doc.text, fix.edits)
     # the document's own finding at that place (a rebuilt finding may lack the message)
     own = next((x for x in doc.syntax_findings if x.code == f.code and x.span == f.span), None)

@@ -41,7 +41,10 @@ def register(server: FusionSwitchServer) -> None:
         if found is None:
             return []
         doc, conv = found
+        asked, version = doc.text, doc.version  # the converter's text and its version
         analysis = await ls.state.analysis_async(doc)
+        if analysis.document.text != asked:
+            return []  # analysed after an edit: its spans are not the converter's
         ctx = ls.state.context()
         only = list(params.context.only) if params.context.only else None
         from ...workflow import annotate
@@ -80,7 +83,7 @@ def register(server: FusionSwitchServer) -> None:
                 if unread and LEGACY_CODE in fix.codes:
                     continue
                 if wanted(fix.kind, only):
-                    actions.append(conv.code_action(fix, doc.uri, doc.version, ours))
+                    actions.append(conv.code_action(fix, doc.uri, version, ours))
 
         if wanted(SOURCE_CONVERT_TO_JSON, only) and not unread:
             legacy = [f for f in analysis.findings if f.code == LEGACY_CODE]
@@ -89,6 +92,8 @@ def register(server: FusionSwitchServer) -> None:
                 if LEGACY_CODE in fix.codes:
                     fix.kind = SOURCE_CONVERT_TO_JSON
                     fix.title = "Convert to JSON"
-                    actions.append(conv.code_action(fix, doc.uri, doc.version, []))
+                    actions.append(conv.code_action(fix, doc.uri, version, []))
                     break
+        if doc.text is not asked:
+            return []  # edits for a text the editor no longer holds (a review)
         return actions

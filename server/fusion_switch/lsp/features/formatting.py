@@ -41,7 +41,12 @@ def register(server: FusionSwitchServer) -> None:
         if found is None:
             return []
         doc, conv = found
+        asked = doc.text  # the converter's text: the edit's positions are in it
         analysis = await ls.state.analysis_async(doc)
+        if analysis.document.text != asked:
+            return []  # analysed after an edit: the editor asks again for the new text
         formatted = await compute(doc, cfg.format_document, analysis.document)
-        edit = minimal_edit(doc.text, formatted) if formatted is not None else None
+        if formatted is None or doc.text is not asked:
+            return []  # the document moved on while formatting ran (a review)
+        edit = minimal_edit(asked, formatted)
         return [conv.text_edit(edit)] if edit is not None else []

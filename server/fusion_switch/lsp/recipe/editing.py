@@ -255,6 +255,11 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
         restored = True
     else:
         analysis = await ls.state.analysis_async(doc)
+        if analysis.document.text != doc.text:  # typed into while it was analysed (a review)
+            raise CommandError(
+                f"fusion-switch: {name} changed while the suspects were being applied; "
+                "nothing was changed: run the command again."
+            )
         edits = cfg.set_switches(analysis.document, changes)
         if not edits and analysis.document.has_syntax_errors:
             raise CommandError(f"fusion-switch: fix the syntax errors in {name} first.")

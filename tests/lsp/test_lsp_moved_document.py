@@ -1,0 +1,164 @@
+"""An answer computed while the document moved on must fit the text it was asked for, or be
+none (a review of the language server). A request on a large document waits for its analysis
+on a thread; an edit arriving meanwhile was mixed into the answer:
+- formatting diffed the *newer* text against the formatting of the older one, with the older
+  text's positions: applied to either version the edit broke the JSON and could delete the
+  line just typed;
+- a code action labelled its edit with the *newer* version while its ranges came from the
+  older text: a client that checks versions (VS Code, Neovim) deleted the wrong entry.
+Driven in process through pygls's dispatch; the analysis is made to finish only after the
+edit has been applied, which is the interleaving the review hit over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from in_process import connected, reply
+
+N = 20_000  # ~370 KB: a large document, analysed on a thread
+LINES = [f'"Rule{i}": "on"' for i in range(N)]
+LINES[3] = '"Rule1": "off"'  # a duplicate key on line 4
+TEXT = '{"Switch": {"GraphFusion": {\n' + ",\n".join(LINES) + "\n}}}\n"
+URI = "file:///tmp/moved/fusion_switch.cfg"
+INSERT = {
+    "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}},
+    "text": '"Inserted": "off",\n',
+}
+
+
+async def _answer(writer, msg_id: int) -> dict:
+    for _ in range(6000):
+        for message in writer.messages:
+            if message.get("id") == msg_id and "method" not in message:
+                return message
+        await asyncio.sleep(0.01)
+    raise AssertionError("no answer")
+
+
+async def _edited_while_analysed(method: str, params: dict) -> dict:
+    """Open TEXT, ask ``method``, and apply an edit (version 2) while its analysis runs."""
+    server, writer, send = connected()
+    send("initialize", {"capabilities": _capabilities(), "processId": None, "rootUri": None}, 1)
+    await asyncio.sleep(0.05)
+    send("textDocument/didOpen", {"textDocument": _item()})
+    state = server.state
+    analysed = state.analysis_async
+
+    async def analysis_then_edit(doc):
+        found = await analysed(doc)  # the text the request was asked for
+        send("textDocument/didChange", {"textDocument": {"uri": URI, "version": 2},
+                                         "contentChanges": [INSERT]})  # fmt: skip
+        return found
+
+    state.analysis_async = analysis_then_edit
+    send(method, {"textDocument": {"uri": URI}, **params}, 7)
+    answer = await _answer(writer, 7)
+    state.analysis_async = analysed
+    assert "error" not in answer, answer
+    return answer["result"]
+
+
+def _capabilities() -> dict:
+    edit = {"documentChanges": True}
+    workspace = {"workspaceEdit": edit, "applyEdit": True}
+    return {"workspace": workspace, "textDocument": {"codeAction": {}}}
+
+
+def _item() -> dict:
+    return {"uri": URI, "languageId": "json", "version": 1, "text": TEXT}
+
+
+async def test_formatting_answers_for_the_text_it_was_asked_for_or_not_at_all():
+    edits = await _edited_while_analysed(
+        "textDocument/formatting", {"options": {"tabSize": 2, "insertSpaces": True}}
+    )
+    assert edits == [], edits  # the document moved on: the editor asks again
+
+
+async def test_a_code_action_never_labels_the_old_text_s_ranges_with_a_new_version():
+    duplicate = {
+        "range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 7}},
+        "message": "Duplicate key 'Rule1'",
+        "code": "duplicate-key",
+        "source": "fusion-switch",
+        "severity": 2,
+    }
+    actions = await _edited_while_analysed(
+        "textDocument/codeAction",
+        {
+            "range": duplicate["range"],
+            "context": {"diagnostics": [duplicate]},
+        },
+    )
+    for action in actions or []:
+        for change in action["edit"]["documentChanges"]:
+            assert change["textDocument"]["version"] == 1, json.dumps(action)[:400]
+
+
+async def test_apply_suspects_never_writes_an_older_text_over_a_newer_one(tmp_path):
+    """applySuspects computed its edits on the analysed text and applied them to the buffer's
+    current one (a review, by reading): an edit typed meanwhile met edits with other
+    offsets. It now says the file changed and applies nothing."""
+    from fusion_switch.workflow.results import save_results
+
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_text(TEXT)
+    suspect = {"rule": "Rule7", "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
+    save_results(cfg, {"verdict": "proven by replay: Rule7", "suspects": [suspect]})
+    server, writer, send = connected()
+    send("initialize", {"capabilities": _capabilities(), "processId": None, "rootUri": None}, 1)
+    await asyncio.sleep(0.05)
+    uri = cfg.as_uri()
+    send("textDocument/didOpen", {"textDocument": {**_item(), "uri": uri}})
+    state = server.state
+    analysed = state.analysis_async
+
+    async def analysis_then_edit(doc):
+        found = await analysed(doc)
+        send("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                         "contentChanges": [INSERT]})  # fmt: skip
+        return found
+
+    state.analysis_async = analysis_then_edit
+    command = {"command": "fusionSwitch.applySuspects", "arguments": [{"cfgUri": uri}]}
+    send("workspace/executeCommand", command, 9)
+    answered: set = set()
+    for _ in range(3000):  # the client's side: every edit the server asks for is applied
+        for message in list(writer.messages):
+            if message.get("method") == "workspace/applyEdit" and message["id"] not in answered:
+                answered.add(message["id"])
+                reply(server, message["id"], {"applied": True})
+        if any(m.get("id") == 9 and "method" not in m for m in writer.messages):
+            break
+        await asyncio.sleep(0.01)
+    answer = await _answer(writer, 9)
+    state.analysis_async = analysed
+    edits = [m for m in writer.messages if m.get("method") == "workspace/applyEdit"]
+    typed = _typed(TEXT)
+    for request in edits:  # applied to the buffer's text (version 2), the result is right
+        for change in request["params"]["edit"].get("documentChanges", []):
+            assert change["textDocument"]["version"] == 2
+            after = json.loads(_applied(typed, change["edits"]))["Switch"]["GraphFusion"]
+            assert after["Rule7"] == "off" and after["Inserted"] == "off", after
+    assert edits or "changed" in json.dumps(answer), answer
+
+
+def _typed(text: str) -> str:
+    first = text.index("\n") + 1
+    return text[:first] + INSERT["text"] + text[first:]
+
+
+def _applied(text: str, edits: list[dict]) -> str:
+    """``edits`` (line/character positions; ASCII text) applied to ``text``."""
+    starts = [0]
+    for line in text.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(position: dict) -> int:
+        return starts[position["line"]] + position["character"]
+
+    for edit in sorted(edits, key=lambda e: offset(e["range"]["start"]), reverse=True):
+        start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
+        text = text[:start] + edit["newText"] + text[end:]
+    return text
