@@ -5,6 +5,8 @@ defaults."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -14,6 +16,22 @@ from .rules import SCHEMAS_DIR, SECTIONS, Catalogue, Rule, builtin_catalogue, ca
 
 if TYPE_CHECKING:
     import jsonschema
+
+
+# The most of a file read as a catalogue. The built-in one is ~0.7 MB and CANN's
+# fusion_config.json smaller: what is larger is not a catalogue, and reading it whole (a
+# review: /dev/zero named in the setting grew the server to 24 GB until the kernel killed it)
+# is refused.
+MAX_CATALOGUE_BYTES = 32 << 20
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+_WHAT_TO_DO = "name a catalogue JSON file in fusionSwitch.catalogue.extraFiles (or --catalogue)"
 
 
 @dataclass(frozen=True)
@@ -89,15 +107,62 @@ def _from_fusion_config(data: dict, origin: str) -> Catalogue:
     return cat
 
 
+class _Refused(Exception):
+    """A file not read as a catalogue; the message says why and what to do."""
+
+
+def _refuse_unless_catalogue_sized(info: os.stat_result) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((name for test, name in _NOT_REGULAR if test(info.st_mode)), "a special file")
+        raise _Refused(f"{kind}, not a regular file: not read; {_WHAT_TO_DO}")
+    if info.st_size > MAX_CATALOGUE_BYTES:
+        raise _Refused(_too_large(f"{info.st_size / (1 << 20):.1f} MiB"))
+
+
+def _too_large(size: str) -> str:
+    return (
+        f"{size}, more than the {MAX_CATALOGUE_BYTES >> 20} MiB a catalogue may have: not "
+        f"read; {_WHAT_TO_DO}"
+    )
+
+
+def _read_catalogue_file(p: Path) -> str:
+    """The text of ``p``, a regular file of at most `MAX_CATALOGUE_BYTES`; `_Refused` for
+    anything else, which is never read: a FIFO blocks until a writer comes, a device such as
+    /dev/zero never ends, /dev/stdin is the language server's own protocol stream.
+
+    Checked before opening (opening some devices acts on them) and again on what was opened
+    (the name may be another file by then); opened without waiting (O_NONBLOCK: a FIFO put
+    there meanwhile is not waited for) and read up to one byte past the limit (a file that
+    grows). Symbolic links are followed (a setting may name a link to a shared catalogue):
+    the checks are of the file they lead to."""
+    _refuse_unless_catalogue_sized(os.stat(p))
+    fd = os.open(p, _READ_FLAGS)
+    try:
+        _refuse_unless_catalogue_sized(os.fstat(fd))
+        chunks: list[bytes] = []
+        left = MAX_CATALOGUE_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    if left <= 0:
+        raise _Refused(_too_large(f"it grew, while read, to over {MAX_CATALOGUE_BYTES} bytes"))
+    return b"".join(chunks).decode("utf-8")
+
+
 def load_extra_file(path: str | Path) -> tuple[Catalogue | None, CatalogueError | None]:
     """Read one extra catalogue; on any problem return one error naming the file, never raise."""
     p = Path(path).expanduser()
     try:
-        text = p.read_text(encoding="utf-8")
+        text = _read_catalogue_file(p)
     except FileNotFoundError:
         return None, CatalogueError(
             str(p), "file not found; fix the path in fusionSwitch.catalogue.extraFiles"
         )
+    except _Refused as refused:
+        return None, CatalogueError(str(p), str(refused))
     except (OSError, UnicodeDecodeError) as exc:
         return None, CatalogueError(str(p), f"cannot read it ({exc})")
     try:

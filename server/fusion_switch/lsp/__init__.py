@@ -6,7 +6,8 @@ server knows between messages), `capabilities.py` (what the client supports, wha
 positions), `convert.py` (pure dataclasses ↔ protocol types), `safety.py` (no exception escapes
 a handler), `features/` (one module per LSP method or small group), `commands.py` (the
 `workspace/executeCommand` registry), `tcp.py` (`serve --tcp`: one authenticated session per
-connection).
+connection). Both transports read messages with `framing.read_body` (bounded) and
+`FusionSwitchProtocol.handle_body` (every message answered or acted on).
 """
 
 from __future__ import annotations
@@ -20,11 +21,15 @@ from ..readers.collector import collector_paused
 
 
 def serve_stdio() -> None:
+    """The server on stdin/stdout until `exit` or the end of stdin; SystemExit(1) for `exit`
+    without `shutdown` (LSP) and for a stream that cannot be read (`server.start_stdio`)."""
     with collector_paused():
         from .server import create_server
 
         server = create_server()
-    server.start_io()
+    status = server.start_stdio()
+    if status:
+        raise SystemExit(status)
 
 
 def serve_tcp(host: str, port: int, token_file: str | None = None) -> int:

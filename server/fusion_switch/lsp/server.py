@@ -1,31 +1,75 @@
-"""The pygls server object: state, capability negotiation, error reporting, feature wiring.
+"""The pygls server object: state, capability negotiation, error reporting, feature wiring,
+and how both `serve` and `serve --tcp` take messages in (framing in `framing`, what cannot
+be read in `unreadable`).
 
 Handlers live in `lsp/features/` (one module per LSP method or a small group) and commands
 in `lsp/commands.py`; each module's `register(server)` attaches its handlers here.
+
+Transport (pygls's own stdio loop read any `Content-Length`, and dropped with a log line
+whatever it could not read, a review found):
+- framing (`framing.read_body`): only `Content-Length`/`Content-Type` header lines and a body
+  of at most `MESSAGE_LIMIT` bytes. Past that the stream cannot be followed (where the next
+  message starts is unknown), so the connection ends with a clear error (stdio: the process
+  ends, status 1);
+- every message is answered or acted on (`FusionSwitchProtocol.handle_body`): a request that
+  is not JSON or whose params do not fit the protocol gets an error response with its id; a
+  document notification that cannot be applied ends the server's copy of that document (the
+  editor is asked to reopen it), never a copy that differs from the editor's; requests after
+  `shutdown` get InvalidRequest; `exit` without `shutdown` ends with status 1.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import json
 import logging
+import sys
+import threading
 from functools import partial
 from json.encoder import encode_basestring_ascii as _string
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
 
 from .. import __version__
 from . import commands, logging_setup
 from .capabilities import ClientFeatures, server_capabilities
 from .completion_text import JsonPieces
-from .safety import log
+from .documents import file_name, is_fusion_switch_config
+from .framing import MESSAGE_LIMIT, BlockingReader, FramingError, read_body
+from .safety import log, show
 from .state import ServerState
+from .unreadable import (
+    DOCUMENT_NOTIFICATIONS,
+    INVALID_REQUEST,
+    Unreadable,
+    validation_problem,
+)
 
 NAME = "fusion-switch"
+logger = logging.getLogger("fusion_switch.lsp")
 _pygls_log = logging.getLogger("pygls.protocol.json_rpc")  # where pygls logs what it sends
+
+
+class _AnsweredNow(logging.Filter):
+    """pygls logs a message it cannot structure with a traceback, as an error; such a message
+    is answered now (`Unreadable`) and said in one line in the client's log: the traceback
+    is for debugging only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.DEBUG and record.msg == "Unable to deserialize message\n%s":
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+_pygls_log.addFilter(_AnsweredNow())
 
 
 class FusionSwitchProtocol(LanguageServerProtocol):
@@ -108,6 +152,108 @@ class FusionSwitchProtocol(LanguageServerProtocol):
         self._shutdown = True
         return None
 
+    # Reading messages. pygls raised from inside `json.loads` when a message did not fit the
+    # protocol's types, and its loop only logged it: a request was never answered, a
+    # `didChange` was dropped and the server went on with a copy the editor no longer had.
+    def handle_body(self, body: bytes) -> None:
+        """One message, as the JSON bytes of its body: parsed, structured and handled; one
+        that cannot be read is answered (`Unreadable`), never only logged."""
+        try:
+            message = json.loads(body, object_hook=self.structure_message)
+        except RecursionError:
+            message = Unreadable.salvaged(body, "its JSON is nested too deep")
+        except UnicodeDecodeError as error:
+            message = Unreadable.salvaged(body, f"not UTF-8 (byte {error.start} of the body)")
+        except ValueError as error:
+            message = Unreadable.salvaged(body, f"not JSON ({error})")
+        if not isinstance(message, Unreadable) and not hasattr(message, "jsonrpc"):
+            message = Unreadable.of(message, "not a JSON-RPC message", INVALID_REQUEST)
+        try:
+            self.handle_message(message)
+        except Exception as error:  # one bad message must not end the connection
+            self._server.report_server_error(error, type(error))
+
+    def structure_message(self, data: dict[str, Any]):
+        """pygls's, except that a message whose params do not fit the protocol's types comes
+        back as `Unreadable` (pygls raised, losing its id) for `handle_message` to answer."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            return Unreadable.of(data, validation_problem(error.__cause__ or error))
+
+    def handle_message(self, message) -> None:
+        if isinstance(message, Unreadable):
+            self._unreadable(message)
+        elif self._shutdown and isinstance(message, RPCRequest) and message.method != types.EXIT:
+            # pygls ignored them: the client waited for ever (LSP: InvalidRequest)
+            self._send_error(
+                message.id,
+                INVALID_REQUEST,
+                f"{message.method}: the server is shutting down (shutdown was received); "
+                "only exit is accepted now",
+            )
+        else:
+            super().handle_message(message)
+
+    def _unreadable(self, message: Unreadable) -> None:
+        method, msg_id, why = message.method, message.id, message.problem
+        if method == types.EXIT:  # still the client's wish to end the server
+            super().handle_message(_Exit())
+        elif method is not None and msg_id is not None:  # a request
+            self._send_error(msg_id, message.code, f"{method}: {why}")
+            log(self._server, f"fusion-switch: answered {method} with an error: {why}")
+        elif message.answer:  # the client's answer to a request of ours: it fails
+            future = self._request_futures.pop(msg_id, None)
+            if future is not None and not future.done():
+                future.set_exception(JsonRpcInvalidParams(f"unreadable answer: {why}"))
+            log(self._server, f"fusion-switch: an answer of the editor's was unreadable: {why}")
+        elif method is None:  # what it is cannot be told: JSON-RPC's answer to that
+            self._send_error(msg_id, message.code, f"a message could not be read: {why}")
+        elif method in DOCUMENT_NOTIFICATIONS:
+            self._stop_following(message, why)
+        else:
+            log(
+                self._server,
+                f"fusion-switch: ignored a {method} notification: {why}",
+                types.MessageType.Warning,
+            )
+
+    def _stop_following(self, message: Unreadable, why: str) -> None:
+        """A document notification that cannot be applied: the server's copy of the document
+        would differ from the editor's from now on, so it is dropped, as if closed (its
+        diagnostics cleared), and the user asked to reopen the file. A change whose document
+        cannot be told drops every open one."""
+        documents, uri = self._server.state.documents, message.uri
+        if uri is not None:
+            dropped = [uri] if documents.get(uri) is not None else []
+        elif message.method == types.TEXT_DOCUMENT_DID_CHANGE:
+            dropped = [doc.uri for doc in documents]
+        else:
+            dropped = []
+        for gone in dropped:
+            closing = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(gone))
+            self._handle_notification(types.TEXT_DOCUMENT_DID_CLOSE, closing)
+        if message.method != types.TEXT_DOCUMENT_DID_CLOSE and (
+            dropped
+            or (
+                message.method == types.TEXT_DOCUMENT_DID_OPEN
+                and uri is not None
+                and is_fusion_switch_config(uri, message.language_id)
+            )
+        ):
+            names = ", ".join(file_name(u) for u in dropped or [uri])
+            show(
+                self._server,
+                f"fusion-switch: the editor's {message.method} could not be read ({why}); "
+                f"the server stopped checking {names} rather than work on a copy that differs "
+                "from the editor's. Close and reopen the file to check it again.",
+            )
+        else:
+            log(self._server, f"fusion-switch: ignored {message.method} of {uri}: {why}")
+
+    def _send_error(self, msg_id, code: int, text: str) -> None:
+        self._send_response(msg_id, error=types.ResponseError(code=code, message=text))
+
     def notify_text(self, method: str, params: str) -> None:
         """Send a notification whose params are JSON text already (see
         `Converter.diagnostics_text`), framed and logged as pygls's `notify` does."""
@@ -143,6 +289,14 @@ class FusionSwitchProtocol(LanguageServerProtocol):
         self.writer.write(b"".join(body))  # stdio and `serve --tcp` write at once
 
 
+class _Exit:
+    """An `exit` notification (its params could not be read, which it has no use for)."""
+
+    jsonrpc = LanguageServerProtocol.VERSION
+    method = types.EXIT
+    params = None
+
+
 def _forget(table: dict, msg_id, future) -> None:
     if table.get(msg_id) is future:
         del table[msg_id]
@@ -163,6 +317,55 @@ class FusionSwitchServer(LanguageServer):
         logging_setup.set_trace(params.trace)
         self.state.encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
 
+    def start_stdio(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+        """pygls's `start_io`, reading with `read_body` (bounded) and `handle_body` (every
+        message answered). Returns the exit status: `exit`'s (1 without `shutdown` first, as
+        LSP asks; pygls's loop lost it), 1 when the stream cannot be followed, else 0."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = BlockingReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            return asyncio.run(self._serve(reader))
+        except SystemExit as stop:  # `exit`, handled in a callback of the loop
+            return _status(stop)
+        except BrokenPipeError:
+            logger.error("fusion-switch: the editor closed the connection; the server stops")
+            return 0
+        except KeyboardInterrupt:  # as pygls's start_io
+            return 0
+        finally:
+            self.shutdown()
+
+    async def _serve(self, reader: BlockingReader) -> int:
+        try:
+            while not self._stop_event.is_set():
+                try:
+                    body = await read_body(reader, MESSAGE_LIMIT)
+                except FramingError as error:
+                    self._stream_lost(error)
+                    return 1
+                if body is None:  # the editor closed stdin
+                    return 0
+                try:
+                    self.protocol.handle_body(body)
+                except SystemExit as stop:  # `exit` (pygls's handler calls sys.exit)
+                    return _status(stop)
+            return 0
+        finally:
+            # the handlers still running are cancelled now, and pygls's done-callbacks
+            # would log each CancelledError with a traceback
+            asyncio.get_running_loop().set_exception_handler(quiet_when_cancelled)
+
+    def _stream_lost(self, error: FramingError) -> None:
+        """The messages cannot be followed any more (no skipping to the next one: where it
+        starts is unknown), so the server ends, saying why where the user sees it."""
+        message = (
+            f"fusion-switch: the editor's messages cannot be read any more: {error}. Where "
+            "the next one starts cannot be known, so the language server stops; restart it."
+        )
+        logger.error("%s", message)
+        show(self, message, types.MessageType.Error)
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log internal errors to the output panel; never a crash pop-up."""
         log(
@@ -170,6 +373,17 @@ class FusionSwitchServer(LanguageServer):
             f"fusion-switch: internal error ({getattr(source, '__name__', source)}): {error!r}",
             types.MessageType.Error,
         )
+
+
+def quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """An event loop's exception handler that says nothing of a cancelled task's end."""
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
+
+
+def _status(stop: SystemExit) -> int:
+    code = stop.code
+    return code if isinstance(code, int) else 0 if code is None else 1
 
 
 def create_server(

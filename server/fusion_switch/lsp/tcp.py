@@ -4,8 +4,9 @@ pygls's own TCP mode binds one server object to whichever client connected last,
 anything that contains a `Content-Length` header (an HTTP POST included) and stops the process
 when a client leaves. Here each accepted connection gets:
 
-- strict framing: only `Content-Length`/`Content-Type` header lines, a bounded body; anything
-  else (an HTTP request line, a header we do not know) closes the connection unanswered;
+- strict framing (`framing.read_body`, which stdio reads with too): only
+  `Content-Length`/`Content-Type` header lines, a bounded body; anything else (an HTTP request
+  line, a header we do not know) closes the connection unanswered;
 - authentication: the first message must be `initialize` carrying the token in
   `initializationOptions.token` (compared in constant time), or the connection is closed
   without an answer; the token is removed before the options reach the settings;
@@ -25,7 +26,6 @@ import ipaddress
 import json
 import logging
 import os
-import re
 import secrets
 import signal
 import socket
@@ -39,18 +39,20 @@ from typing import Any
 from lsprotocol import types
 from pygls.protocol.language_server import lsp_method
 
-from .server import FusionSwitchProtocol, FusionSwitchServer, create_server
+from .framing import HEADER_LINE_LIMIT, MESSAGE_LIMIT, FramingError, read_body
+from .server import (
+    FusionSwitchProtocol,
+    FusionSwitchServer,
+    create_server,
+    quiet_when_cancelled,
+)
 
 logger = logging.getLogger("fusion_switch.lsp.tcp")
 
-# Before authentication a peer may make us hold at most this much (an initialize is ~10 kB).
+# Before authentication a peer may make us hold at most this much (an initialize is ~10 kB);
+# after it, `MESSAGE_LIMIT` (a message may carry a large document, but not unbounded).
 FIRST_MESSAGE_LIMIT = 1 << 20
-# After it, a message may carry a large document (a 10 MB paste), but not unbounded.
-MESSAGE_LIMIT = 256 << 20
-HEADER_LINE_LIMIT = 1024
 FIRST_MESSAGE_TIMEOUT = 30.0
-_CONTENT_LENGTH = re.compile(rb"Content-Length: *(\d{1,12})\r\n", re.IGNORECASE)
-_CONTENT_TYPE = re.compile(rb"Content-Type: *[!-~ ]{1,200}\r\n", re.IGNORECASE)
 
 
 class TcpSetupError(Exception):
@@ -124,29 +126,12 @@ def write_new_token(directory: Path) -> tuple[str, Path]:
 
 
 async def read_message(reader: asyncio.StreamReader, limit: int) -> bytes | None:
-    """One LSP message body, or None when the peer is gone or the bytes are not LSP framing."""
-    length = None
-    for _ in range(8):  # a real client sends one or two header lines
-        try:
-            line = await reader.readuntil(b"\n")
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-            return None
-        if len(line) > HEADER_LINE_LIMIT:
-            return None
-        if line == b"\r\n":
-            break
-        match = _CONTENT_LENGTH.fullmatch(line)
-        if match is not None and length is None:
-            length = int(match.group(1))
-        elif _CONTENT_TYPE.fullmatch(line) is None:
-            return None  # "POST / HTTP/1.1", "Host: ...": not ours
-    else:
-        return None
-    if length is None or length > limit:
-        return None
+    """One LSP message body, or None when the peer is gone or the bytes are not LSP framing
+    (logged: the connection is closed unanswered)."""
     try:
-        return await reader.readexactly(length)
-    except (asyncio.IncompleteReadError, ConnectionError):
+        return await read_body(reader, limit)
+    except FramingError as error:
+        logger.warning("fusion-switch: closing a connection: %s", error)
         return None
 
 
@@ -229,8 +214,7 @@ async def _session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, t
         server = create_server(protocol_cls=SessionProtocol)
         protocol = server.protocol
         protocol.set_writer(_SessionWriter(writer, ended.set))
-        first_message = json.loads(json.dumps(first), object_hook=protocol.structure_message)
-        protocol.handle_message(first_message)
+        protocol.handle_body(json.dumps(first).encode())
         while not ended.is_set():
             reading = asyncio.ensure_future(read_message(reader, MESSAGE_LIMIT))
             stop = asyncio.ensure_future(ended.wait())
@@ -242,11 +226,7 @@ async def _session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, t
             body = reading.result()
             if body is None:
                 break
-            try:
-                message = json.loads(body, object_hook=protocol.structure_message)
-                protocol.handle_message(message)
-            except Exception as error:  # one bad message must not end the session
-                server.report_server_error(error, type(error))
+            protocol.handle_body(body)  # answers what it cannot read, raises nothing
     finally:
         if server is not None:
             _end_session(server)
@@ -282,7 +262,7 @@ async def _listen(host: str, port: int, token: str) -> None:
         finally:  # so they end first (a review: it hung on 3.12 and 3.13 with one open)
             # the sessions' handlers, cancelled now, end in pygls's and asyncio's
             # done-callbacks, which would log each CancelledError with a traceback
-            asyncio.get_running_loop().set_exception_handler(_quiet_when_cancelled)
+            asyncio.get_running_loop().set_exception_handler(quiet_when_cancelled)
             listener.close()
             for task in list(sessions):
                 task.cancel()
@@ -297,11 +277,6 @@ async def _listen(host: str, port: int, token: str) -> None:
 
 
 SESSION_END_TIMEOUT = 2.0  # seconds the open sessions have to end when the server stops
-
-
-def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict) -> None:
-    if not isinstance(context.get("exception"), asyncio.CancelledError):
-        loop.default_exception_handler(context)
 
 
 def serve_tcp(host: str, port: int, token_file: str | None) -> int:
