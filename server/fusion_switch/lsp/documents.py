@@ -11,6 +11,7 @@ Anything else (other JSON files, source code) is ignored: no diagnostics, empty 
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from .text import LineIndex, apply_change
 LANGUAGE_ID = "fusion-switch"
 _NAME_PATTERN = re.compile(r"(fusion_switch[^/]*|[^/]*\.fusion_switch)\.cfg", re.IGNORECASE)
 _GENERIC_LANGUAGES = frozenset({"json", "jsonc", "plaintext"})
+_REVISIONS = itertools.count(1)  # one number per text a document ever had, in this process
 
 
 def file_name(uri: str) -> str:
@@ -38,11 +40,15 @@ def is_fusion_switch_config(uri: str, language_id: str | None) -> bool:
 
 @dataclass
 class OpenDocument:
+    """One open configuration. `revision` moves with every change of its text, whatever the
+    version number the client sent (LSP wants it to increase; nothing here relies on that)."""
+
     uri: str
     language_id: str
     version: int | None
     text: str
     _index: LineIndex | None = field(default=None, repr=False)
+    revision: int = field(default_factory=lambda: next(_REVISIONS))
 
     @property
     def index(self) -> LineIndex:
@@ -53,7 +59,12 @@ class OpenDocument:
     def apply_changes(self, changes: list, version: int | None, encoding: str) -> None:
         """Apply `didChange` content changes in order (each one is relative to the previous)."""
         for change in changes:
-            self.text = apply_change(self.text, self.index, change, encoding)
+            if getattr(change, "range", None) is None:  # no line index of the old text needed
+                self.text = change.text
+            else:
+                self.text = apply_change(self.text, self.index, change, encoding)
+        if changes:
+            self.revision = next(_REVISIONS)
         self.version = version
 
 

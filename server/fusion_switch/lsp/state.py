@@ -1,9 +1,19 @@
 """Everything the server knows between messages, kept apart from the handlers.
 
 Handlers read and change state only through this object; it never talks to the client
-(handlers decide what to tell the user). Analyses are cached by (uri, version, generation):
+(handlers decide what to tell the user). One analysis per document is cached, for its text and
+`generation` (the text itself, never the version number, which a client may repeat):
 `generation` moves whenever the catalogue or target changes, so a settings change makes every
 cached analysis stale at once.
+
+Large documents (`LARGE_DOCUMENT`) are analysed off the event loop, on one worker thread for
+the whole process (`_ANALYSER`), so at most one analysis in flight per document: edits made
+while one runs start nothing; when it ends, the text current then is analysed if it is newer
+(the versions in between are skipped). A thread cannot be stopped, so this is what bounds the
+work (a review typed into an 8 MB file and had dozens of analyses at once, minutes behind and
+2 GB held). Requests on a large document that need the syntax tree only take it from the
+cached analysis or from a parse (`document_async`, shared by the requests on one text), and
+their work runs on one other worker thread (`run_for_request`), never behind an analysis.
 
 The pure layer (`fusion_switch.cfg`, the 674-rule catalogue) is not imported at start-up: the
 server answers `initialize` first, then `preload` loads the catalogue, the parser and the
@@ -16,9 +26,17 @@ first completion.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import functools
+import itertools
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 
@@ -28,8 +46,11 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from ..catalogue import Catalogue, CatalogueError, Target
-    from ..cfg import Analysis
+    from ..cfg import Analysis, CfgDocument
     from ..cfg.model import Context
+
+T = TypeVar("T")
+logger = logging.getLogger("fusion_switch.lsp")
 
 # Documents larger than this are analysed on a worker thread so the event loop keeps
 # answering other requests (a 10 MB paste must not freeze the editor).
@@ -54,10 +75,124 @@ class SettingsOutcome:
 
 @dataclass
 class _Cached:
-    version: int | None
     generation: int
-    text_len: int
+    text: str  # the text analysed: compared by identity, then by value
     analysis: Analysis
+
+
+@dataclass(eq=False)
+class _Job:
+    """One analysis of one text, asked for by whoever awaits `future`: the Analysis, or None
+    when a newer text took its turn before it started (see `ServerState._start`)."""
+
+    text: str
+    generation: int
+    future: asyncio.Future
+
+    def of(self, text: str, generation: int) -> bool:
+        return self.generation == generation and _same(self.text, text)
+
+
+@dataclass(eq=False)
+class _Lane:
+    """One large document's analyses: the one in flight, and the next, for the newest text
+    asked about while it runs."""
+
+    running: _Job | None = None
+    queued: _Job | None = None
+
+
+@dataclass(eq=False)
+class _Parse:
+    """One parse of one text on the request thread, shared by the requests on that text; when
+    the last of them is cancelled before it started, it never starts."""
+
+    text: str
+    future: asyncio.Future
+    waiters: int = 0
+
+
+def _same(a: str, b: str) -> bool:
+    return a is b or a == b
+
+
+class _Worker:
+    """One daemon thread running the calls given to it, the most urgent first (in the order
+    given among equals, or the newest first). A call whose future is cancelled before it
+    starts never starts; a daemon thread does not hold the process when it exits (a thread
+    cannot be stopped)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._calls: queue.PriorityQueue = queue.PriorityQueue()
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(
+        self, urgency: int, fn: Callable[..., T], *args: Any, newest_first: bool = False
+    ) -> Future[T]:
+        future: Future[T] = Future()
+        order = next(self._order)
+        self._calls.put((urgency, -order if newest_first else order, future, fn, args))
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name=self.name, daemon=True)
+                self._thread.start()
+        return future
+
+    def _work(self) -> None:
+        worked = False
+        while True:
+            try:
+                _, _, future, fn, args = self._calls.get(timeout=IDLE if worked else None)
+            except queue.Empty:  # a burst of work is over: give back what it freed
+                worked = False
+                _release_freed_memory()
+                continue
+            if future.set_running_or_notify_cancel():
+                worked = True
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:  # the caller gets it, as from an executor
+                    future.set_exception(exc)
+            del future, fn, args  # nothing of a call outlives it (a tree is large)
+
+
+def _release_freed_memory() -> None:
+    """glibc's `malloc_trim`: hand the pages of freed memory back to the system (without it a
+    burst of edits on an 8 MB file kept hundreds of MB the process no longer used); a no-op
+    where there is no glibc."""
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        try:
+            _MALLOC_TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _MALLOC_TRIM = False
+    if _MALLOC_TRIM:
+        _MALLOC_TRIM(0)
+
+
+_MALLOC_TRIM: Any = None  # resolved on first use; False where it does not exist
+# Seconds a worker waits without work after a burst before it gives freed memory back.
+IDLE = 1.0
+
+
+# Analyses of large documents, one at a time for the whole process.
+_ANALYSER = _Worker("fusion-switch-analysis")
+# Parses and request work on large documents: a request's work (completion, hover... on a
+# tree it has) before the next parse, so each tree is used and let go as soon as it is made;
+# parses of the newest text first: the request the user waits for (a client that does not
+# cancel the requests it no longer needs gets their answers after it).
+_REQUESTS = _Worker("fusion-switch-requests")
+_WORK, _PARSE = 0, 1  # urgency on `_REQUESTS`
+
+
+async def run_for_request(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`fn(*args, **kwargs)` on the request thread (for large documents); cancelled before it
+    started (the request was), it never starts."""
+    call = functools.partial(fn, *args, **kwargs)
+    return await asyncio.wrap_future(_REQUESTS.submit(_WORK, call))
 
 
 class ServerState:
@@ -81,7 +216,8 @@ class ServerState:
         self.last_checked: dict[str, float] = {}  # uri → loop time its last check started
         self.background: set[asyncio.Future] = set()  # other tasks, kept until done
         self._cache: dict[str, _Cached] = {}
-        self._pending: dict[str, tuple[int | None, int, asyncio.Future]] = {}
+        self._lanes: dict[str, _Lane] = {}  # uri → its analyses in flight (large documents)
+        self._parses: dict[str, _Parse] = {}  # uri → the parse of its newest text asked for
         self._announced: set[tuple[str, str]] = set()
 
     # context and analyses ------------------------------------------------------------
@@ -139,19 +275,15 @@ class ServerState:
             conv.completion_list(cfg.complete_choices(document, at, ctx, self.client.snippets))
 
     def result_id(self, doc: OpenDocument) -> str:
-        """Identifies the diagnostics of one document version under one catalogue/target."""
-        return f"{doc.version}:{self.generation}"
+        """Identifies the diagnostics of one document text under one catalogue/target (the
+        revision moves with every change, even one that repeats the version number)."""
+        return f"{doc.version}:{doc.revision}:{self.generation}"
 
     def _cached(self, doc: OpenDocument, *, complete: bool = True) -> Analysis | None:
-        """The cached analysis of this version; `complete`: with its deferred suggestions
-        filled in first (see `analysis`)."""
+        """The cached analysis of the document's text; `complete`: with its deferred
+        suggestions filled in first (see `analysis`)."""
         hit = self._cache.get(doc.uri)
-        if (
-            hit is not None
-            and hit.version == doc.version
-            and hit.generation == self.generation
-            and hit.text_len == len(doc.text)
-        ):
+        if hit is not None and hit.generation == self.generation and _same(hit.text, doc.text):
             if complete and hit.analysis.deferred:
                 from .. import cfg
 
@@ -159,8 +291,11 @@ class ServerState:
             return hit.analysis
         return None
 
-    def _store(self, doc: OpenDocument, generation: int, analysis: Analysis, text: str) -> None:
-        self._cache[doc.uri] = _Cached(doc.version, generation, len(text), analysis)
+    def _store(self, uri: str, generation: int, analysis: Analysis, text: str) -> None:
+        self._cache[uri] = _Cached(generation, text, analysis)
+        parse = self._parses.get(uri)
+        if parse is not None and parse.future.done():
+            del self._parses[uri]  # the analysis holds a tree of the newest text now
 
     def analysis(self, doc: OpenDocument, *, defer_suggestions: bool = False) -> Analysis:
         """The analysis of the document's current text, computed now if not cached.
@@ -172,20 +307,24 @@ class ServerState:
 
         cached = self._cached(doc, complete=not defer_suggestions)
         if cached is None:
-            cached = cfg.analyse(doc.text, self.context(), defer_suggestions=defer_suggestions)
-            self._store(doc, self.generation, cached, doc.text)
+            text = doc.text
+            cached = cfg.analyse(text, self.context(), defer_suggestions=defer_suggestions)
+            self._store(doc.uri, self.generation, cached, text)
         return cached
 
     async def analysis_async(self, doc: OpenDocument) -> Analysis:
-        """Like `analysis`, but large documents are analysed on a worker thread; callers
-        asking for the same version share one computation. If that takes longer than
-        `PATIENCE` seconds, the answer is built on the syntax tree alone (see `full_analysis`)."""
+        """Like `analysis`, but large documents are analysed on the worker thread; callers
+        asking for the same text share one computation. If that takes longer than `PATIENCE`
+        seconds, or a newer text takes its turn, the answer is built on the syntax tree alone
+        (see `analysis_or_syntax`)."""
         analysis, _ = await self.analysis_or_syntax(doc)
         return analysis
 
     async def analysis_or_syntax(self, doc: OpenDocument) -> tuple[Analysis, bool]:
-        """(analysis, complete): the full analysis, or after `PATIENCE` seconds a parse-only
-        one (syntax findings), so no request waits for minutes on a pathological file."""
+        """(analysis, complete): the full analysis of the document's text as it is now, or a
+        parse-only one (syntax findings) after `PATIENCE` seconds, or at once when an edit
+        made since replaced it in the queue: no request waits for minutes on a pathological
+        file, nor for an analysis that will not run."""
         from .. import cfg
 
         cached = self._cached(doc)
@@ -193,40 +332,129 @@ class ServerState:
             return cached, True
         if len(doc.text) < LARGE_DOCUMENT:
             return self.analysis(doc), True
-        future = self._start(doc)
+        text = doc.text
         try:
-            return await asyncio.wait_for(asyncio.shield(future), PATIENCE), True
+            analysis = await asyncio.wait_for(asyncio.shield(self._start(doc)), PATIENCE)
         except TimeoutError:
-            document = await asyncio.to_thread(cfg.parse, doc.text)
-            return cfg.Analysis(document, list(document.syntax_findings)), False
+            analysis = None
+        if analysis is not None:
+            return analysis, True
+        document = await self._parsed(doc.uri, text)
+        return cfg.Analysis(document, list(document.syntax_findings)), False
 
-    async def full_analysis(self, doc: OpenDocument) -> Analysis:
-        """The complete analysis however long it takes (used to replace a parse-only one)."""
+    async def document_async(self, doc: OpenDocument) -> CfgDocument:
+        """The syntax tree of the document's text, for requests that need nothing else
+        (completion, hover, outline, folding, formatting): the cached analysis's, else for a
+        large document a parse shared by the requests on this text, never an analysis."""
+        cached = self._cached(doc, complete=False)
+        if cached is not None:
+            return cached.document
+        if len(doc.text) < LARGE_DOCUMENT:
+            return self.analysis(doc).document
+        return await self._parsed(doc.uri, doc.text)
+
+    async def full_analysis(self, doc: OpenDocument) -> Analysis | None:
+        """The complete analysis of the document's text however long it takes (used to replace
+        a parse-only one); None when a newer text took its turn."""
+        cached = self._cached(doc)
+        if cached is not None or len(doc.text) < LARGE_DOCUMENT:
+            return cached if cached is not None else self.analysis(doc)
         return await asyncio.shield(self._start(doc))
 
     def _start(self, doc: OpenDocument) -> asyncio.Future:
-        """The worker-thread analysis of the document's current version (started once)."""
+        """The analysis of the document's current text on the worker thread: the one in
+        flight or queued for this text, else a new one, started now if none of this document
+        is in flight, else queued in place of the older text queued (whose waiters get None)."""
+        loop = asyncio.get_running_loop()
+        lane = self._lanes.setdefault(doc.uri, _Lane())
+        for job in (lane.running, lane.queued):
+            if job is not None and job.of(doc.text, self.generation):
+                return job.future
+        job = _Job(doc.text, self.generation, loop.create_future())
+        if lane.running is None:
+            self._run(doc.uri, lane, job)
+        else:
+            if lane.queued is not None:
+                _resolve(lane.queued.future, None)
+            lane.queued = job
+        return job.future
+
+    def _run(self, uri: str, lane: _Lane, job: _Job) -> None:
         from .. import cfg
 
-        key = (doc.version, self.generation)
-        pending = self._pending.get(doc.uri)
-        if pending is not None and pending[:2] == key:
-            return pending[2]
-        text, ctx = doc.text, self.context()
-        future = asyncio.ensure_future(asyncio.to_thread(cfg.analyse, text, ctx))
-        self._pending[doc.uri] = (*key, future)
+        lane.running = job
+        logger.debug("analysing %s (%d characters) on the worker thread", uri, len(job.text))
+        done = asyncio.wrap_future(_ANALYSER.submit(0, cfg.analyse, job.text, self.context()))
+        done.add_done_callback(functools.partial(self._finished, uri, lane, job))
 
-        def done(f: asyncio.Future, uri: str = doc.uri) -> None:
-            if self._pending.get(uri, (None, None, None))[2] is f:
-                del self._pending[uri]
-            current = self.documents.get(uri)
-            if f.cancelled() or f.exception() is not None or current is None:
-                return
-            if (current.version, self.generation) == key and current.text is text:
-                self._store(current, key[1], f.result(), text)
+    def _finished(self, uri: str, lane: _Lane, job: _Job, done: asyncio.Future) -> None:
+        """An analysis ended: keep it if its text is still the document's, answer its
+        waiters, then analyse the text current now if a newer one was asked for meanwhile."""
+        lane.running = None
+        result = None
+        if not done.cancelled():
+            if done.exception() is not None:
+                logger.error("analysis of %s failed", uri, exc_info=done.exception())
+            else:
+                result = done.result()
+        doc = self.documents.get(uri) if self._lanes.get(uri) is lane else None
+        if result is not None and doc is not None and job.of(doc.text, self.generation):
+            self._store(uri, job.generation, result, job.text)
+        _resolve(job.future, result)
+        queued, lane.queued = lane.queued, None
+        follow = self._follow(doc, queued, done.get_loop())
+        if follow is not None:
+            self._run(uri, lane, follow)
+        elif self._lanes.get(uri) is lane:
+            del self._lanes[uri]
 
-        future.add_done_callback(done)
-        return future
+    def _follow(
+        self, doc: OpenDocument | None, queued: _Job | None, loop: asyncio.AbstractEventLoop
+    ) -> _Job | None:
+        """What to analyse once an analysis ended: nothing unless a newer text was asked for
+        meanwhile (`queued`), then the document's text as it is now unless it is analysed
+        already. Waiters of a queued older text get None (they parse their text instead)."""
+        if queued is None:
+            return None
+        if doc is None:  # closed, or opened again
+            _resolve(queued.future, None)
+            return None
+        cached = self._cached(doc, complete=False)
+        if queued.of(doc.text, self.generation):
+            if cached is None:
+                return queued
+            _resolve(queued.future, cached)
+            return None
+        _resolve(queued.future, None)
+        return _Job(doc.text, self.generation, loop.create_future()) if cached is None else None
+
+    async def _parsed(self, uri: str, text: str) -> CfgDocument:
+        """The syntax tree of `text` (a version of `uri`), parsed on the request thread once
+        for all the requests that ask for it."""
+        from .. import cfg
+
+        parse = self._parses.get(uri)
+        if parse is None or parse.future.cancelled() or not _same(parse.text, text):
+            parsing = _REQUESTS.submit(_PARSE, cfg.parse, text, newest_first=True)
+            future = asyncio.wrap_future(parsing)
+            parse = _Parse(text, future)
+            self._parses[uri] = parse
+        parse.waiters += 1
+        try:
+            return await asyncio.shield(parse.future)
+        finally:
+            parse.waiters -= 1
+            if parse.waiters == 0:
+                if not parse.future.done():
+                    parse.future.cancel()  # nobody wants it: never started, if not yet
+                if self._parses.get(uri) is parse and not self._parse_wanted(uri, text):
+                    del self._parses[uri]  # a tree is large: kept only for the next request
+
+    def _parse_wanted(self, uri: str, text: str) -> bool:
+        """Whether a parse of `text` may serve the next request on `uri`: the text is still
+        the document's and no analysis of it (which holds a tree too) is cached."""
+        doc = self.documents.get(uri)
+        return doc is not None and doc.text is text and self._cached(doc, complete=False) is None
 
     def keep(self, future: asyncio.Future) -> None:
         """Hold a reference to a fire-and-forget task until it is done."""
@@ -234,8 +462,14 @@ class ServerState:
         future.add_done_callback(self.background.discard)
 
     def forget(self, uri: str) -> None:
+        """The document was opened again or closed: its analyses and parses are no longer
+        wanted (one in flight ends on its own, and nothing follows it)."""
         self._cache.pop(uri, None)
-        self._pending.pop(uri, None)
+        self._parses.pop(uri, None)
+        lane = self._lanes.pop(uri, None)
+        if lane is not None and lane.queued is not None:
+            _resolve(lane.queued.future, None)
+            lane.queued = None
 
     # settings ------------------------------------------------------------------------
     def apply_settings(self, settings: Settings, *, force_reload: bool = False) -> SettingsOutcome:
@@ -352,3 +586,8 @@ def _suspect_counts(summary: dict) -> tuple[int, int]:
     labelled guess, which a status bar must not count as a proof."""
     suspects = [s for s in summary.get("suspects") or [] if isinstance(s, dict)]
     return len(suspects), sum(s.get("verdict") == "introduces" for s in suspects)
+
+
+def _resolve(future: asyncio.Future, result: Any) -> None:
+    if not future.done():
+        future.set_result(result)

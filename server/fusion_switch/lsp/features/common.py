@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..convert import Converter
 from ..documents import OpenDocument
 from ..recipe import annotations
-from ..state import LARGE_DOCUMENT
+from ..state import LARGE_DOCUMENT, run_for_request
 
 T = TypeVar("T")
 
@@ -27,11 +26,12 @@ def document(ls: FusionSwitchServer, uri: str) -> tuple[OpenDocument, Converter]
 
 
 async def compute(doc: OpenDocument, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Call a pure-layer function; for large documents on a worker thread, so the event loop
-    keeps answering other requests meanwhile."""
+    """Call a pure-layer function; for large documents on the request thread (one for the
+    process, never behind an analysis: see `state`), so the event loop keeps answering other
+    requests meanwhile, and requests on large documents take turns instead of competing."""
     if len(doc.text) < LARGE_DOCUMENT:
         return fn(*args, **kwargs)
-    return await asyncio.to_thread(fn, *args, **kwargs)
+    return await run_for_request(fn, *args, **kwargs)
 
 
 async def annotated(
@@ -39,7 +39,8 @@ async def annotated(
 ) -> tuple[OpenDocument, Converter, CfgDocument, dict] | None:
     """For code lenses and inlay hints: the open configuration at `uri`, its converter, its
     parsed document and the last comparison attached to it; None when untracked or not
-    compared yet (so nothing is analysed for files without results)."""
+    compared yet (so nothing is analysed for files without results). The syntax tree is all
+    they read: a large document's is parsed, not analysed, when no analysis is cached."""
     found = document(ls, uri)
     if found is None:
         return None
@@ -47,5 +48,4 @@ async def annotated(
     summary = annotations.results(ls, doc)
     if not summary:
         return None
-    analysis = await ls.state.analysis_async(doc)
-    return doc, conv, analysis.document, summary
+    return doc, conv, await ls.state.document_async(doc), summary

@@ -13,7 +13,7 @@ from ...readers.collector import collector_paused
 from ..convert import Converter
 from ..documents import OpenDocument
 from ..safety import guarded, log
-from ..state import LARGE_DOCUMENT
+from ..state import LARGE_DOCUMENT, PATIENCE
 
 if TYPE_CHECKING:
     from ..server import FusionSwitchServer
@@ -60,23 +60,36 @@ def _publish(ls: FusionSwitchServer, doc: OpenDocument, findings, quiet: bool = 
 
 
 async def _publish_later(ls: FusionSwitchServer, doc: OpenDocument) -> None:
-    version, generation = doc.version, ls.state.generation
+    """Publish a large document's diagnostics once the worker thread has analysed its text;
+    syntax problems first if that takes longer than `PATIENCE`. Nothing when a newer text
+    took its turn: that text's own check publishes."""
+    state = ls.state
+    version, generation, text = doc.version, state.generation, doc.text
 
     def current() -> bool:
         return (
-            ls.state.documents.get(doc.uri) is doc
+            state.documents.get(doc.uri) is doc
             and doc.version == version
-            and ls.state.generation == generation
+            and doc.text is text
+            and state.generation == generation
         )
 
-    analysis, complete = await ls.state.analysis_or_syntax(doc)
-    if current():
-        _publish(ls, doc, analysis.findings)
-    if not complete:
-        log(ls, f"fusion-switch: checking {doc.uri} is slow; syntax problems shown first")
-        analysis = await ls.state.full_analysis(doc)
-        if current():
-            _publish(ls, doc, _with_results(ls, doc, analysis))
+    full = asyncio.ensure_future(state.full_analysis(doc))
+    try:
+        try:
+            analysis = await asyncio.wait_for(asyncio.shield(full), PATIENCE)
+        except TimeoutError:
+            if not current():
+                return
+            log(ls, f"fusion-switch: checking {doc.uri} is slow; syntax problems shown first")
+            document = await state.document_async(doc)
+            if current():
+                _publish(ls, doc, document.syntax_findings)
+            analysis = await full
+    finally:
+        full.cancel()  # when this check was cancelled: the analysis itself goes on
+    if analysis is not None and current():
+        _publish(ls, doc, _with_results(ls, doc, analysis))
 
 
 def validate(ls: FusionSwitchServer, doc: OpenDocument, *, immediately: bool = False) -> None:
@@ -84,9 +97,11 @@ def validate(ls: FusionSwitchServer, doc: OpenDocument, *, immediately: bool = F
 
     Checks are debounced, never queued: the first change after a quiet spell is checked at
     once; changes within `DEBOUNCE` seconds of a check share one later check, which reads the
-    newest version when it runs. A check of an older version still in progress is cancelled.
-    So a flood of edits costs a few checks a second and requests (completion) do not wait
-    behind a queue of stale ones. `immediately`: no waiting (a newly opened document)."""
+    newest version when it runs. A check of an older version still in progress is cancelled
+    (a large document's analysis on the worker thread goes on; only the newest text's
+    follows it: see `state`). So a flood of edits costs a few checks a second and requests
+    (completion) do not wait behind a queue of stale ones. `immediately`: no waiting (a newly
+    opened document)."""
     if ls.state.client.pull_diagnostics:
         return
     state = ls.state
@@ -214,5 +229,7 @@ def register(server: FusionSwitchServer) -> None:
 
 
 async def _refresh_when_done(ls: FusionSwitchServer, doc: OpenDocument) -> None:
-    await ls.state.full_analysis(doc)
-    ls.workspace_diagnostic_refresh(None)
+    """After a syntax-only pull: ask for a new pull once the full analysis is in (not when a
+    newer text took its turn: the client pulls again for that one)."""
+    if await ls.state.full_analysis(doc) is not None:
+        ls.workspace_diagnostic_refresh(None)
