@@ -26,7 +26,6 @@ first completion.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import functools
 import itertools
 import logging
@@ -165,6 +164,8 @@ def _release_freed_memory() -> None:
     where there is no glibc."""
     global _MALLOC_TRIM
     if _MALLOC_TRIM is None:
+        import ctypes  # here: the server's start does not pay for it
+
         try:
             _MALLOC_TRIM = ctypes.CDLL("libc.so.6").malloc_trim
         except (OSError, AttributeError):
