@@ -170,3 +170,17 @@ def test_a_rule_name_that_would_write_another_line_is_refused(tmp_path):
         assert cfg.read_bytes() == original
     assert fs("off", cfg, "GraphFusion:My-Custom.Pass_2").returncode == 0  # custom names
     assert b"My-Custom.Pass_2:off" in cfg.read_bytes()
+
+
+def test_an_all_off_file_edited_since_is_said_to_stay_all_off(tmp_path):
+    """The recipe's base is the file 'off --all' wrote, matched byte for byte: one re-indented
+    on save was not recognised, and apply added the rule beside "ALL": "off" without a word,
+    leaving all fusion off (a review). apply says so, and how to end on the user's own file."""
+    cfg = user_cfg(tmp_path)
+    assert fs("off", cfg, "--all").returncode == 0
+    cfg.write_text(cfg.read_text().replace("  ", "\t"))  # an editor's save
+    done = fs("apply", summary_with_verdicts(tmp_path), cfg, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(cfg.read_bytes())["Switch"]["GraphFusion"][GRAPH_RULE] == "off"
+    assert '"ALL": "off"' in done.stderr and "GraphFusion" in done.stderr, done.stderr
+    assert "restore" in done.stderr and "--version 1" in done.stderr, done.stderr

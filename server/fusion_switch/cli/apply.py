@@ -133,4 +133,36 @@ def run(args: argparse.Namespace) -> int:
             f"fusion-switch: switched off {names} in {cfg.path} (previous file: version "
             f"{version.number}; undo with: fusion-switch restore {cfg.path})"
         )
+    if not base:
+        _say_still_all_off(cfg.path, new_text)
     return 0
+
+
+def _say_still_all_off(path, text: str) -> None:
+    """Warn when the result still switches a whole section off: an all-off file edited since
+    'off --all' wrote it (re-indented on save) is not taken for the recipe's step 1, whose
+    base is matched byte for byte, and the rules went in beside "ALL": "off" (a review)."""
+    from ..workflow.switching import sections_all_off
+
+    sections = sections_all_off(text)
+    if not sections:
+        return
+    from ..workflow.history import History, HistoryError
+
+    try:
+        before = [v for v in History(path).versions() if v.kind == "all-off"]
+    except (HistoryError, OSError):
+        before = []
+    how = (
+        f"fusion-switch restore {path} --version {before[-1].number} (your configuration "
+        "from before 'off --all'), then apply again"
+        if before
+        else f'set the sections\' "ALL" back in {path}'
+    )
+    print(
+        f'fusion-switch apply: note: {path} still has "ALL": "off" in '
+        f"{' and '.join(sections)}, so all of that fusion stays off (the file was changed "
+        f"since 'off --all' wrote it, so it was not taken for the recipe's step 1). To end the "
+        f"recipe on your own configuration: {how}.",
+        file=sys.stderr,
+    )

@@ -87,6 +87,30 @@ def switched_text(text: str, changes: Sequence[Change]) -> str:
     return apply_edits(text, edits)
 
 
+def sections_all_off(text: str) -> list[str]:
+    """The sections whose ``"ALL"`` is ``"off"`` in ``text`` (``ALL`` for the line format)."""
+    from ..cfg import parse
+    from ..cfg.tree import ObjectNode, StringNode, top_level_member
+
+    doc = parse(text)
+    if doc.format == "lines":
+        return ["ALL"] if any(e.name == "ALL" and e.value == "off" for e in doc.entries) else []
+    if not isinstance(doc.root, ObjectNode):
+        return []
+    switch = top_level_member(doc.root, "Switch")
+    if switch is None or not isinstance(switch.value, ObjectNode):
+        return []
+    found = []
+    for section in switch.value.members:
+        if section.key in SECTIONS and isinstance(section.value, ObjectNode):
+            for member in section.value.members:
+                value = member.value
+                if member.key == "ALL" and isinstance(value, StringNode) and value.value == "off":
+                    found.append(section.key)
+                    break
+    return found
+
+
 def all_off(text: str) -> str:
     """Both sections `"ALL": "off"` (Priority and ExceptionalPassOfO1Level kept)."""
     from ..cfg import all_off_text, parse
