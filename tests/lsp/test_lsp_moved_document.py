@@ -59,6 +59,20 @@ async def _edited_while_analysed(method: str, params: dict) -> dict:
     return answer["result"]
 
 
+async def _applying_edits(server, writer, msg_id: int) -> None:
+    """The client's side until request ``msg_id`` is answered: every edit the server asks
+    for is applied."""
+    answered: set = set()
+    for _ in range(3000):
+        for message in list(writer.messages):
+            if message.get("method") == "workspace/applyEdit" and message["id"] not in answered:
+                answered.add(message["id"])
+                reply(server, message["id"], {"applied": True})
+        if any(m.get("id") == msg_id and "method" not in m for m in writer.messages):
+            return
+        await asyncio.sleep(0.01)
+
+
 def _capabilities() -> dict:
     edit = {"documentChanges": True}
     workspace = {"workspaceEdit": edit, "applyEdit": True}
@@ -123,15 +137,7 @@ async def test_apply_suspects_never_writes_an_older_text_over_a_newer_one(tmp_pa
     state.analysis_async = analysis_then_edit
     command = {"command": "fusionSwitch.applySuspects", "arguments": [{"cfgUri": uri}]}
     send("workspace/executeCommand", command, 9)
-    answered: set = set()
-    for _ in range(3000):  # the client's side: every edit the server asks for is applied
-        for message in list(writer.messages):
-            if message.get("method") == "workspace/applyEdit" and message["id"] not in answered:
-                answered.add(message["id"])
-                reply(server, message["id"], {"applied": True})
-        if any(m.get("id") == 9 and "method" not in m for m in writer.messages):
-            break
-        await asyncio.sleep(0.01)
+    await _applying_edits(server, writer, 9)
     answer = await _answer(writer, 9)
     state.analysis_async = analysed
     edits = [m for m in writer.messages if m.get("method") == "workspace/applyEdit"]
@@ -162,3 +168,28 @@ def _applied(text: str, edits: list[dict]) -> str:
         start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
         text = text[:start] + edit["newText"] + text[end:]
     return text
+
+
+async def test_apply_suspects_says_when_a_section_stays_all_off(tmp_path):
+    """As `apply` on the command line: an all-off file edited since 'all off' wrote it is not
+    taken for the recipe's first step (matched byte for byte), and the rules went in beside
+    "ALL": "off" without a word, all fusion staying off (a review)."""
+    from fusion_switch.workflow.results import save_results
+
+    cfg = tmp_path / "fusion_switch.cfg"
+    text = '{\n\t"Switch": {\n\t\t"GraphFusion": {\n\t\t\t"ALL": "off"\n\t\t}\n\t}\n}\n'
+    cfg.write_text(text)
+    suspect = {"rule": "Rule7", "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
+    save_results(cfg, {"verdict": "proven by replay: Rule7", "suspects": [suspect]})
+    server, writer, send = connected()
+    send("initialize", {"capabilities": _capabilities(), "processId": None, "rootUri": None}, 1)
+    await asyncio.sleep(0.05)
+    uri = cfg.as_uri()
+    send("textDocument/didOpen", {"textDocument": {**_item(), "uri": uri, "text": text}})
+    command = {"command": "fusionSwitch.applySuspects", "arguments": [{"cfgUri": uri}]}
+    send("workspace/executeCommand", command, 9)
+    await _applying_edits(server, writer, 9)
+    shown = [
+        m["params"]["message"] for m in writer.messages if m.get("method") == "window/showMessage"
+    ]
+    assert any('"ALL": "off"' in m and "GraphFusion" in m for m in shown), shown

@@ -72,6 +72,24 @@ async def _recorded_replace(
     return version
 
 
+def _say_still_all_off(ls: FusionSwitchServer, name: str, text: str) -> None:
+    """As `apply` says it: the rules went in beside "ALL": "off" (a file edited since 'all
+    off' wrote it is not taken for the recipe's first step, matched byte for byte)."""
+    from ...workflow.switching import sections_all_off
+
+    sections = sections_all_off(text)
+    if sections:
+        show(
+            ls,
+            f'fusion-switch: {name} still has "ALL": "off" in {" and ".join(sections)}, so all '
+            "of that fusion stays off (the file was changed since 'all off' wrote it, so it was "
+            "not taken for the recipe's first step). To end on your own configuration, run "
+            "'Restore Configuration' (fusionSwitch.restore) to the version from before all "
+            "off, then apply the suspects again.",
+            types.MessageType.Warning,
+        )
+
+
 @recipe_command(ALL_OFF)
 async def all_off(ls: FusionSwitchServer, params: dict):
     """Both sections `"ALL": "off"`; the previous text is kept in the history, for restore."""
@@ -278,5 +296,6 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
         elif not await apply_edits(ls, doc, edits, "Fusion Switch: turn suspected rules off"):
             raise CommandError(f"fusion-switch: the editor did not apply the edit to {name}.")
         note, restored = "", False
+        _say_still_all_off(ls, name, cfg.apply_edits(analysis.document.text, edits))
     show(ls, f"fusion-switch: switched off {rule_names} in {name}{note}.", types.MessageType.Info)
     return {"applied": True, "changes": listed, "restoredFromAllOff": restored}
