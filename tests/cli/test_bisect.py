@@ -16,26 +16,9 @@ from pathlib import Path
 
 import pytest
 
-FAKE_JOB = Path(__file__).with_name("fake_job.py")
+from tests.bisect_jobs import FAKE_JOB, gone
+
 USER_CFG = b'{\n  "Switch": {\n    "GraphFusion": {\n      "KeepMe": "on"\n    }\n  }\n}\n'
-
-
-def gone(pid: int, wait: float = 10.0) -> bool:
-    """The process has ended: no such process, or a zombie waiting for its (new) parent."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def rules(n: int) -> list[str]:

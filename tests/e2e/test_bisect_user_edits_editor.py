@@ -16,33 +16,13 @@ from fusion_switch.workflow.history import History
 from lsprotocol import types
 from workflow_support import execute, open_path, workflow_fixtures, write_cfg
 
+from tests.bisect_jobs import FAKE_JOB, GATE_JOB
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-FAKE_JOB = Path(__file__).resolve().parents[1] / "cli" / "fake_job.py"
 USER = '{\n  "Switch": {\n    "GraphFusion": {\n      "KeepMe": "on"\n    }\n  }\n}\n'
 RULES = [f"GraphFusion:R{i:02d}" for i in range(16)]
 TYPED = USER.replace('"KeepMe": "on"', '"KeepMe": "on",\n      "MyNotes_TypedWhileWaiting": "on"')
 
-# The fake job, held at its GATE_AT-th run until GATE_GO exists; GATE_WAITING says it is held.
-GATE_JOB = """
-import os, runpy, sys, time
-from pathlib import Path
-runs = Path(os.environ["GATE_RUNS"])
-runs.mkdir(exist_ok=True)
-n = 1
-while True:
-    try:
-        os.close(os.open(runs / str(n), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        break
-    except FileExistsError:
-        n += 1
-if n == int(os.environ["GATE_AT"]):
-    Path(os.environ["GATE_WAITING"]).write_text(str(os.getpid()))
-    deadline = time.monotonic() + 120
-    while not Path(os.environ["GATE_GO"]).exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
-sys.argv = [sys.argv[1], *sys.argv[2:]]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
 
 workflow_client, session = workflow_fixtures(SERVER, ("visual-studio-code",))
 

@@ -17,28 +17,11 @@ from fusion_switch.workflow.history import History
 from lsprotocol import types
 from workflow_support import execute, open_path, workflow_fixtures, write_cfg
 
+from tests.bisect_jobs import FAKE_JOB, gone
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-FAKE_JOB = Path(__file__).resolve().parents[1] / "cli" / "fake_job.py"
 USER = '{\n  "Switch": {\n    "GraphFusion": {\n      "KeepMe": "on"\n    }\n  }\n}\n'
 RULES = [f"GraphFusion:R{i:02d}" for i in range(16)]
-
-
-def gone(pid: int, wait: float = 10.0) -> bool:
-    """The process has ended: no such process, or a zombie waiting for its (new) parent."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 workflow_client, session = workflow_fixtures(SERVER, ("visual-studio-code", "neovim@v0.7.0"))
