@@ -11,8 +11,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,17 +18,36 @@ from fusion_switch.workflow import safe_files
 from fusion_switch.workflow.history import History
 from fusion_switch.workflow.safe_files import digest
 
+from tests.cli.cli_support import fs
+
 USER = b'{\n  "Switch": {\n    "GraphFusion": {\n      "A": "on"\n    }\n  }\n}\n'
 AFTER = b'{\n  "Switch": {\n    "GraphFusion": {\n      "ALL": "off"\n    }\n  }\n}\n'
 
 
-def fs(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "fusion_switch", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,  # a guard: the old-backup case hung for ever
-    )
+def one_version(tmp_path: Path, on_disk: bytes, **marks) -> tuple[Path, Path]:
+    """A cfg holding ``on_disk`` and a history of one 'all off' version (USER before it, AFTER
+    written), its index entry as earlier versions wrote it plus ``marks``: (cfg, folder)."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(on_disk)
+    folder = tmp_path / ".fusion-switch" / "fusion_switch.cfg.history"
+    folder.mkdir(parents=True)
+    (folder / "v0001.before").write_bytes(USER)
+    entry = {
+        "version": 1,
+        "file": "v0001.before",
+        "digest": digest(USER),
+        "size": len(USER),
+        "after_digest": digest(AFTER),
+        "who": "cli",
+        "kind": "all-off",
+        "why": "all fusion off",
+        "at": 1.0,
+        "rules": [],
+        **marks,
+    }
+    index = {"format": 1, "config": cfg.name, "versions": [entry]}
+    (folder / "index.json").write_text(json.dumps(index, indent=1) + "\n")
+    return cfg, folder
 
 
 def test_off_on_a_folder_with_the_old_backup_migrates_it_and_works(tmp_path):
@@ -56,25 +73,7 @@ def test_off_on_a_folder_with_the_old_backup_migrates_it_and_works(tmp_path):
 
 
 def test_an_index_written_by_an_earlier_version_is_read_restored_and_added_to(tmp_path):
-    cfg = tmp_path / "fusion_switch.cfg"
-    cfg.write_bytes(AFTER)
-    folder = tmp_path / ".fusion-switch" / "fusion_switch.cfg.history"
-    folder.mkdir(parents=True)
-    (folder / "v0001.before").write_bytes(USER)
-    entry = {
-        "version": 1,
-        "file": "v0001.before",
-        "digest": digest(USER),
-        "size": len(USER),
-        "after_digest": digest(AFTER),
-        "who": "cli",
-        "kind": "all-off",
-        "why": "all fusion off",
-        "at": 1.0,
-        "rules": [],
-    }
-    index = {"format": 1, "config": cfg.name, "versions": [entry]}
-    (folder / "index.json").write_text(json.dumps(index, indent=1) + "\n")
+    cfg, _ = one_version(tmp_path, AFTER)
     listed = fs("restore", cfg, "--list")
     assert listed.returncode == 0 and "all fusion off" in listed.stdout, listed.stderr
     done = fs("restore", cfg, "--yes")
@@ -88,27 +87,7 @@ def test_an_index_written_by_an_earlier_version_is_read_restored_and_added_to(tm
 @pytest.mark.parametrize("written", [False, True])
 def test_a_pending_version_is_listed_only_when_the_file_holds_its_change(tmp_path, written):
     """What a killed command leaves: the entry marked pending, its file maybe not written."""
-    cfg = tmp_path / "fusion_switch.cfg"
-    cfg.write_bytes(AFTER if written else USER)
-    folder = tmp_path / ".fusion-switch" / "fusion_switch.cfg.history"
-    folder.mkdir(parents=True)
-    (folder / "v0001.before").write_bytes(USER)
-    entry = {
-        "version": 1,
-        "file": "v0001.before",
-        "digest": digest(USER),
-        "size": len(USER),
-        "after_digest": digest(AFTER),
-        "who": "cli",
-        "kind": "all-off",
-        "why": "all fusion off",
-        "at": 1.0,
-        "rules": [],
-        "pending": True,
-    }
-    (folder / "index.json").write_text(
-        json.dumps({"format": 1, "config": cfg.name, "versions": [entry]})
-    )
+    cfg, folder = one_version(tmp_path, AFTER if written else USER, pending=True)
     assert len(History(cfg).versions()) == int(written)
     assert History(cfg).unindexed() == []
     done = fs("off", cfg, "GraphFusion:B")  # the next change settles it for good
