@@ -88,6 +88,8 @@ SERVER = ClientServerConfig(
 lsp, session = session_fixtures(["neovim@v0.11.0"], SERVER)  # push diagnostics
 
 TEXT = sample_document(8000)  # catalogue rules first, then unknown names
+# just inside the first key of GraphFusion: where the tests type
+KEY = TEXT.index('"', TEXT.index('"GraphFusion"') + len('"GraphFusion"') + 1) + 1
 assert len(TEXT) > LARGE_DOCUMENT
 
 
@@ -180,14 +182,13 @@ async def test_edits_during_an_analysis_start_only_the_newest_text(session: Sess
     await until(lambda: len(calls("analyse")) > start)  # the first version's, held
 
     text = TEXT
-    key = text.index('"', text.index('"GraphFusion"') + len('"GraphFusion"') + 1) + 1
     later_rule = text.splitlines()[5].split('"')[1]  # a catalogue rule, for hover
     completions, hovers = [], []
     for count, char in enumerate("Zz" * 10):  # type a bad name into the first key
-        change, text = typed(text, key + count, char)
+        change, text = typed(text, KEY + count, char)
         session.change(uri, [change], text)
         if count in (4, 9, 14):
-            at = position(text, key + count + 1)
+            at = position(text, KEY + count + 1)
             completions.append(completion(session, uri, at, f"complete-{count}"))
         if count == 11:
             at = position(text, text.index(later_rule) + 2)
@@ -216,13 +217,12 @@ async def test_a_cancelled_request_leaves_its_work_unstarted(session: Session) -
     await until(lambda: len(calls("analyse")) > analysed)
 
     text = TEXT
-    key = text.index('"', text.index('"GraphFusion"') + len('"GraphFusion"') + 1) + 1
     texts, answers = [], []
     for count, char in enumerate("Qqq"):
-        change, text = typed(text, key + count, char)
+        change, text = typed(text, KEY + count, char)
         session.change(uri, [change], text)
         texts.append(text)
-        answers.append(completion(session, uri, position(text, key + count + 1), f"c{count}"))
+        answers.append(completion(session, uri, position(text, KEY + count + 1), f"c{count}"))
         if count == 1:  # the second request is cancelled by the client (as VS Code does)
             session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=f"c{count}"))
     await session.barrier()
@@ -248,9 +248,8 @@ async def test_a_flood_on_a_large_document_ends_on_its_final_text(session: Sessi
     analysed = len(calls("analyse"))
     uri = session.open("scheduling/ungated/fusion_switch.cfg", TEXT)
     text = TEXT
-    key = text.index('"', text.index('"GraphFusion"') + len('"GraphFusion"') + 1) + 1
     for count, char in enumerate("Xy" * 15):
-        change, text = typed(text, key + count, char)
+        change, text = typed(text, KEY + count, char)
         session.change(uri, [change], text)
         if count % 5 == 0:
             await session.barrier()
@@ -272,13 +271,12 @@ async def test_requests_waiting_for_parses_get_the_newest_text_first(session: Se
     await until(lambda: len(calls("analyse")) > analysed)
 
     text = TEXT
-    key = text.index('"', text.index('"GraphFusion"') + len('"GraphFusion"') + 1) + 1
     texts, answers = [], []
     for count, char in enumerate("Newest"):
-        change, text = typed(text, key + count, char)
+        change, text = typed(text, KEY + count, char)
         session.change(uri, [change], text)
         texts.append(text)
-        answers.append(completion(session, uri, position(text, key + count + 1), f"n{count}"))
+        answers.append(completion(session, uri, position(text, KEY + count + 1), f"n{count}"))
         if count == 1:  # the first request's text is superseded: its parse starts, held
             await until(lambda: len(calls("parse")) > parsed)
     await session.barrier()
