@@ -233,19 +233,14 @@ static void channel_parts(const double *real, const double *replay, Py_ssize_t o
             }
             continue;
         }
-        for (Py_ssize_t c = 0; c < channels; c++) {
-            int64_t largest_difference = spread[c], largest_replay = top[c];
-            const double *rc = r + c * inner, *pc = p + c * inner;
-            for (Py_ssize_t i = 0; i < inner; i++) {
-                double difference = fabs(rc[i] - pc[i]), magnitude = fabs(pc[i]);
-                int64_t d, m;
-                memcpy(&d, &difference, sizeof d);
-                memcpy(&m, &magnitude, sizeof m);
-                largest_difference = d > largest_difference ? d : largest_difference;
-                largest_replay = m > largest_replay ? m : largest_replay;
-            }
-            spread[c] = largest_difference;
-            top[c] = largest_replay;
+        for (Py_ssize_t c = 0; c < channels; c++) { /* a run of `inner` values: the score's loop */
+            double difference, magnitude;
+            largest_parts(r + c * inner, p + c * inner, inner, &difference, &magnitude);
+            int64_t d, m;
+            memcpy(&d, &difference, sizeof d);
+            memcpy(&m, &magnitude, sizeof m);
+            spread[c] = d > spread[c] ? d : spread[c];
+            top[c] = m > top[c] ? m : top[c];
         }
     }
 }
