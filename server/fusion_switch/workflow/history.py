@@ -45,6 +45,7 @@ from .safe_files import (
     Owner,
     UnsafePath,
     atomic_write_bytes,
+    atomic_write_text,
     digest,
     ensure_private_dir,
     owner_of,
@@ -337,11 +338,7 @@ class History:
     def _settled(self, versions: list[Version]) -> list[Version]:
         """`versions` with every pending one decided for good (under the lock, its writer
         gone): kept as written, or dropped."""
-        return [
-            dataclasses.replace(v, pending=False)
-            for v in versions
-            if not v.pending or self._was_written(v)
-        ]
+        return [dataclasses.replace(v, pending=False) for v in self._shown(versions)]
 
     def _was_written(self, version: Version) -> bool:
         """Whether a pending version's change may have been written: the file no longer holds
@@ -412,7 +409,7 @@ class History:
             "versions": [v.to_json() for v in versions],
         }
         text = json.dumps(payload, ensure_ascii=False, indent=1) + "\n"
-        atomic_write_bytes(self.index_path, text.encode("utf-8"), owner=self._owner)
+        atomic_write_text(self.index_path, text, owner=self._owner)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

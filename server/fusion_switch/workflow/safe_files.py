@@ -248,8 +248,8 @@ def _name_and_replace(fd: int, folder: Path, name: str) -> bool:
         os.close(folder_fd)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8", "surrogatepass"))
+def atomic_write_text(path: Path, text: str, owner: Owner | None = None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8", "surrogatepass"), owner=owner)
 
 
 def read_regular(path: Path, limit: int = 64 * 1024 * 1024) -> bytes:
