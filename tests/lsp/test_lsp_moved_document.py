@@ -36,25 +36,50 @@ async def _answer(writer, msg_id: int) -> dict:
     raise AssertionError("no answer")
 
 
-async def _edited_while_analysed(method: str, params: dict) -> dict:
-    """Open TEXT, ask ``method``, and apply an edit (version 2) while its analysis runs."""
+async def _opened(text: str, uri: str = URI):
+    """A server in process, initialised, with ``text`` open at ``uri``: (server, writer, send)."""
     server, writer, send = connected()
     send("initialize", {"capabilities": _capabilities(), "processId": None, "rootUri": None}, 1)
     await asyncio.sleep(0.05)
-    send("textDocument/didOpen", {"textDocument": _item()})
+    item = {"uri": uri, "languageId": "json", "version": 1, "text": text}
+    send("textDocument/didOpen", {"textDocument": item})
+    return server, writer, send
+
+
+def _edit_while_analysed(server, send, uri: str):
+    """Make the next analyses apply an edit (version 2) before they return the analysis of
+    the text they were asked for; the original ``analysis_async``, to put back."""
     state = server.state
     analysed = state.analysis_async
 
     async def analysis_then_edit(doc):
         found = await analysed(doc)  # the text the request was asked for
-        send("textDocument/didChange", {"textDocument": {"uri": URI, "version": 2},
+        send("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
                                          "contentChanges": [INSERT]})  # fmt: skip
         return found
 
     state.analysis_async = analysis_then_edit
+    return analysed
+
+
+def _cfg_with_suspect(tmp_path, text: str) -> str:
+    """A cfg holding ``text`` and a saved comparison proving Rule7 guilty: its URI."""
+    from fusion_switch.workflow.results import save_results
+
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_text(text)
+    suspect = {"rule": "Rule7", "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
+    save_results(cfg, {"verdict": "proven by replay: Rule7", "suspects": [suspect]})
+    return cfg.as_uri()
+
+
+async def _edited_while_analysed(method: str, params: dict) -> dict:
+    """Open TEXT, ask ``method``, and apply an edit (version 2) while its analysis runs."""
+    server, writer, send = await _opened(TEXT)
+    analysed = _edit_while_analysed(server, send, URI)
     send(method, {"textDocument": {"uri": URI}, **params}, 7)
     answer = await _answer(writer, 7)
-    state.analysis_async = analysed
+    server.state.analysis_async = analysed
     assert "error" not in answer, answer
     return answer["result"]
 
@@ -77,10 +102,6 @@ def _capabilities() -> dict:
     edit = {"documentChanges": True}
     workspace = {"workspaceEdit": edit, "applyEdit": True}
     return {"workspace": workspace, "textDocument": {"codeAction": {}}}
-
-
-def _item() -> dict:
-    return {"uri": URI, "languageId": "json", "version": 1, "text": TEXT}
 
 
 async def test_formatting_answers_for_the_text_it_was_asked_for_or_not_at_all():
@@ -114,32 +135,14 @@ async def test_apply_suspects_never_writes_an_older_text_over_a_newer_one(tmp_pa
     """applySuspects computed its edits on the analysed text and applied them to the buffer's
     current one (a review, by reading): an edit typed meanwhile met edits with other
     offsets. It now says the file changed and applies nothing."""
-    from fusion_switch.workflow.results import save_results
-
-    cfg = tmp_path / "fusion_switch.cfg"
-    cfg.write_text(TEXT)
-    suspect = {"rule": "Rule7", "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
-    save_results(cfg, {"verdict": "proven by replay: Rule7", "suspects": [suspect]})
-    server, writer, send = connected()
-    send("initialize", {"capabilities": _capabilities(), "processId": None, "rootUri": None}, 1)
-    await asyncio.sleep(0.05)
-    uri = cfg.as_uri()
-    send("textDocument/didOpen", {"textDocument": {**_item(), "uri": uri}})
-    state = server.state
-    analysed = state.analysis_async
-
-    async def analysis_then_edit(doc):
-        found = await analysed(doc)
-        send("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
-                                         "contentChanges": [INSERT]})  # fmt: skip
-        return found
-
-    state.analysis_async = analysis_then_edit
+    uri = _cfg_with_suspect(tmp_path, TEXT)
+    server, writer, send = await _opened(TEXT, uri)
+    analysed = _edit_while_analysed(server, send, uri)
     command = {"command": "fusionSwitch.applySuspects", "arguments": [{"cfgUri": uri}]}
     send("workspace/executeCommand", command, 9)
     await _applying_edits(server, writer, 9)
     answer = await _answer(writer, 9)
-    state.analysis_async = analysed
+    server.state.analysis_async = analysed
     edits = [m for m in writer.messages if m.get("method") == "workspace/applyEdit"]
     typed = _typed(TEXT)
     for request in edits:  # applied to the buffer's text (version 2), the result is right
@@ -174,18 +177,9 @@ async def test_apply_suspects_says_when_a_section_stays_all_off(tmp_path):
     """As `apply` on the command line: an all-off file edited since 'all off' wrote it is not
     taken for the recipe's first step (matched byte for byte), and the rules went in beside
     "ALL": "off" without a word, all fusion staying off (a review)."""
-    from fusion_switch.workflow.results import save_results
-
-    cfg = tmp_path / "fusion_switch.cfg"
     text = '{\n\t"Switch": {\n\t\t"GraphFusion": {\n\t\t\t"ALL": "off"\n\t\t}\n\t}\n}\n'
-    cfg.write_text(text)
-    suspect = {"rule": "Rule7", "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
-    save_results(cfg, {"verdict": "proven by replay: Rule7", "suspects": [suspect]})
-    server, writer, send = connected()
-    send("initialize", {"capabilities": _capabilities(), "processId": None, "rootUri": None}, 1)
-    await asyncio.sleep(0.05)
-    uri = cfg.as_uri()
-    send("textDocument/didOpen", {"textDocument": {**_item(), "uri": uri, "text": text}})
+    uri = _cfg_with_suspect(tmp_path, text)
+    server, writer, send = await _opened(text, uri)
     command = {"command": "fusionSwitch.applySuspects", "arguments": [{"cfgUri": uri}]}
     send("workspace/executeCommand", command, 9)
     await _applying_edits(server, writer, 9)
