@@ -11,6 +11,7 @@ import sys
 import pytest
 from e2e_support import SERVER
 from fusion_switch.workflow.history import History
+from lsprotocol import types
 from workflow_support import (
     USER_CFG,
     execute,
@@ -100,4 +101,62 @@ async def test_editor_refuses_a_planted_version(session, tmp_path):
     result = await execute(session, "fusionSwitch.restore", cfgUri=uri)
     assert "does not match the digest" in result["error"]
     assert session.texts[uri] == before
+    session.close(uri)
+
+
+# A file saved with a byte-order mark: VS Code and Neovim hold its text without the mark and
+# save it back with it; the terminal commands keep it. Both record the file's bytes.
+BOM = b"\xef\xbb\xbf"
+
+
+def _bom_cfg(tmp_path):
+    path = write_cfg(tmp_path, ORIGINAL)
+    path.write_bytes(BOM + path.read_bytes())
+    return path
+
+
+def _open_without_bom(session, path) -> str:
+    uri = path.as_uri()  # opened as an editor holds it: the mark is the file's, not the text's
+    path_text = path.read_bytes().removeprefix(BOM).decode("utf-8")
+    session.versions[uri] = 1
+    session.texts[uri] = path_text
+    session.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="json", version=1, text=path_text
+            )
+        )
+    )
+    return uri
+
+
+async def test_a_bom_file_set_all_off_by_the_editor_comes_back_byte_for_byte_in_the_terminal(
+    session, tmp_path
+):
+    path = _bom_cfg(tmp_path)
+    original = path.read_bytes()
+    uri = _open_without_bom(session, path)
+    assert (await execute(session, "fusionSwitch.allOff", cfgUri=uri))["applied"] is True
+    path.write_bytes(BOM + session.texts[uri].encode())  # the editor saves, mark kept
+    done = fs("restore", path, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert path.read_bytes() == original  # the mark too (it was dropped from the version)
+    session.close(uri)
+
+
+async def test_a_bom_file_set_all_off_in_the_terminal_ends_on_the_users_own_configuration(
+    session, tmp_path
+):
+    from fusion_switch.workflow.results import save_results
+
+    path = _bom_cfg(tmp_path)
+    assert fs("off", path, "--all").returncode == 0
+    suspect = {"rule": RULE, "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
+    save_results(path, {"verdict": f"proven by replay: {RULE}", "suspects": [suspect]})
+    uri = _open_without_bom(session, path)
+    result = await execute(session, "fusionSwitch.applySuspects", cfgUri=uri)
+    assert result.get("restoredFromAllOff") is True, result
+    switch = json.loads(session.texts[uri])["Switch"]
+    assert switch["GraphFusion"][RULE] == "off"
+    assert switch["UBFusion"] == {"ALL": "on"}  # not left beside "ALL": "off"
     session.close(uri)

@@ -27,8 +27,28 @@ RESTORE = "fusionSwitch.restore"
 APPLY_SUSPECTS = "fusionSwitch.applySuspects"
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
+
+
+def _as_saved(path, text: str) -> bytes:
+    """The bytes the editor saves for ``text`` at ``path``: with the file's byte-order mark
+    when it has one. Editors hold such a file's text without the mark and save it back with
+    it, and the terminal commands record and compare the file's bytes: a version recorded
+    without it came back without it, and a change made in the terminal was never recognised
+    as the text the editor showed."""
+    data = _encode(text)
+    if path is None or text.startswith("\ufeff"):
+        return data
+    try:
+        with open(path, "rb") as file:
+            head = file.read(len(_BOM))
+    except OSError:
+        return data
+    return _BOM + data if head == _BOM else data
 
 
 def _history(path) -> History:
@@ -53,7 +73,9 @@ async def _recorded_replace(
         return None
     history = _history(path)
     try:
-        version = history.record(_encode(doc.text), _encode(new_text), who="editor", **record)
+        version = history.record(
+            _as_saved(path, doc.text), _as_saved(path, new_text), who="editor", **record
+        )
     except (HistoryError, UnsafePath, OSError) as exc:
         raise CommandError(
             f"fusion-switch: cannot record the change in the history next to "
@@ -102,7 +124,7 @@ async def all_off(ls: FusionSwitchServer, params: dict):
     new_text = cfg.all_off_text(analysis.document)
     latest = _safe_latest(path)
     if new_text == doc.text or (
-        latest is not None and latest.kind == "all-off" and latest.wrote(_encode(doc.text))
+        latest is not None and latest.kind == "all-off" and latest.wrote(_as_saved(path, doc.text))
     ):
         show(
             ls,
@@ -179,7 +201,7 @@ async def restore(ls: FusionSwitchServer, params: dict):
             f"'{_label(version)}'."
         )
     newest = versions[-1]
-    if not newest.wrote(_encode(doc.text)):
+    if not newest.wrote(_as_saved(path, doc.text)):
         question = (
             f"fusion-switch: {name} was edited since '{_label(newest)}' ({newest.when}); "
             "restoring replaces those edits with the configuration from before (they are "
@@ -242,7 +264,8 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
     base_text = None
     if path is not None:
         latest = _safe_latest(path)
-        if latest is not None and latest.kind == "all-off" and latest.wrote(_encode(doc.text)):
+        all_off = latest is not None and latest.kind == "all-off"
+        if all_off and latest.wrote(_as_saved(path, doc.text)):
             try:
                 data = _history(path).content(latest)
                 base_text = data.decode("utf-8").removeprefix("\ufeff") if data else None
