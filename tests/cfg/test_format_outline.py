@@ -59,6 +59,22 @@ def test_format_is_idempotent(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (FORMAT[1][1].replace("\n", "\r\n"), CANN_LAYOUT.replace("\n", "\r\n")),
+        (CANN_LAYOUT.replace("\n", "\r\n"), CANN_LAYOUT.replace("\n", "\r\n")),
+        # (a line holding only a CR is an error in the line format: CANN skips only empty ones)
+        (f"  {GRAPH} : off\r\n{UB}:on", f"{GRAPH}:off\r\n{UB}:on\r\n"),
+    ],
+    ids=["four-spaces", "cann-layout", "lines"],
+)
+def test_format_keeps_windows_line_endings(text, expected):
+    # an editor that applies the edit as sent (Helix keeps the file's CRLFs) would get a file
+    # of mixed endings: the unchanged lines with CRLF, the formatted ones with LF
+    assert format_document(parse(text)) == expected
+
+
+@pytest.mark.parametrize(
     "text",
     ["", '{"Switch": {', '{"Switch": {}} // c', '{"A" "on"}', "A on\n", '{"A": on}'],
 )

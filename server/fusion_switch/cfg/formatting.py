@@ -31,19 +31,31 @@ def render(text: str, node: Node, level: int = 0, indent: str = INDENT) -> str:
 
 
 def format_document(doc: CfgDocument) -> str | None:
-    """The whole formatted text, or None when syntax errors make formatting unsafe."""
+    """The whole formatted text, or None when syntax errors make formatting unsafe. Lines end
+    as the document's first line does (CRLF or LF)."""
+    body = _formatted_body(doc)
+    if body is None:
+        return None
+    bom = "\ufeff" if doc.text.startswith("\ufeff") or body.startswith("\ufeff") else ""
+    return bom + (body.replace("\n", "\r\n") if _crlf(doc.text) else body)
+
+
+def _crlf(text: str) -> bool:
+    end = text.find("\n")
+    return end > 0 and text[end - 1] == "\r"
+
+
+def _formatted_body(doc: CfgDocument) -> str | None:
     if doc.format == "empty":
         return None
-    bom = "\ufeff" if doc.text.startswith("\ufeff") else ""
     if doc.format == "lines":
         if any(f.severity == "error" and f.code == "line-syntax" for f in doc.syntax_findings):
             return None
-        body = "".join(f"{e.name}:{e.value}\n" for e in doc.entries)
-        if body.startswith("\ufeff"):  # a name starting with U+FEFF must not become a BOM
-            bom = "\ufeff"
-        return bom + body
+        # a first name starting with U+FEFF gets a mark before it (format_document): read
+        # back, the file's mark is dropped and the name keeps its own
+        return "".join(f"{e.name}:{e.value}\n" for e in doc.entries)
     if doc.root is None:
         return None
     if any(f.code not in _SAFE_SYNTAX for f in doc.syntax_findings):
         return None
-    return bom + render(doc.text, doc.root) + "\n"
+    return render(doc.text, doc.root) + "\n"
