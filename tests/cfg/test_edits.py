@@ -159,6 +159,9 @@ ALL_OFF = (
         (f'{{"Switch": {{"GraphFusion": {{"{GRAPH}": "on"}}}}}}', ALL_OFF + "\n}\n"),
         ("", ALL_OFF + "\n}\n"),
         (f"{GRAPH}:on\n", ALL_OFF + "\n}\n"),
+        # a CRLF file stays CRLF, as set_switches keeps it
+        ('{\r\n  "Switch": {}\r\n}\r\n', (ALL_OFF + "\n}\n").replace("\n", "\r\n")),
+        (f"{GRAPH}:on\r\n", (ALL_OFF + "\n}\n").replace("\n", "\r\n")),
         (
             '{"Switch": {}, "Priority": {"GraphFusion": {"Top": {"A": "5"}}},'
             ' "ExceptionalPassOfO1Level": ["B"]}',

@@ -334,7 +334,8 @@ def remove_line(doc: CfgDocument, line_start: int, line_end: int) -> Edit:
 
 
 def all_off_text(doc: CfgDocument) -> str:
-    """A file with `"ALL": "off"` in both sections, keeping Priority/ExceptionalPassOfO1Level."""
+    """A file with `"ALL": "off"` in both sections, keeping Priority/ExceptionalPassOfO1Level;
+    with CRLF line ends where the file has them (as :func:`set_switches` keeps them)."""
     sections = ",\n".join(f'    "{s}": {{\n      "ALL": "off"\n    }}' for s in SECTIONS)
     parts = ['  "Switch": {\n' + sections + "\n  }"]
     root = doc.root if doc.format == "json" else None
@@ -343,7 +344,8 @@ def all_off_text(doc: CfgDocument) -> str:
             member = top_level_member(root, key)
             if member is not None and member.value is not None and _renderable(member.value):
                 parts.append(f'  "{key}": {render(doc.text, member.value, 1)}')
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+    text = "{\n" + ",\n".join(parts) + "\n}\n"
+    return text.replace("\n", "\r\n") if "\r\n" in doc.text else text
 
 
 def _renderable(node) -> bool:
