@@ -111,7 +111,20 @@ def bench_in_process(text: str, runs: int, ctx: Context) -> dict:
             lambda: attrs_answer(empty_doc, len(empty) - 3, ctx), max(runs // 3, 3)
         ),
         "json.loads": median_ms(lambda: json.loads(text), runs),
+        "symbols_one_line": median_ms(lambda: one_line_symbols(text), max(runs // 3, 3)),
     }
+
+
+def one_line_symbols(text: str) -> None:
+    """documentSymbol as the server answers it, for the document written on one line with
+    non-ASCII names (each position counted in UTF-16 along a line of ~100 KB)."""
+    members = json.loads(text)["Switch"]
+    one_line = json.dumps(
+        {"Switch": {s: {f"规{k}": v for k, v in m.items()} for s, m in members.items()}},
+        ensure_ascii=False,
+    )
+    conv = Converter(LineIndex(one_line), "utf-16", ClientFeatures(hierarchical_symbols=True))
+    [conv.document_symbol(symbol) for symbol in cfg.symbols(cfg.parse(one_line))]
 
 
 def _converter(text: str) -> Converter:
@@ -768,6 +781,7 @@ def main(argv: list[str] | None = None) -> int:
         "  the same, first check, first publish (did you mean deferred)",
         ours["unknown_first_deferred"],
     )
+    row("document symbols, the document on one line, non-ASCII names", ours["symbols_one_line"])
     print("fusion-switch serve, over stdio")
     # the start's budget is relative (issue 16): against a bare pygls server, below; importing
     # pygls and lsprotocol alone takes 0.3-0.5 s on this kind of machine
@@ -806,6 +820,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"  python-jsonschema: skipped ({SCHEMA} missing)")
     row("json.loads", ours["json.loads"])
+    row(
+        "document symbols, the same document on one line, non-ASCII names", ours["symbols_one_line"]
+    )
     print()
     return report_first(args.entries, args.starts, args.from_source)
 

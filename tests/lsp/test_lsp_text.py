@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import pytest
 from fusion_switch.lsp.text import UTF8, UTF16, UTF32, LineIndex, apply_change, code_units
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol.types import Position, Range, TextDocumentContentChangePartial
 from lsprotocol.types import TextDocumentContentChangeWholeDocument as Whole
@@ -119,6 +121,33 @@ def test_offsets_round_trip(text: str, encoding: str) -> None:
         back = index.offset(index.position(offset, encoding), encoding)
         inside_crlf = 0 < offset < len(text) and text[offset - 1 : offset + 1] == "\r\n"
         assert back == (offset - 1 if inside_crlf else offset)
+
+
+# Long lines are counted from marks every _STEP characters (one JSON line of a whole file):
+# lone surrogates included, as an editor may send them, and positions inside a character.
+LONG_LINE = st.text(alphabet=st.sampled_from(list("a中😀\ud800\udc00")), min_size=200, max_size=900)
+
+
+@settings(deadline=None)
+@given(
+    lines=st.lists(LONG_LINE, min_size=1, max_size=3),
+    encoding=st.sampled_from([UTF8, UTF16, UTF32]),
+    wanted=st.lists(st.integers(min_value=0, max_value=4000), max_size=20),
+)
+def test_long_lines_count_as_short_ones(lines: list[str], encoding: str, wanted: list[int]) -> None:
+    text = "\r\n".join(lines)
+    index = LineIndex(text)
+    for line in range(len(lines)):
+        start, end = index.starts[line], index.line_end(line)
+        before = [0]  # code units before each character of the line, counted one by one
+        for char in text[start:end]:
+            before.append(before[-1] + code_units(char, encoding))
+        for offset in range(start, end + 1):
+            assert index.line_character(offset, encoding) == (line, before[offset - start])
+        for units in wanted:
+            # the last character that starts at or before the unit (the line's end past it)
+            expected = bisect_right(before, units) - 1
+            assert index.offset(Position(line, units), encoding) == start + expected
 
 
 @pytest.mark.parametrize(
