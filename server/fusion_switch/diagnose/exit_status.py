@@ -4,8 +4,10 @@
 passes, or a heuristic guess); 3 not proven clean: a dump a verdict needs cannot be read, the
 replay left out by the memory budget, a fused op the replay could not verify while the
 outputs diverge (a review: that last ended 0, the status of a clean run), a fused op whose
-dumped outputs neither a row nor the replay could judge, or one that disagrees with its
-replay in a channel far smaller than its tensor's largest value; 0 otherwise."""
+dumped outputs neither a row nor the replay could judge, one that disagrees with its
+replay in a channel far smaller than its tensor's largest value, or ops dumped under -m that
+the fusion-on graph does not name (in no row: a review left that at 0 while the verdict said
+"not proven clean"); 0 otherwise."""
 
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ def not_proven_clean(summary: Mapping[str, Any]) -> bool:
     if summary.get("channel_disagreements"):  # a channel disagrees with its replay
         return True
     counts = summary.get("counts") or {}
+    if counts.get("unnamed_dumps"):  # dumped ops no row judged (summary._unjudged_tail)
+        return True
     by_verdict = counts.get("ops_by_verdict") or {}
     diverging = any(by_verdict.get(v) for v in DIVERGING)
     rows_only = "replay" in summary and summary["replay"] is None

@@ -283,7 +283,7 @@ def _rows_verdict_line(
             line = f"{_outside_fusion(attribution)}; {line}"
         return line + (_unjudged_fused_tail(unjudged) if unjudged else "") + _unjudged_tail(counts)
     if attribution.unattributed:
-        return _outside_fusion(attribution)
+        return _outside_fusion(attribution) + _unjudged_tail(counts)
     undumped = counts.get("undumped_tasks") or 0  # constants and graph inputs are never dumped
     diverge = any(f.verdict == "propagates" for f in attribution.findings)
     if diverge and unjudged:  # where the error may start: named before the undumped count
