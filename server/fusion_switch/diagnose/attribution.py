@@ -99,6 +99,12 @@ class OpFinding:
     def blamed(self) -> bool:
         return self.verdict in ("introduces", "amplifies")
 
+    @property
+    def fused(self) -> bool:
+        """Produced by fusion: it stands for other original ops (as ``Op.is_fused``; an op
+        with a pass name has rules)."""
+        return self.original_ops != [self.op]
+
     def op_score(self) -> float:
         gain = (1.0 + min(self.severity, BADNESS_CAP)) / (
             1.0 + min(self.input_badness, BADNESS_CAP)
@@ -182,6 +188,40 @@ class Attribution:
         (its fusion-off tensor missing): where the error starts cannot be told (a review: they
         were in no list, and a run without the replay exited 0)."""
         return [f.op for f in self.findings if f.verdict == "unknown" and f.severity > 0.0]
+
+    def outside_fusion(self) -> list[OpFinding]:
+        """Ops the rows blame that no fusion produced (not fused ops whose rule is unknown)."""
+        return [f for f in self.unattributed if not f.fused]
+
+    def fused_ops_without_rule(self) -> list[dict]:
+        """Fused ops blamed for the error whose graph names no fusion rule (their original
+        ops only: real Build graphs carry such ops): the replay's proof (``introduces``), or,
+        without the replay, the rows' guess (``heuristic``). A review found one proven wrong
+        while every surface said "no fused op introduces error", exit 0."""
+        if self.replay is not None:
+            return [
+                {
+                    "op": r.op,
+                    "verdict": "introduces",
+                    "type": r.op_type,
+                    "original_ops": r.members,
+                    "replay_score": r.score_json,
+                    "tolerance": r.tolerance,
+                }
+                for r in self.replay.results
+                if r.verdict == "introduces" and not r.rules
+            ]
+        return [
+            {
+                "op": f.op,
+                "verdict": "heuristic",
+                "type": f.op_type,
+                "original_ops": f.original_ops,
+                "severity": json_number(f.severity),
+            }
+            for f in self.unattributed
+            if f.fused
+        ]
 
     def unjudged_fused_ops(self) -> list[str]:
         """Fused ops whose dumped outputs no row could judge (a size other than fusion off's,

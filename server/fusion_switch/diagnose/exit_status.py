@@ -1,8 +1,9 @@
 """`compare`'s exit status, read from its summary (plain dicts: the editor reads it too).
 
 2 nothing compared; 1 a rule proven, or suspected (a fused op proven wrong between undecided
-passes, or a heuristic guess); 3 not proven clean: a dump a verdict needs cannot be read, the
-replay left out by the memory budget, a fused op the replay could not verify while the
+passes, or a heuristic guess), or a fused op proven or guessed wrong whose graph names no
+rule; 3 not proven clean: a dump a verdict needs cannot be read, the replay left out by the
+memory budget, a fused op the replay could not verify while the
 outputs diverge (a review: that last ended 0, the status of a clean run), a fused op whose
 dumped outputs neither a row nor the replay could judge, one that disagrees with its
 replay in a channel far smaller than its tensor's largest value, or ops dumped under -m that
@@ -21,7 +22,7 @@ DIVERGING = ("introduces", "amplifies", "propagates")  # a row verdict: outputs 
 def exit_status(summary: Mapping[str, Any]) -> int:
     if str(summary.get("verdict", "")).startswith(NOTHING_COMPARED):
         return 2
-    if summary.get("suspects"):
+    if summary.get("suspects") or summary.get("fused_ops_without_rule"):
         return 1
     rules = [r for r in summary.get("rules") or [] if isinstance(r, Mapping)]
     if any(r.get("verdict") in ("undecided", "heuristic") for r in rules):

@@ -515,6 +515,27 @@ def _not_proven_block(summary: Mapping[str, Any]) -> str:
     return f"<h2>Not proven ({len(rules)})</h2><ul>{items}</ul>"
 
 
+def _without_rule_block(summary: Mapping[str, Any]) -> str:
+    """Fused ops blamed whose graph names no fusion rule (a review: the page said "No fused
+    op introduces error" in a green box beside one the replay proved wrong)."""
+    found = [f for f in summary.get("fused_ops_without_rule") or [] if isinstance(f, Mapping)]
+    if not found:
+        return ""
+    items = "".join(
+        f"<li><code>{_esc(f.get('op'))}</code> ({_esc(f.get('type'))}): "
+        + ("proven wrong by replay" if f.get("verdict") == "introduces" else "heuristic guess")
+        + f"; original ops {_esc(', '.join(str(o) for o in (f.get('original_ops') or [])[:6]))}"
+        + "</li>"
+        for f in found
+    )
+    return (
+        f"<h2>Fused ops introducing error, rule unknown ({len(found)})</h2>"
+        "<p class='muted'>The graph names no fusion rule for these ops: give the build's "
+        "fusion_result.json (--fusion-result) or bisect to name it.</p>"
+        f"<ul>{items}</ul>"
+    )
+
+
 def _all_clear(summary: Mapping[str, Any]) -> bool:
     """Green only when the run exits 0 (no suspect, no guess, nothing undecided, no evidence
     a clean verdict needs missing): a review found it green beside an op proven wrong. Rules
@@ -567,6 +588,7 @@ def render_report(summary: Mapping[str, Any], title: str = "fusion-switch compar
         f"<h2>Suspect rules ({len(suspects)})</h2>",
         "".join(_suspect_block(i + 1, s) for i, s in enumerate(suspects))
         or ("<p>No fused op introduces error.</p>" if ok else "<p>No rule proven by replay.</p>"),
+        _without_rule_block(summary),
         _not_proven_block(summary),
         f"<h2>Harmless rules ({len(harmless)})</h2><p class='muted'>"
         + (_esc(", ".join(str(h.get("rule")) for h in harmless)) or "none")

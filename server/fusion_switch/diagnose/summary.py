@@ -4,6 +4,7 @@ Shape (suspects most likely first)::
 
     {"suspects": [{"rule", "section", "ops", "original_ops", "evidence", "score", ...}],
      "harmless_rules": [...], "downstream_only_rules": [...], "unattributed_ops": [...],
+     "fused_ops_without_rule": [{"op", "verdict", "original_ops", ...}],
      "ops": [{"op", "type", "order", "verdict", "rules", "cosine", "red", "badness"}],
      "inputs": {...paths used, "notes": [...]}, "counts": {...}, "soc_version": ...,
      "csv": path, "report": path, "thresholds": {...}}
@@ -272,6 +273,8 @@ def _rows_verdict_line(
     if attribution.suspects:
         top = attribution.suspects[0]
         return f"{HEURISTIC}: {top.rule} ({top.section}) at {top.ops[0]}"
+    if no_rule := attribution.fused_ops_without_rule():
+        return f"{HEURISTIC}: {_without_rule(no_rule)}"
     unjudged = attribution.unjudged_fused_ops()
     if unsure := attribution.ops_with_unjudged_inputs():
         line = (
@@ -279,10 +282,10 @@ def _rows_verdict_line(
             "compared (no fusion-off tensor): not proven clean (dump the fusion-off run "
             "whole, or run with the replay)"
         )
-        if attribution.unattributed:  # named too (a review: only they were)
+        if attribution.outside_fusion():  # named too (a review: only they were)
             line = f"{_outside_fusion(attribution)}; {line}"
         return line + (_unjudged_fused_tail(unjudged) if unjudged else "") + _unjudged_tail(counts)
-    if attribution.unattributed:
+    if attribution.outside_fusion():
         return _outside_fusion(attribution) + _unjudged_tail(counts)
     undumped = counts.get("undumped_tasks") or 0  # constants and graph inputs are never dumped
     diverge = any(f.verdict == "propagates" for f in attribution.findings)
@@ -349,7 +352,20 @@ def _channels_tail(found: Sequence[Mapping[str, Any]]) -> str:
 
 def _outside_fusion(attribution: Attribution) -> str:
     return "error starts at ops no fusion rule produced: " + ", ".join(
-        f.op for f in attribution.unattributed[:3]
+        f.op for f in attribution.outside_fusion()[:3]
+    )
+
+
+def _without_rule(found: Sequence[Mapping[str, Any]]) -> str:
+    """Fused ops blamed whose graph names no fusion rule (see
+    ``Attribution.fused_ops_without_rule``), for the verdict line."""
+    first = found[0]
+    more = f" (and {len(found) - 1} more such fused op(s))" if len(found) > 1 else ""
+    originals = ", ".join(str(n) for n in (first.get("original_ops") or [])[:4])
+    return (
+        f"fused op {first['op']} introduces the error{more}; the graph names no fusion rule "
+        f"for it (its original ops: {originals}): give its build's fusion_result.json "
+        "(--fusion-result) or bisect to name the rule"
     )
 
 
@@ -378,12 +394,17 @@ def _replay_verdict_line(
         )
     unverified = len(report.results) - report.replayed
     tail = f"; {unverified} of {len(report.results)} fused ops unverified" if unverified else ""
+    no_rule = attribution.fused_ops_without_rule()
     if attribution.suspects:
         top = attribution.suspects[0]
         line = f"proven by replay: {top.rule} ({top.section}) introduces the error at {top.ops[0]}"
         if len(attribution.suspects) > 1:
             line += f" (+{len(attribution.suspects) - 1} more rule(s))"
+        if no_rule:
+            line += f"; fused op {no_rule[0]['op']} too, whose rule the graph does not name"
         line += tail
+    elif no_rule:
+        line = f"proven by replay: {_without_rule(no_rule)}{tail}"
     else:
         undecided = [v.rule for v in attribution.rules if v.verdict == "undecided"]
         if undecided:
@@ -401,7 +422,7 @@ def _replay_verdict_line(
             line = f"no replayed fused op introduces error{tail}; every output agrees"
         else:
             line = "no fused op introduces error: every fused op agrees with its replay"
-        if attribution.unattributed:  # the rows saw where the outputs part
+        if attribution.outside_fusion():  # the rows saw where the outputs part
             line += "; " + _outside_fusion(attribution)
         line += _unjudged_tail(counts)
     return line
@@ -482,6 +503,7 @@ def build_summary(
         "harmless_rules": attribution.harmless_rules,
         "downstream_only_rules": attribution.downstream_only_rules,
         "unattributed_ops": [f.to_json() for f in attribution.unattributed],
+        "fused_ops_without_rule": attribution.fused_ops_without_rule(),
         "unjudged_fused_ops": attribution.unjudged_fused_ops(),
         "ops_with_unjudged_inputs": attribution.ops_with_unjudged_inputs(),
         "channel_disagreements": channel_disagreements(attribution),

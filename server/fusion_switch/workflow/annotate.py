@@ -19,7 +19,7 @@ from ..catalogue.rules import CANNOT_SWITCH_OFF
 from ..cfg.edits import is_rule_name, set_switches
 from ..cfg.model import Edit, Finding, Fix, Span
 from ..cfg.tree import CfgDocument, ObjectNode, StringNode
-from ..diagnose.exit_status import not_proven_clean
+from ..diagnose.exit_status import exit_status, not_proven_clean
 from .verdicts import assumed_section
 
 SUSPECT_CODE = "fusion-suspect"
@@ -68,6 +68,13 @@ def compact_summary(summary: dict) -> dict:
     """What is kept next to the configuration: everything but the per-op table, with at most
     `EVIDENCE_KEPT` fused ops of evidence per suspect (a 5,000-op model stays small)."""
     out = {k: v for k, v in summary.items() if k not in ("ops", "fused_ops")}
+    # the fused ops the verdict rests on, briefly: the exit status reads the unverified ones
+    # (a review: without them the editor called "clean" a run the command exited 3 for)
+    out["fused_ops"] = [
+        {"op": r.get("op"), "verdict": r.get("verdict"), "rules": r.get("rules")}
+        for r in summary.get("fused_ops") or []
+        if isinstance(r, dict) and r.get("verdict") not in ("clean", "propagates")
+    ][:EVIDENCE_KEPT]
     for key in ("rules", "unverified_rules"):  # one entry per rule, its ops cut short
         if isinstance(out.get(key), list):
             out[key] = [
@@ -172,6 +179,11 @@ def brief(summary: dict) -> dict:
     }
 
 
+def alarming(summary: dict) -> bool:
+    """Anything but a clean run (`compare`'s exit status other than 0): shown as a warning."""
+    return exit_status(summary) != 0
+
+
 def incomplete(summary: dict) -> bool:
     """The verdict lacks evidence it needs: a dump that cannot be read, the replay left out
     by the memory budget, a fused op not verified where the outputs diverge (`compare` exits
@@ -181,6 +193,9 @@ def incomplete(summary: dict) -> bool:
 
 def verdict_message(summary: dict) -> str:
     found = suspects(summary)
+    no_rule = [f for f in summary.get("fused_ops_without_rule") or [] if isinstance(f, dict)]
+    if not found and no_rule:  # the verdict names the op and how to name its rule
+        return f"fusion-switch: comparison done: {summary.get('verdict', '')}."
     if not found and incomplete(summary):
         return f"fusion-switch: comparison done, not proven clean: {summary.get('verdict', '')}"
     if not found:

@@ -181,13 +181,10 @@ async def compare(ls: FusionSwitchServer, params: dict):
     if detected:
         annotations.tell_detected_target(ls, detected)
     republish.refresh(ls)
-    found = annotate.suspects(summary)
     show(
         ls,
         annotate.verdict_message(summary),
-        types.MessageType.Warning
-        if found or annotate.incomplete(summary)
-        else types.MessageType.Info,
+        types.MessageType.Warning if annotate.alarming(summary) else types.MessageType.Info,
     )
     return annotate.brief(summary)
 
