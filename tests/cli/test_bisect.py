@@ -370,6 +370,36 @@ def test_a_rule_found_only_by_runs_that_failed_on_their_own_is_not_switched_off(
     assert cfg.read_bytes() == USER_CFG
 
 
+def test_a_rule_a_spurious_failure_named_beside_the_guilty_one_is_not_kept(tmp_path):
+    """A review: two spurious failures (one in the halving, one in the confirmation run with
+    only that rule on) named an innocent rule beside the guilty one, exit 0, both switched
+    off. Each rule kept must also make the job bad when it alone of the rules found is on."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    env = {"FAKE_MODE": "spurious", "FAKE_STATE": str(tmp_path / "n"), "FAKE_GUILTY": "R003"}
+    env["FAKE_FAIL_RUNS"] = "5,12"  # found by a search over pairs: R001 named and confirmed
+    done = bisect(cfg, rule_option(rules(8)), env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [g["rule"] for g in result["guilty"]] == ["R003"]
+    assert "not confirmed: R001" in done.stderr
+    assert switches(cfg) == {"KeepMe": "on", "R003": "off"}
+
+
+def test_a_job_that_starts_failing_whatever_the_configuration_names_no_rule(tmp_path):
+    """A review: a job failing from its fourth run on (a device lost, a disk full) got every
+    candidate "confirmed" guilty, exit 0, all switched off. The rules found switched off must
+    make the job good again, in a run of its own; else the bisection is not sure."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    env = {"FAKE_MODE": "spurious", "FAKE_STATE": str(tmp_path / "n"), "FAKE_GUILTY": "R003"}
+    env["FAKE_FAIL_RUNS"] = ",".join(str(n) for n in range(4, 200))
+    done = bisect(cfg, rule_option(rules(8)), env=env)
+    assert done.returncode == 3, done.stderr
+    assert "still bad with" in done.stderr
+    assert cfg.read_bytes() == USER_CFG
+
+
 def test_a_guilty_rule_is_confirmed_and_switched_off(tmp_path):
     cfg = tmp_path / "fusion_switch.cfg"
     cfg.write_bytes(USER_CFG)

@@ -50,7 +50,9 @@ async def test_bisect_finds_the_guilty_rules_and_updates_the_editor(session, tmp
     command = ["sh", "-c", f"FAKE_GUILTY=R03,R12 {sys.executable} {FAKE_JOB} {{cfg}}"]
     result = await execute(session, "fusionSwitch.bisect", cfgUri=uri, job=command, rules=RULES)
     assert sorted(g["rule"] for g in result["guilty"]) == ["R03", "R12"], result
-    assert result["trials"] <= 2 * (4 + 1) + 3 + 2  # search, preflight, a confirmation each
+    # search, preflight, two confirmations each (alone, and with the other found off), and
+    # the run with both off
+    assert result["trials"] <= 2 * (4 + 1) + 3 + 2 * 2 + 1
     text = session.texts[uri]
     assert json.loads(text)["Switch"]["GraphFusion"] == {"KeepMe": "on", "R03": "off", "R12": "off"}
     assert path.read_text() == text

@@ -368,6 +368,9 @@ class Bisect:
             except StopIteration as stop:
                 guilty = list(stop.value)
             guilty = self._confirmed(guilty)
+            unsure = self._unsure_without(guilty) if guilty else ""
+            if unsure:
+                return self._finish_without(NOT_FUSION, unsure)
             if not guilty:
                 return self._finish_without(
                     1,
@@ -407,9 +410,48 @@ class Bisect:
                 "it failed for another reason (run with --repeat N to tell)"
             )
         kept = [rule for rule in guilty if rule not in lost]
+        kept = self._needed(kept)
         if kept:
             self._say("confirmed: " + ", ".join(f"{r} ({s})" for s, r in kept))
         return kept
+
+    def _needed(self, found: list) -> list:
+        """The rules of ``found`` that make the job bad when they alone of ``found`` are on
+        (the other candidates as they are). A spurious failure in the halving and another in
+        the run with only that rule on named an innocent rule beside the guilty one (a
+        review); with the guilty one off, it runs good."""
+        if len(found) < 2:
+            return found  # alone: the configuration as it is, bad in the preflight
+        items = []
+        for rule in found:
+            text = self._trial_text(
+                [c for c in self.candidates_list if c == rule or c not in found]
+            )
+            items.append((f"confirm {rule[1]}: the others found off", text, "needed\n" + text))
+        results = self._evaluate(items)
+        lost = [rule for rule, bad in zip(found, results, strict=True) if not bad]
+        if lost:
+            names = ", ".join(f"{r} ({s})" for s, r in lost)
+            self._say(
+                f"not confirmed: {names}: the job ran good with it on and the other rules "
+                "found off; a run that named it failed for another reason"
+            )
+        return [rule for rule in found if rule not in lost]
+
+    def _unsure_without(self, guilty: list) -> str:
+        """Why the job is not shown good with ``guilty`` switched off ('' when it is), in a run
+        of its own: a job that began failing whatever its configuration midway (a device lost,
+        a disk full) had every candidate confirmed and switched off (a review)."""
+        text = self._trial_text([c for c in self.candidates_list if c not in guilty])
+        (bad,) = self._evaluate([("check: the rules found off", text, "control\n" + text)])
+        if not bad:
+            return ""
+        names = ", ".join(f"{r} ({s})" for s, r in guilty)
+        return (
+            f"the job is still bad with {names} switched off, which the search found guilty: "
+            "it now fails for another reason too, or whatever the configuration (see "
+            f"{self.last_log}); nothing is switched off"
+        )
 
     # ----------------------------------------------------------------- trials
 
