@@ -159,6 +159,36 @@ def test_a_save_during_parallel_trials_is_not_put_back_over(tmp_path):
     assert USER_EDIT in recorded(cfg)
 
 
+@pytest.mark.parametrize("sig", ["KILL", "TERM"])
+def test_a_job_that_ends_the_bisection_as_it_starts_is_ended_too(tmp_path, sig):
+    """A review: between the job's start and the moment bisect told its keeper (and its own
+    list of running trials) about it, a signal to bisect left the job running for good (10
+    of 20 under SIGTERM, 21 of 30 under SIGKILL). The job here signals bisect at once, in
+    that window when nothing holds it back; five tries."""
+    for attempt in range(5):
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        cfg = folder / "fusion_switch.cfg"
+        cfg.write_bytes(USER_CFG)
+        pids = folder / "pids"
+        job = f"echo $$ >> {pids}; kill -{sig} $PPID; exec sleep 300 # {{cfg}}"
+        proc = subprocess.Popen(
+            [*BISECT, str(cfg), RULES, "--", "sh", "-c", job],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            proc.wait(timeout=60)
+            started = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+            assert started, "the job never started"
+            assert all(gone(pid) for pid in started), (attempt, started)
+        finally:
+            for pid in [int(p) for p in pids.read_text().split()] if pids.exists() else []:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_the_job_dies_with_a_bisection_killed_outright(tmp_path, jobs):
     """A review: `kill -9` of bisect left the user's job running (its own process group,

@@ -18,6 +18,7 @@ import contextlib
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -176,6 +177,35 @@ class Runner:
                 process.wait(max(0.0, deadline - time.monotonic()))
             _kill_group(process, signal.SIGKILL)
 
+    def _start_held(self, argv: list[str], env: dict, out, gate: int) -> subprocess.Popen:
+        """The job's process, held at the gate (:data:`_GATE`) in a session of its own."""
+        try:
+            return subprocess.Popen(
+                ["/bin/sh", "-c", _GATE, "fusion-switch-trial", *argv],
+                stdin=gate,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise TrialError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+        finally:
+            os.close(gate)
+
+    def _wait(self, process: subprocess.Popen, out) -> tuple[int, bool]:
+        """(exit status, stopped at --timeout)."""
+        try:
+            return process.wait(self.timeout), False
+        except subprocess.TimeoutExpired:  # stopped as Ctrl-C stops it, then bad
+            _kill_group(process, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(KILL_GRACE)
+            out.write(
+                f"\nfusion-switch bisect: stopped after {self.timeout:g} s (--timeout)\n".encode()
+            )
+            return TIMED_OUT, True
+
     def _run_once(self, cfg: Path, log: Path) -> tuple[int, float, bool]:
         """(exit status, seconds, stopped at --timeout): a flag of its own, as a job wrapped
         in GNU timeout exits 124 itself."""
@@ -186,46 +216,57 @@ class Runner:
         start = time.monotonic()
         timed_out = False
         self.keeper.start()
+        _check_startable(argv, env)
         with open(log, "wb") as out:
+            gate_read, gate_write = os.pipe()
             try:
-                process = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                raise TrialError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
-            self.keeper.watch(process.pid)  # its group: the job's own, of its first process's id
-            with self._lock:
-                self._running.add(process)
-            try:
+                process = self._start_held(argv, env, out, gate_read)
                 try:
-                    code = process.wait(self.timeout)
-                except subprocess.TimeoutExpired:  # stopped as Ctrl-C stops it, then bad
-                    _kill_group(process, signal.SIGTERM)
+                    # the job runs only once the keeper and stop() know its group: between its
+                    # start and watch(), a signal to bisect left it running for good (a review)
+                    self.keeper.watch(process.pid)
+                    with self._lock:
+                        self._running.add(process)
+                    if self.stopped:
+                        raise KeyboardInterrupt
+                    os.write(gate_write, b"go\n")
+                    code, timed_out = self._wait(process, out)
+                finally:
+                    with self._lock:
+                        self._running.discard(process)
+                    _kill_group(process, signal.SIGKILL)  # leftovers of a finished job
                     with contextlib.suppress(subprocess.TimeoutExpired):
-                        process.wait(KILL_GRACE)
-                    out.write(
-                        f"\nfusion-switch bisect: stopped after {self.timeout:g} s "
-                        "(--timeout)\n".encode()
-                    )
-                    code, timed_out = TIMED_OUT, True
+                        process.wait(KILL_GRACE)  # reap it, also when interrupted
+                    self.keeper.forget(process.pid)
             finally:
-                with self._lock:
-                    self._running.discard(process)
-                _kill_group(process, signal.SIGKILL)  # leftovers of a finished job
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    process.wait(KILL_GRACE)  # reap it, also when interrupted
-                self.keeper.forget(process.pid)
+                os.close(gate_write)  # a held job that was never let go reads the end: exits
         if self.stopped:
             raise KeyboardInterrupt
         return code, time.monotonic() - start, timed_out
 
 
 TIMED_OUT = 124  # a run stopped at --timeout (as GNU timeout exits)
+# The job's first process waits for a line on the gate (its stdin) and then becomes the job, its
+# stdin /dev/null; at the end of the file (bisect gone, or stopped before it let the job go) it
+# exits unrun.
+_GATE = 'IFS= read -r go || exit 125; exec "$@" </dev/null'
+
+
+def _check_startable(argv: list[str], env: dict) -> None:
+    """TrialError where the command cannot be started, as Popen said it before the job was
+    held at a gate (the shell would run a bad trial of exit 127 instead)."""
+    program = argv[0] if argv else ""
+    path = env.get("PATH", os.defpath)
+    if os.sep in program:
+        exists = os.path.isfile(program)
+        runnable = exists and os.access(program, os.X_OK)
+    else:
+        exists = bool(program) and shutil.which(program, mode=os.F_OK, path=path) is not None
+        runnable = exists and shutil.which(program, path=path) is not None
+    if not exists:
+        raise TrialError(f"cannot start {program!r}: No such file or directory")
+    if not runnable:
+        raise TrialError(f"cannot start {program!r}: Permission denied")
 
 
 def _kill_group(process: subprocess.Popen, sig: int) -> None:
