@@ -159,6 +159,39 @@ def test_a_save_during_parallel_trials_is_not_put_back_over(tmp_path):
     assert USER_EDIT in recorded(cfg)
 
 
+def test_a_second_ctrl_c_does_not_cut_the_clean_up_short(tmp_path):
+    """A review: with trials side by side and a job that ignores SIGTERM, a second Ctrl-C a
+    second after the first cut the clean-up short before its SIGKILL, and bisect waited for
+    ever on jobs that never ended. Later signals are ignored while it cleans up."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    pids = tmp_path / "pids"
+    job = f"trap '' TERM; echo $$ >> {pids}; sleep 300 & wait; wait # {{cfg}}"
+    proc = subprocess.Popen(
+        [*BISECT, str(cfg), RULES, "-j", "2", "--", "sh", "-c", job],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pids.exists() or len(pids.read_text().split()) < 2:
+            assert time.monotonic() < deadline, "the trials never started"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+        assert all(gone(int(pid)) for pid in pids.read_text().split())
+        assert cfg.read_bytes() == USER_CFG
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in pids.read_text().split() if pids.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(int(pid), signal.SIGKILL)
+
+
 @pytest.mark.parametrize("sig", ["KILL", "TERM"])
 def test_a_job_that_ends_the_bisection_as_it_starts_is_ended_too(tmp_path, sig):
     """A review: between the job's start and the moment bisect told its keeper (and its own

@@ -24,6 +24,7 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -261,7 +262,7 @@ class Bisect:
         stops = [signal.SIGTERM, signal.SIGINT]
         if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
             stops.append(signal.SIGHUP)
-        previous = {s: signal.signal(s, _interrupt) for s in stops}
+        previous = {s: signal.signal(s, _interrupt_once()) for s in stops}
         try:
             return self._bisect()
         except EditedMeanwhile as edited:
@@ -721,8 +722,18 @@ def fired_rules(path: Path) -> list[tuple[str, str]]:
         raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
+def _interrupt_once() -> Callable:
+    """A handler that stops the bisection at the first signal and ignores the later ones, so
+    that its clean-up runs to its end: a second Ctrl-C cut ``Runner.stop`` short before its
+    SIGKILL, and bisect waited for ever on jobs that ignore SIGTERM (a review)."""
+    seen: list[int] = []
+
+    def handle(signum, frame):
+        if not seen:
+            seen.append(signum)
+            raise KeyboardInterrupt
+
+    return handle
 
 
 def _text(data: bytes | None) -> str:
