@@ -245,6 +245,21 @@ def test_candidates_from_fusion_result(tmp_path):
     assert done.returncode == 0 and switches(cfg) == {"KeepMe": "on", "Only": "off"}
 
 
+def test_a_read_only_cfg_is_refused_before_any_trial(tmp_path):
+    """A review: a read-only cfg failed at the first trial with a traceback (exit 1) and left a
+    journal that made the next run ask for --resume; with -j the whole bisection ran first."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    cfg.chmod(0o444)
+    for jobs in ("1", "2"):
+        done = bisect(cfg, rule_option(rules(8)), "-j", jobs, env={"FAKE_GUILTY": "R003"})
+        assert done.returncode == 2, done.stderr
+        assert "read-only" in done.stderr and "Traceback" not in done.stderr
+        assert "trial 1" not in done.stderr
+        assert not list(tmp_path.rglob("*.bisect.json"))
+    assert cfg.read_bytes() == USER_CFG
+
+
 def test_cfg_with_syntax_errors_is_bad_input(tmp_path):
     cfg = tmp_path / "fusion_switch.cfg"
     cfg.write_bytes(b'{"Switch": {"GraphFusion": {"KeepMe": "on",}}')

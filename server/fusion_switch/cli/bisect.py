@@ -203,6 +203,7 @@ class Bisect:
         args = self.args
         cfg = read_cfg(args.cfg, must_exist=False)
         self.cfg = cfg
+        _refuse_unreplaceable(cfg.path)
         catalogue = catalogue_for(args)
         jpath = journal_path(cfg.path)
         if args.resume:
@@ -720,6 +721,24 @@ def fired_rules(path: Path) -> list[tuple[str, str]]:
         raise BadInput(str(exc)) from None
     except OSError as exc:
         raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _refuse_unreplaceable(path: Path) -> None:
+    """BadInput where the cfg cannot be replaced (read-only, hard-linked): before any trial or
+    journal (a review: a read-only file failed at the first trial with a traceback and left a
+    journal behind; with -j the whole bisection ran before its result could not be written)."""
+    from ..workflow.safe_files import NotReplaceable, check_replaceable
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return  # written whole at the end (the trials' own files: -j, or the file itself)
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        check_replaceable(path, st)
+    except NotReplaceable as exc:
+        raise BadInput(f"{path}: {exc.strerror}") from None
 
 
 def _interrupt_once() -> Callable:
