@@ -245,6 +245,20 @@ def test_candidates_from_fusion_result(tmp_path):
     assert done.returncode == 0 and switches(cfg) == {"KeepMe": "on", "Only": "off"}
 
 
+def test_a_command_that_cannot_start_leaves_nothing_to_resume(tmp_path):
+    """A review: "cannot start" kept the journal and said to fix it and --resume, which a
+    different command cannot do, and a plain run then asked for --resume."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    done = bisect(cfg, rule_option(rules(8)), job=["no-such-command-here", "{cfg}"])
+    assert done.returncode == 2 and "cannot start" in done.stderr, done.stderr
+    assert "--resume" not in done.stderr
+    assert not list(tmp_path.rglob("*.bisect.json"))
+    again = bisect(cfg, rule_option(rules(8)), env={"FAKE_GUILTY": "R003"})
+    assert again.returncode == 0, again.stderr
+    assert switches(cfg) == {"KeepMe": "on", "R003": "off"}
+
+
 def test_a_read_only_cfg_is_refused_before_any_trial(tmp_path):
     """A review: a read-only cfg failed at the first trial with a traceback (exit 1) and left a
     journal that made the next run ask for --resume; with -j the whole bisection ran first."""

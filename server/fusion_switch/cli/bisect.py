@@ -385,8 +385,17 @@ class Bisect:
         except TrialError as exc:
             self.runner.stop()
             print(f"fusion-switch bisect: {exc}", file=sys.stderr)
-            print("  (the journal is kept: fix it and continue with --resume)", file=sys.stderr)
             self._put_base_back()
+            if self.journal.trials:  # the same command ran before: it can go on
+                print(
+                    "  (the journal of the trials run is kept: make the same command start "
+                    "again, and continue with --resume)",
+                    file=sys.stderr,
+                )
+            else:  # nothing ran: nothing to resume (a review: a new command cannot resume)
+                self.journal.remove()
+                self._forget_start()
+                print("  (nothing was run: fix the command and run bisect again)", file=sys.stderr)
             return 2
         used = self.search.trials
         limit = bound(n, len(guilty), self.args.jobs)
