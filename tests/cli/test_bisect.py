@@ -245,6 +245,18 @@ def test_candidates_from_fusion_result(tmp_path):
     assert done.returncode == 0 and switches(cfg) == {"KeepMe": "on", "Only": "off"}
 
 
+def test_good_as_it_is_and_bad_with_every_candidate_off_is_said_inconsistent(tmp_path):
+    """A review: a job good with the configuration as it is and bad with every candidate
+    off (a stale compile cache) was "nothing to bisect" (exit 1), the contradiction unsaid."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    env = {"FAKE_MODE": "spurious", "FAKE_STATE": str(tmp_path / "n"), "FAKE_FAIL_RUNS": "3"}
+    done = bisect(cfg, rule_option(rules(8)), env=env)
+    assert done.returncode == 3, done.stderr
+    assert "inconsistent" in done.stderr
+    assert cfg.read_bytes() == USER_CFG
+
+
 def test_a_command_that_cannot_start_leaves_nothing_to_resume(tmp_path):
     """A review: "cannot start" kept the journal and said to fix it and --resume, which a
     different command cannot do, and a plain run then asked for --resume."""

@@ -350,6 +350,14 @@ class Bisect:
                     "the job is bad even with all fusion off: fusion is not the cause "
                     f"(or the job fails for another reason; see {self.last_log})",
                 )
+            if not results[1] and len(results) > 2 and results[2]:  # (a review: unsaid)
+                return self._finish_without(
+                    NOT_FUSION,
+                    "inconsistent: the job is good with the configuration as it is but bad "
+                    "with every candidate rule off, which switches fusion off only more; it "
+                    f"fails for another reason (a stale cache, the environment: see "
+                    f"{self.last_log})",
+                )
             if not results[1]:
                 return self._finish_without(
                     1, "the job is good with the configuration as it is: nothing to bisect"
