@@ -338,6 +338,32 @@ def test_a_closed_terminal_puts_the_configuration_back(tmp_path):
     assert all(gone(int(pid)) for pid in pids.read_text().split())
 
 
+def test_a_second_bisection_of_the_same_cfg_is_refused_while_one_runs(tmp_path):
+    """A review: two bisections of one cfg both ran; the second took the first's trial file
+    for a save of the user's and recorded it, and with -j they shared trial copies and logs
+    (wrong verdicts). The second is refused while the first holds the cfg."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    pids = tmp_path / "pids"
+    proc = _slow_bisect(cfg, pids)
+    try:
+        for extra in ((), ("--resume",), ("-j", "2")):
+            second = bisect(cfg, rule_option(rules(16)), *extra, env={"FAKE_GUILTY": "R005"})
+            assert second.returncode == 2, second.stderr
+            assert "another bisection" in second.stderr, second.stderr
+        history = subprocess.run(
+            [sys.executable, "-m", "fusion_switch", "restore", str(cfg), "--list"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert history.stdout.count("saved while a bisection ran") == 0, history.stdout
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert cfg.read_bytes() == USER_CFG
+
+
 def test_after_a_kill_the_configuration_comes_back_from_the_history(tmp_path):
     """A review: after a SIGKILL mid-trial, restore said the file had no history, and the
     advice to delete the journal to start over lost the user's file for good."""

@@ -196,14 +196,29 @@ class Bisect:
     # ----------------------------------------------------------------- main
 
     def main(self) -> int:
-        from ..workflow.bisect_journal import Journal, JournalError, journal_path
+        from ..workflow.bisect_journal import BisectionRunning, hold_bisection
         from ..workflow.changes import read_cfg
+        from ..workflow.safe_files import UnsafePath
+
+        cfg = read_cfg(self.args.cfg, must_exist=False)
+        self.cfg = cfg
+        _refuse_unreplaceable(cfg.path)
+        try:
+            lock = hold_bisection(cfg.path)
+        except BisectionRunning as exc:
+            raise BadInput(str(exc)) from None
+        except (OSError, UnsafePath) as exc:
+            raise BadInput(f"cannot lock the bisection of {cfg.path}: {exc}") from None
+        try:
+            return self._main(cfg)
+        finally:
+            os.close(lock)
+
+    def _main(self, cfg) -> int:
+        from ..workflow.bisect_journal import Journal, JournalError, journal_path
         from .off import catalogue_for
 
         args = self.args
-        cfg = read_cfg(args.cfg, must_exist=False)
-        self.cfg = cfg
-        _refuse_unreplaceable(cfg.path)
         catalogue = catalogue_for(args)
         jpath = journal_path(cfg.path)
         if args.resume:

@@ -11,6 +11,7 @@ the journal asks for the same trials in the same order.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,36 @@ class JournalError(Exception):
 
 def journal_path(cfg_path: Path) -> Path:
     return state_dir(cfg_path) / f"{cfg_path.name}.bisect.json"
+
+
+class BisectionRunning(Exception):
+    """Another bisection holds this configuration."""
+
+
+def hold_bisection(cfg_path: Path) -> int:
+    """A descriptor holding this configuration's bisection lock (close it to let go). Two
+    bisections of one cfg both ran (a review): the second took the first's trial file for a
+    save of the user's and recorded it, and side by side they shared trial copies and logs.
+    Raises BisectionRunning while another process holds it."""
+    import fcntl
+
+    from .safe_files import owner_of
+
+    folder = ensure_private_dir(state_dir(cfg_path), owner_of(cfg_path))
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(folder / f"{cfg_path.name}.bisect.lock", flags, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise BisectionRunning(
+            f"another bisection of {cfg_path} is running; wait for it to end, or stop it "
+            "(Ctrl-C, or fusionSwitch.cancelBisect in the editor)"
+        ) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def logs_dir(cfg_path: Path) -> Path:
