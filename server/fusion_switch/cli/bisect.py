@@ -28,6 +28,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from .bisect_confirm import confirmed, unsure_without
+
 NOT_FUSION = 3
 
 
@@ -261,7 +263,7 @@ class Bisect:
         self.base_text = _text(journal.base)
         self.candidates_list = candidates
         try:
-            self._trial_text(())
+            self.trial_text(())
         except ValueError as exc:
             if not args.resume:
                 journal.remove()
@@ -287,7 +289,7 @@ class Bisect:
         except KeyboardInterrupt:
             self.runner.stop()
             if self._put_back_or_say():
-                self._say(
+                self.say(
                     f"interrupted after {self.count} trials; the configuration is as before. "
                     f"Continue with: fusion-switch bisect {cfg.path} --resume ... (same options)"
                 )
@@ -340,23 +342,23 @@ class Bisect:
 
         candidates = self.candidates_list
         n = len(candidates)
-        self._say(
+        self.say(
             f"bisecting {n} candidate rules of {self.cfg.path}; a trial is "
             f"{self.judge.describe()}"
             + (f", {self.args.repeat} runs" if self.args.repeat > 1 else "")
         )
         all_off = switching.all_off(self.base_text)
-        cand_off = self._trial_text(())
+        cand_off = self.trial_text(())
         pre = [("all fusion off", all_off), ("configuration as it is", self.base_text)]
         if cand_off != all_off:
             pre.append(("all candidates off", cand_off))
         try:
             if self.args.jobs > 1:
-                results = self._evaluate(pre)
+                results = self.evaluate(pre)
             else:
                 results = []
                 for i, item in enumerate(pre):
-                    results.extend(self._evaluate([item]))
+                    results.extend(self.evaluate([item]))
                     if i == 0 and results[0]:
                         break
             if results[0]:
@@ -388,12 +390,12 @@ class Bisect:
             try:
                 batch = next(gen)
                 while True:
-                    items = [(self._label(on), self._trial_text(on)) for on in batch]
-                    batch = gen.send(self._evaluate(items))
+                    items = [(self._label(on), self.trial_text(on)) for on in batch]
+                    batch = gen.send(self.evaluate(items))
             except StopIteration as stop:
                 guilty = list(stop.value)
-            guilty = self._confirmed(guilty)
-            unsure = self._unsure_without(guilty) if guilty else ""
+            guilty = confirmed(self, guilty)
+            unsure = unsure_without(self, guilty) if guilty else ""
             if unsure:
                 return self._finish_without(NOT_FUSION, unsure)
             if not guilty:
@@ -425,71 +427,9 @@ class Bisect:
         per_round = "" if self.args.jobs <= 1 else f" in {self.search.rounds} rounds"
         return self._finish(guilty, used, per_round, limit)
 
-    def _confirmed(self, guilty: list) -> list:
-        """The rules of ``guilty`` one more run with only that rule on finds bad. A job that
-        fails now and then for reasons of its own made the halving name innocent rules, which
-        were switched off (a review); such a rule runs good alone and is said, not kept."""
-        if not guilty:
-            return guilty
-        items = []
-        for rule in guilty:
-            text = self._trial_text([rule])
-            items.append((f"confirm {rule[1]}: only it on", text, "confirm\n" + text))
-        results = self._evaluate(items)
-        lost = [rule for rule, bad in zip(guilty, results, strict=True) if not bad]
-        if lost:
-            names = ", ".join(f"{r} ({s})" for s, r in lost)
-            self._say(
-                f"not confirmed: {names}: the job ran good with only it on; a run that named "
-                "it failed for another reason (run with --repeat N to tell)"
-            )
-        kept = [rule for rule in guilty if rule not in lost]
-        kept = self._needed(kept)
-        if kept:
-            self._say("confirmed: " + ", ".join(f"{r} ({s})" for s, r in kept))
-        return kept
-
-    def _needed(self, found: list) -> list:
-        """The rules of ``found`` that make the job bad when they alone of ``found`` are on
-        (the other candidates as they are). A spurious failure in the halving and another in
-        the run with only that rule on named an innocent rule beside the guilty one (a
-        review); with the guilty one off, it runs good."""
-        if len(found) < 2:
-            return found  # alone: the configuration as it is, bad in the preflight
-        items = []
-        for rule in found:
-            text = self._trial_text(
-                [c for c in self.candidates_list if c == rule or c not in found]
-            )
-            items.append((f"confirm {rule[1]}: the others found off", text, "needed\n" + text))
-        results = self._evaluate(items)
-        lost = [rule for rule, bad in zip(found, results, strict=True) if not bad]
-        if lost:
-            names = ", ".join(f"{r} ({s})" for s, r in lost)
-            self._say(
-                f"not confirmed: {names}: the job ran good with it on and the other rules "
-                "found off; a run that named it failed for another reason"
-            )
-        return [rule for rule in found if rule not in lost]
-
-    def _unsure_without(self, guilty: list) -> str:
-        """Why the job is not shown good with ``guilty`` switched off ('' when it is), in a run
-        of its own: a job that began failing whatever its configuration midway (a device lost,
-        a disk full) had every candidate confirmed and switched off (a review)."""
-        text = self._trial_text([c for c in self.candidates_list if c not in guilty])
-        (bad,) = self._evaluate([("check: the rules found off", text, "control\n" + text)])
-        if not bad:
-            return ""
-        names = ", ".join(f"{r} ({s})" for s, r in guilty)
-        return (
-            f"the job is still bad with {names} switched off, which the search found guilty: "
-            "it now fails for another reason too, or whatever the configuration (see "
-            f"{self.last_log}); nothing is switched off"
-        )
-
     # ----------------------------------------------------------------- trials
 
-    def _trial_text(self, on) -> str:
+    def trial_text(self, on) -> str:
         from ..workflow import switching
 
         on = set(on)
@@ -502,7 +442,7 @@ class Bisect:
             return "on: " + ", ".join(r for _, r in on)
         return f"{len(on)} of {n} candidates on"
 
-    def _evaluate(self, items: list[tuple]) -> list[bool]:
+    def evaluate(self, items: list[tuple]) -> list[bool]:
         """Judge each (label, cfg text[, journal key]): from the journal when it was run
         before, else run. A key of its own makes a run that repeats a trial's text (a
         confirmation) a run of its own."""
@@ -648,13 +588,13 @@ class Bisect:
         try:
             self._put_base_back()
         except EditedMeanwhile as edited:
-            self._say(self._edited_message(edited))
+            self.say(self._edited_message(edited))
             return False
         return True
 
     def _stopped_by(self, edited) -> int:
         message = self._edited_message(edited)
-        self._say(message)
+        self.say(message)
         self._emit(
             {
                 "status": "edited",
@@ -739,7 +679,7 @@ class Bisect:
         if self.args.fmt == "json":
             print(json.dumps(payload))
 
-    def _say(self, message: str) -> None:
+    def say(self, message: str) -> None:
         print(f"fusion-switch bisect: {message}", file=sys.stderr, flush=True)
 
 

@@ -1,0 +1,74 @@
+"""How `bisect` confirms the rules its search found, in runs of their own (:class:`.bisect.Bisect`
+runs them): the search answers a set it tried once from the journal, and one spurious failure of
+the job named an innocent rule (a review). A rule is kept when the job runs bad with only it
+on, and, beside other rules found, bad with it alone of them on; and the job must run good with
+them all off, else the bisection is not sure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def confirmed(bisect: Any, guilty: list) -> list:
+    """The rules of ``guilty`` one more run with only that rule on finds bad, then those
+    :func:`needed` beside the others. A job that fails now and then for reasons of its own
+    made the halving name innocent rules, which were switched off (a review); such a rule runs
+    good alone and is said, not kept."""
+    if not guilty:
+        return guilty
+    items = []
+    for rule in guilty:
+        text = bisect.trial_text([rule])
+        items.append((f"confirm {rule[1]}: only it on", text, "confirm\n" + text))
+    results = bisect.evaluate(items)
+    lost = [rule for rule, bad in zip(guilty, results, strict=True) if not bad]
+    if lost:
+        bisect.say(
+            f"not confirmed: {_names(lost)}: the job ran good with only it on; a run that named "
+            "it failed for another reason (run with --repeat N to tell)"
+        )
+    kept = needed(bisect, [rule for rule in guilty if rule not in lost])
+    if kept:
+        bisect.say("confirmed: " + _names(kept))
+    return kept
+
+
+def needed(bisect: Any, found: list) -> list:
+    """The rules of ``found`` that make the job bad when they alone of ``found`` are on (the
+    other candidates as they are). A spurious failure in the halving and another in the run
+    with only that rule on named an innocent rule beside the guilty one (a review); with the
+    guilty one off, it runs good."""
+    if len(found) < 2:
+        return found  # alone: the configuration as it is, bad in the preflight
+    items = []
+    for rule in found:
+        on = [c for c in bisect.candidates_list if c == rule or c not in found]
+        text = bisect.trial_text(on)
+        items.append((f"confirm {rule[1]}: the others found off", text, "needed\n" + text))
+    results = bisect.evaluate(items)
+    lost = [rule for rule, bad in zip(found, results, strict=True) if not bad]
+    if lost:
+        bisect.say(
+            f"not confirmed: {_names(lost)}: the job ran good with it on and the other rules "
+            "found off; a run that named it failed for another reason"
+        )
+    return [rule for rule in found if rule not in lost]
+
+
+def unsure_without(bisect: Any, guilty: list) -> str:
+    """Why the job is not shown good with ``guilty`` switched off ('' when it is), in a run of
+    its own: a job that began failing whatever its configuration midway (a device lost, a disk
+    full) had every candidate confirmed and switched off (a review)."""
+    text = bisect.trial_text([c for c in bisect.candidates_list if c not in guilty])
+    (bad,) = bisect.evaluate([("check: the rules found off", text, "control\n" + text)])
+    if not bad:
+        return ""
+    return (
+        f"the job is still bad with {_names(guilty)} switched off, which the search found "
+        "guilty: it now fails for another reason too, or whatever the configuration (see "
+        f"{bisect.last_log}); nothing is switched off"
+    )
+
+
+def _names(rules: list) -> str:
+    return ", ".join(f"{r} ({s})" for s, r in rules)
