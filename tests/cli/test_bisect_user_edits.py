@@ -159,6 +159,36 @@ def test_a_save_during_parallel_trials_is_not_put_back_over(tmp_path):
     assert USER_EDIT in recorded(cfg)
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_interrupted_trial_s_job_gets_sigterm_and_time_to_clean_up(tmp_path, jobs):
+    """A review: one trial at a time, Ctrl-C, SIGTERM or SIGHUP to bisect SIGKILLed the job at
+    once, so its own clean-up (a trap removing its scratch files) never ran; side by side it
+    got SIGTERM and a grace period first."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    started, cleaned = tmp_path / "started", tmp_path / "cleaned"
+    job = f"trap 'touch {cleaned}; exit 1' TERM; touch {started}; sleep 300 & wait; # {{cfg}}"
+    proc = subprocess.Popen(
+        [*BISECT, str(cfg), RULES, "-j", jobs, "--", "sh", "-c", job],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists():
+            assert time.monotonic() < deadline, "the trial never started"
+            time.sleep(0.02)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+        assert cleaned.exists()
+        assert cfg.read_bytes() == USER_CFG
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
 def test_a_second_ctrl_c_does_not_cut_the_clean_up_short(tmp_path):
     """A review: with trials side by side and a job that ignores SIGTERM, a second Ctrl-C a
     second after the first cut the clean-up short before its SIGKILL, and bisect waited for

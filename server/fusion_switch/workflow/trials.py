@@ -234,6 +234,11 @@ class Runner:
                 finally:
                     with self._lock:
                         self._running.discard(process)
+                    if process.poll() is None:  # interrupted: SIGTERM and a grace first, as
+                        # stop() gives it (a review: its own clean-up never ran)
+                        _kill_group(process, signal.SIGTERM)
+                        with contextlib.suppress(subprocess.TimeoutExpired):
+                            process.wait(KILL_GRACE)
                     _kill_group(process, signal.SIGKILL)  # leftovers of a finished job
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         process.wait(KILL_GRACE)  # reap it, also when interrupted
