@@ -151,3 +151,31 @@ def test_the_mode_of_the_file_is_kept(tmp_path):
     assert stat.S_IMODE(os.stat(cfg).st_mode) == 0o640
     assert fs("restore", cfg, "--yes").returncode == 0
     assert stat.S_IMODE(os.stat(cfg).st_mode) == 0o640
+
+
+@as_root
+def test_root_bisecting_a_users_file_leaves_the_user_a_bisection_of_their_own(shared, monkeypatch):
+    """A review: a bisection run as root left root's folders of trial logs and copies (and
+    the bisection's lock) in the user's state folder; the user's own next bisection failed on
+    them with a PermissionError traceback and could not delete them."""
+    cfg = user_cfg(shared)
+    os.chown(cfg, NOBODY, NOBODY)
+    rules = "--rules=" + ",".join(f"GraphFusion:R{i:03d}" for i in range(8))
+    # bad while R003 is on (a shell job: nobody may not run this test's Python)
+    check = """grep -Eq '"R003" *: *"off"|"ALL" *: *"off"' "$1" || exit 1"""
+    job = ["--", "sh", "-c", check, "job", "{cfg}"]
+    first = subprocess.run(
+        [sys.executable, "-m", "fusion_switch", "bisect", str(cfg), rules, "-j", "2", *job],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert first.returncode == 0, first.stderr
+    state = cfg.parent / ".fusion-switch"
+    roots = [p for p in [state, *state.rglob("*")] if os.lstat(p).st_uid != NOBODY]
+    assert roots == [], roots
+    restored = fs_as(NOBODY, NOBODY, "restore", cfg, "--yes")
+    assert restored.returncode == 0, restored.stderr
+    again = fs_as(NOBODY, NOBODY, "bisect", cfg, rules, *job)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(cfg.read_text())["Switch"]["GraphFusion"]["R003"] == "off"

@@ -270,11 +270,13 @@ class Bisect:
             self._forget_start()
             raise BadInput(f"{cfg.path}: cannot switch rules in it: {exc}") from None
         from ..workflow.bisect_guard import CfgGuard, EditedMeanwhile
+        from ..workflow.safe_files import owner_of
         from ..workflow.trials import Runner
 
         self.guard = CfgGuard(cfg.path, journal.base)
 
         self.runner = Runner(self.command, self.judge, args.repeat, args.timeout)
+        self.runner.owner = owner_of(cfg.path)  # of the trials' logs (a review: root's)
         # SIGHUP: the terminal or the SSH session closed; not under nohup, which ignores it
         # so that a bisection of hours outlives the logout
         stops = [signal.SIGTERM, signal.SIGINT]
@@ -447,7 +449,7 @@ class Bisect:
         before, else run. A key of its own makes a run that repeats a trial's text (a
         confirmation) a run of its own."""
         from ..workflow.bisect_journal import logs_dir
-        from ..workflow.safe_files import atomic_write_bytes, ensure_private_dir
+        from ..workflow.safe_files import atomic_write_bytes, ensure_private_dir, owner_of
 
         results: list[bool | None] = []
         todo = []
@@ -464,15 +466,16 @@ class Bisect:
                 todo.append((len(results) - 1, label, text))
         if not todo:
             return [bool(r) for r in results]
-        logs = ensure_private_dir(logs_dir(self.cfg.path))
+        owner = owner_of(self.cfg.path)  # root's bisection of a user's file: the user's files
+        logs = ensure_private_dir(logs_dir(self.cfg.path), owner)
 
         def one(slot: int, label: str, text: str, number: int):
             data = _encode(text, self.journal.base)
             log = logs / f"trial-{number:03d}"
             if self.args.jobs > 1:  # a copy of its own: the user's file is not written
-                folder = ensure_private_dir(self._trial_copies() / f"slot-{slot}")
+                folder = ensure_private_dir(self._trial_copies() / f"slot-{slot}", owner)
                 path = folder / self.cfg.path.name
-                atomic_write_bytes(path, data)
+                atomic_write_bytes(path, data, owner=owner)
                 return self.runner.run(path, log)
             # the file itself, unless the user saved it since it was last written; a trial
             # whose file changed while it ran ran with the user's file: it does not count

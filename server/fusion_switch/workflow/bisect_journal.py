@@ -44,10 +44,13 @@ def hold_bisection(cfg_path: Path) -> int:
 
     from .safe_files import owner_of
 
-    folder = ensure_private_dir(state_dir(cfg_path), owner_of(cfg_path))
+    owner = owner_of(cfg_path)
+    folder = ensure_private_dir(state_dir(cfg_path), owner)
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(folder / f"{cfg_path.name}.bisect.lock", flags, 0o600)
     try:
+        if owner is not None:  # root's bisection of a user's file: the user's lock
+            os.fchown(fd, *owner)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
@@ -93,6 +96,8 @@ class Journal:
             ) from None
 
     def save(self) -> None:
+        from .safe_files import folder_owner
+
         ensure_private_dir(self.path.parent)
         payload = {
             "format": FORMAT,
@@ -102,7 +107,8 @@ class Journal:
             "base_digest": None if self.base is None else digest(self.base),
             "trials": self.trials,
         }
-        atomic_write_text(self.path, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+        text = json.dumps(payload, ensure_ascii=False, indent=1) + "\n"
+        atomic_write_text(self.path, text, folder_owner(self.path.parent))
 
     def result(self, cfg_text: str) -> TrialResult | None:
         entry = self.trials.get(_key(cfg_text))

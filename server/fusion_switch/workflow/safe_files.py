@@ -76,6 +76,18 @@ def owner_of(cfg_path: Path) -> Owner | None:
     return None if st.st_uid == 0 else (st.st_uid, st.st_gid)
 
 
+def folder_owner(folder: Path) -> Owner | None:
+    """When we run as root, the owner of ``folder`` (a state folder :func:`ensure_private_dir`
+    gave the configuration's owner) for the files we create in it; None otherwise."""
+    if _euid() != 0:
+        return None
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return None if st.st_uid == 0 else (st.st_uid, st.st_gid)
+
+
 def ensure_private_dir(path: Path, owner: Owner | None = None) -> Path:
     """Create `path` (and missing parents) as needed; refuse a symlink or a non-folder there,
     so that state is never written through a planted link. ``owner``: given to the folders

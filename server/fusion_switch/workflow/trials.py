@@ -138,6 +138,7 @@ class Runner:
         self._running: set[subprocess.Popen] = set()
         self.stopped = False
         self.keeper = Keeper()  # ends the running trials if this process is killed
+        self.owner: tuple[int, int] | None = None  # of the logs (root's bisection of a user's file)
 
     def close(self) -> None:
         """No more trials: the keeper ends."""
@@ -218,6 +219,8 @@ class Runner:
         self.keeper.start()
         _check_startable(argv, env)
         with open(log, "wb") as out:
+            if self.owner is not None:
+                os.fchown(out.fileno(), *self.owner)
             gate_read, gate_write = os.pipe()
             try:
                 process = self._start_held(argv, env, out, gate_read)
