@@ -271,6 +271,38 @@ def test_a_command_that_cannot_start_leaves_nothing_to_resume(tmp_path):
     assert switches(cfg) == {"KeepMe": "on", "R003": "off"}
 
 
+def test_a_full_disk_stops_the_bisection_with_a_message_and_the_file_back(
+    tmp_path, monkeypatch, capsys
+):
+    """A review: the journal's write failing (the disk full, filled by the trials' logs)
+    ended bisect with a traceback, exit 1."""
+    import errno
+
+    from fusion_switch.cli import main
+    from fusion_switch.workflow.bisect_journal import Journal
+
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    saves = []
+    real_save = Journal.save
+
+    def filling(journal):
+        saves.append(1)
+        if len(saves) > 4:
+            raise OSError(errno.ENOSPC, "No space left on device", str(journal.path))
+        real_save(journal)
+
+    monkeypatch.setattr(Journal, "save", filling)
+    monkeypatch.setenv("FAKE_GUILTY", "R003")
+    status = main(
+        ["bisect", str(cfg), rule_option(rules(8)), "--", sys.executable, str(FAKE_JOB), "{cfg}"]
+    )
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert "No space left on device" in err and "Traceback" not in err
+    assert cfg.read_bytes() == USER_CFG
+
+
 def test_a_read_only_cfg_is_refused_before_any_trial(tmp_path):
     """A review: a read-only cfg failed at the first trial with a traceback (exit 1) and left a
     journal that made the next run ask for --resume; with -j the whole bisection ran first."""

@@ -270,6 +270,7 @@ class Bisect:
             self._forget_start()
             raise BadInput(f"{cfg.path}: cannot switch rules in it: {exc}") from None
         from ..workflow.bisect_guard import CfgGuard, EditedMeanwhile
+        from ..workflow.bisect_journal import logs_dir
         from ..workflow.safe_files import owner_of
         from ..workflow.trials import Runner
 
@@ -296,6 +297,21 @@ class Bisect:
                     f"Continue with: fusion-switch bisect {cfg.path} --resume ... (same options)"
                 )
             return 130
+        except OSError as exc:  # a full disk (the trials' logs fill it): said (a review)
+            self.runner.stop()
+            where = f" ({exc.filename})" if exc.filename else ""
+            print(
+                f"fusion-switch bisect: stopped after {self.count} trials: "
+                f"{exc.strerror or exc}{where}",
+                file=sys.stderr,
+            )
+            if self._put_back_or_say():  # says so itself when it cannot
+                self.say(
+                    "the configuration is as before; free space (the trials' logs are in "
+                    f"{logs_dir(cfg.path)}) and continue with: fusion-switch bisect "
+                    f"{cfg.path} --resume ... (same options)"
+                )
+            return 2
         except BaseException:
             self.runner.stop()
             self._put_back_or_say()
@@ -562,38 +578,39 @@ class Bisect:
 
     # ----------------------------------------------------------------- endings
 
-    def _put_base_back(self, found: str = "") -> None:
-        """The file as the bisection found it. A save made meanwhile is not overwritten: it
-        is kept, recorded, and EditedMeanwhile raised (``found``: what the bisection had
-        found, said with it)."""
+    def _put_base_back(self, found: str = "") -> bool:
+        """The file as the bisection found it; False (said) when it cannot be written. A save
+        made meanwhile is not overwritten: it is kept, recorded, and EditedMeanwhile raised
+        (``found``: what the bisection had found, said with it)."""
         guard = getattr(self, "guard", None)
         if guard is None:
-            return
+            return True
         try:
             put_back = guard.put_back(self.journal.base)
         except OSError as exc:
             print(
-                f"fusion-switch bisect: cannot put {self.cfg.path} back: {exc}; its content "
-                f"before the bisection is in {self.journal.path}",
+                f"fusion-switch bisect: cannot put {self.cfg.path} back: {exc}; it comes back "
+                f"with: fusion-switch restore {self.cfg.path} (its content before the "
+                f"bisection is in {self.journal.path} too)",
                 file=sys.stderr,
             )
-            return
+            return False
         if not put_back:
             guard.edited.found = guard.edited.found or found
             raise guard.edited
         self._forget_start()
+        return True
 
     def _put_back_or_say(self) -> bool:
         """Put the file back as the bisection stops anyway; False (said) when a save of the
-        user's was found there and kept."""
+        user's was found there and kept, or when it cannot be written."""
         from ..workflow.bisect_guard import EditedMeanwhile
 
         try:
-            self._put_base_back()
+            return self._put_base_back()
         except EditedMeanwhile as edited:
             self.say(self._edited_message(edited))
             return False
-        return True
 
     def _stopped_by(self, edited) -> int:
         message = self._edited_message(edited)
