@@ -328,7 +328,8 @@ def _fmt_score(value: Any) -> str:
 
 
 def _fmt_short(value: float) -> str:
-    return f"{value:g}"
+    """A threshold as the user gave it (``:g`` showed a limit of 0.9999999 as 1)."""
+    return f"{value:.15g}"
 
 
 CSS = """
@@ -398,7 +399,7 @@ document.querySelectorAll('table.sortable').forEach(function(table){
 def _num_cell(value: Any) -> str:
     if type(value) is float and -INFINITE < value < INFINITE:  # the usual case, NaN excluded
         # what the general path below gives: its text is only digits, signs, "." and "e"
-        text = f"{value:.3e}" if value != 0 and not 1e-4 <= abs(value) < 1e5 else f"{value:.6f}"
+        text = f"{value:.3e}" if value != 0 and not 1e-4 <= abs(value) < 1e5 else _six(value)
         return f'<td data-v="{value!r}">{text}</td>'
     v = _num(value)
     data = (
@@ -411,6 +412,13 @@ def _num_cell(value: Any) -> str:
 
 _NUMBER_KEYS = ("cosine", "red", "kl", "rmse", "mre", "input_badness", "badness")
 _NO_NUMBER = '<td data-v=""></td>'  # _num_cell(None)
+
+
+def _six(value: float) -> str:
+    """Six decimals, or as many as tell a value from 1 (a cosine of 0.9999996 read 1.000000
+    beside a limit of 0.9999999: a review)."""
+    text = f"{value:.6f}"
+    return f"{value:.12g}" if text == "1.000000" and value != 1.0 else text
 
 
 def _table_rows(ops: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -431,7 +439,7 @@ def _table_rows(ops: Sequence[Mapping[str, Any]]) -> list[str]:
                 if value != 0 and not 1e-4 <= abs(value) < 1e5:
                     cells.append(f'<td data-v="{value!r}">{value:.3e}</td>')
                 else:
-                    cells.append(f'<td data-v="{value!r}">{value:.6f}</td>')
+                    cells.append(f'<td data-v="{value!r}">{_six(value)}</td>')
             else:
                 cells.append(_num_cell(value))
         rows.append(

@@ -26,10 +26,19 @@ def _val(value: Any) -> float | None:
 
 
 def _fmt(value: Any) -> str:
-    v = _val(value)
-    if v is None:
+    """A score as text: finite ones as they are (a review: 3.2e12 read "inf"), "inf" for the
+    largest double summary.json writes for an infinite one."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
         return "–"
-    return "inf" if v >= 1e12 else (f"{v:.3g}")
+    return "inf" if value >= 1e308 else f"{value:.3g}"
+
+
+def _cell(value: Any) -> str:
+    """A numeric table cell with its sort key (no value: blank, sorted last, as in the ops
+    table; a review found "–" sorted above the worst score)."""
+    text = _fmt(value)
+    key = "" if text == "–" else ("1e308" if text == "inf" else repr(float(value)))
+    return f'<td data-v="{key}">{text}</td>'
 
 
 def replay_chart(fused: Sequence[Mapping[str, Any]]) -> str:
@@ -72,7 +81,8 @@ def replay_chart(fused: Sequence[Mapping[str, Any]]) -> str:
             label = "replay" if key == "replay_score" else "observed"
             parts.append(
                 f'<circle cx="{x(i):.1f}" cy="{y(max(v, 1e-300)):.1f}" r="2.5" fill="{colour}">'
-                f"<title>{_esc(r.get('op'))}: {label} {_fmt(v)} ({_esc(r.get('verdict'))})"
+                f"<title>{_esc(r.get('op'))}: {label} {_fmt(r.get(key))} "
+                f"({_esc(r.get('verdict'))})"
                 "</title></circle>"
             )
     parts.append(
@@ -95,8 +105,8 @@ def replay_section(summary: Mapping[str, Any]) -> str:
             f'<tr class="{_esc(VERDICT_CLASS.get(str(r.get("verdict")), ""))}">'
             f"<td class='num'>{_esc(r.get('order'))}</td><td><code>{_esc(r.get('op'))}</code>"
             f"</td><td>{_esc(r.get('verdict'))}</td><td>{_esc(', '.join(r.get('rules') or []))}"
-            f"</td><td>{_fmt(r.get('replay_score'))}</td><td>{_fmt(r.get('observed_score'))}</td>"
-            f"<td>{_fmt(r.get('tolerance'))}</td><td>{_esc(r.get('reason', ''))}</td></tr>"
+            f"</td>{_cell(r.get('replay_score'))}{_cell(r.get('observed_score'))}"
+            f"{_cell(r.get('tolerance'))}<td>{_esc(r.get('reason', ''))}</td></tr>"
         )
     noise = ", ".join(
         f"{n.get('type')}/{n.get('dtype')} p99 {n.get('p99')} (n={n.get('n')})"

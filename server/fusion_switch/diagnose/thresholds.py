@@ -36,7 +36,7 @@ class Threshold:
 
     def describe(self, value: float) -> str:
         op = "<=" if self.higher_is_better else ">="
-        return f"{self.metric} {_fmt(value)} {op} {_fmt(self.limit)}"
+        return f"{self.metric} {_against(value, self.limit)} {op} {self.limit:.15g}"
 
 
 DEFAULT_THRESHOLDS: dict[str, Threshold] = {
@@ -310,6 +310,21 @@ def _num(value: Any) -> float | None:
         return float(value)
     except (TypeError, ValueError):
         return None
+
+
+def _against(value: float, limit: float) -> str:
+    """``value`` as :func:`_fmt` shows it, with more digits where that would hide which side
+    of ``limit`` it is on (a review: 0.99997 read "1 <= 1" against a limit of 0.99999)."""
+    text = _fmt(value)
+    if not math.isfinite(value) or value == limit:
+        return text
+    digits = 4
+    while (float(text) > limit) != (value > limit) or float(text) == limit:
+        digits += 1
+        if digits > 17:
+            return repr(value)
+        text = f"{value:.{digits}g}"
+    return text
 
 
 def _fmt(value: float) -> str:

@@ -267,6 +267,20 @@ def _fmt(value: float | None, digits: int = 4) -> str:
     return f"{value:.2e}"
 
 
+def cosine_text(cosine: float, summary: dict) -> str:
+    """A cosine in two decimals, or as many as keep it below the run's cosine limit where it
+    is below (a review: a failing 0.9896 read "cosine 0.99" beside a limit of 0.99)."""
+    limit = ((summary.get("thresholds") or {}).get("CosineSimilarity") or {}).get("limit")
+    text = _fmt(cosine, 2)
+    if not isinstance(limit, (int, float)) or not math.isfinite(cosine) or cosine >= limit:
+        return text
+    digits = 2
+    while float(text) >= limit and digits < 12:
+        digits += 1
+        text = _fmt(cosine, digits)
+    return text
+
+
 def worst_cosine(suspect: dict) -> float | None:
     values = [
         _num(t.get("metrics", {}).get("CosineSimilarity"))
@@ -523,7 +537,7 @@ def lenses(doc: CfgDocument, summary: dict | None, cfg_uri: str) -> list[Lens]:
         ops = len(s.get("ops") or [])
         cosine = worst_cosine(s)
         title = ("1 fused op diverges" if ops == 1 else f"{ops} fused ops diverge") + (
-            f" · worst cosine {_fmt(cosine, 2)}" if cosine is not None else ""
+            f" · worst cosine {cosine_text(cosine, summary)}" if cosine is not None else ""
         )
         out.append(
             Lens(
@@ -547,6 +561,8 @@ def hints(doc: CfgDocument, summary: dict | None) -> list[Hint]:
         if entry is None or entry.value == "off":
             continue
         cosine = worst_cosine(s)
-        label = " suspect" + (f" · cosine {_fmt(cosine, 2)}" if cosine is not None else "")
+        label = " suspect" + (
+            f" · cosine {cosine_text(cosine, summary)}" if cosine is not None else ""
+        )
         out.append(Hint(entry.end, label, suspect_message(s)))
     return out
