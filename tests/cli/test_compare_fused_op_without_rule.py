@@ -81,3 +81,22 @@ def test_without_the_replay_it_is_a_guess_about_a_fused_op(case, tmp_path):
     assert "no fusion rule is suspect" not in annotate.verdict_message(
         annotate.compact_summary(summary)
     )
+
+
+def test_a_replay_with_no_fused_op_to_replay_gives_the_rows_verdict(tmp_path):
+    """A review: a fusion-on graph in which no op is recognisably fused (no attributes) gave,
+    with the replay (0 fused ops, 0 replayed), "every fused op agrees with its replay", exit 0
+    and a green report, where the same run without the replay said "not proven clean", exit 3:
+    an empty replay proves nothing and leaves the verdict to the rows."""
+    made = generate_case(tmp_path / "case", n_ops=40, faults=["dropped_scale"], graph_text=False)
+    graph = json.loads(made.on_graph.read_text())
+    for op in graph["graph"][0]["op"]:
+        op.pop("attr", None)
+        op.pop("type", None)
+    made.on_graph.write_text(json.dumps(graph))
+    rows_status, rows = _compare(made, tmp_path / "rows", "--no-replay")
+    status, summary = _compare(made, tmp_path / "replay")
+    assert summary["replay"]["fused_ops"] == 0
+    assert "agrees with its replay" not in summary["verdict"]
+    assert summary["verdict"] == rows["verdict"]
+    assert status == rows_status == exit_status(summary) == 3

@@ -43,7 +43,10 @@ def not_proven_clean(summary: Mapping[str, Any]) -> bool:
         return True
     by_verdict = counts.get("ops_by_verdict") or {}
     diverging = any(by_verdict.get(v) for v in DIVERGING)
-    rows_only = "replay" in summary and summary["replay"] is None
+    replay = summary.get("replay")  # None without it; with no fused op to replay, the rows'
+    rows_only = "replay" in summary and (
+        replay is None or (isinstance(replay, Mapping) and replay.get("fused_ops") == 0)
+    )
     if rows_only and summary.get("ops_with_unjudged_inputs"):  # outputs out of band
         return True
     # outputs diverge and no op is named: an op not dumped may be where the error starts (a
