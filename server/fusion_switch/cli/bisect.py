@@ -420,7 +420,7 @@ class Bisect:
                 return self._finish_without(
                     1,
                     "no rule found is confirmed: the runs that named them failed for reasons "
-                    "of the job's own (run with --repeat N, or check the job's logs)",
+                    "of the job's own (check the job's logs; make its runs repeatable)",
                 )
         except Inconsistent as exc:
             names = ", ".join(f"{r} ({s})" for s, r in exc.group[:8])

@@ -25,7 +25,8 @@ def confirmed(bisect: Any, guilty: list) -> list:
     if lost:
         bisect.say(
             f"not confirmed: {_names(lost)}: the job ran good with only it on; a run that named "
-            "it failed for another reason (run with --repeat N to tell)"
+            "it failed for another reason (make the job's runs repeatable: --repeat counts a "
+            "trial bad as soon as one run is)"
         )
     kept = needed(bisect, [rule for rule in guilty if rule not in lost])
     if kept:
