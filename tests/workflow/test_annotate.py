@@ -282,3 +282,20 @@ def test_a_summary_naming_no_rule_offers_the_editor_nothing_to_write() -> None:
     doc = cfg.parse("ConvBatchnormFusionPass:on\n")
     assert cfg.set_switches(doc, [("GraphFusion", hostile, "off")]) == []
     assert cfg.set_switches(doc, [("GraphFusion", "ALL", "off")]) == []
+
+
+def test_a_proven_rule_whose_name_no_cfg_can_hold_is_still_said():
+    """A review: a rule named "Softmax FusionPass" proven by the replay (the command exits 1,
+    says "proven by replay") vanished from the editor: "no fusion rule is suspect". Its name
+    cannot be written as a switch, so no quick fix offers it, but the message says it."""
+    summary = {
+        "verdict": "proven by replay: Softmax FusionPass (GraphFusion) introduces the error at x",
+        "suspects": [
+            {"rule": "Softmax FusionPass", "section": "GraphFusion", "verdict": "introduces"}
+        ],
+        "rules": [],
+    }
+    assert annotate.suspects(summary) == []  # never written into a cfg
+    message = annotate.verdict_message(summary)
+    assert "Softmax FusionPass" in message and "no fusion rule is suspect" not in message
+    assert annotate.alarming(summary)

@@ -196,6 +196,17 @@ def verdict_message(summary: dict) -> str:
     no_rule = [f for f in summary.get("fused_ops_without_rule") or [] if isinstance(f, dict)]
     if not found and no_rule:  # the verdict names the op and how to name its rule
         return f"fusion-switch: comparison done: {summary.get('verdict', '')}."
+    unwritable = [  # proven, but no switch can hold the name: said, no quick fix (a review)
+        str(s.get("rule"))
+        for s in summary.get("suspects") or []
+        if isinstance(s, dict) and _verdict(s, summary) == "introduces" and s not in found
+    ]
+    if not found and unwritable:
+        return (
+            f"fusion-switch: comparison done: {summary.get('verdict', '')}. The rule name "
+            f"{unwritable[0]!r} cannot be written as a switch in fusion_switch.cfg (a space, "
+            "a colon, a quote or a line break in it): check it in the summary."
+        )
     if not found and incomplete(summary):
         return f"fusion-switch: comparison done, not proven clean: {summary.get('verdict', '')}"
     if not found:
