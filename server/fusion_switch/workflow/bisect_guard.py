@@ -17,7 +17,14 @@ import os
 from pathlib import Path
 
 from .history import History, HistoryError
-from .safe_files import UnsafePath, atomic_write_bytes, digest, read_regular
+from .safe_files import (
+    ExchangeUnsupported,
+    UnsafePath,
+    atomic_write_bytes,
+    digest,
+    exchange_bytes,
+    read_regular,
+)
 
 ABSENT = "absent"
 BOM = b"\xef\xbb\xbf"
@@ -78,9 +85,12 @@ class CfgGuard:
         self.edited: EditedMeanwhile | None = None
 
     def write(self, data: bytes, when: str) -> None:
-        """Write ``data`` (a trial's configuration) unless the user's save is there."""
+        """Write ``data`` (a trial's configuration) unless the user's save is there. The
+        write exchanges the file for the trial's and looks at what it took away: a save that
+        landed after the check is put back, recorded, and EditedMeanwhile raised (a review:
+        one in the moments of the write was overwritten unrecorded)."""
         self.check(when, None)
-        atomic_write_bytes(self.path, data)
+        self._replace(data, when)
         self._written = _fingerprint(data)
         self.texts.add(digest(data.removeprefix(BOM)))
 
@@ -109,9 +119,32 @@ class CfgGuard:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
         else:
-            atomic_write_bytes(self.path, base)
+            try:
+                self._replace(base, "while the bisection ran")
+            except EditedMeanwhile:
+                return False
         self._written = _fingerprint(base)
         return True
+
+    def _replace(self, data: bytes, when: str) -> None:
+        """Put ``data`` in place of the file, by an exchange that hands back what it took
+        away: a save that landed after the last check is put back, recorded, and
+        EditedMeanwhile raised (a review: one in the moments of the write was overwritten
+        unrecorded). Where names cannot be exchanged, the last check is all there is."""
+        try:
+            replaced = exchange_bytes(self.path, data)
+        except ExchangeUnsupported:
+            atomic_write_bytes(self.path, data)
+            return
+        if _fingerprint(replaced) == self._written:
+            return
+        if replaced is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+        else:
+            atomic_write_bytes(self.path, replaced)
+        self._written = _fingerprint(replaced)
+        raise self._keep(replaced, "" if replaced is not None else "it was removed", when, None)
 
     def _on_disk(self) -> tuple[str, bytes | None, str]:
         try:
