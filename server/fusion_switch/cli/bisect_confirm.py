@@ -20,15 +20,14 @@ def confirmed(bisect: Any, guilty: list) -> list:
     for rule in guilty:
         text = bisect.trial_text([rule])
         items.append((f"confirm {rule[1]}: only it on", text, "confirm\n" + text))
-    results = bisect.evaluate(items)
-    lost = [rule for rule, bad in zip(guilty, results, strict=True) if not bad]
-    if lost:
-        bisect.say(
-            f"not confirmed: {_names(lost)}: the job ran good with only it on; a run that named "
-            "it failed for another reason (make the job's runs repeatable: --repeat counts a "
-            "trial bad as soon as one run is)"
-        )
-    kept = needed(bisect, [rule for rule in guilty if rule not in lost])
+    bad_alone = _still_bad(
+        bisect,
+        guilty,
+        items,
+        "the job ran good with only it on; a run that named it failed for another reason "
+        "(make the job's runs repeatable: --repeat counts a trial bad as soon as one run is)",
+    )
+    kept = needed(bisect, bad_alone)
     if kept:
         bisect.say("confirmed: " + _names(kept))
     return kept
@@ -46,14 +45,23 @@ def needed(bisect: Any, found: list) -> list:
         on = [c for c in bisect.candidates_list if c == rule or c not in found]
         text = bisect.trial_text(on)
         items.append((f"confirm {rule[1]}: the others found off", text, "needed\n" + text))
+    return _still_bad(
+        bisect,
+        found,
+        items,
+        "the job ran good with it on and the other rules found off; a run that named it "
+        "failed for another reason",
+    )
+
+
+def _still_bad(bisect: Any, rules: list, items: list[tuple], why: str) -> list:
+    """The rules of ``rules`` whose run in ``items`` (one each, in order) is bad; the others
+    are said, "not confirmed" and ``why``."""
     results = bisect.evaluate(items)
-    lost = [rule for rule, bad in zip(found, results, strict=True) if not bad]
+    lost = [rule for rule, bad in zip(rules, results, strict=True) if not bad]
     if lost:
-        bisect.say(
-            f"not confirmed: {_names(lost)}: the job ran good with it on and the other rules "
-            "found off; a run that named it failed for another reason"
-        )
-    return [rule for rule in found if rule not in lost]
+        bisect.say(f"not confirmed: {_names(lost)}: {why}")
+    return [rule for rule in rules if rule not in lost]
 
 
 def unsure_without(bisect: Any, guilty: list) -> str:
