@@ -157,6 +157,20 @@ def completion(session: Session, uri: str, at: types.Position, msg_id: str) -> a
     return request(session, types.TEXT_DOCUMENT_COMPLETION, params, msg_id)
 
 
+async def typed_and_asked(session: Session, uri: str, letters: str, ids: str, after_second):
+    """``letters`` typed one at a time into ``TEXT`` at ``KEY``, a completion asked after each
+    (ids ``ids`` + its number), ``after_second`` awaited after the second: (texts, answers)."""
+    text, texts, answers = TEXT, [], []
+    for count, char in enumerate(letters):
+        change, text = typed(text, KEY + count, char)
+        session.change(uri, [change], text)
+        texts.append(text)
+        answers.append(completion(session, uri, position(text, KEY + count + 1), f"{ids}{count}"))
+        if count == 1:
+            await after_second()
+    return texts, answers
+
+
 async def final_diagnostics(session: Session, uri: str) -> list[types.Diagnostic]:
     """The final version's full diagnostics (a syntax-only publication may come first when
     the check waits longer than the server's patience)."""
@@ -216,15 +230,10 @@ async def test_a_cancelled_request_leaves_its_work_unstarted(session: Session) -
     uri = session.open("scheduling/cancelled/fusion_switch.cfg", TEXT)
     await until(lambda: len(calls("analyse")) > analysed)
 
-    text = TEXT
-    texts, answers = [], []
-    for count, char in enumerate("Qqq"):
-        change, text = typed(text, KEY + count, char)
-        session.change(uri, [change], text)
-        texts.append(text)
-        answers.append(completion(session, uri, position(text, KEY + count + 1), f"c{count}"))
-        if count == 1:  # the second request is cancelled by the client (as VS Code does)
-            session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=f"c{count}"))
+    async def cancel_it():  # the second request is cancelled by the client (as VS Code does)
+        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="c1"))
+
+    texts, answers = await typed_and_asked(session, uri, "Qqq", "c", after_second=cancel_it)
     await session.barrier()
     assert len(calls("analyse")) == analysed + 1
     gates(analyses=True, parses=True)
@@ -270,15 +279,12 @@ async def test_requests_waiting_for_parses_get_the_newest_text_first(session: Se
     uri = session.open("scheduling/newest-first/fusion_switch.cfg", TEXT)
     await until(lambda: len(calls("analyse")) > analysed)
 
-    text = TEXT
-    texts, answers = [], []
-    for count, char in enumerate("Newest"):
-        change, text = typed(text, KEY + count, char)
-        session.change(uri, [change], text)
-        texts.append(text)
-        answers.append(completion(session, uri, position(text, KEY + count + 1), f"n{count}"))
-        if count == 1:  # the first request's text is superseded: its parse starts, held
-            await until(lambda: len(calls("parse")) > parsed)
+    async def its_parse_started():  # the first request's text is superseded: its parse
+        await until(lambda: len(calls("parse")) > parsed)  # starts, held
+
+    texts, answers = await typed_and_asked(
+        session, uri, "Newest", "n", after_second=its_parse_started
+    )
     await session.barrier()
     gates(analyses=False, parses=True)
     await until(lambda: len(calls("parse")) >= parsed + len(texts) - 1)
