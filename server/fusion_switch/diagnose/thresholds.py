@@ -6,6 +6,7 @@ judges ops and ranks rules)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Iterable, Mapping, Sequence
@@ -315,16 +316,23 @@ def _num(value: Any) -> float | None:
 def _against(value: float, limit: float) -> str:
     """``value`` as :func:`_fmt` shows it, with more digits where that would hide which side
     of ``limit`` it is on (a review: 0.99997 read "1 <= 1" against a limit of 0.99999)."""
-    text = _fmt(value)
+    more = (f"{value:.{digits}g}" for digits in range(5, 18))
+    return side_kept(value, limit, itertools.chain([_fmt(value)], more, [repr(value)]))
+
+
+def side_kept(value: float, limit: float, texts: Iterable[str]) -> str:
+    """The first of ``texts`` (``value`` shown more and more precisely) that reads on the
+    same side of ``limit`` as ``value`` and not as the limit itself; the last one where none
+    does. A value that is infinite, NaN or the limit itself reads as the first."""
+    shown = iter(texts)
+    first = last = next(shown)
     if not math.isfinite(value) or value == limit:
-        return text
-    digits = 4
-    while (float(text) > limit) != (value > limit) or float(text) == limit:
-        digits += 1
-        if digits > 17:
-            return repr(value)
-        text = f"{value:.{digits}g}"
-    return text
+        return first
+    for last in itertools.chain([first], shown):
+        read = float(last)
+        if (read > limit) == (value > limit) and read != limit:
+            return last
+    return last
 
 
 def _fmt(value: float) -> str:

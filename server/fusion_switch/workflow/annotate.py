@@ -20,6 +20,7 @@ from ..cfg.edits import is_rule_name, set_switches
 from ..cfg.model import Edit, Finding, Fix, Span
 from ..cfg.tree import CfgDocument, ObjectNode, StringNode
 from ..diagnose.exit_status import exit_status, not_proven_clean
+from ..diagnose.thresholds import side_kept
 from .verdicts import assumed_section
 
 SUSPECT_CODE = "fusion-suspect"
@@ -282,14 +283,9 @@ def cosine_text(cosine: float, summary: dict) -> str:
     """A cosine in two decimals, or as many as keep it below the run's cosine limit where it
     is below (a review: a failing 0.9896 read "cosine 0.99" beside a limit of 0.99)."""
     limit = ((summary.get("thresholds") or {}).get("CosineSimilarity") or {}).get("limit")
-    text = _fmt(cosine, 2)
     if not isinstance(limit, (int, float)) or not math.isfinite(cosine) or cosine >= limit:
-        return text
-    digits = 2
-    while float(text) >= limit and digits < 12:
-        digits += 1
-        text = _fmt(cosine, digits)
-    return text
+        return _fmt(cosine, 2)
+    return side_kept(cosine, limit, (_fmt(cosine, digits) for digits in range(2, 13)))
 
 
 def worst_cosine(suspect: dict) -> float | None:
