@@ -276,8 +276,9 @@ class Bisect:
 
         self.guard = CfgGuard(cfg.path, journal.base)
 
-        self.runner = Runner(self.command, self.judge, args.repeat, args.timeout)
-        self.runner.owner = owner_of(cfg.path)  # of the trials' logs (a review: root's)
+        # root's bisection of a user's file: the trials' files are the user's (a review)
+        owner = owner_of(cfg.path)
+        self.runner = Runner(self.command, self.judge, args.repeat, args.timeout, owner)
         # SIGHUP: the terminal or the SSH session closed; not under nohup, which ignores it
         # so that a bisection of hours outlives the logout
         stops = [signal.SIGTERM, signal.SIGINT]
@@ -465,7 +466,7 @@ class Bisect:
         before, else run. A key of its own makes a run that repeats a trial's text (a
         confirmation) a run of its own."""
         from ..workflow.bisect_journal import logs_dir
-        from ..workflow.safe_files import atomic_write_bytes, ensure_private_dir, owner_of
+        from ..workflow.safe_files import atomic_write_bytes, ensure_private_dir
 
         results: list[bool | None] = []
         todo = []
@@ -482,7 +483,7 @@ class Bisect:
                 todo.append((len(results) - 1, label, text))
         if not todo:
             return [bool(r) for r in results]
-        owner = owner_of(self.cfg.path)  # root's bisection of a user's file: the user's files
+        owner = self.runner.owner
         logs = ensure_private_dir(logs_dir(self.cfg.path), owner)
 
         def one(slot: int, label: str, text: str, number: int):

@@ -16,7 +16,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .safe_files import atomic_write_text, digest, ensure_private_dir, read_regular
+from .safe_files import (
+    atomic_write_text,
+    digest,
+    ensure_private_dir,
+    folder_owner,
+    open_lock_file,
+    owner_of,
+    read_regular,
+)
 from .state_dir import state_dir
 from .trials import TrialResult
 
@@ -42,15 +50,10 @@ def hold_bisection(cfg_path: Path) -> int:
     Raises BisectionRunning while another process holds it."""
     import fcntl
 
-    from .safe_files import owner_of
-
-    owner = owner_of(cfg_path)
+    owner = owner_of(cfg_path)  # root's bisection of a user's file: the user's lock
     folder = ensure_private_dir(state_dir(cfg_path), owner)
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(folder / f"{cfg_path.name}.bisect.lock", flags, 0o600)
+    fd = open_lock_file(folder / f"{cfg_path.name}.bisect.lock", owner)
     try:
-        if owner is not None:  # root's bisection of a user's file: the user's lock
-            os.fchown(fd, *owner)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
@@ -96,8 +99,6 @@ class Journal:
             ) from None
 
     def save(self) -> None:
-        from .safe_files import folder_owner
-
         ensure_private_dir(self.path.parent)
         payload = {
             "format": FORMAT,

@@ -48,6 +48,7 @@ from .safe_files import (
     atomic_write_text,
     digest,
     ensure_private_dir,
+    open_lock_file,
     owner_of,
     read_regular,
 )
@@ -425,13 +426,8 @@ class History:
             return
         owner = owner_of(self.cfg_path)  # run as root: the configuration's owner's history
         ensure_private_dir(self.folder, owner)
-        fd = os.open(
-            self.folder / ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600
-        )
+        fd = open_lock_file(self.folder / ".lock", owner)
         try:
-            if owner is not None and (os.fstat(fd).st_uid, os.fstat(fd).st_gid) != owner:
-                with contextlib.suppress(OSError):
-                    os.fchown(fd, *owner)
             try:
                 import fcntl
 

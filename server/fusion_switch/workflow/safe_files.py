@@ -88,6 +88,19 @@ def folder_owner(folder: Path) -> Owner | None:
     return None if st.st_uid == 0 else (st.st_uid, st.st_gid)
 
 
+def open_lock_file(path: Path, owner: Owner | None = None) -> int:
+    """A descriptor on the lock file ``path`` (created 0600, no link followed) for the caller
+    to ``flock``; given ``owner`` (root's run on a user's file: the user's lock, which the
+    user's own later runs can open)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+    if owner is not None:
+        with contextlib.suppress(OSError):
+            st = os.fstat(fd)
+            if (st.st_uid, st.st_gid) != owner:
+                os.fchown(fd, *owner)
+    return fd
+
+
 def ensure_private_dir(path: Path, owner: Owner | None = None) -> Path:
     """Create `path` (and missing parents) as needed; refuse a symlink or a non-folder there,
     so that state is never written through a planted link. ``owner``: given to the folders

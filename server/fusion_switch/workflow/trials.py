@@ -128,7 +128,12 @@ class Runner:
     trial's process group at once."""
 
     def __init__(
-        self, command: Sequence[str], judge: Judge, repeat: int = 1, timeout: float | None = None
+        self,
+        command: Sequence[str],
+        judge: Judge,
+        repeat: int = 1,
+        timeout: float | None = None,
+        owner: tuple[int, int] | None = None,
     ) -> None:
         self.command = list(command)
         self.judge = judge
@@ -138,7 +143,7 @@ class Runner:
         self._running: set[subprocess.Popen] = set()
         self.stopped = False
         self.keeper = Keeper()  # ends the running trials if this process is killed
-        self.owner: tuple[int, int] | None = None  # of the logs (root's bisection of a user's file)
+        self.owner = owner  # of the trials' files (root's bisection of a user's file: the user)
 
     def close(self) -> None:
         """No more trials: the keeper ends."""
