@@ -171,17 +171,7 @@ def atomic_write_bytes(
     creator's). Raises :class:`NotReplaceable` for a read-only or hard-linked file."""
     path = Path(path)
     folder = path.parent
-    keep: Owner | None = None
-    st = None
-    with contextlib.suppress(OSError):
-        st = os.lstat(path)
-    if st is not None and stat.S_ISREG(st.st_mode):
-        check_replaceable(path, st)
-        keep = (st.st_uid, st.st_gid)
-        if mode is None:
-            mode = stat.S_IMODE(st.st_mode)
-    mode = mode if mode is not None else 0o644
-    owner = owner if owner is not None else keep
+    mode, owner = _replacing(path, mode, owner)
     unnamed = _open_unnamed(folder)
     if unnamed is not None:
         try:
@@ -209,6 +199,22 @@ def atomic_write_bytes(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _replacing(path: Path, mode: int | None, owner: Owner | None) -> tuple[int, Owner | None]:
+    """The mode and owner a replacement of ``path`` gets: those asked for, else the replaced
+    file's (else 0o644 and the creator's). Raises :class:`NotReplaceable` for a read-only or
+    hard-linked file."""
+    keep: Owner | None = None
+    st = None
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+    if st is not None and stat.S_ISREG(st.st_mode):
+        check_replaceable(path, st)
+        keep = (st.st_uid, st.st_gid)
+        if mode is None:
+            mode = stat.S_IMODE(st.st_mode)
+    return (mode if mode is not None else 0o644), (owner if owner is not None else keep)
 
 
 def _open_unnamed(folder: Path) -> int | None:
@@ -291,13 +297,7 @@ def exchange_bytes(path: Path, data: bytes) -> bytes | None:
     if rename2 is None:
         raise ExchangeUnsupported
     path = Path(path)
-    st = None
-    with contextlib.suppress(OSError):
-        st = os.lstat(path)
-    mode, owner = 0o644, None
-    if st is not None and stat.S_ISREG(st.st_mode):
-        check_replaceable(path, st)
-        mode, owner = stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid)
+    mode, owner = _replacing(path, None, None)
     folder_fd = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         tmp = _new_temporary(folder_fd, path.name)
