@@ -11,7 +11,6 @@ import sys
 import pytest
 from e2e_support import SERVER
 from fusion_switch.workflow.history import History
-from lsprotocol import types
 from workflow_support import (
     USER_CFG,
     execute,
@@ -116,18 +115,8 @@ def _bom_cfg(tmp_path):
 
 
 def _open_without_bom(session, path) -> str:
-    uri = path.as_uri()  # opened as an editor holds it: the mark is the file's, not the text's
-    path_text = path.read_bytes().removeprefix(BOM).decode("utf-8")
-    session.versions[uri] = 1
-    session.texts[uri] = path_text
-    session.client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="json", version=1, text=path_text
-            )
-        )
-    )
-    return uri
+    # as an editor holds it: the mark is the file's, not the text's
+    return open_path(session, path, path.read_bytes().removeprefix(BOM).decode("utf-8"))
 
 
 async def test_a_bom_file_set_all_off_by_the_editor_comes_back_byte_for_byte_in_the_terminal(

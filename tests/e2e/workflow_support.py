@@ -219,9 +219,10 @@ def write_cfg(folder: Path, text: str = USER_CFG) -> Path:
     return path
 
 
-def open_path(session: Session, path: Path) -> str:
+def open_path(session: Session, path: Path, text: str | None = None) -> str:
+    """Open ``path`` in the session with ``text`` (default: the file's)."""
     uri = path.as_uri()
-    text = path.read_bytes().decode("utf-8")
+    text = path.read_bytes().decode("utf-8") if text is None else text
     session.versions[uri] = 1
     session.texts[uri] = text
     session.client.text_document_did_open(
