@@ -14,6 +14,7 @@ that needed it says so instead of passing silently.
 from __future__ import annotations
 
 import os
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 
@@ -131,6 +132,10 @@ class EvidenceStore:
         # arrays by file, so that evicting a file drops its arrays without a scan of them all
         self._arrays: dict[tuple[str, str], dict[tuple[str, int], np.ndarray]] = {}
         self._array_bytes = 0  # of the arrays in _arrays
+        # every array handed out, while anything holds it: one dropped from the cache that a
+        # caller still holds (a sub-graph's plan holds its inputs) is handed out again, not
+        # decoded again beside itself (issue 16: a third of a real-sized replay's decoding)
+        self._alive: weakref.WeakValueDictionary[tuple, np.ndarray] = weakref.WeakValueDictionary()
         self.files_read: set[str] = set()
         self.unreadable: dict[str, str] = {}  # path -> reason, for the run's verdict
 
@@ -173,6 +178,10 @@ class EvidenceStore:
         found = arrays.get((kind, index)) if arrays is not None else None
         if found is not None:
             return found
+        held = self._alive.get((side, op_name, kind, index))
+        if held is not None:
+            self._keep((side, op_name), (kind, index), held)
+            return held
         dump = self.dump(side, op_name)
         tensors = dump.inputs if kind == "input" else dump.outputs
         if index >= len(tensors):
@@ -187,6 +196,8 @@ class EvidenceStore:
             if missing.unreadable:
                 self.unreadable[str(missing.path)] = missing.reason
             raise
+        values.flags.writeable = False  # shared by every reader: nobody may change it
+        self._alive[(side, op_name, kind, index)] = values
         self._keep((side, op_name), (kind, index), values)
         return values
 
