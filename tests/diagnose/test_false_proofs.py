@@ -15,6 +15,7 @@ Each must end with the op unverified, saying why, and no rule proven."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -367,3 +368,60 @@ def test_float16_subnormal_activations_prove_nothing(tmp_path, network_changed):
     op = _fused(summary, "b1_sigb1_glu")
     assert op["verdict"] in ("clean", "propagates"), op
     assert _proven(summary) == [] and done.returncode == 0, done.stdout
+
+
+@pytest.fixture
+def one_fusion_left_on(monkeypatch):
+    """The fusion-off run kept one fusion on (a rule the switch file did not reach, or one that
+    cannot be switched off): its graph and dumps have ``b2_conv2`` standing for b2_conv2 and
+    b2_scale2, a Conv2D that multiplies too, and no ``b2_scale2`` op. ``strip(True)``: the
+    fusion-on dumps name no original op per output (``OpOutput.original_op`` is optional)."""
+    from fusion_switch.synth import emit
+    from fusion_switch.synth.executed import OutSpec
+
+    off_ops = generator._off_ops
+
+    def with_one_fusion(net, values):
+        ops = off_ops(net, values)
+        by_name = {op.name: op for op in ops}
+        conv, mul = by_name["b2_conv2"], by_name["b2_scale2"]
+        out = mul.outputs[0]
+        conv.outputs = [OutSpec(mul.name, 0, out.format, out.value)]
+        conv.original_names = [conv.name, mul.name]
+        conv.passes = [("TbeConvMulFusionLeftOn", "UBFusion")]
+        ops.remove(mul)
+        for op in ops:
+            op.inputs = [f"{conv.name}:0" if ref == f"{mul.name}:0" else ref for ref in op.inputs]
+        return ops
+
+    monkeypatch.setattr(generator, "_off_ops", with_one_fusion)
+    write_dump = emit.write_dump
+
+    def strip(unnamed: bool) -> None:
+        def without_origins(path, name, inputs, outputs, **kwargs):
+            if "fusion_on" in str(path):
+                outputs = [dataclasses.replace(o, original_op=None) for o in outputs]
+            return write_dump(path, name, inputs, outputs, **kwargs)
+
+        if unnamed:
+            monkeypatch.setattr(emit, "write_dump", without_origins)
+
+    return strip
+
+
+@pytest.mark.parametrize("origins", ["named", "unnamed"], ids=["dumps name origins", "they do not"])
+def test_an_op_the_fusion_off_run_fused_too_proves_nothing(tmp_path, one_fusion_left_on, origins):
+    """A review (fortieth round): the fused op b2_conv2 (conv + scale, AConv2dMulFusion)
+    computes right, but its original ops map onto one op of the fusion-off graph that stands
+    for both; the replay ran that op's Conv2D kernel alone, without the scale, and with the
+    drift from the guilty op upstream (so its output does not agree with fusion off either)
+    proved AConv2dMulFusion, named first. Such a member is not the original op it stands for."""
+    one_fusion_left_on(origins == "unnamed")
+    case = generate_case(tmp_path / "case", n_ops=70, faults=["wrong_epsilon@0"])
+    done, summary = compare_summary(case, tmp_path / "out")
+    op = _fused(summary, "b2_conv2")
+    assert op["verdict"] == "unverified", op
+    assert "b2_scale2" in op["reason"] and "fusion-off graph" in op["reason"], op["reason"]
+    assert "fused" in op["reason"], op["reason"]
+    assert _proven(summary) == ["ConvBatchnormFusionPass"], summary["verdict"]
+    assert done.returncode == 1

@@ -151,6 +151,15 @@ def build_subgraph(fused: Any, on: GraphIndex, off: GraphIndex) -> Subgraph:
         op = off.ops[mapped]
         if op.type in NO_TASK_TYPES:
             continue  # folded constants are parameters, read where they are consumed
+        others = _stands_also_for(op)
+        if others:  # its kernel computes its type's function, not all of what it stands for
+            raise NotReconstructible(
+                f"sub-graph not reconstructible: the fusion-off graph fused its original op "
+                f"{name} too, into {op.name} (a {op.type} that stands also for "
+                f"{', '.join(others[:4])}{_passes_of(op)}): that fusion was left on in the "
+                "fusion-off run, so nothing there computed the original ops one by one "
+                "(switch its rule off too for that run and dump again)"
+            )
         if all(m.name != op.name for m in members):
             members.append(op)
     if not members:
@@ -175,6 +184,19 @@ def build_subgraph(fused: Any, on: GraphIndex, off: GraphIndex) -> Subgraph:
         outputs.append((k, origin))
     sources = {p: _sources(ref, on) for p, ref in enumerate(fused.data_inputs)}
     return Subgraph(fused, members, boundary, outputs, absent, sources)
+
+
+def _stands_also_for(op: Any) -> list[str]:
+    """The original ops other than itself a fusion-off op stands for (a fusion that run kept
+    on): ``_datadump_original_op_names`` naming more than the op."""
+    names = [n for n in getattr(op, "original_names", None) or () if n]
+    return list(dict.fromkeys(n for n in names if n != op.name)) if names else []
+
+
+def _passes_of(op: Any) -> str:
+    """``", by RULE, ..."`` for an op carrying pass names (empty otherwise)."""
+    names = getattr(op, "pass_names", None) or []
+    return f", by {', '.join(names)}" if names else ""
 
 
 def _sources(ref: str, on: GraphIndex) -> list[tuple[str, int]]:
