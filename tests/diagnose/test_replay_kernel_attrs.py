@@ -102,3 +102,41 @@ def test_kernel_kwargs_of_an_op_given_converted_attributes_keeps_them():
     op = _Op("a", 3.0)
     assert kernel_kwargs(_scale, op) == {"scale": 3.0}
     assert kernel_kwargs(lambda inputs, **kw: None, op) == {"scale": 3.0, "unused": 1}
+
+
+# --- the filter's layout reaches the kernel (a review, fortieth round) -----------------------
+
+
+def _conv_op(filter_layout: str, filter_origin: str = "") -> SimpleNamespace:
+    def desc(layout: str, origin: str = "") -> SimpleNamespace:
+        return SimpleNamespace(layout=layout, origin_format=origin)
+
+    return SimpleNamespace(
+        name="conv",
+        type="Conv2D",
+        attrs={"strides": [1, 1, 1, 1], "pads": [1, 1, 1, 1], "dilations": [1, 1, 1, 1]},
+        input_descs=[desc("NC1HWC0", "NCHW"), desc(filter_layout, filter_origin)],
+        output_descs=[],
+    )
+
+
+def test_an_hwcn_filter_of_an_nchw_conv_is_read_as_hwcn():
+    """A TensorFlow model run in NCHW keeps its filters HWCN (TensorFlow's only filter layout);
+    the kernel took OIHW for every NCHW input, so such a conv failed its shape check (or, with
+    shapes that happened to fit, was replayed with its weights' axes mixed up)."""
+    rng = np.random.default_rng(0)
+    x, oihw = rng.standard_normal((1, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3))
+    hwcn = np.transpose(oihw, (2, 3, 1, 0))
+    op = _conv_op("FRACTAL_Z", "HWCN")
+    assert kernel_attrs(op)["filter_format"] == "HWCN"
+    (out,) = Kernels().run(op, [x, hwcn])
+    (expected,) = Kernels().run(_conv_op("NCHW"), [x, oihw])
+    assert out.shape == (1, 4, 6, 6)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_a_filter_in_a_device_layout_alone_leaves_the_kernel_s_default():
+    assert "filter_format" not in kernel_attrs(_conv_op("FRACTAL_Z"))
+    assert kernel_attrs(_conv_op("FRACTAL_Z", "NCHW"))["filter_format"] == "NCHW"
+    plain = SimpleNamespace(**{**vars(_conv_op("HWCN")), "type": "Relu"})
+    assert "filter_format" not in kernel_attrs(plain)  # only kernels that read weights

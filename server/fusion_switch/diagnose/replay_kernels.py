@@ -42,13 +42,32 @@ def _for_kernels(name: str) -> bool:
 
 
 def _with_format(op: Any, attrs: dict[str, Any]) -> dict[str, Any]:
-    """``attrs`` with ``format`` (the layout of the op's first input) unless it has one."""
+    """``attrs`` with ``format`` (the layout of the op's first input) unless it has one, and
+    with ``filter_format`` (the host layout of the input its kernel reads the weights from)
+    unless it has one: a TensorFlow NCHW model keeps HWCN filters, where the kernel would
+    otherwise take OIHW for an NCHW input."""
     descs = op.input_descs
     if descs and "format" not in attrs:
         fmt = descs[0].origin_format or descs[0].layout
         if fmt:
             attrs["format"] = fmt
+    position = _filter_input(op.type)
+    if position is not None and position < len(descs) and "filter_format" not in attrs:
+        desc = descs[position]
+        fmt = desc.origin_format or desc.layout
+        if fmt in _FILTER_LAYOUTS:  # a device layout (FRACTAL_Z) says nothing of the host's
+            attrs["filter_format"] = fmt
     return attrs
+
+
+_FILTER_LAYOUTS = frozenset({"NCHW", "NHWC", "HWCN"})
+
+
+def _filter_input(op_type: str) -> int | None:
+    """The input a kernel registered for ``op_type`` reads its weights from (None: none)."""
+    lookup, _ = kernel_registry()
+    spec = lookup(op_type) if lookup is not None else None
+    return getattr(spec, "filter_input", None)
 
 
 _ACCEPTED: dict[Any, frozenset[str] | None] = {}

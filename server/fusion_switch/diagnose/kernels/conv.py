@@ -151,7 +151,7 @@ def _im2col_product(win: np.ndarray, wg: np.ndarray, groups: int, cg: int) -> np
     return np.concatenate([wg[g] @ cols[g] for g in range(groups)])
 
 
-@kernel("Conv2D", attrs=CONV_ATTRS, layout_sensitive=True)
+@kernel("Conv2D", attrs=CONV_ATTRS, layout_sensitive=True, filter_input=1)
 def conv2d(
     inputs,
     *,

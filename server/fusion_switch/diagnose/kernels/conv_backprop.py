@@ -80,7 +80,7 @@ def _run(dy, w, input_size, strides, pads, dilations, groups, format, data_forma
     return dx, fmt
 
 
-@kernel("Conv2DBackpropInputD", attrs=ATTRS, layout_sensitive=True)
+@kernel("Conv2DBackpropInputD", attrs=ATTRS, layout_sensitive=True, filter_input=0)
 def conv2d_backprop_input_d(
     inputs,
     *,
@@ -100,7 +100,7 @@ def conv2d_backprop_input_d(
     return [from_nchw(dx, fmt)]
 
 
-@kernel("Conv2DBackpropInput", attrs=ATTRS[1:], layout_sensitive=True)
+@kernel("Conv2DBackpropInput", attrs=ATTRS[1:], layout_sensitive=True, filter_input=1)
 def conv2d_backprop_input(
     inputs,
     *,
@@ -156,7 +156,12 @@ def _transpose(
     return [from_nchw(dx, fmt)]
 
 
-@kernel("Conv2DTransposeD", attrs=(*ATTRS, "output_padding", "offset_x"), layout_sensitive=True)
+@kernel(
+    "Conv2DTransposeD",
+    attrs=(*ATTRS, "output_padding", "offset_x"),
+    layout_sensitive=True,
+    filter_input=1,
+)
 def conv2d_transpose_d(
     inputs,
     *,
@@ -186,7 +191,12 @@ def conv2d_transpose_d(
     )
 
 
-@kernel("Conv2DTranspose", attrs=(*ATTRS[1:], "output_padding", "offset_x"), layout_sensitive=True)
+@kernel(
+    "Conv2DTranspose",
+    attrs=(*ATTRS[1:], "output_padding", "offset_x"),
+    layout_sensitive=True,
+    filter_input=2,
+)
 def conv2d_transpose(
     inputs,
     *,

@@ -7,8 +7,9 @@ gives every kernel the same contract, so the replay never has to know a kernel's
 - inputs become float64 arrays (``None`` stays ``None``: an absent optional input);
 - only the attributes the kernel declares are passed on; attributes whose decoded value is
   ``None`` (an empty ``AttrDef``) count as absent, so the GE default applies;
-- ``format=`` (the op's host layout from its input desc) and ``filter_format=`` (the weight's)
-  are passed when the kernel takes them;
+- ``format=`` (the op's host layout from its input desc) and ``filter_format=`` (the weight's,
+  from the desc of the input a kernel registers as ``filter_input``) are passed when the
+  kernel takes them;
 - outputs come back as a list of float64 arrays;
 - BLAS runs with one thread during the call (:mod:`.blas`).
 """
@@ -36,6 +37,7 @@ class KernelSpec:
     fn: Kernel
     attrs: tuple[str, ...]
     layout_sensitive: bool
+    filter_input: int | None = None  # the input holding the weights (its layout: filter_format)
 
 
 REGISTRY: dict[str, KernelSpec] = {}
@@ -62,7 +64,10 @@ def _wrap(fn: Callable[..., Sequence[np.ndarray]], attrs: tuple[str, ...]) -> Ke
 
 
 def kernel(
-    *op_types: str, attrs: tuple[str, ...] = (), layout_sensitive: bool = False
+    *op_types: str,
+    attrs: tuple[str, ...] = (),
+    layout_sensitive: bool = False,
+    filter_input: int | None = None,
 ) -> Callable[[Callable[..., Sequence[np.ndarray]]], Callable[..., Sequence[np.ndarray]]]:
     """Register ``fn`` for each of ``op_types`` (GE type names)."""
 
@@ -71,7 +76,9 @@ def kernel(
         for op_type in op_types:
             if op_type in REGISTRY:
                 raise ValueError(f"kernel for {op_type} registered twice")
-            REGISTRY[op_type] = KernelSpec(op_type, wrapped, tuple(attrs), layout_sensitive)
+            REGISTRY[op_type] = KernelSpec(
+                op_type, wrapped, tuple(attrs), layout_sensitive, filter_input
+            )
         return fn
 
     return register
