@@ -274,3 +274,67 @@ def test_handmade_case_with_l1_group_two_outputs_and_nz(tmp_path):
     assert rows["odd:output:0"].fail_reason == [""]  # fusion-off output 5 does not exist
     assert rows["odd:output:0"].ground_truth == "*"  # its original op is not in the off graph
     assert found["rows"] == len(outcome.rows)
+
+
+def _repeated_dumps_case(root: Path, off_names: list[str]) -> tuple[Path, Path, Path, Path]:
+    """One fused op ``f`` standing for the fusion-off op ``b``, dumped once; ``b`` dumped
+    under each of ``off_names`` (in that order), file ``k`` holding ``x * (k + 1)``: which of
+    them is compared shows in every metric."""
+    x = np.arange(1, 5, dtype=np.float32)
+    shape = {"shape": (4,), "layout": "ND"}
+    off = graph_json(
+        "g",
+        op("data", "Data", 0, outputs=[desc(**shape)]),
+        op("b", "Relu", 1, ("data:0",), outputs=[desc(**shape)]),
+        op("out", "NetOutput", 2, ("b:0",)),
+    )
+    on = graph_json(
+        "g",
+        op("data", "Data", 0, outputs=[desc(**shape)]),
+        op("f", "Relu", 1, ("data:0",), originals=["b"], outputs=[desc("b", 0, **shape)]),
+        op("out", "NetOutput", 2, ("f:0",)),
+    )
+    paths = []
+    for side, model, names in (("on", on, [f"Relu.f.1.1.{STAMP}"]), ("off", off, off_names)):
+        folder = root / side
+        folder.mkdir(parents=True)
+        for k, name in enumerate(names):
+            write_dump(folder / name, "f" if side == "on" else "b", [TensorSpec(x)],
+                       [TensorSpec(x * (k + 1))])  # fmt: skip
+        graph_path = root / f"{side}.json"
+        graph_path.write_text(json.dumps(model))
+        paths += [folder, graph_path]
+    return paths[0], paths[2], paths[1], paths[3]
+
+
+@pytest.mark.parametrize(
+    "stamps",
+    [
+        ["{S}", "{S}", "{S}", "{S}"],  # one timestamp: the folder's order decides
+        ["{S}", "1{S}", "{S}"],  # a 17-digit stamp counts as none
+        ["{S}.0", "{S}.1", "{S}.0"],  # a device id after the stamp is what is compared
+    ],
+    ids=["equal stamps", "17 digits", "device suffix"],
+)
+def test_the_dump_file_compared_of_an_op_dumped_several_times(tmp_path, stamps):
+    """A review (fortieth round): msaccucmp sorts an op's files by a key read from the name
+    (the last field when it has 16 digits, else 0) with a stable sort over the folder's own
+    listing order, and takes the last; we sorted by timestamp, then by name, and compared
+    another file whenever keys tied. Names are tried until the listing order differs from
+    the name order (it does at once on most file systems)."""
+    for attempt in range(20):
+        names = [
+            f"Relu.b.{attempt + task}.1.{stamp.format(S=STAMP)}"
+            for task, stamp in enumerate(stamps, start=1)
+        ]
+        root = tmp_path / f"try{attempt}"
+        on_dump, off_dump, on_graph, off_graph = _repeated_dumps_case(root, names)
+        listed = os.listdir(off_dump)
+        if listed != sorted(listed):
+            break
+    theirs = run_msaccucmp(on_dump, off_dump, on_graph, off_graph, root / "msaccucmp")
+    outcome = run_compare(
+        CompareRequest(on_dump, off_dump, on_graph, off_graph, root / "ours", workers=1)
+    )
+    found = assert_same_rows(outcome.csv_path, theirs)
+    assert found["rows"] == 4 and found["byte_identical"]  # Data, input, output, NetOutput

@@ -386,6 +386,15 @@ _INDEX_PARTS = st.sampled_from(
 )
 
 
+def _msaccucmp_stamp(listed: str) -> int:
+    """msaccucmp's sort key of a normal dump file (dump_utils.SortMode), restated."""
+    if listed.isdigit():
+        return 1
+    fields = listed.split(".")
+    stamp = fields[2] if listed.endswith((".pb", ".npy", ".quant")) else fields[-1]
+    return int(stamp) if len(stamp) == 16 and stamp.isdigit() else 0
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
@@ -438,8 +447,13 @@ def test_the_index_reads_every_name_as_parse_dump_name_does(names):
                 )
             else:
                 expected.setdefault(parsed.op_name, []).append(parsed)
+        listing = os.listdir(folder)  # msaccucmp: a stable sort over it, by a name's stamp
         for same_op in expected.values():
-            same_op.sort(key=lambda n: n.sort_key)
+            if any(n.task_type == 4 for n in same_op):  # FFTS+: by timestamp, then thread
+                same_op.sort(key=lambda n: n.sort_key)
+            else:
+                same_op.sort(key=lambda n: listing.index(n.path.name))
+                same_op.sort(key=lambda n: _msaccucmp_stamp(n.path.name))
         assert files == expected
         assert ignored == expected_ignored
         assert unusable == []  # every entry here is a regular file

@@ -478,9 +478,10 @@ def _index_folder(
     ignored: list[tuple[str, str]] = []
     unusable: list[tuple[DumpName, str]] = []
     try:
-        listing = sorted(os.scandir(folder), key=_ENTRY_NAME)
+        entries = list(os.scandir(folder))
     except OSError as error:
         raise DumpDirError(folder, f"cannot list the folder: {error.strerror or error}") from None
+    listing = sorted(entries, key=_ENTRY_NAME)
     usual_name = _USUAL_NAME.fullmatch
     for entry in listing:
         name = entry.name
@@ -530,10 +531,43 @@ def _index_folder(
             files[op_name] = [parsed]
         else:
             same_op.append(parsed)
+    listed: dict[str, int] | None = None  # the folder's own order, made for repeated ops only
     for names in files.values():
         if len(names) > 1:
-            names.sort(key=_SORT_KEY)
+            if any(name.task_type == _FFTS_PLUS_TASK for name in names):
+                names.sort(key=_SORT_KEY)
+                continue
+            if listed is None:
+                listed = {entry.name: position for position, entry in enumerate(entries)}
+            names.sort(key=lambda name: _listed_key(name, listed))
     return files, ignored, unusable
+
+
+_FFTS_PLUS_TASK = 4  # the task type field of an FFTS+ dump's name (msaccucmp's FFTSPLUS)
+
+
+def _listed_key(name: DumpName, listed: dict[str, int]) -> tuple[int, int]:
+    """Where msaccucmp puts a file among an op's others (it compares the last): by the key it
+    reads from the name as listed (see :func:`_msaccucmp_stamp`), ties in the folder's own
+    listing order (a stable sort of ``os.listdir``), not the name's (a review: another file
+    was compared whenever keys tied, and with stamps of other lengths or a device id after
+    the stamp)."""
+    listed_name = os.path.basename(name._location)
+    return _msaccucmp_stamp(listed_name), listed.get(listed_name, -1)
+
+
+def _msaccucmp_stamp(listed_name: str) -> int:
+    """msaccucmp's sort key of a normal (not FFTS+) dump file: 1 for a numeric name (its
+    mapping.csv lookup finds nothing there), else the third dot field of a ``.pb``, ``.npy``
+    or ``.quant`` name or the last one of any other, when it is 16 digits; 0 otherwise."""
+    if listed_name.isdigit():
+        return 1
+    fields = listed_name.split(".")
+    if listed_name.endswith((".pb", ".npy", ".quant")):
+        stamp = fields[2] if len(fields) > 2 else ""
+    else:
+        stamp = fields[-1]
+    return int(stamp) if _is_timestamp(stamp) else 0
 
 
 def _entry_name(entry: os.DirEntry, mapping: dict[str, str]) -> DumpName | str:
