@@ -338,3 +338,41 @@ def test_the_dump_file_compared_of_an_op_dumped_several_times(tmp_path, stamps):
     )
     found = assert_same_rows(outcome.csv_path, theirs)
     assert found["rows"] == 4 and found["byte_identical"]  # Data, input, output, NetOutput
+
+
+@pytest.mark.parametrize("right", [(0, 4), (4,)], ids=["empty both", "empty against four"])
+def test_an_empty_tensor_of_two_dimensions_keeps_its_shape(tmp_path, right):
+    """A review (fortieth round): msaccucmp keeps a 0-element tensor's own shape ([0,4] in the
+    Shape cell, (0, 4, 1, 1) in a shape message); we flattened it to [0] and (0, 1, 1, 1)."""
+    x = np.arange(1, 5, dtype=np.float32)
+    shape = {"shape": (4,), "layout": "ND"}
+    off = graph_json(
+        "g",
+        op("data", "Data", 0, outputs=[desc(**shape)]),
+        op("b", "Relu", 1, ("data:0",), outputs=[desc(**shape)]),
+        op("out", "NetOutput", 2, ("b:0",)),
+    )
+    on = graph_json(
+        "g",
+        op("data", "Data", 0, outputs=[desc(**shape)]),
+        op("f", "Relu", 1, ("data:0",), originals=["b"], outputs=[desc("b", 0, **shape)]),
+        op("out", "NetOutput", 2, ("f:0",)),
+    )
+    tensors = {"on": np.zeros((0, 4), np.float32), "off": np.zeros(right, np.float32) + 1}
+    paths = {}
+    for side, model, name in (("on", on, "f"), ("off", off, "b")):
+        folder = tmp_path / side
+        folder.mkdir()
+        write_dump(folder / f"Relu.{name}.1.1.{STAMP}", name, [TensorSpec(x)],
+                   [TensorSpec(tensors[side])])  # fmt: skip
+        (tmp_path / f"{side}.json").write_text(json.dumps(model))
+        paths[side] = (folder, tmp_path / f"{side}.json")
+    (on_dump, on_graph), (off_dump, off_graph) = paths["on"], paths["off"]
+    theirs = run_msaccucmp(on_dump, off_dump, on_graph, off_graph, tmp_path / "msaccucmp")
+    outcome = run_compare(
+        CompareRequest(on_dump, off_dump, on_graph, off_graph, tmp_path / "ours", workers=1)
+    )
+    found = assert_same_rows(outcome.csv_path, theirs)
+    assert found["byte_identical"]
+    (row,) = (r for r in outcome.rows if r.tensor_index == "f:output:0")
+    assert row.shape == (0, 4)
