@@ -376,3 +376,41 @@ def test_an_empty_tensor_of_two_dimensions_keeps_its_shape(tmp_path, right):
     assert found["byte_identical"]
     (row,) = (r for r in outcome.rows if r.tensor_index == "f:output:0")
     assert row.shape == (0, 4)
+
+
+@pytest.mark.parametrize("code", [33, 34, 35], ids=["HiFloat8", "E5M2", "E4M3FN"])
+def test_eight_bit_float_tensors_are_written_as_msaccucmp_types_them(tmp_path, code):
+    """A review (fortieth round): msaccucmp decodes 8-bit floats into Python floats, so its
+    DataType cells say float64; ours said float32 (the metrics agreed)."""
+    x = np.arange(1, 5, dtype=np.float32)
+    shape = {"shape": (4,), "layout": "ND"}
+    off = graph_json(
+        "g",
+        op("data", "Data", 0, outputs=[desc(**shape)]),
+        op("b", "Relu", 1, ("data:0",), outputs=[desc(**shape)]),
+        op("out", "NetOutput", 2, ("b:0",)),
+    )
+    on = graph_json(
+        "g",
+        op("data", "Data", 0, outputs=[desc(**shape)]),
+        op("f", "Relu", 1, ("data:0",), originals=["b"], outputs=[desc("b", 0, **shape)]),
+        op("out", "NetOutput", 2, ("f:0",)),
+    )
+    stored = {"on": bytes([0x38, 0x3C, 0x40, 0x44]), "off": bytes([0x38, 0x3C, 0x40, 0x45])}
+    paths = {}
+    for side, model, name in (("on", on, "f"), ("off", off, "b")):
+        folder = tmp_path / side
+        folder.mkdir()
+        output = TensorSpec(stored[side], data_type=code, shape=(4,))
+        write_dump(folder / f"Relu.{name}.1.1.{STAMP}", name, [TensorSpec(x)], [output])
+        (tmp_path / f"{side}.json").write_text(json.dumps(model))
+        paths[side] = (folder, tmp_path / f"{side}.json")
+    (on_dump, on_graph), (off_dump, off_graph) = paths["on"], paths["off"]
+    theirs = run_msaccucmp(on_dump, off_dump, on_graph, off_graph, tmp_path / "msaccucmp")
+    outcome = run_compare(
+        CompareRequest(on_dump, off_dump, on_graph, off_graph, tmp_path / "ours", workers=1)
+    )
+    found = assert_same_rows(outcome.csv_path, theirs)
+    assert found["byte_identical"]
+    (row,) = (r for r in outcome.rows if r.tensor_index == "f:output:0")
+    assert row.compared and row.left_dtype == row.right_dtype == "float64"

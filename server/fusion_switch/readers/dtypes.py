@@ -177,7 +177,7 @@ def _hifloat8_value(bits: int) -> float:
 
 
 def _byte_table(value_of: Callable[[int], float]) -> np.ndarray:
-    return np.array([value_of(b) for b in range(256)], dtype=np.float32)
+    return np.array([value_of(b) for b in range(256)], dtype=np.float64)
 
 
 _FP8_TABLES: dict[int, np.ndarray] = {}
@@ -301,9 +301,10 @@ _TABLE: dict[int, DtypeInfo] = {
         _custom(28, "i1", 4, _int4_to_i8),
         _custom(29, "u1", 1, _uint1_to_u8),
         _custom(32, "c8", 32, _complex32_to_c64),
-        _custom(33, "f4", 8, _fp8_decoder(33, _hifloat8_value)),
-        _custom(34, "f4", 8, _fp8_decoder(34, _e5m2_value)),
-        _custom(35, "f4", 8, _fp8_decoder(35, _e4m3fn_value)),
+        # 8-bit floats in float64: msaccucmp makes them Python floats (DataType cell float64)
+        _custom(33, "f8", 8, _fp8_decoder(33, _hifloat8_value)),
+        _custom(34, "f8", 8, _fp8_decoder(34, _e5m2_value)),
+        _custom(35, "f8", 8, _fp8_decoder(35, _e4m3fn_value)),
     )
 }
 
