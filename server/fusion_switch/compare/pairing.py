@@ -36,7 +36,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Annotated, Any
 
-from ..readers.dumpdir import sanitize_op_name
+from ..readers.dumpdir import sanitize_op_name, without_lxslice
 from ..readers.graph import Graph, GraphError, Op, load_graph
 from ..readers.signals_held import signals_held
 from .forked import Kept
@@ -53,7 +53,6 @@ _DEQUANT_NAME = re.compile(
     r"_dequant_layer|_anti_quant_layer|/AscendDequant|/AntiQuant|\.dequant|\.anti_quant"
 )
 _NUMBER = re.compile(r"^[0-9]+$")
-_LXSLICE = re.compile(r"_lxslice[0-9]+")
 
 
 class Relation(Enum):
@@ -173,14 +172,10 @@ def _origin_shape(attrs: dict[str, Any]) -> tuple[int, ...]:
         return ()
 
 
-def _strip_lxslice(name: str) -> str:
-    return _LXSLICE.sub("", name) if "_lxslice" in name else name
-
-
 def _original_names(op: Op) -> tuple[list[str], bool]:
     """msaccucmp's reading of ``_datadump_original_op_names`` and whether the key is present."""
     if "_datadump_original_op_names" not in op.raw_attrs:
-        return [_strip_lxslice(op.name)], False
+        return [without_lxslice(op.name)], False
     raw = op.raw_attrs.get("_datadump_original_op_names")
     listed = raw.get("list") if isinstance(raw, dict) else None
     if not isinstance(listed, dict) or "s" not in listed:
@@ -194,7 +189,7 @@ def _data_inputs(op: Op) -> list[str]:
         return []
     kept = [item for item in inputs if item and not item.endswith(":-1")]
     if any("_lxslice" in item for item in kept):  # FFTS+ slices (rare): names without them
-        return [_strip_lxslice(item) for item in kept]
+        return [without_lxslice(item) for item in kept]
     return kept
 
 
@@ -303,7 +298,7 @@ _MULTI_OP = "_datadump_is_multiop"
 
 
 def _add_op(rule: FusionRule, op: Op) -> None:
-    name = _strip_lxslice(op.name)
+    name = without_lxslice(op.name)
     originals, present = _original_names(op)
     outputs = _output_descs(op)
     if not present:

@@ -40,7 +40,8 @@ NPY_PATTERN = re.compile(r"^([.A-Za-z0-9_-]+)\.([0-9]+)\.([0-9]{1,255})\.npy$")
 # The usual name, op_type.op_name.task_id.stream_id.timestamp, as parse_dump_name reads it
 # (the index's fast path: one match and three ints where the general parse took ~3 us a file)
 _USUAL_NAME = re.compile(r"([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([0-9]+)\.([0-9]+)\.([0-9]{1,255})")
-_LXSLICE = re.compile(r"_lxslice[0-9]+$")
+_LXSLICE = re.compile(r"_lxslice[0-9]+$")  # ends the name: an FFTS+ slice file
+_LXSLICE_ANY = re.compile(r"_lxslice[0-9]+")
 _ENTRY_NAME = operator.attrgetter("name")
 _SORT_KEY = operator.attrgetter("sort_key")
 _SGT_GRAPH = re.compile(r"sgt_graph_[0-9]+")
@@ -76,6 +77,12 @@ def sanitize_op_name(name: str) -> str:
     if "/" not in name and "." not in name and "\\" not in name and " " not in name:
         return name  # most names: four scans cost a fifteenth of the translation (issue 16)
     return name.translate(_SANITIZE)
+
+
+def without_lxslice(name: str) -> str:
+    """``name`` without its ``_lxslice<N>`` tags, as msaccucmp (given -f) reads the op names of
+    graphs and dump files alike (``a_lxslice1_b`` is ``a_b``)."""
+    return _LXSLICE_ANY.sub("", name) if "_lxslice" in name else name
 
 
 def dump_file_name(
@@ -378,7 +385,7 @@ class DumpDir:
         if names is None:
             alias = self._aliases.get(op_name)
             if alias is None:
-                alias = self._aliases[op_name] = sanitize_op_name(op_name)
+                alias = self._aliases[op_name] = sanitize_op_name(without_lxslice(op_name))
             names = self._files.get(alias, [])
         if output_index is not None:
             names = [n for n in names if n.output_index in (None, output_index)]
@@ -523,9 +530,11 @@ def _index_folder(
                 ignored.append((name, parsed))
                 continue
             op_name = parsed.op_name
-        if "_lxslice" in op_name and _LXSLICE.search(op_name):
-            ignored.append((name, "FFTS+ slice file (_lxslice); slices are not merged"))
-            continue
+        if "_lxslice" in op_name:
+            if _LXSLICE.search(op_name):
+                ignored.append((name, "FFTS+ slice file (_lxslice); slices are not merged"))
+                continue
+            op_name = without_lxslice(op_name)
         same_op = files.get(op_name)
         if same_op is None:
             files[op_name] = [parsed]
