@@ -16,7 +16,9 @@ that was killed (its process is gone) are removed by the next run into the same 
 Cells that a spreadsheet would run as a formula (op names come from user graphs) are
 neutralised with msaccucmp's own pattern (``cmp_utils.utils.MALICIOUS_CSV_PATTERN``: a leading
 ``= + - % @`` or their full-width forms, or one after a ``;``, in a cell that is not a number);
-msaccucmp refuses to write such a cell, we write it with a space in front (its "replace" mode).
+msaccucmp leaves out the whole row holding such a cell (the op's rows vanish from its CSV
+without a word); we keep the row and write the cell with a space in front (msaccucmp's own
+"replace" mode).
 """
 
 from __future__ import annotations
