@@ -452,3 +452,45 @@ def test_an_lxslice_tag_inside_an_op_name_is_dropped_from_its_dump_s_name_too(tm
     found = assert_same_rows(outcome.csv_path, theirs)
     assert found["byte_identical"]
     assert any(r.tensor_index == "a_b:output:0" and r.compared for r in outcome.rows)
+
+
+def test_bfloat16_tensors_match_msaccucmp(tmp_path):
+    """bfloat16, the type of most LLM activations on Ascend: msaccucmp reads it through
+    ml_dtypes (a test dependency since the fortieth round: without it msaccucmp died on any
+    bfloat16 dump, and no oracle test held ours to it)."""
+    rng = np.random.default_rng(40)
+    x = np.arange(1, 5, dtype=np.float32)
+    shape = {"shape": (64,), "layout": "ND"}
+    off = graph_json(
+        "g",
+        op("data", "Data", 0, outputs=[desc(**shape)]),
+        op("b", "Relu", 1, ("data:0",), outputs=[desc(dtype="DT_BF16", **shape)]),
+        op("out", "NetOutput", 2, ("b:0",)),
+    )
+    on = graph_json(
+        "g",
+        op("data", "Data", 0, outputs=[desc(**shape)]),
+        op("f", "Relu", 1, ("data:0",), originals=["b"],
+           outputs=[desc("b", 0, dtype="DT_BF16", **shape)]),
+        op("out", "NetOutput", 2, ("f:0",)),
+    )  # fmt: skip
+    values = rng.standard_normal(64).astype(np.float32)
+    paths = {}
+    for side, model, name in (("on", on, "f"), ("off", off, "b")):
+        folder = tmp_path / side
+        folder.mkdir()
+        wide = values * (1.01 if side == "on" else 1.0)
+        stored = (wide.view(np.uint32) >> 16).astype(np.uint16).tobytes()  # truncated to bf16
+        output = TensorSpec(stored, data_type=27, shape=(64,))
+        write_dump(folder / f"Relu.{name}.1.1.{STAMP}", name, [TensorSpec(x)], [output])
+        (tmp_path / f"{side}.json").write_text(json.dumps(model))
+        paths[side] = (folder, tmp_path / f"{side}.json")
+    (on_dump, on_graph), (off_dump, off_graph) = paths["on"], paths["off"]
+    theirs = run_msaccucmp(on_dump, off_dump, on_graph, off_graph, tmp_path / "msaccucmp")
+    outcome = run_compare(
+        CompareRequest(on_dump, off_dump, on_graph, off_graph, tmp_path / "ours", workers=1)
+    )
+    found = assert_same_rows(outcome.csv_path, theirs)
+    assert found["byte_identical"]
+    (row,) = (r for r in outcome.rows if r.tensor_index == "f:output:0")
+    assert row.compared and 0.99 < row.metrics["CosineSimilarity"] < 1.0
