@@ -313,3 +313,13 @@ def test_channel_scores_of_views_and_other_dtypes():
     for real, replay, axis in ((view, y.transpose(0, 2, 3, 1), 3), (x.astype(np.float32), y, 1)):
         got = noise.channel_scores(real, replay, "DT_FLOAT16", axis)
         assert same_bits(got, numpy_only(noise.channel_scores, real, replay, "DT_FLOAT16", axis))
+
+
+def test_rounding_to_bool_is_what_a_cast_to_bool_gives():
+    """A review (fortieth round): a value rounded to DT_BOOL was truncated first, so 0.5 and
+    -0.2 became False where a cast to bool (the device's, numpy's) gives True; so did NaN."""
+    from fusion_switch.diagnose.noise import round_to
+
+    values = np.array([0.5, -0.2, 0.0, -0.0, 2.0, np.nan, np.inf, -np.inf])
+    expected = values.astype(np.bool_).astype(np.float64)
+    assert round_to(values, "DT_BOOL").tolist() == expected.tolist() == [1, 1, 0, 0, 1, 1, 1, 1]

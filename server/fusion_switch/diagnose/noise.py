@@ -49,7 +49,6 @@ _INT_TYPES = {
     "DT_UINT16": np.uint16,
     "DT_INT32": np.int32,
     "DT_INT64": np.int64,
-    "DT_BOOL": np.bool_,
 }
 FP16_MAX = 65504.0
 
@@ -66,6 +65,8 @@ def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
         return round_to(values.reshape(1), dtype).reshape(())
     if dtype in _MANTISSA_BITS:
         return _compiled_round(values, dtype) if compiled_in_use() else _numpy_round(values, dtype)
+    if dtype == "DT_BOOL":  # a cast to bool: anything but zero is true (NaN too)
+        return (values != 0).astype(np.float64)
     integer = _INT_TYPES.get(dtype)
     if integer is not None:
         finite = np.where(np.isfinite(values), values, 0.0)
