@@ -51,6 +51,9 @@ _INT_TYPES = {
     "DT_INT64": np.int64,
 }
 FP16_MAX = 65504.0
+# outputs counted in steps of one: a difference of one step is the device's rounding to an
+# integer (half away from zero, or truncation), which the replay does not copy exactly
+INTEGER_DTYPES = frozenset({*_INT_TYPES, "DT_BOOL"})
 
 
 def floor_of(dtype: str) -> float:
@@ -432,6 +435,9 @@ class NoiseFloor:
     _levels: dict[tuple[str, str], float | None] = field(default_factory=dict, repr=False)
     # the same ops' :func:`channel_score`: the calibration of the check per channel
     channel_samples: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    # (type, dtype) -> a fusion-off op whose replay disagreed with its own dump on values that
+    # are not finite: that kernel does not handle them as the device does, so it proves nothing
+    disagreeing: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def add(self, op_type: str, dtype: str, value: float, channel: float | None = None) -> None:
         if math.isfinite(value):
@@ -459,8 +465,21 @@ class NoiseFloor:
             self._levels[key] = float(np.percentile(values, 99)) if values else None
         return self._levels[key]
 
-    def tolerance(self, members: Iterable[tuple[str, str]]) -> float:
-        levels = [lv for t, d in members if (lv := self.level(t, d)) is not None]
+    def disagree(self, op_type: str, dtype: str, op_name: str) -> None:
+        """Op ``op_name``'s replay disagreed with its own dump on values that are not finite
+        (its score is infinite or NaN: no level to keep)."""
+        self.disagreeing.setdefault((op_type, dtype), op_name)
+
+    def tolerance(self, members: Iterable[tuple[str, str]], unit: str | None = None) -> float:
+        """``NOISE_MARGIN`` times the worst level of ``members``' (type, dtype), at least
+        :data:`MIN_TOLERANCE`. ``unit``: the dtype the score is counted in; each level, counted
+        in its own dtype's floor, is converted to it (a float16 member's rounding is ~100
+        units of float32; a float32 member's is a hundredth of one of float16)."""
+        levels = []
+        for op_type, dtype in members:
+            level = self.level(op_type, dtype)
+            if level is not None:
+                levels.append(level if unit is None else level * floor_of(dtype) / floor_of(unit))
         return max(MIN_TOLERANCE, NOISE_MARGIN * max(levels, default=0.0))
 
     def to_json(self) -> list[dict]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..readers.graph_model import LOCAL_TYPES
 from .json_numbers import json_number
-from .noise import NoiseFloor
+from .noise import NoiseFloor, floor_of
 from .replay_kernels import out_dtype
 from .subgraph import Subgraph
 
@@ -36,7 +36,7 @@ def decide(
     _, outputs, evidence = measured
     result.outputs = outputs
     result.evidence = evidence
-    result.tolerance = tolerance_of(sub, noise)
+    result.tolerance = tolerance_of(sub, noise, [o.dtype for o in outputs])
     worst = max(o.score for o in outputs)
     flagged = [o for o in outputs if o.score > result.tolerance]
     if flagged and all(o.observed is not None and o.observed <= result.tolerance for o in flagged):
@@ -74,6 +74,11 @@ def decide(
             return
         evidence["same_weights_shown_by"] = shown
     if worst > result.tolerance:
+        flagged = [o for o in outputs if o.score > result.tolerance]
+        reason = _unproven(flagged, sub, noise, evidence)
+        if reason:
+            result.verdict, result.reason = UNVERIFIED, reason
+            return
         unchecked = _uncalibrated(sub, noise)
         if unchecked:
             result.verdict = UNVERIFIED
@@ -95,6 +100,36 @@ def decide(
         result.verdict = PROPAGATES
     else:
         result.verdict = CLEAN
+
+
+def _unproven(flagged: list, sub: Subgraph, noise: NoiseFloor, evidence: dict) -> str:
+    """Why the outputs beyond the tolerance prove nothing (empty: they may prove) (a review of
+    the noise floor, fortieth round; each gave a right op "proven")."""
+    odd = [o for o in flagged if o.nonfinite is not None]
+    if odd and (any(o.nonfinite == "replay" for o in odd) or not evidence.get("inputs_finite")):
+        o = odd[0]
+        where = "its replay" if o.nonfinite == "replay" else "its inputs"
+        return (
+            f"not proven: output {o.index} and its replay differ on values that are not finite "
+            f"(NaN or Inf, from {where}): the kernels do not handle such values as the device "
+            "does (a Relu of NaN gives 0 there), so the difference proves nothing"
+        )
+    if all(o.steps is not None and o.steps <= 1.0 for o in flagged):
+        o = flagged[0]
+        return (
+            f"not proven: output {o.index} ({o.dtype}) differs from its replay by at most one "
+            "step: the device's rounding to an integer (half away from zero, or truncation) "
+            "is not replayed exactly, so one step proves nothing"
+        )
+    for key in dict.fromkeys(_member_dtypes(sub)):
+        seen = noise.disagreeing.get(key)
+        if seen is not None:
+            return (
+                f"not proven: the kernel of {key[0]} ({key[1]}) disagreed with the fusion-off "
+                f"op {seen}'s own dump on values that are not finite (NaN or Inf): it does not "
+                "compute as the device does there"
+            )
+    return ""
 
 
 def _channel_disagrees(result: Any, sub: Subgraph, noise: NoiseFloor) -> bool:
@@ -138,9 +173,13 @@ def _uncalibrated(sub: Subgraph, noise: NoiseFloor) -> list[tuple[str, str]]:
     return unchecked
 
 
-def tolerance_of(sub: Subgraph, noise: NoiseFloor) -> float:
-    """The tolerance of ``sub``'s replay: the noise floor of its original op types."""
-    return noise.tolerance(_member_dtypes(sub))
+def tolerance_of(sub: Subgraph, noise: NoiseFloor, scored_in: list[str] | None = None) -> float:
+    """The tolerance of ``sub``'s replay: the noise floor of its original op types, counted in
+    the units of the finest dtype its outputs are scored in (``scored_in``: the largest
+    number, so that no output is held tighter than its members' rounding allows; None: each
+    level in its own dtype's units)."""
+    unit = min(scored_in, key=floor_of) if scored_in else None
+    return noise.tolerance(_member_dtypes(sub), unit)
 
 
 def _member_dtypes(sub: Subgraph) -> list[tuple[str, str]]:

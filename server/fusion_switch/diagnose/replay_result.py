@@ -23,6 +23,11 @@ class OutputReplay:
     # the score of each channel while the replay measures (:meth:`.replay.Replayer.scores`
     # lets them go: a model's hidden size is thousands of channels, for every fused op)
     channels: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # an integer output's largest difference from its replay, in steps of one (None: not one)
+    steps: float | None = None
+    # where a score that is not finite comes from: "replay" (its values are not all finite)
+    # or "dump" (the replay's are, the dumped output's are not); None for a finite score
+    nonfinite: str | None = None
 
     def to_json(self) -> dict:
         return {
