@@ -28,6 +28,14 @@ def injected(case) -> set[str]:
     return {f["rule"] for f in case.truth["faults"]}
 
 
+def _single_op_ub(summary, op: str) -> bool:
+    """The fused op ``op`` was also compiled by a single-op UB pass (its localisation shares
+    every original op with that pass)."""
+    (found,) = (r for r in summary["fused_ops"] if r["op"] == op)
+    undecided = (found.get("localisation") or {}).get("undecided") or []
+    return len(undecided) > 1 and any("UB" in rule or "Tbe" in rule for rule in undecided)
+
+
 @pytest.mark.parametrize(
     ("faults", "gaps", "why"),
     [
@@ -49,11 +57,18 @@ def test_replay_names_exactly_the_injected_rules(tmp_path, faults, gaps, why):
     )
     result, summary = compare(case, tmp_path / "out")
     assert result.returncode == 1, (why, result.stdout)
-    assert proven(summary) == injected(case), why
+    # an op also compiled by a single-op UB pass: that compile may be what went wrong as well
+    # as the graph pass (a review, fortieth round): undecided between them, neither proven
+    shared = {f["rule"] for f in case.truth["faults"] if _single_op_ub(summary, f["op"])}
+    assert proven(summary) == injected(case) - shared, why
     for fault in case.truth["faults"]:
         guilty = next(r for r in summary["fused_ops"] if r["op"] == fault["op"])
         assert guilty["verdict"] == "introduces"
         assert guilty["replay_score"] > guilty["tolerance"]
+        if fault["rule"] in shared:
+            for rule in fault["op_rules"]:
+                assert rule_verdict(summary, rule) == "undecided", (rule, why)
+            continue
         innocent = set(fault["op_rules"]) - injected(case)
         for rule in innocent:  # the other pass of a multi-pass op is cleared, not blamed
             assert rule_verdict(summary, rule) in ("clean", "propagates"), (rule, why)
@@ -63,7 +78,9 @@ def test_replay_names_exactly_the_injected_rules(tmp_path, faults, gaps, why):
         if r["op"] not in guilty_ops:
             assert r["verdict"] in ("clean", "propagates"), r
     assert summary["replay"]["coverage"] == 1.0
-    assert "proven by replay:" in result.stdout
+    assert (
+        "proven by replay:" if injected(case) - shared else "undecided between"
+    ) in result.stdout
     # the rows' lists agree with the replay: a rule it proves is neither "harmless" (the editor
     # offered to switch it back on) nor "downstream only" (a review: approx_gelu was both)
     for listed in ("harmless_rules", "downstream_only_rules"):

@@ -197,7 +197,8 @@ class Attribution:
         """Fused ops blamed for the error whose graph names no fusion rule (their original
         ops only: real Build graphs carry such ops): the replay's proof (``introduces``), or,
         without the replay, the rows' guess (``heuristic``). A review found one proven wrong
-        while every surface said "no fused op introduces error", exit 0."""
+        while every surface said "no fused op introduces error", exit 0. Rules inferred from
+        fusion_result.json and the catalogue's patterns are candidates only (``inferred``)."""
         if self.replay is not None:
             return [
                 {
@@ -207,9 +208,12 @@ class Attribution:
                     "original_ops": r.members,
                     "replay_score": r.score_json,
                     "tolerance": r.tolerance,
+                    "inferred": list(r.rules),
+                    "rule_source": r.rule_source,
                 }
                 for r in self.replay.results
-                if r.verdict == "introduces" and not r.rules
+                if r.verdict == "introduces"
+                and (not r.rules or r.rule_source.startswith("inferred"))
             ]
         return [
             {

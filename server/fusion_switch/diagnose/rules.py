@@ -46,6 +46,19 @@ def _patterns() -> dict[str, frozenset[str]]:
     return out
 
 
+def rule_patterns() -> dict[str, frozenset[str]]:
+    """Rule -> the op types its catalogue pattern names (rules with a known pattern only)."""
+    return _patterns()
+
+
+@lru_cache(maxsize=1)
+def ub_section_rules() -> frozenset[str]:
+    """The rules the built-in catalogue puts in UBFusion."""
+    from ..catalogue import builtin_catalogue
+
+    return frozenset(builtin_catalogue().names("UBFusion"))
+
+
 def infer_rules(
     member_types: Sequence[str], fusion_result: Mapping[str, Mapping[str, Any]] | None
 ) -> list[str]:

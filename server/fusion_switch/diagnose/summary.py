@@ -364,6 +364,13 @@ def _without_rule(found: Sequence[Mapping[str, Any]]) -> str:
     first = found[0]
     more = f" (and {len(found) - 1} more such fused op(s))" if len(found) > 1 else ""
     originals = ", ".join(str(n) for n in (first.get("original_ops") or [])[:4])
+    inferred = first.get("inferred") or []
+    if inferred:
+        return (
+            f"fused op {first['op']} introduces the error{more}; the graph names no fusion rule "
+            f"for it (its original ops: {originals}); {first.get('rule_source') or 'inferred'}, "
+            f"not proven: {', '.join(inferred[:3])} (bisect to name the rule)"
+        )
     return (
         f"fused op {first['op']} introduces the error{more}; the graph names no fusion rule "
         f"for it (its original ops: {originals}): give its build's fusion_result.json "

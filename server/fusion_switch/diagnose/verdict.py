@@ -53,9 +53,14 @@ class RuleVerdict:
 
 
 def op_verdict_for_rule(result: ReplayResult, rule: str) -> str:
-    """What one fused op says about one of its rules."""
+    """What one fused op says about one of its rules. Rules the graph does not name (inferred
+    from fusion_result.json and the catalogue's patterns) are candidates, not the passes that
+    built the op: the op is proven wrong, they stay undecided (a review: a pattern's rule that
+    never built the op was "proven" and switched off)."""
     if result.verdict != INTRODUCES:
         return result.verdict
+    if result.rule_source.startswith("inferred"):
+        return UNDECIDED
     loc = result.localisation or {}
     if rule in (loc.get("guilty") or []):
         return INTRODUCES
