@@ -5,12 +5,14 @@ adds the Relu tail). Naming every pass when one is guilty turns an innocent rule
 flagged op (never on innocent ones: there the variants tie at the noise floor), each original
 op's step is altered in turn - skipped (its output taken as its first input), an attribute set
 to another legal value, the fp16 range applied - and the op whose variant explains the real
-output (score within the tolerance) is the one that went wrong. It is mapped to the pass that
-absorbed it: an elementwise or activation tail belongs to the UB pass (``pass_name_ub``), the
-rest (BatchNorm/scale/bias folding, the main op) to the graph passes. When the evidence cannot
-decide - no variant explains the output, or the explaining ops belong to different passes -
-the verdict is "undecided between A and B": neither is counted as proven, and bisection
-(re-running with one rule switched off) is the way to split them.
+output (score within the tolerance, and a tenth of the replay's or less) is the one that went
+wrong. It is mapped to the passes that may have absorbed it (:func:`owners`): an activation
+tail belongs to the UB pass (``pass_name_ub``), an arithmetic tail op to it and to any graph
+pass that may have folded it, the rest (BatchNorm/scale/bias folding, the main op) to the
+graph passes; a single-op UB compile or a second UB pass shares every op. When the evidence
+cannot decide - no variant explains the output, or the explaining op may be more than one
+pass's - the verdict is "undecided between A and B": neither is counted as proven, and
+bisection (re-running with one rule switched off) is the way to split them.
 """
 
 from __future__ import annotations
