@@ -55,5 +55,7 @@ def test_the_graph_of_the_dump_names_every_dumped_op(cases, tmp_path):
     status, summary = _compare(big, big, tmp_path / "out")
     assert summary["counts"]["unnamed_dumps"] == 0
     assert "not proven clean" not in summary["verdict"]
-    assert summary["verdict"].startswith("proven by replay: SoftmaxFusionPass")
+    # the softmax op is proven wrong; its graph pass and the single-op UB compile stay
+    # undecided (fortieth round)
+    assert summary["verdict"].startswith("undecided between SoftmaxFusionPass"), summary["verdict"]
     assert status == 1

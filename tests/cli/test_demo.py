@@ -56,7 +56,10 @@ def test_demo_with_another_fault(tmp_path):
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "OK: the top suspect SoftmaxFusionPass" in result.stdout
+    # SoftmaxV2 is also compiled by a single-op UB pass, which could have gone wrong as well:
+    # the op is proven wrong, the two passes undecided (fortieth round)
+    assert "OK: the replay proves" in result.stdout, result.stdout
+    assert "SoftmaxFusionPass and TbeReduceElemwiseFusionPass" in result.stdout
 
 
 @pytest.mark.parametrize(

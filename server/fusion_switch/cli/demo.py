@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TextIO
 
 from .compare import blocking_file
 
@@ -175,8 +176,7 @@ def run(args: argparse.Namespace) -> int:
     print_verdict(outputs.summary, stdout)
     suspects = outputs.summary["suspects"]
     if not suspects:
-        out.write("\nno suspect found: the demo expected one\n")
-        return 1
+        return _undecided_outcome(outputs.summary, truth, out)
     top = suspects[0]
     # in the generated case's folder, which is the demo's own: --out may be a folder holding
     # the user's fusion_switch.cfg, or a link to one (a review: the demo overwrote it)
@@ -201,3 +201,20 @@ def run(args: argparse.Namespace) -> int:
         f"({time.monotonic() - started:.1f} s)\n"
     )
     return 0 if hit and not problems else 1
+
+
+def _undecided_outcome(summary: dict, truth: dict, out: TextIO) -> int:
+    """No rule proven: right when the replay proves the injected op wrong and leaves its
+    passes undecided, the injected rule among them (a fault a single-op UB compile could have
+    made as well: bisect splits them); otherwise the demo missed."""
+    undecided = [r["rule"] for r in summary.get("rules") or [] if r.get("verdict") == "undecided"]
+    op = next((f for f in summary.get("fused_ops") or [] if f.get("op") == truth["op"]), {})
+    if truth["rule"] in undecided and op.get("verdict") == "introduces":
+        out.write(
+            f"\nOK: the replay proves {truth['op']} wrong and cannot split "
+            f"{' and '.join(undecided)} (the injected rule {truth['rule']} among them): "
+            "bisect splits them\n"
+        )
+        return 0
+    out.write("\nno suspect found: the demo expected one\n")
+    return 1

@@ -415,9 +415,15 @@ def _replay_verdict_line(
     elif no_rule:
         line = f"proven by replay: {_without_rule(no_rule)}{tail}"
     else:
-        undecided = [v.rule for v in attribution.rules if v.verdict == "undecided"]
+        undecided = [v for v in attribution.rules if v.verdict == "undecided"]
         if undecided:
-            line = "undecided between " + " and ".join(undecided[:3]) + " (bisect to split them)"
+            ops = [o["op"] for o in undecided[0].ops if o.get("verdict") == "undecided"]
+            line = (
+                "undecided between "
+                + " and ".join(v.rule for v in undecided[:3])
+                + (f": the replay proves fused op {ops[0]} wrong" if ops else "")
+                + " (bisect to split them)"
+            )
         elif any(v.verdict == "heuristic" for v in attribution.rules):
             names = ", ".join(v.rule for v in attribution.rules if v.verdict == "heuristic")
             line = f"no rule proven; unverified guess (heuristic): {names}{tail}"
