@@ -241,3 +241,52 @@ def test_each_dtype_of_a_type_gets_its_own_samples():
     tensors[("on", "fused_4", "output", 0)] = _f16(device(r) * 1.05)  # 5% wrong
     found = _verdicts(on_ops, off_ops, tensors)
     assert found["fused_4"].verdict == "introduces", found["fused_4"].reason
+
+
+def test_every_output_of_a_sample_calibrates_the_floor():
+    """A review: only output 0 of a fusion-off op was scored for the floor, so a fused output
+    standing for a LayerNorm's variance was held to the tolerance its y (exact here) gave."""
+    shape, reduced = (4, 32), (4, 1)
+    rng = np.random.default_rng(7)
+
+    def device(x, gamma, beta):  # the device's variance: another summation, ~1e-4 apart
+        mean = x.mean(axis=1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+        y = (x - mean) / np.sqrt(var + 1e-5) * gamma + beta
+        var = var * (1.0 + 1e-4 * np.sin(np.arange(var.size)).reshape(var.shape))
+        return [_f32(y), _f32(mean), _f32(var)]
+
+    def ln_descs(origin=""):
+        descs = [_desc(shape), _desc(reduced), _desc(reduced)]
+        if origin:
+            descs = [_desc(reduced, origin=origin)]
+            descs[0]["attr"][1]["value"]["i"] = 2
+        return descs
+
+    attrs = {"begin_norm_axis": {"i": 1}, "begin_params_axis": {"i": 1}, "epsilon": {"f": 1e-5}}
+    on_ops, off_ops, tensors = [], [], {}
+    gamma, beta = _f32(rng.uniform(0.5, 1.5, 32)), _f32(rng.normal(0, 0.1, 32))
+    for k in range(5):
+        x = _f32(rng.normal(0, 2.0, shape))
+        ln = f"ln{k}"
+        data = _op(f"x{k}", "Data", [], _desc(shape))
+        consts = [_op(f"g{k}", "Const", [], _desc((32,))), _op(f"b{k}", "Const", [], _desc((32,)))]
+        layer_norm = _op(ln, "LayerNorm", [f"x{k}:0", f"g{k}:0", f"b{k}:0"], _desc(shape), attrs)
+        layer_norm["output_desc"] = ln_descs()
+        off_ops += [data, *consts, layer_norm]
+        fused = _fused(f"fused{k}", [f"x{k}:0", f"g{k}:0", f"b{k}:0"], [ln], None, f"R{k}")
+        fused["output_desc"] = ln_descs(ln)
+        on_ops += [data, *consts, fused]
+        outs = device(x, gamma, beta)
+        tensors |= {("off", ln, "input", 0): x, ("off", ln, "input", 1): gamma}
+        tensors |= {("off", ln, "input", 2): beta}
+        tensors |= {("off", ln, "output", i): out for i, out in enumerate(outs)}
+        x_on = _f32(x * (1.0 + 1e-3 * rng.standard_normal(shape)))  # drift from upstream
+        on_inputs = (x_on, gamma, beta)
+        tensors |= {("on", f"fused{k}", "input", i): v for i, v in enumerate(on_inputs)}
+        tensors[("on", f"fused{k}", "output", 0)] = device(*on_inputs)[2]  # a right op
+    found = _verdicts(on_ops, off_ops, tensors)
+    assert all(r.outputs and r.outputs[0].origin.endswith(":2") for r in found.values())
+    assert all(r.verdict in ("clean", "propagates") for r in found.values()), {
+        name: (r.verdict, r.tolerance, r.reason) for name, r in found.items()
+    }

@@ -273,7 +273,7 @@ def test_a_fusion_off_op_past_float16s_range_gives_no_noise_sample():
     """A review: one saturating fusion-off Add gave a noise sample of ~185, raising the
     tolerance of every Add to ~735: a fused op 10% off was then judged clean."""
     from fusion_switch.diagnose.noise import NoiseFloor
-    from fusion_switch.diagnose.replay import measure_noise
+    from fusion_switch.diagnose.replay_noise import measure_noise
 
     half = [_half(float_desc((2,)))]
     ops = [

@@ -47,8 +47,6 @@ from .noise import (
     INTEGER_DTYPES,
     MIN_TOLERANCE,
     NoiseFloor,
-    channel_axis,
-    channel_scores,
     coarser,
     floor_of,
     round_to,
@@ -65,8 +63,9 @@ from .replay_inputs import (
     replay_on_written,
 )
 from .replay_kernels import Kernels, Unverifiable, out_dtype, out_formats
+from .replay_noise import channels_of, measure_noise
 from .replay_parameters import check_parameters
-from .replay_range import check_range, in_range
+from .replay_range import check_range
 from .replay_result import OutputReplay, ReplayReport, ReplayResult
 from .replay_share import MIN_HANDED, MIN_HANDED_ELEMENTS, ChildShare
 from .replay_unrounded import rounded_keys, with_unrounded
@@ -79,9 +78,6 @@ from .subgraph import (
     outputs_of,
     ref_name,
 )
-
-_NOISE_SAMPLES_PER_TYPE = 4  # per op type: the floor of correct kernels, cheaply
-
 
 # ----------------------------------------------------------------------------- evaluation
 
@@ -265,7 +261,7 @@ class Replayer:
             replay_score = score(real, replay, dtype)
             steps, nonfinite = _steps_and_nonfinite(real, replay, dtype, replay_score)
             formats = [*out_formats(sub.fused, k), *out_formats(producer, ref_name(origin)[1])]
-            channels = _channels(real, replay, dtype, formats)
+            channels = channels_of(real, replay, dtype, formats)
             del replay
             if release and last[origin] == k:
                 del values[origin]
@@ -316,18 +312,6 @@ def _steps_and_nonfinite(
     return float(np.max(np.abs(real.reshape(-1) - replay.reshape(-1)))), None
 
 
-def _channels(
-    real: np.ndarray, replay: np.ndarray, dtype: str, formats: list[str]
-) -> np.ndarray | None:
-    """:func:`.noise.channel_scores` along the channel axis of the first of ``formats`` that
-    fits the array (None: none does)."""
-    for fmt in formats:
-        axis = channel_axis(fmt, real.ndim)
-        if axis is not None:
-            return channel_scores(real, replay, dtype, axis)
-    return None
-
-
 def _member_inputs(member: Any, plan: dict[str, list], values: dict[str, np.ndarray]) -> list:
     try:
         return [values[v] if kind == "inside" else v for kind, v in plan[member.name]]
@@ -355,61 +339,6 @@ def _lifetimes(sub: Subgraph, plan: dict[str, list]) -> tuple[set[str], list[lis
 
 
 # ----------------------------------------------------------------------------- the run
-
-
-def measure_noise(replayer: Replayer, members: list[Any], noise: NoiseFloor) -> None:
-    """Replay fusion-off ops against their own dumps (inputs and output from the same file):
-    up to :data:`_NOISE_SAMPLES_PER_TYPE` informative samples per (type, dtype), the key the
-    floor is kept by (a review: per type, four float32 ops left a float16 one unsampled)."""
-    counts: dict[tuple[str, str], int] = {}
-    for member in members:
-        key = (member.type, out_dtype(member, 0))
-        if counts.get(key, 0) >= _NOISE_SAMPLES_PER_TYPE:
-            continue
-        if not replayer.store.has("off", member.name):
-            continue
-        try:
-            if _noise_sample(replayer, member, noise):
-                counts[key] = counts.get(key, 0) + 1
-        except (Unverifiable, MissingEvidence):
-            continue
-
-
-def _noise_sample(replayer: Replayer, member: Any, noise: NoiseFloor) -> bool:
-    """One op's noise sample (its arrays are let go on return, and its inputs and unrounded
-    output before its dumped output is read: on real activations each is tens of MB); False
-    when it says nothing of the kernel: every input holds one value (a review: Sigmoid of
-    zeros is exact on any device, and four such samples calibrated Sigmoid to the least
-    tolerance, which a right Sigmoid on varied data then exceeded)."""
-    store = replayer.store
-    inputs: list[np.ndarray | None] = [
-        store.tensor("off", member.name, "input", i) for i in range(len(member.data_inputs))
-    ]
-    if all(_one_value(v) for v in inputs):
-        return False
-    outs = replayer.kernels.run(member, inputs)
-    del inputs
-    if not outs:
-        return False
-    dtype = out_dtype(member, 0)
-    replay = round_to(outs[0], dtype)
-    del outs
-    real = store.tensor("off", member.name, "output", 0)
-    if real.size != replay.size or not in_range(replay, dtype):  # the device saturated it
-        return False
-    found = score(real, replay, dtype)
-    if not math.isfinite(found):  # NaN or Inf handled otherwise than the device does
-        noise.disagree(member.type, dtype, member.name)
-        return True
-    channels = _channels(real, replay, dtype, out_formats(member, 0))
-    worst = None if channels is None else float(channels.max())
-    noise.add(member.type, dtype, found, worst)
-    return True
-
-
-def _one_value(values: np.ndarray | None) -> bool:
-    """An input that holds one value only (or none): a kernel's rounding does not show."""
-    return values is None or values.size <= 1 or bool(values.min() == values.max())
 
 
 @reusing_arrays()
