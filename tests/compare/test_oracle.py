@@ -276,35 +276,63 @@ def test_handmade_case_with_l1_group_two_outputs_and_nz(tmp_path):
     assert found["rows"] == len(outcome.rows)
 
 
-def _repeated_dumps_case(root: Path, off_names: list[str]) -> tuple[Path, Path, Path, Path]:
-    """One fused op ``f`` standing for the fusion-off op ``b``, dumped once; ``b`` dumped
-    under each of ``off_names`` (in that order), file ``k`` holding ``x * (k + 1)``: which of
-    them is compared shows in every metric."""
-    x = np.arange(1, 5, dtype=np.float32)
-    shape = {"shape": (4,), "layout": "ND"}
+X4 = np.arange(1, 5, dtype=np.float32)  # every one-op case's input
+
+
+def _one_op_case(
+    root: Path,
+    on_files: list[tuple[str, TensorSpec]],
+    off_files: list[tuple[str, TensorSpec]],
+    *,
+    on_name: str = "f",
+    length: int = 4,
+    dtype: str = "DT_FLOAT",
+) -> tuple[Path, Path, Path, Path]:
+    """One fused Relu ``on_name`` standing for the fusion-off Relu ``b``, both reading
+    :data:`X4`; each side's dump files as (file name, output tensor), written in that order.
+    Returns (on_dump, off_dump, on_graph, off_graph)."""
+    shape = {"shape": (length,), "layout": "ND"}
     off = graph_json(
         "g",
         op("data", "Data", 0, outputs=[desc(**shape)]),
-        op("b", "Relu", 1, ("data:0",), outputs=[desc(**shape)]),
+        op("b", "Relu", 1, ("data:0",), outputs=[desc(dtype=dtype, **shape)]),
         op("out", "NetOutput", 2, ("b:0",)),
     )
     on = graph_json(
         "g",
         op("data", "Data", 0, outputs=[desc(**shape)]),
-        op("f", "Relu", 1, ("data:0",), originals=["b"], outputs=[desc("b", 0, **shape)]),
-        op("out", "NetOutput", 2, ("f:0",)),
-    )
+        op(on_name, "Relu", 1, ("data:0",), originals=["b"],
+           outputs=[desc("b", 0, dtype=dtype, **shape)]),
+        op("out", "NetOutput", 2, (f"{on_name}:0",)),
+    )  # fmt: skip
     paths = []
-    for side, model, names in (("on", on, [f"Relu.f.1.1.{STAMP}"]), ("off", off, off_names)):
+    for side, model, name, files in (("on", on, on_name, on_files), ("off", off, "b", off_files)):
         folder = root / side
         folder.mkdir(parents=True)
-        for k, name in enumerate(names):
-            write_dump(folder / name, "f" if side == "on" else "b", [TensorSpec(x)],
-                       [TensorSpec(x * (k + 1))])  # fmt: skip
+        for file_name, output in files:
+            write_dump(folder / file_name, name, [TensorSpec(X4)], [output])
         graph_path = root / f"{side}.json"
         graph_path.write_text(json.dumps(model))
         paths += [folder, graph_path]
     return paths[0], paths[2], paths[1], paths[3]
+
+
+def _one_file_each(root: Path, on: TensorSpec, off: TensorSpec, **case) -> tuple:
+    """:func:`_one_op_case` with one dump file a side holding ``on`` and ``off``."""
+    on_name = case.get("on_name", "f")
+    return _one_op_case(
+        root, [(f"Relu.{on_name}.1.1.{STAMP}", on)], [(f"Relu.b.1.1.{STAMP}", off)], **case
+    )
+
+
+def _compared_with_msaccucmp(root: Path, case: tuple) -> tuple:
+    """Both tools on ``case`` (one process of ours): our outcome and :func:`assert_same_rows`."""
+    on_dump, off_dump, on_graph, off_graph = case
+    theirs = run_msaccucmp(on_dump, off_dump, on_graph, off_graph, root / "msaccucmp")
+    outcome = run_compare(
+        CompareRequest(on_dump, off_dump, on_graph, off_graph, root / "ours", workers=1)
+    )
+    return outcome, assert_same_rows(outcome.csv_path, theirs)
 
 
 @pytest.mark.parametrize(
@@ -321,22 +349,20 @@ def test_the_dump_file_compared_of_an_op_dumped_several_times(tmp_path, stamps):
     (the last field when it has 16 digits, else 0) with a stable sort over the folder's own
     listing order, and takes the last; we sorted by timestamp, then by name, and compared
     another file whenever keys tied. Names are tried until the listing order differs from
-    the name order (it does at once on most file systems)."""
+    the name order (it does at once on most file systems). File ``k`` of the fusion-off op
+    holds ``X4 * (k + 1)``: which of them is compared shows in every metric."""
     for attempt in range(20):
         names = [
             f"Relu.b.{attempt + task}.1.{stamp.format(S=STAMP)}"
             for task, stamp in enumerate(stamps, start=1)
         ]
         root = tmp_path / f"try{attempt}"
-        on_dump, off_dump, on_graph, off_graph = _repeated_dumps_case(root, names)
-        listed = os.listdir(off_dump)
+        off_files = [(name, TensorSpec(X4 * (k + 1))) for k, name in enumerate(names)]
+        case = _one_op_case(root, [(f"Relu.f.1.1.{STAMP}", TensorSpec(X4))], off_files)
+        listed = os.listdir(case[1])
         if listed != sorted(listed):
             break
-    theirs = run_msaccucmp(on_dump, off_dump, on_graph, off_graph, root / "msaccucmp")
-    outcome = run_compare(
-        CompareRequest(on_dump, off_dump, on_graph, off_graph, root / "ours", workers=1)
-    )
-    found = assert_same_rows(outcome.csv_path, theirs)
+    _, found = _compared_with_msaccucmp(root, case)
     assert found["rows"] == 4 and found["byte_identical"]  # Data, input, output, NetOutput
 
 
@@ -344,35 +370,9 @@ def test_the_dump_file_compared_of_an_op_dumped_several_times(tmp_path, stamps):
 def test_an_empty_tensor_of_two_dimensions_keeps_its_shape(tmp_path, right):
     """A review (fortieth round): msaccucmp keeps a 0-element tensor's own shape ([0,4] in the
     Shape cell, (0, 4, 1, 1) in a shape message); we flattened it to [0] and (0, 1, 1, 1)."""
-    x = np.arange(1, 5, dtype=np.float32)
-    shape = {"shape": (4,), "layout": "ND"}
-    off = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**shape)]),
-        op("b", "Relu", 1, ("data:0",), outputs=[desc(**shape)]),
-        op("out", "NetOutput", 2, ("b:0",)),
-    )
-    on = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**shape)]),
-        op("f", "Relu", 1, ("data:0",), originals=["b"], outputs=[desc("b", 0, **shape)]),
-        op("out", "NetOutput", 2, ("f:0",)),
-    )
-    tensors = {"on": np.zeros((0, 4), np.float32), "off": np.zeros(right, np.float32) + 1}
-    paths = {}
-    for side, model, name in (("on", on, "f"), ("off", off, "b")):
-        folder = tmp_path / side
-        folder.mkdir()
-        write_dump(folder / f"Relu.{name}.1.1.{STAMP}", name, [TensorSpec(x)],
-                   [TensorSpec(tensors[side])])  # fmt: skip
-        (tmp_path / f"{side}.json").write_text(json.dumps(model))
-        paths[side] = (folder, tmp_path / f"{side}.json")
-    (on_dump, on_graph), (off_dump, off_graph) = paths["on"], paths["off"]
-    theirs = run_msaccucmp(on_dump, off_dump, on_graph, off_graph, tmp_path / "msaccucmp")
-    outcome = run_compare(
-        CompareRequest(on_dump, off_dump, on_graph, off_graph, tmp_path / "ours", workers=1)
-    )
-    found = assert_same_rows(outcome.csv_path, theirs)
+    on, off = np.zeros((0, 4), np.float32), np.zeros(right, np.float32) + 1
+    case = _one_file_each(tmp_path, TensorSpec(on), TensorSpec(off))
+    outcome, found = _compared_with_msaccucmp(tmp_path, case)
     assert found["byte_identical"]
     (row,) = (r for r in outcome.rows if r.tensor_index == "f:output:0")
     assert row.shape == (0, 4)
@@ -382,35 +382,9 @@ def test_an_empty_tensor_of_two_dimensions_keeps_its_shape(tmp_path, right):
 def test_eight_bit_float_tensors_are_written_as_msaccucmp_types_them(tmp_path, code):
     """A review (fortieth round): msaccucmp decodes 8-bit floats into Python floats, so its
     DataType cells say float64; ours said float32 (the metrics agreed)."""
-    x = np.arange(1, 5, dtype=np.float32)
-    shape = {"shape": (4,), "layout": "ND"}
-    off = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**shape)]),
-        op("b", "Relu", 1, ("data:0",), outputs=[desc(**shape)]),
-        op("out", "NetOutput", 2, ("b:0",)),
-    )
-    on = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**shape)]),
-        op("f", "Relu", 1, ("data:0",), originals=["b"], outputs=[desc("b", 0, **shape)]),
-        op("out", "NetOutput", 2, ("f:0",)),
-    )
-    stored = {"on": bytes([0x38, 0x3C, 0x40, 0x44]), "off": bytes([0x38, 0x3C, 0x40, 0x45])}
-    paths = {}
-    for side, model, name in (("on", on, "f"), ("off", off, "b")):
-        folder = tmp_path / side
-        folder.mkdir()
-        output = TensorSpec(stored[side], data_type=code, shape=(4,))
-        write_dump(folder / f"Relu.{name}.1.1.{STAMP}", name, [TensorSpec(x)], [output])
-        (tmp_path / f"{side}.json").write_text(json.dumps(model))
-        paths[side] = (folder, tmp_path / f"{side}.json")
-    (on_dump, on_graph), (off_dump, off_graph) = paths["on"], paths["off"]
-    theirs = run_msaccucmp(on_dump, off_dump, on_graph, off_graph, tmp_path / "msaccucmp")
-    outcome = run_compare(
-        CompareRequest(on_dump, off_dump, on_graph, off_graph, tmp_path / "ours", workers=1)
-    )
-    found = assert_same_rows(outcome.csv_path, theirs)
+    on = TensorSpec(bytes([0x38, 0x3C, 0x40, 0x44]), data_type=code, shape=(4,))
+    off = TensorSpec(bytes([0x38, 0x3C, 0x40, 0x45]), data_type=code, shape=(4,))
+    outcome, found = _compared_with_msaccucmp(tmp_path, _one_file_each(tmp_path, on, off))
     assert found["byte_identical"]
     (row,) = (r for r in outcome.rows if r.tensor_index == "f:output:0")
     assert row.compared and row.left_dtype == row.right_dtype == "float64"
@@ -421,35 +395,9 @@ def test_an_lxslice_tag_inside_an_op_name_is_dropped_from_its_dump_s_name_too(tm
     names of the graph and of the dump files, so the op ``a_lxslice1_b`` is ``a_b`` on both
     and its dump is found; we dropped it from the graph's name only and found no dump. (A
     tag that ends the name marks an FFTS+ slice file: those stay set aside, as documented.)"""
-    x = np.arange(1, 5, dtype=np.float32)
-    shape = {"shape": (4,), "layout": "ND"}
-    off = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**shape)]),
-        op("b", "Relu", 1, ("data:0",), outputs=[desc(**shape)]),
-        op("out", "NetOutput", 2, ("b:0",)),
-    )
-    on = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**shape)]),
-        op("a_lxslice1_b", "Relu", 1, ("data:0",), originals=["b"],
-           outputs=[desc("b", 0, **shape)]),
-        op("out", "NetOutput", 2, ("a_lxslice1_b:0",)),
-    )  # fmt: skip
-    paths = {}
-    for side, model, name in (("on", on, "a_lxslice1_b"), ("off", off, "b")):
-        folder = tmp_path / side
-        folder.mkdir()
-        write_dump(folder / f"Relu.{name}.1.1.{STAMP}", name, [TensorSpec(x)],
-                   [TensorSpec(x * 2)])  # fmt: skip
-        (tmp_path / f"{side}.json").write_text(json.dumps(model))
-        paths[side] = (folder, tmp_path / f"{side}.json")
-    (on_dump, on_graph), (off_dump, off_graph) = paths["on"], paths["off"]
-    theirs = run_msaccucmp(on_dump, off_dump, on_graph, off_graph, tmp_path / "msaccucmp")
-    outcome = run_compare(
-        CompareRequest(on_dump, off_dump, on_graph, off_graph, tmp_path / "ours", workers=1)
-    )
-    found = assert_same_rows(outcome.csv_path, theirs)
+    both = TensorSpec(X4 * 2)
+    case = _one_file_each(tmp_path, both, both, on_name="a_lxslice1_b")
+    outcome, found = _compared_with_msaccucmp(tmp_path, case)
     assert found["byte_identical"]
     assert any(r.tensor_index == "a_b:output:0" and r.compared for r in outcome.rows)
 
@@ -458,39 +406,16 @@ def test_bfloat16_tensors_match_msaccucmp(tmp_path):
     """bfloat16, the type of most LLM activations on Ascend: msaccucmp reads it through
     ml_dtypes (a test dependency since the fortieth round: without it msaccucmp died on any
     bfloat16 dump, and no oracle test held ours to it)."""
-    rng = np.random.default_rng(40)
-    x = np.arange(1, 5, dtype=np.float32)
-    shape = {"shape": (64,), "layout": "ND"}
-    off = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**shape)]),
-        op("b", "Relu", 1, ("data:0",), outputs=[desc(dtype="DT_BF16", **shape)]),
-        op("out", "NetOutput", 2, ("b:0",)),
+    values = np.random.default_rng(40).standard_normal(64).astype(np.float32)
+
+    def bf16(wide: np.ndarray) -> TensorSpec:  # truncated to bfloat16
+        stored = (wide.view(np.uint32) >> 16).astype(np.uint16).tobytes()
+        return TensorSpec(stored, data_type=27, shape=(64,))
+
+    case = _one_file_each(
+        tmp_path, bf16(values * np.float32(1.01)), bf16(values), length=64, dtype="DT_BF16"
     )
-    on = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**shape)]),
-        op("f", "Relu", 1, ("data:0",), originals=["b"],
-           outputs=[desc("b", 0, dtype="DT_BF16", **shape)]),
-        op("out", "NetOutput", 2, ("f:0",)),
-    )  # fmt: skip
-    values = rng.standard_normal(64).astype(np.float32)
-    paths = {}
-    for side, model, name in (("on", on, "f"), ("off", off, "b")):
-        folder = tmp_path / side
-        folder.mkdir()
-        wide = values * (1.01 if side == "on" else 1.0)
-        stored = (wide.view(np.uint32) >> 16).astype(np.uint16).tobytes()  # truncated to bf16
-        output = TensorSpec(stored, data_type=27, shape=(64,))
-        write_dump(folder / f"Relu.{name}.1.1.{STAMP}", name, [TensorSpec(x)], [output])
-        (tmp_path / f"{side}.json").write_text(json.dumps(model))
-        paths[side] = (folder, tmp_path / f"{side}.json")
-    (on_dump, on_graph), (off_dump, off_graph) = paths["on"], paths["off"]
-    theirs = run_msaccucmp(on_dump, off_dump, on_graph, off_graph, tmp_path / "msaccucmp")
-    outcome = run_compare(
-        CompareRequest(on_dump, off_dump, on_graph, off_graph, tmp_path / "ours", workers=1)
-    )
-    found = assert_same_rows(outcome.csv_path, theirs)
+    outcome, found = _compared_with_msaccucmp(tmp_path, case)
     assert found["byte_identical"]
     (row,) = (r for r in outcome.rows if r.tensor_index == "f:output:0")
     assert row.compared and 0.99 < row.metrics["CosineSimilarity"] < 1.0
