@@ -13,6 +13,20 @@ W, B = RNG.standard_normal((16, 8)), RNG.uniform(0.5, 1.5, 8)
 DATA = {"x": X, "res": RES, "c_w": W, "c_b": B}
 
 
+def _mm_bias_relu(bias_type: str) -> list:
+    """MatMul -> a bias (``Add`` as TF and ONNX write it, or ``BiasAdd``) -> Relu."""
+    return [
+        ("mm", "MatMul", ["x:0", "c_w:0"], {}),
+        ("bias", bias_type, ["mm:0", "c_b:0"], {}),
+        ("relu", "Relu", ["bias:0"], {}),
+    ]
+
+
+def _passes(graph_rule: str, ub_rule: str) -> dict:
+    """A graph pass then a UB pass, the UB one also in ``pass_name_ub``."""
+    return {"pass_name": [graph_rule, ub_rule], "pass_name_ub": ub_rule}
+
+
 def _undecided(verdicts: dict, *rules: str) -> bool:
     return all(verdicts[r] == "undecided" for r in rules) and "introduces" not in verdicts.values()
 
@@ -20,14 +34,10 @@ def _undecided(verdicts: dict, *rules: str) -> bool:
 def test_a_bias_add_the_graph_pass_folded_is_not_the_ub_pass_s():
     """MatMulBiasAddFusionPass folds MatMul + Add (a bias as TF and ONNX graphs write it), the
     UB pass adds the Relu; the graph pass dropped the bias, and the UB pass was proven."""
-    spec = [
-        ("mm", "MatMul", ["x:0", "c_w:0"], {}),
-        ("bias", "Add", ["mm:0", "c_b:0"], {}),
-        ("relu", "Relu", ["bias:0"], {}),
-    ]
-    passes = {"pass_name": ["MatMulBiasAddFusionPass", "TbeMatmulReluUb"]}
-    passes["pass_name_ub"] = "TbeMatmulReluUb"
-    result, verdicts = localised(spec, DATA, passes, lambda v: np.maximum(v["mm"], 0))
+    passes = _passes("MatMulBiasAddFusionPass", "TbeMatmulReluUb")
+    result, verdicts = localised(
+        _mm_bias_relu("Add"), DATA, passes, lambda v: np.maximum(v["mm"], 0)
+    )
     assert result.verdict == "introduces"
     assert _undecided(verdicts, "MatMulBiasAddFusionPass", "TbeMatmulReluUb"), verdicts
 
@@ -45,21 +55,15 @@ def test_a_scale_a_graph_rule_s_pattern_names_is_not_the_ub_pass_s():
         "c_w": RNG.standard_normal((4, 3, 3, 3)),
         "c_k": np.full((1, 4, 1, 1), 2.5),
     }
-    passes = {"pass_name": ["AConv2dMulFusion", "TbeConvReluUb"], "pass_name_ub": "TbeConvReluUb"}
+    passes = _passes("AConv2dMulFusion", "TbeConvReluUb")
     _, verdicts = localised(spec, data, passes, lambda v: np.maximum(v["conv"], 0))
     assert _undecided(verdicts, "AConv2dMulFusion", "TbeConvReluUb"), verdicts
 
 
 def test_an_activation_tail_stays_the_ub_pass_s():
     """What the split still proves: a Relu no graph pass folds, dropped by the UB pass."""
-    spec = [
-        ("mm", "MatMul", ["x:0", "c_w:0"], {}),
-        ("bias", "BiasAdd", ["mm:0", "c_b:0"], {}),
-        ("relu", "Relu", ["bias:0"], {}),
-    ]
-    passes = {"pass_name": ["MatMulBiasAddFusionPass", "TbeMatmulReluUb"]}
-    passes["pass_name_ub"] = "TbeMatmulReluUb"
-    _, verdicts = localised(spec, DATA, passes, lambda v: v["bias"])
+    passes = _passes("MatMulBiasAddFusionPass", "TbeMatmulReluUb")
+    _, verdicts = localised(_mm_bias_relu("BiasAdd"), DATA, passes, lambda v: v["bias"])
     assert verdicts == {"TbeMatmulReluUb": "introduces", "MatMulBiasAddFusionPass": "clean"}
 
 
@@ -71,8 +75,7 @@ def test_a_ub_pass_that_absorbed_a_residual_add_is_a_candidate():
         ("bias", "BiasAdd", ["mm:0", "c_b:0"], {}),
         ("add", "AddV2", ["bias:0", "res:0"], {}),
     ]
-    passes = {"pass_name": ["MatMulBiasAddFusionPass", "TbeMatmulAddUb"]}
-    passes["pass_name_ub"] = "TbeMatmulAddUb"
+    passes = _passes("MatMulBiasAddFusionPass", "TbeMatmulAddUb")
     result, verdicts = localised(spec, DATA, passes, lambda v: v["bias"])
     assert result.localisation.get("method") != "one pass built every original op"
     assert verdicts["MatMulBiasAddFusionPass"] != "introduces", verdicts
@@ -134,7 +137,7 @@ def test_a_variant_that_only_nudges_the_score_under_the_tolerance_explains_nothi
         "c_v": np.ones(4),
         "c_k": np.full((1, 4, 1, 1), 2.0),
     }
-    passes = {"pass_name": ["BatchNormGraphPass", "TbeMulReluUb"], "pass_name_ub": "TbeMulReluUb"}
+    passes = _passes("BatchNormGraphPass", "TbeMulReluUb")
     result, verdicts = localised(
         spec, data, passes, lambda v: np.maximum(v["bn"] * (2.0 * (1 + 1.3e-5)), 0)
     )

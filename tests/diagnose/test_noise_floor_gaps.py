@@ -60,9 +60,21 @@ def _f32(values):
     return np.asarray(values, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
-def _relu_then(kind, cases, shape, device, *, out_dtype="DT_FLOAT", member_dtype="DT_FLOAT"):
-    """Per case (tag, fusion-off input, fusion-on input): Relu -> ``kind`` fused into one op,
-    every output computed by ``device`` (the same function on both runs: no op is wrong)."""
+def _relu_then(
+    kind,
+    cases,
+    shape,
+    device,
+    *,
+    out_dtype="DT_FLOAT",
+    member_dtype="DT_FLOAT",
+    last_dtype=None,
+    attrs=None,
+    fused_type="Fused",
+):
+    """Per case (tag, fusion-off input, fusion-on input): Relu -> ``kind`` (with ``attrs``;
+    its output ``last_dtype``, the members' by default) fused into one op, every output
+    computed by ``device`` (the same function on both runs: no op is wrong)."""
     on_ops, off_ops, tensors = [], [], {}
     for tag, x_off, x_on in cases:
         relu, last = f"relu_{tag}", f"{kind.lower()}_{tag}"
@@ -70,10 +82,11 @@ def _relu_then(kind, cases, shape, device, *, out_dtype="DT_FLOAT", member_dtype
         off_ops += [
             data,
             _op(relu, "Relu", [f"x_{tag}:0"], _desc(shape, member_dtype)),
-            _op(last, kind, [f"{relu}:0"], _desc(shape, member_dtype)),
+            _op(last, kind, [f"{relu}:0"], _desc(shape, last_dtype or member_dtype), attrs),
         ]
         out = _desc(shape, out_dtype, last)
-        on_ops += [data, _fused(f"fused_{tag}", [f"x_{tag}:0"], [relu, last], out, f"R_{tag}")]
+        fused = _fused(f"fused_{tag}", [f"x_{tag}:0"], [relu, last], out, f"R_{tag}", fused_type)
+        on_ops += [data, fused]
         r_off, r_on = np.maximum(x_off, 0.0), np.maximum(x_on, 0.0)
         tensors |= {
             ("off", relu, "input", 0): x_off,
@@ -102,30 +115,23 @@ def test_one_step_of_an_integer_output_proves_nothing():
         return np.clip(np.rint(_f16(_f16(x) * _f16(scale))), -128, 127)
 
     rng = np.random.default_rng(0)
-    on_ops, off_ops, tensors = [], [], {}
+    cases = []
     for k, spread in enumerate([200.0, 220.0, 180.0, 240.0, 20.0]):
         x_off = _f16(rng.normal(0.0, spread, shape))
-        x_on = _f16(x_off * (1.0 + 2e-3 * rng.standard_normal(shape)))
-        relu, quant = f"relu{k}", f"quant{k}"
-        data = _op(f"x{k}", "Data", [], _desc(shape, "DT_FLOAT16"))
-        off_ops += [
-            data,
-            _op(relu, "Relu", [f"x{k}:0"], _desc(shape, "DT_FLOAT16")),
-            _op(quant, "AscendQuant", [f"{relu}:0"], _desc(shape, "DT_INT8"), attrs),
-        ]
-        out = _desc(shape, "DT_INT8", quant)
-        on_ops += [data, _fused(f"fused{k}", [f"x{k}:0"], [relu, quant], out, "Q", "AscendQuant")]
-        r_off = np.maximum(x_off, 0.0)
-        tensors |= {
-            ("off", relu, "input", 0): x_off,
-            ("off", relu, "output", 0): r_off,
-            ("off", quant, "input", 0): r_off,
-            ("off", quant, "output", 0): device(r_off),
-            ("on", f"fused{k}", "input", 0): x_on,
-            ("on", f"fused{k}", "output", 0): device(np.maximum(x_on, 0.0)),
-        }
-    found = _verdicts(on_ops, off_ops, tensors)
-    small = found["fused4"]
+        cases.append((str(k), x_off, _f16(x_off * (1.0 + 2e-3 * rng.standard_normal(shape)))))
+    case = _relu_then(
+        "AscendQuant",
+        cases,
+        shape,
+        device,
+        out_dtype="DT_INT8",
+        member_dtype="DT_FLOAT16",
+        last_dtype="DT_INT8",
+        attrs=attrs,
+        fused_type="AscendQuant",
+    )
+    found = _verdicts(*case)
+    small = found["fused_4"]
     assert small.outputs[0].score > small.tolerance  # one step on a small range: a high score
     assert small.outputs[0].steps == 1.0
     assert small.verdict == "unverified" and "one step" in small.reason, small.reason
