@@ -195,10 +195,18 @@ def test_a_fused_op_whose_originals_are_unknown_is_not_reconstructible():
         build_subgraph(on.ops["ab"], on, GraphIndex.of(OFF))
 
 
-class _Result:
-    def __init__(self, verdict, rules, localisation, rule_source="graph attributes"):
-        self.verdict, self.rules, self.localisation = verdict, rules, localisation
-        self.rule_source = rule_source
+def _result(verdict, rules, localisation, rule_source="graph attributes"):
+    from fusion_switch.diagnose.replay_result import ReplayResult
+
+    return ReplayResult(
+        "fused",
+        "Fused",
+        0,
+        verdict,
+        rules=rules,
+        rule_source=rule_source,
+        localisation=localisation,
+    )
 
 
 @pytest.mark.parametrize(
@@ -211,14 +219,14 @@ class _Result:
     ],
 )
 def test_what_a_flagged_op_says_about_each_of_its_rules(localisation, rule, expected):
-    assert op_verdict_for_rule(_Result("introduces", ["U", "G"], localisation), rule) == expected
+    assert op_verdict_for_rule(_result("introduces", ["U", "G"], localisation), rule) == expected
 
 
 def test_a_rule_only_inferred_for_a_flagged_op_is_never_proven():
     """A review (fortieth round): rules inferred from catalogue patterns are candidates, not
     the passes that built the op; one that never built it was "proven" and switched off."""
     for source in ("inferred (catalogue patterns only)", "inferred (fusion_result.json + ...)"):
-        result = _Result("introduces", ["G"], {"guilty": ["G"]}, rule_source=source)
+        result = _result("introduces", ["G"], {"guilty": ["G"]}, rule_source=source)
         assert op_verdict_for_rule(result, "G") == "undecided"
 
 

@@ -212,8 +212,7 @@ class Attribution:
                     "rule_source": r.rule_source,
                 }
                 for r in self.replay.results
-                if r.verdict == "introduces"
-                and (not r.rules or r.rule_source.startswith("inferred"))
+                if r.verdict == "introduces" and (not r.rules or r.rules_inferred)
             ]
         return [
             {

@@ -28,6 +28,7 @@ from .evidence import MissingEvidence
 from .json_numbers import json_number
 from .noise import FP16_MAX, coarser, round_to, score
 from .replay_kernels import Unverifiable, out_dtype
+from .rules import rule_patterns, ub_section_rules
 from .subgraph import outputs_of, ref_name
 
 TAIL_TYPES = frozenset(
@@ -164,14 +165,14 @@ def localise(
     fused = sub.fused
     ub_rule = fused.attr("pass_name_ub") if hasattr(fused, "attr") else None
     ub_rule = ub_rule if isinstance(ub_rule, str) and ub_rule else None
-    in_ub = [r for r in result.rules if r in ub_rules or r in _catalogue_ub()]
+    in_ub = [r for r in result.rules if r in ub_rules or r in ub_section_rules()]
     if ub_rule is None:
         ub_rule = in_ub[0] if len(in_ub) == 1 else None
     single = _single_op_ub(fused)
     graph_rules = [r for r in result.rules if r != ub_rule and r not in single]
     if not graph_rules and not ub_rule:
         graph_rules = list(result.rules)
-    owned = owners(sub.members, graph_rules, ub_rule, _pattern_of)
+    owned = owners(sub.members, graph_rules, ub_rule, rule_patterns().get)
     shared = single | (set(in_ub) - {ub_rule} if ub_rule else set())
     if shared:  # a single-op UB compile, or a second UB pass: any op may be theirs (a review)
         owned = {n: tuple(dict.fromkeys((*rules, *sorted(shared)))) for n, rules in owned.items()}
@@ -219,20 +220,6 @@ def localise(
         "method": "replay variants",
         "hint": "undecided: bisect (switch one of these rules off and re-run) to split them",
     }
-
-
-def _pattern_of(rule: str) -> frozenset[str] | None:
-    """The op types a rule's catalogue pattern names (None: no pattern known)."""
-    from .rules import rule_patterns
-
-    return rule_patterns().get(rule)
-
-
-def _catalogue_ub() -> frozenset[str]:
-    """The rules the catalogue puts in UBFusion."""
-    from .rules import ub_section_rules
-
-    return ub_section_rules()
 
 
 def _single_op_ub(fused: Any) -> set[str]:

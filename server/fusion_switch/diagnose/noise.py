@@ -60,6 +60,11 @@ def floor_of(dtype: str) -> float:
     return FLOORS.get(dtype, DEFAULT_FLOOR)
 
 
+def in_units(value: float, counted_in: str, unit: str) -> float:
+    """A score counted in ``counted_in``'s floor, counted in ``unit``'s instead."""
+    return value * floor_of(counted_in) / floor_of(unit)
+
+
 def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
     """Round float64 values to the precision of ``dtype`` without its range: a value above
     65504 stays finite (the fp16 range is a localisation variant, not part of the replay)."""
@@ -479,7 +484,7 @@ class NoiseFloor:
         for op_type, dtype in members:
             level = self.level(op_type, dtype)
             if level is not None:
-                levels.append(level if unit is None else level * floor_of(dtype) / floor_of(unit))
+                levels.append(level if unit is None else in_units(level, dtype, unit))
         return max(MIN_TOLERANCE, NOISE_MARGIN * max(levels, default=0.0))
 
     def to_json(self) -> list[dict]:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .evidence import MissingEvidence
-from .noise import NoiseFloor, channel_axis, channel_scores, floor_of, round_to, score
+from .noise import NoiseFloor, channel_axis, channel_scores, in_units, round_to, score
 from .replay_kernels import Unverifiable, out_dtype, out_formats
 from .replay_range import in_range
 
@@ -54,19 +54,12 @@ def _noise_sample(replayer: Any, member: Any, noise: NoiseFloor) -> bool:
     # so a fused output standing for a LayerNorm's variance had its y's tolerance)
     for k in range(len(outs)):
         replay, outs[k] = outs[k], None  # one output's arrays alive at a time
-        if k and not _dumped_output(store, member.name, k):
-            continue
-        if _noise_output(store, member, k, replay, noise):
-            sampled = True
+        try:
+            sampled = _noise_output(store, member, k, replay, noise) or sampled
+        except MissingEvidence:
+            if not k:  # no output 0 dumped: no sample of this op
+                raise
     return sampled
-
-
-def _dumped_output(store: Any, op_name: str, index: int) -> bool:
-    try:
-        store.tensor("off", op_name, "output", index)
-    except MissingEvidence:
-        return False
-    return True
 
 
 def _noise_output(
@@ -88,7 +81,7 @@ def _noise_output(
         return True
     channels = channels_of(real, replay, dtype, out_formats(member, index))
     worst = None if channels is None else float(channels.max())
-    noise.add(member.type, key, found * floor_of(dtype) / floor_of(key), worst)
+    noise.add(member.type, key, in_units(found, dtype, key), worst)
     return True
 
 

@@ -70,6 +70,12 @@ class ReplayResult:
         return max(values) if values else None
 
     @property
+    def rules_inferred(self) -> bool:
+        """Its rules are inferred (fusion_result.json and the catalogue's patterns), not named
+        by its graph: candidates, never proven."""
+        return self.rule_source.startswith("inferred")
+
+    @property
     def score_json(self) -> float | None:
         """``to_json()["replay_score"]``, without building the rest (a rule's op list)."""
         return json_number(self.score, 6)

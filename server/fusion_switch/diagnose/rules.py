@@ -32,7 +32,8 @@ def load_rules_table(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
 
 
 @lru_cache(maxsize=1)
-def _patterns() -> dict[str, frozenset[str]]:
+def rule_patterns() -> dict[str, frozenset[str]]:
+    """Rule -> the op types its catalogue pattern names (rules with a known pattern only)."""
     from ..catalogue import builtin_catalogue
 
     out: dict[str, frozenset[str]] = {}
@@ -44,11 +45,6 @@ def _patterns() -> dict[str, frozenset[str]]:
             if found:
                 out[name] = frozenset(t.strip() for t in found.group(1).split(","))
     return out
-
-
-def rule_patterns() -> dict[str, frozenset[str]]:
-    """Rule -> the op types its catalogue pattern names (rules with a known pattern only)."""
-    return _patterns()
 
 
 @lru_cache(maxsize=1)
@@ -72,7 +68,7 @@ def infer_rules(
         effective = {r for r, info in fusion_result.items() if int(info.get("effect_times", 0))}
     best: list[str] = []
     best_cover = 0
-    for rule, pattern in _patterns().items():
+    for rule, pattern in rule_patterns().items():
         if effective is not None and rule not in effective:
             continue
         cover = len(types & pattern)

@@ -366,15 +366,13 @@ def _without_rule(found: Sequence[Mapping[str, Any]]) -> str:
     originals = ", ".join(str(n) for n in (first.get("original_ops") or [])[:4])
     inferred = first.get("inferred") or []
     if inferred:
-        return (
-            f"fused op {first['op']} introduces the error{more}; the graph names no fusion rule "
-            f"for it (its original ops: {originals}); {first.get('rule_source') or 'inferred'}, "
-            f"not proven: {', '.join(inferred[:3])} (bisect to name the rule)"
-        )
+        source = first.get("rule_source") or "inferred"
+        how = f"; {source}, not proven: {', '.join(inferred[:3])} (bisect to name the rule)"
+    else:
+        how = ": give its build's fusion_result.json (--fusion-result) or bisect to name the rule"
     return (
         f"fused op {first['op']} introduces the error{more}; the graph names no fusion rule "
-        f"for it (its original ops: {originals}): give its build's fusion_result.json "
-        "(--fusion-result) or bisect to name the rule"
+        f"for it (its original ops: {originals}){how}"
     )
 
 

@@ -59,7 +59,7 @@ def op_verdict_for_rule(result: ReplayResult, rule: str) -> str:
     never built the op was "proven" and switched off)."""
     if result.verdict != INTRODUCES:
         return result.verdict
-    if result.rule_source.startswith("inferred"):
+    if result.rules_inferred:
         return UNDECIDED
     loc = result.localisation or {}
     if rule in (loc.get("guilty") or []):
