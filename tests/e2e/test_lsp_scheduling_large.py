@@ -77,6 +77,9 @@ def wrapped(what, real, gate):
 
 cfg.analyse = wrapped("analyse", cfg.analyse, {str(ANALYSES_OPEN)!r})
 cfg.parse = wrapped("parse", cfg.parse, {str(PARSES_OPEN)!r})
+from fusion_switch.lsp import state
+
+state.PATIENCE = 3600.0  # a request that waits for an analysis here waits for the gate
 from fusion_switch.cli import main
 
 sys.exit(main(["serve"]))
@@ -224,6 +227,47 @@ async def test_edits_during_an_analysis_start_only_the_newest_text(session: Sess
     session.close(uri)
 
 
+async def test_requests_on_the_syntax_tree_never_wait_for_the_analysis(session: Session) -> None:
+    """Completion, hover, outline, folding and formatting read the syntax tree only: while
+    the analysis of the very text they ask about is held, they are answered from a parse (they
+    waited for the analysis before, up to the server's patience: seconds on a large file)."""
+    gates(analyses=False, parses=True)
+    analysed = len(calls("analyse"))
+    uri = session.open("scheduling/syntax-only/fusion_switch.cfg", TEXT)
+    await until(lambda: len(calls("analyse")) > analysed)  # this text's analysis, held
+    doc = types.TextDocumentIdentifier(uri)
+    rule = TEXT.splitlines()[5].split('"')[1]
+    asked = {
+        "completion": (
+            types.TEXT_DOCUMENT_COMPLETION,
+            types.CompletionParams(doc, position(TEXT, KEY)),
+        ),
+        "hover": (
+            types.TEXT_DOCUMENT_HOVER,
+            types.HoverParams(doc, position(TEXT, TEXT.index(rule) + 2)),
+        ),
+        "symbols": (types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, types.DocumentSymbolParams(doc)),
+        "folding": (types.TEXT_DOCUMENT_FOLDING_RANGE, types.FoldingRangeParams(doc)),
+        "formatting": (
+            types.TEXT_DOCUMENT_FORMATTING,
+            types.DocumentFormattingParams(doc, types.FormattingOptions(4, True)),
+        ),
+    }
+    pending = {
+        name: request(session, method, params, f"syntax-{name}")
+        for name, (method, params) in asked.items()
+    }
+    answers = {name: await asyncio.wait_for(answer, TIMEOUT) for name, answer in pending.items()}
+    assert len(calls("analyse")) == analysed + 1  # still the one, still held
+    assert answers["completion"].items
+    assert rule in answers["hover"].contents.value
+    assert answers["symbols"] and answers["folding"]
+    assert list(answers["formatting"]) == []  # answered: the sample is laid out as it lays it out
+    gates(analyses=True, parses=True)
+    await final_diagnostics(session, uri)
+    session.close(uri)
+
+
 async def test_a_cancelled_request_leaves_its_work_unstarted(session: Session) -> None:
     gates(analyses=False, parses=False)
     analysed, parsed = len(calls("analyse")), len(calls("parse"))
@@ -287,12 +331,12 @@ async def test_requests_waiting_for_parses_get_the_newest_text_first(session: Se
     )
     await session.barrier()
     gates(analyses=False, parses=True)
-    await until(lambda: len(calls("parse")) >= parsed + len(texts) - 1)
+    await until(lambda: len(calls("parse")) >= parsed + len(texts))
     gates(analyses=True, parses=True)
     for answer in answers:
         assert (await answer).items
     order = [c for c, _ in calls("parse")[parsed:]]
-    # the first (held when the others came), then the newest first; the last text is the
-    # one whose analysis followed the first version's (its request waited for that)
-    assert order[: len(texts) - 1] == [crc(t) for t in (texts[0], *reversed(texts[1:-1]))]
+    # the first (held when the others came), then the newest first: the last text's too,
+    # whose analysis follows the first version's (a completion waits for no analysis)
+    assert order[: len(texts)] == [crc(t) for t in (texts[0], *reversed(texts[1:]))]
     session.close(uri)

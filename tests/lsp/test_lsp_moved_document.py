@@ -46,20 +46,21 @@ async def _opened(text: str, uri: str = URI):
     return server, writer, send
 
 
-def _edit_while_analysed(server, send, uri: str):
-    """Make the next analyses apply an edit (version 2) before they return the analysis of
-    the text they were asked for; the original ``analysis_async``, to put back."""
+def _edit_while_analysed(server, send, uri: str, waited_for: str = "analysis_async"):
+    """Make the next waits for the document's analysis (``waited_for``: or for its syntax
+    tree, "document_async") apply an edit (version 2) before they return what was asked for
+    the older text; a function that puts the original back."""
     state = server.state
-    analysed = state.analysis_async
+    original = getattr(state, waited_for)
 
-    async def analysis_then_edit(doc):
-        found = await analysed(doc)  # the text the request was asked for
+    async def then_edit(doc):
+        found = await original(doc)  # for the text the request was asked for
         send("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
                                          "contentChanges": [INSERT]})  # fmt: skip
         return found
 
-    state.analysis_async = analysis_then_edit
-    return analysed
+    setattr(state, waited_for, then_edit)
+    return lambda: setattr(state, waited_for, original)
 
 
 def _cfg_with_suspect(tmp_path, text: str) -> str:
@@ -73,13 +74,16 @@ def _cfg_with_suspect(tmp_path, text: str) -> str:
     return cfg.as_uri()
 
 
-async def _edited_while_analysed(method: str, params: dict) -> dict:
-    """Open TEXT, ask ``method``, and apply an edit (version 2) while its analysis runs."""
+async def _edited_while_analysed(
+    method: str, params: dict, waited_for: str = "analysis_async"
+) -> dict:
+    """Open TEXT, ask ``method``, and apply an edit (version 2) while what it waits for
+    (``waited_for``, see `_edit_while_analysed`) is computed."""
     server, writer, send = await _opened(TEXT)
-    analysed = _edit_while_analysed(server, send, URI)
+    put_back = _edit_while_analysed(server, send, URI, waited_for)
     send(method, {"textDocument": {"uri": URI}, **params}, 7)
     answer = await _answer(writer, 7)
-    server.state.analysis_async = analysed
+    put_back()
     assert "error" not in answer, answer
     return answer["result"]
 
@@ -106,7 +110,9 @@ def _capabilities() -> dict:
 
 async def test_formatting_answers_for_the_text_it_was_asked_for_or_not_at_all():
     edits = await _edited_while_analysed(
-        "textDocument/formatting", {"options": {"tabSize": 2, "insertSpaces": True}}
+        "textDocument/formatting",
+        {"options": {"tabSize": 2, "insertSpaces": True}},
+        "document_async",  # formatting reads the syntax tree only
     )
     assert edits == [], edits  # the document moved on: the editor asks again
 
@@ -137,12 +143,12 @@ async def test_apply_suspects_never_writes_an_older_text_over_a_newer_one(tmp_pa
     offsets. It now says the file changed and applies nothing."""
     uri = _cfg_with_suspect(tmp_path, TEXT)
     server, writer, send = await _opened(TEXT, uri)
-    analysed = _edit_while_analysed(server, send, uri)
+    put_back = _edit_while_analysed(server, send, uri)
     command = {"command": "fusionSwitch.applySuspects", "arguments": [{"cfgUri": uri}]}
     send("workspace/executeCommand", command, 9)
     await _applying_edits(server, writer, 9)
     answer = await _answer(writer, 9)
-    server.state.analysis_async = analysed
+    put_back()
     edits = [m for m in writer.messages if m.get("method") == "workspace/applyEdit"]
     typed = _typed(TEXT)
     for request in edits:  # applied to the buffer's text (version 2), the result is right

@@ -317,7 +317,8 @@ class ServerState:
         """Like `analysis`, but large documents are analysed on the worker thread; callers
         asking for the same text share one computation. If that takes longer than `PATIENCE`
         seconds, or a newer text takes its turn, the answer is built on the syntax tree alone
-        (see `analysis_or_syntax`)."""
+        (see `analysis_or_syntax`). For requests that need the findings (code actions, the
+        recipe's edits): the others take `document_async` and never wait for an analysis."""
         analysis, _ = await self.analysis_or_syntax(doc)
         return analysis
 

@@ -39,8 +39,6 @@ def register(server: FusionSwitchServer) -> None:
         if found is None:
             return _empty()
         doc, conv = found
-        analysis = await ls.state.analysis_async(doc)
+        parsed = await ls.state.document_async(doc)
         offset = conv.offset(params.position)
-        return await compute(
-            doc, completion_json, analysis.document, offset, ls.state.context(), conv
-        )
+        return await compute(doc, completion_json, parsed, offset, ls.state.context(), conv)

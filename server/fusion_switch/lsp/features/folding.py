@@ -25,8 +25,8 @@ def register(server: FusionSwitchServer) -> None:
         if found is None:
             return []
         doc, conv = found
-        analysis = await ls.state.analysis_async(doc)
-        folds = await compute(doc, cfg.folds, analysis.document)
+        parsed = await ls.state.document_async(doc)
+        folds = await compute(doc, cfg.folds, parsed)
         limit = min(ls.state.client.folding_range_limit or MAX_FOLDS, MAX_FOLDS)
         ranges = []
         for fold in folds:

@@ -42,10 +42,10 @@ def register(server: FusionSwitchServer) -> None:
             return []
         doc, conv = found
         asked = doc.text  # the converter's text: the edit's positions are in it
-        analysis = await ls.state.analysis_async(doc)
-        if analysis.document.text != asked:
-            return []  # analysed after an edit: the editor asks again for the new text
-        formatted = await compute(doc, cfg.format_document, analysis.document)
+        parsed = await ls.state.document_async(doc)
+        if parsed.text != asked:
+            return []  # parsed after an edit: the editor asks again for the new text
+        formatted = await compute(doc, cfg.format_document, parsed)
         if formatted is None or doc.text is not asked:
             return []  # the document moved on while formatting ran (a review)
         edit = minimal_edit(asked, formatted)

@@ -24,11 +24,11 @@ def register(server: FusionSwitchServer) -> None:
         if found is None:
             return None
         doc, conv = found
-        analysis = await ls.state.analysis_async(doc)
+        parsed = await ls.state.document_async(doc)
         info = await compute(
             doc,
             cfg.hover,
-            analysis.document,
+            parsed,
             conv.offset(params.position),
             ls.state.context(),
             evidence=annotations.evidence(ls, doc) or None,

@@ -46,8 +46,8 @@ def register(server: FusionSwitchServer) -> None:
         if found is None:
             return []
         doc, conv = found
-        analysis = await ls.state.analysis_async(doc)
-        found_symbols = limit(await compute(doc, cfg.symbols, analysis.document), MAX_SYMBOLS)
+        parsed = await ls.state.document_async(doc)
+        found_symbols = limit(await compute(doc, cfg.symbols, parsed), MAX_SYMBOLS)
         if ls.state.client.hierarchical_symbols:
             return [conv.document_symbol(s) for s in found_symbols]
         return conv.symbol_information(found_symbols, doc.uri)
