@@ -34,45 +34,57 @@ def _value(v):
     return {"list": {"s": list(v)}}
 
 
-def _desc(shape, origin=""):
+def _desc(shape, origin="", dtype="DT_FLOAT", layout="ND"):
     attrs = []
     if origin:
         attrs = [
             {"key": "_datadump_origin_name", "value": {"s": origin}},
             {"key": "_datadump_origin_output_index", "value": {"i": 0}},
         ]
-    return {"dtype": "DT_FLOAT", "layout": "ND", "shape": {"dim": list(shape)}, "attr": attrs}
+    return {"dtype": dtype, "layout": layout, "shape": {"dim": list(shape)}, "attr": attrs}
 
 
-def _op(name, op_type, inputs, shape, attrs=None):
+def _op(name, op_type, inputs, shape, attrs=None, dtype="DT_FLOAT"):
     return {
         "name": name,
         "type": op_type,
         "input": list(inputs),
         "attr": [{"key": k, "value": _value(v)} for k, v in (attrs or {}).items()],
-        "output_desc": [_desc(shape)],
+        "output_desc": [_desc(shape, dtype=dtype)],
     }
 
 
-def localised(spec, data, pass_attrs, fault, fusion_result=None):
+def localised(
+    spec, data, pass_attrs, fault, fusion_result=None, dtype="DT_FLOAT", off_noise=None, layout="ND"
+):
     """``spec``: the original ops in order, (name, type, inputs, attrs), all fused into one op
     carrying ``pass_attrs``; ``data``: graph inputs and constants (names starting ``c_``);
-    ``fault(values by op name)``: the fused op's output. Returns (its result, rule -> verdict)."""
+    ``fault(values by op name)``: the fused op's output. ``dtype``: of every tensor;
+    ``off_noise``: op name -> how far (relative to its largest value) the device's fusion-off
+    kernel of that op is from the reference, which raises the tolerance as on a real device;
+    ``layout``: the fused op's output's (where its channels are).
+    Returns (its result, rule -> verdict)."""
     kernels = Kernels()
+    rng = np.random.default_rng(0)
     off_ops = [
-        _op(n, "Const" if n.startswith("c_") else "Data", [], np.shape(v)) for n, v in data.items()
+        _op(n, "Const" if n.startswith("c_") else "Data", [], np.shape(v), dtype=dtype)
+        for n, v in data.items()
     ]
-    values = {f"{n}:0": round_to(np.asarray(v, np.float64), "DT_FLOAT") for n, v in data.items()}
+    values = {f"{n}:0": round_to(np.asarray(v, np.float64), dtype) for n, v in data.items()}
+    dumped = {}
     for name, op_type, inputs, attrs in spec:
-        graph = GraphIndex.of(one_graph([*off_ops, _op(name, op_type, inputs, (1,), attrs)]))
+        op = _op(name, op_type, inputs, (1,), attrs, dtype)
+        graph = GraphIndex.of(one_graph([*off_ops, op]))
         out = kernels.run(graph.ops[name], [values[r] for r in inputs])[0]
-        off_ops.append(_op(name, op_type, inputs, out.shape, attrs))
-        values[f"{name}:0"] = round_to(out, "DT_FLOAT")
+        off_ops.append(_op(name, op_type, inputs, out.shape, attrs, dtype))
+        values[f"{name}:0"] = exact = round_to(out, dtype)
+        off = (off_noise or {}).get(name, 0.0) * (float(np.max(np.abs(exact))) or 1.0)
+        dumped[name] = round_to(exact + off * rng.uniform(-1, 1, exact.shape), dtype)
     tensors = {}
     for name, _, inputs, _ in spec:
         for i, ref in enumerate(inputs):
             tensors[("off", name, "input", i)] = values[ref]
-        tensors[("off", name, "output", 0)] = values[f"{name}:0"]
+        tensors[("off", name, "output", 0)] = dumped[name]
     members = [name for name, *_ in spec]
     boundary = list(
         dict.fromkeys(
@@ -90,13 +102,15 @@ def localised(spec, data, pass_attrs, fault, fusion_result=None):
         "type": "Fused",
         "input": boundary,
         "attr": attrs,
-        "output_desc": [_desc(np.shape(values[f"{last}:0"]), last)],
+        "output_desc": [_desc(np.shape(values[f"{last}:0"]), last, dtype, layout)],
     }
     on_ops = [o for o in off_ops if o["type"] == "Data"] + [fused]
     for i, ref in enumerate(boundary):
         tensors[("on", "fused", "input", i)] = values[ref]
+        # as in a real run, the producer of each input dumped what it wrote (fusion on)
+        tensors[("on", ref.split(":")[0], "output", 0)] = values[ref]
     real = fault({k.split(":")[0]: v for k, v in values.items()})
-    tensors[("on", "fused", "output", 0)] = round_to(np.asarray(real, np.float64), "DT_FLOAT")
+    tensors[("on", "fused", "output", 0)] = round_to(np.asarray(real, np.float64), dtype)
     report = replay_run(
         one_graph(on_ops),
         one_graph(off_ops),

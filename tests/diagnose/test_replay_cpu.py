@@ -294,6 +294,7 @@ def test_what_is_handed_to_the_waiting_process_localises_as_the_graph_ops_do(out
 
     class Flagged:
         rules, tolerance, score = ["GraphPassA", "GraphPassB"], 1e-3, 1.0
+        channel_tolerance = None
 
     on, off = GraphIndex.of(outcome.on_graph), GraphIndex.of(outcome.off_graph)
     subs = [build_subgraph(op, on, off) for op in fused_ops(outcome.on_graph)]

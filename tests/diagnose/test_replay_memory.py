@@ -80,6 +80,7 @@ def _every(replayer, sub):
 class _Flagged:
     def __init__(self) -> None:
         self.rules, self.tolerance, self.score = ["G", "U"], 1.0, 5.0
+        self.channel_tolerance = None
 
 
 def test_localisation_is_the_same_whether_variants_keep_every_value_or_only_the_outputs(

@@ -91,6 +91,7 @@ def decide(
             )
             return
         result.verdict = INTRODUCES
+        result.channel_tolerance = noise.channel_tolerance(_member_dtypes(sub))
         return
     if _channel_disagrees(result, sub, noise):
         return

@@ -55,6 +55,7 @@ class ReplayResult:
     member_types: list[str] = field(default_factory=list)
     outputs: list[OutputReplay] = field(default_factory=list)
     tolerance: float = 1.0
+    channel_tolerance: float | None = None  # of a score per channel, once proven wrong
     evidence: dict = field(default_factory=dict)
     missing_evidence: bool = False
     localisation: dict | None = None
