@@ -369,3 +369,21 @@ def test_a_block_that_fails_to_enter_does_not_leave_later_blocks_idle(monkeypatc
     with pytest.raises(KeyboardInterrupt), blas.one_thread():
         pass
     assert asked == [1, 1]
+
+
+def test_pads_that_disagree_with_padding_are_refused() -> None:
+    """A review (forty-first round): ``padding`` SAME with ``pads`` [0,0,0,0] took the pads,
+    and the output lost a row and a column; GE's shape inference writes pads from padding,
+    so the two disagreeing is a graph the kernel cannot be sure of."""
+    x, w = np.ones((1, 1, 5, 5)), np.ones((1, 1, 3, 3))
+    base = {"strides": [1, 1, 1, 1], "data_format": "NCHW"}
+    same = run("Conv2D", [x, w], {**base, "pads": [1, 1, 1, 1], "padding": "SAME"})[0]
+    assert same.shape == (1, 1, 5, 5)  # agreeing: replayed
+    assert run("Conv2D", [x, w], {**base, "pads": [0] * 4, "padding": "VALID"})[0].shape == (
+        1,
+        1,
+        3,
+        3,
+    )
+    refuses("Conv2D", [x, w], {**base, "pads": [0, 0, 0, 0], "padding": "SAME"}, "padding")
+    refuses("Conv2D", [x, w], {**base, "pads": [1, 1, 1, 1], "padding": "VALID"}, "padding")

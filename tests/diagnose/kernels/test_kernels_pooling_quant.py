@@ -219,3 +219,30 @@ def test_conv2d_compress_is_not_replayed_as_conv2d():
     """Conv2DCompress reads (x, filter_compress, compress_index, bias, offset_w): registered as
     Conv2D, its compress index was added as the bias and the bias never read (a review)."""
     assert lookup("Conv2DCompress") is None
+
+
+# --- a review of the kernels (forty-first round): what is not replayed is refused -----------
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs"),
+    [
+        ("Pooling", {"mode": 1, "window": [3, 3], "stride": [2, 2], "pad": [1, 1, 1, 1]}),
+        ("AvgPool", {"ksize": [1, 1, 3, 3], "strides": [1, 1, 2, 2], "padding": "SAME"}),
+        ("AvgPoolV2", {"ksize": [1, 1, 3, 3], "strides": [1, 1, 2, 2], "pads": [1, 1, 1, 1]}),
+    ],
+)
+def test_a_pooling_given_the_filter_its_fusion_pass_adds_is_refused(op, attrs) -> None:
+    """GE's pooling passes (PoolingFusionPass, AvgPoolFusionPass, AvgPoolV2FusionPass) keep
+    the type, add a filter input and a Mul after it: the op then sums its windows. Replayed
+    as the mean, then the Mul, it divided twice and proved an innocent rule."""
+    x = np.arange(32.0).reshape(1, 2, 4, 4)
+    assert run(op, [x], {**attrs, "data_format": "NCHW"})[0].size  # one input: replayed
+    refuses(op, [x, np.ones((2, 1, 3, 3))], {**attrs, "data_format": "NCHW"}, "filter")
+
+
+@pytest.mark.parametrize("op", ["AvgPool", "MaxPool"])
+def test_a_tf_pooling_without_padding_is_refused(op) -> None:
+    """GE requires ``padding`` (REQUIRED_ATTR); it was taken as VALID."""
+    attrs = {"ksize": [1, 1, 3, 3], "strides": [1, 1, 1, 1], "data_format": "NCHW"}
+    refuses(op, [np.ones((1, 1, 4, 4))], attrs, "padding")

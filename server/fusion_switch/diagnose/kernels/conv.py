@@ -44,10 +44,30 @@ def _same_pads(size: int, k: int, stride: int, dil: int) -> tuple[int, int]:
     return total // 2, total - total // 2
 
 
+def _pads_agree(pads: tuple, attrs: dict, hw: tuple[int, int], k, s, d) -> None:
+    """Explicit ``pads`` must be what ``padding`` SAME or VALID gives, where it is one of them:
+    GE's shape inference writes the pads from it, so a graph where the two disagree is one the
+    kernel cannot be sure of (a review: SAME with pads 0 lost a row and a column)."""
+    padding = str(attrs.get("padding") or "").upper()
+    if padding == "VALID":
+        wanted = [(0, 0), (0, 0)]
+    elif padding == "SAME":
+        wanted = [_same_pads(hw[0], k[0], s[0], d[0]), _same_pads(hw[1], k[1], s[1], d[1])]
+    else:
+        return
+    given = [pads[0:2], pads[2:4]]
+    if any(sorted(g) != sorted(w) for g, w in zip(given, wanted, strict=True)):
+        raise KernelError(
+            f"attribute pads={list(pads)} disagrees with padding={attrs.get('padding')!r} "
+            f"(which gives {[p for w in wanted for p in w]}): not replayed"
+        )
+
+
 def _pads(attrs: dict, hw: tuple[int, int], k: tuple[int, int], s, d) -> tuple[int, ...]:
     if attrs.get("pads") is not None:
         pads = int_list(attrs["pads"], "pads", 4)
         if all(p >= 0 for p in pads):
+            _pads_agree(tuple(pads), attrs, hw, k, s, d)
             return tuple(pads)
     if attrs.get("pad") is not None:
         p = as_int(attrs["pad"], "pad")

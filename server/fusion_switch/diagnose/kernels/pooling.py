@@ -159,7 +159,7 @@ def pooling(
     ceil_mode=0,
     data_format="NCHW",
 ):
-    x = _as_4d(need(inputs, 0, "x"))
+    x = _x_alone(inputs)
     fmt = layout(format, data_format, "NCHW")
     xn = to_nchw(x, fmt)
     m = as_int(mode, "mode")
@@ -179,8 +179,21 @@ def pooling(
     return [from_nchw(y, fmt)]
 
 
+def _x_alone(inputs) -> np.ndarray:
+    """The pooled input, refusing a second one: GE's pooling passes (PoolingFusionPass,
+    AvgPoolFusionPass, AvgPoolV2FusionPass) keep the type, add a filter input and a Mul after
+    it, and the op then sums its windows (a review: replayed as the mean, then the Mul, it
+    divided twice and proved an innocent rule)."""
+    if any(extra is not None for extra in inputs[1:]):
+        raise KernelError(
+            f"{len(inputs)} inputs: the filter a pooling fusion pass adds (the window sum, "
+            "scaled by a Mul after it) is not replayed"
+        )
+    return _as_4d(need(inputs, 0, "x"))
+
+
 def _tf_pool(inputs, format, ksize, strides, padding, data_format, pad, mode):
-    x = _as_4d(need(inputs, 0, "x"))
+    x = _x_alone(inputs)
     fmt = layout(format, data_format, "NHWC")
     xn = to_nchw(x, fmt)
     if ksize is None:
@@ -192,8 +205,10 @@ def _tf_pool(inputs, format, ksize, strides, padding, data_format, pad, mode):
     if pad is not None:  # the generator's explicit symmetric pad
         p = as_int(pad, "pad")
         pads = (p, p, p, p)
+    elif padding is None:
+        raise KernelError("attribute padding is missing (GE requires it)")
     else:
-        mode_name = str(padding or "VALID").upper()
+        mode_name = str(padding).upper()
         if mode_name == "SAME":
             pads = (*_same_pads(xn.shape[2], k[0], s[0]), *_same_pads(xn.shape[3], k[1], s[1]))
         elif mode_name == "VALID":
@@ -207,7 +222,7 @@ def _tf_pool(inputs, format, ksize, strides, padding, data_format, pad, mode):
     "AvgPool", attrs=("ksize", "strides", "padding", "data_format", "pad"), layout_sensitive=True
 )
 def avg_pool(
-    inputs, *, format=None, ksize=None, strides=None, padding="VALID", data_format=None, pad=None
+    inputs, *, format=None, ksize=None, strides=None, padding=None, data_format=None, pad=None
 ):
     return _tf_pool(inputs, format, ksize, strides, padding, data_format, pad, "avg")
 
@@ -216,7 +231,7 @@ def avg_pool(
     "MaxPool", attrs=("ksize", "strides", "padding", "data_format", "pad"), layout_sensitive=True
 )
 def max_pool(
-    inputs, *, format=None, ksize=None, strides=None, padding="VALID", data_format=None, pad=None
+    inputs, *, format=None, ksize=None, strides=None, padding=None, data_format=None, pad=None
 ):
     return _tf_pool(inputs, format, ksize, strides, padding, data_format, pad, "max")
 
@@ -246,7 +261,7 @@ def _v2_pool(
     count,
     divisor,
 ):
-    x = _as_4d(need(inputs, 0, "x"))
+    x = _x_alone(inputs)
     fmt = layout(format, data_format, "NCHW")
     xn = to_nchw(x, fmt)
     if as_bool(global_pooling, "global_pooling"):
