@@ -64,6 +64,7 @@ from .replay_inputs import (
 )
 from .replay_kernels import Kernels, Unverifiable, out_dtype, out_formats
 from .replay_noise import channels_of, measure_noise
+from .replay_own_dumps import members_off_their_dumps
 from .replay_parameters import check_parameters
 from .replay_range import check_range
 from .replay_result import OutputReplay, ReplayReport, ReplayResult
@@ -411,7 +412,14 @@ def replay_run(
                 continue
             result.members = [m.name for m in sub.members]
             result.member_types = [m.type for m in sub.members]
-            decide(result, sub, measured[op.name], noise, functools.partial(witness, op, sub))
+            decide(
+                result,
+                sub,
+                measured[op.name],
+                noise,
+                functools.partial(witness, op, sub),
+                functools.partial(members_off_their_dumps, replayer, sub, noise),
+            )
             if result.verdict == INTRODUCES and localise is not None:
                 if op.name in localised:  # by the process that measured it (Judge)
                     result.localisation = localised[op.name]

@@ -22,6 +22,7 @@ def decide(
     measured: tuple,
     noise: NoiseFloor,
     fold_witness: Callable[[], tuple[str | None, str]] | None = None,
+    own_dumps: Callable[[], str] | None = None,
 ) -> None:
     """Set ``result``'s verdict (and its outputs, evidence, tolerance, reason) from what was
     measured of ``sub`` (:func:`.replay.measure_one`).
@@ -29,7 +30,9 @@ def decide(
     ``fold_witness``: called only when a flagged op's parameters differ between the runs and
     the replay with its own values disagrees too (:class:`.replay_fold.FoldWitness`): what
     shows the runs held the same weights, or None and why not. Without it (the early
-    :class:`.replay.Judge`) such an op counts as flagged."""
+    :class:`.replay.Judge`) such an op counts as flagged. ``own_dumps``: called before an
+    op is proven wrong: why an original op's kernel disagrees with its own fusion-off dump
+    (:func:`.replay_own_dumps.members_off_their_dumps`), empty when none does."""
     if measured[0] == "unverified":
         result.verdict, result.reason, result.missing_evidence = UNVERIFIED, *measured[1:]
         return
@@ -89,6 +92,10 @@ def decide(
                 "kernel computing otherwise than the device (an approximated function, a "
                 "float16 step) gives this too. Dump the fusion-off run's ops of that type"
             )
+            return
+        off_their_dumps = own_dumps() if own_dumps is not None else ""
+        if off_their_dumps:
+            result.verdict, result.reason = UNVERIFIED, off_their_dumps
             return
         result.verdict = INTRODUCES
         result.channel_tolerance = noise.channel_tolerance(_member_dtypes(sub))
