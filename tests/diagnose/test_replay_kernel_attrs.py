@@ -140,3 +140,63 @@ def test_a_filter_in_a_device_layout_alone_leaves_the_kernel_s_default():
     assert kernel_attrs(_conv_op("FRACTAL_Z", "NCHW"))["filter_format"] == "NCHW"
     plain = SimpleNamespace(**{**vars(_conv_op("HWCN")), "type": "Relu"})
     assert "filter_format" not in kernel_attrs(plain)  # only kernels that read weights
+
+
+def test_an_absent_optional_input_before_a_given_one_is_refused():
+    """A review (forty-first round): GE keeps an absent optional input's place ("" in the
+    op's inputs); the replay's input list dropped it, so every later input moved one place:
+    a BNInferenceD's bias was read as its scale, a Conv2D's offset_w added as its bias. A
+    trailing absent input moves nothing and is replayed."""
+    import pytest
+    from fusion_switch.diagnose.replay_kernels import Unverifiable
+    from replay_support import one_graph
+
+    def desc(shape):
+        return {"dtype": "DT_FLOAT", "layout": "NCHW", "shape": {"dim": list(shape)}}
+
+    conv = {
+        "type": "Conv2D",
+        "attr": [
+            {"key": "strides", "value": {"list": {"i": [1, 1, 1, 1]}}},
+            {"key": "pads", "value": {"list": {"i": [0, 0, 0, 0]}}},
+            {"key": "data_format", "value": {"s": "NCHW"}},
+        ],
+        "output_desc": [desc((1, 4, 3, 3))],
+    }
+    graph = one_graph(
+        [
+            {**conv, "name": "gap", "input": ["x:0", "w:0", "", "offset_w:0"]},
+            {**conv, "name": "trailing", "input": ["x:0", "w:0", "b:0", ""]},
+        ]
+    )
+    ops = {op.name: op for op in graph.ops}
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((1, 4, 3, 3)), rng.standard_normal((4, 4, 1, 1)), np.ones(4)
+    (y,) = Kernels().run(ops["trailing"], [x, w, b])
+    assert y.shape == (1, 4, 3, 3)
+    with pytest.raises(Unverifiable, match="input 2"):
+        Kernels().run(ops["gap"], [x, w, b])
+
+
+def test_a_transposed_convolution_s_layout_is_its_data_input_s():
+    """A review (forty-first round): ``format`` came from input 0, which for the non-D forms
+    is ``input_size``, a constant whose NHWC label then overrode the data's NCHW."""
+    from replay_support import one_graph
+
+    def desc(shape, fmt):
+        return {"dtype": "DT_FLOAT", "layout": fmt, "shape": {"dim": list(shape)}}
+
+    expected = {
+        # type: (inputs, the data input's place)
+        "Conv2DBackpropInput": (["size:0", "w:0", "dy:0"], 2),
+        "Conv2DTranspose": (["size:0", "x:0", "w:0"], 1),
+        "Conv2DBackpropInputD": (["w:0", "dy:0"], 1),
+        "Conv2DTransposeD": (["x:0", "w:0"], 0),
+    }
+    for op_type, (inputs, data) in expected.items():
+        descs = [desc((4,), "NHWC") for _ in inputs]
+        descs[data] = desc((1, 4, 3, 3), "NCHW")
+        (op,) = one_graph(
+            [{"name": "t", "type": op_type, "input": inputs, "input_desc": descs}]
+        ).ops
+        assert kernel_attrs(op)["format"] == "NCHW", op_type

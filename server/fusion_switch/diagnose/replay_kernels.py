@@ -42,16 +42,19 @@ def _for_kernels(name: str) -> bool:
 
 
 def _with_format(op: Any, attrs: dict[str, Any]) -> dict[str, Any]:
-    """``attrs`` with ``format`` (the layout of the op's first input) unless it has one, and
+    """``attrs`` with ``format`` (the layout of the input its kernel reads the data from: the
+    first, or the one after ``input_size`` of a transposed convolution) unless it has one, and
     with ``filter_format`` (the host layout of the input its kernel reads the weights from)
     unless it has one: a TensorFlow NCHW model keeps HWCN filters, where the kernel would
     otherwise take OIHW for an NCHW input."""
     descs = op.input_descs
-    if descs and "format" not in attrs:
-        fmt = descs[0].origin_format or descs[0].layout
+    spec = _spec(op.type)
+    data = getattr(spec, "data_input", 0)
+    if data < len(descs) and "format" not in attrs:
+        fmt = descs[data].origin_format or descs[data].layout
         if fmt:
             attrs["format"] = fmt
-    position = _filter_input(op.type)
+    position = getattr(spec, "filter_input", None)
     if position is not None and position < len(descs) and "filter_format" not in attrs:
         desc = descs[position]
         fmt = desc.origin_format or desc.layout
@@ -63,11 +66,11 @@ def _with_format(op: Any, attrs: dict[str, Any]) -> dict[str, Any]:
 _FILTER_LAYOUTS = frozenset({"NCHW", "NHWC", "HWCN"})
 
 
-def _filter_input(op_type: str) -> int | None:
-    """The input a kernel registered for ``op_type`` reads its weights from (None: none)."""
+def _spec(op_type: str) -> Any:
+    """The kernel registered for ``op_type`` (None: none), for the inputs it reads its data
+    (``data_input``) and weights (``filter_input``) from."""
     lookup, _ = kernel_registry()
-    spec = lookup(op_type) if lookup is not None else None
-    return getattr(spec, "filter_input", None)
+    return lookup(op_type) if lookup is not None else None
 
 
 _ACCEPTED: dict[Any, frozenset[str] | None] = {}
@@ -135,8 +138,13 @@ class Kernels:
             raise Unverifiable(f"no kernel for type {op.type}")
         known = self._attrs.get(id(op))
         if known is None or known[0] is not op:
-            known = self._attrs[id(op)] = (op, kernel_kwargs(spec.fn, op))
+            known = self._attrs[id(op)] = (op, kernel_kwargs(spec.fn, op), _gap(op))
         attrs = known[1]
+        if known[2] is not None:
+            raise Unverifiable(
+                f"kernel {op.type} ({op.name}): input {known[2]} is absent and a later one is "
+                "given: the inputs are not replayed in their places"
+            )
         try:
             with np.errstate(all="ignore"):
                 outs = spec.fn(inputs, **attrs)
@@ -145,6 +153,15 @@ class Kernels:
         except (TypeError, ValueError, IndexError, KeyError) as error:
             raise Unverifiable(f"kernel {op.type} ({op.name}) failed: {error}") from None
         return [np.asarray(o, dtype=np.float64) for o in outs]
+
+
+def _gap(op: Any) -> int | None:
+    """The place of an absent optional input ("" in GE's inputs) that a given one follows:
+    the replay's inputs skip it, so the later ones would move one place (a review: a
+    BNInferenceD's bias read as its scale). None when there is none."""
+    inputs = [ref for ref in getattr(op, "inputs", ()) if not ref.endswith(":-1")]
+    absent = [i for i, ref in enumerate(inputs) if not ref]
+    return absent[0] if absent and any(inputs[absent[0] + 1 :]) else None
 
 
 RESHAPE_TYPES = frozenset({"Reshape", "Squeeze", "Unsqueeze", "ExpandDims", "Flatten", "FlattenV2"})

@@ -80,7 +80,7 @@ def _run(dy, w, input_size, strides, pads, dilations, groups, format, data_forma
     return dx, fmt
 
 
-@kernel("Conv2DBackpropInputD", attrs=ATTRS, layout_sensitive=True, filter_input=0)
+@kernel("Conv2DBackpropInputD", attrs=ATTRS, layout_sensitive=True, filter_input=0, data_input=1)
 def conv2d_backprop_input_d(
     inputs,
     *,
@@ -100,7 +100,7 @@ def conv2d_backprop_input_d(
     return [from_nchw(dx, fmt)]
 
 
-@kernel("Conv2DBackpropInput", attrs=ATTRS[1:], layout_sensitive=True, filter_input=1)
+@kernel("Conv2DBackpropInput", attrs=ATTRS[1:], layout_sensitive=True, filter_input=1, data_input=2)
 def conv2d_backprop_input(
     inputs,
     *,
@@ -196,6 +196,7 @@ def conv2d_transpose_d(
     attrs=(*ATTRS[1:], "output_padding", "offset_x"),
     layout_sensitive=True,
     filter_input=2,
+    data_input=1,
 )
 def conv2d_transpose(
     inputs,

@@ -38,6 +38,7 @@ class KernelSpec:
     attrs: tuple[str, ...]
     layout_sensitive: bool
     filter_input: int | None = None  # the input holding the weights (its layout: filter_format)
+    data_input: int = 0  # the input whose layout is ``format`` (not input_size, a constant)
 
 
 REGISTRY: dict[str, KernelSpec] = {}
@@ -68,6 +69,7 @@ def kernel(
     attrs: tuple[str, ...] = (),
     layout_sensitive: bool = False,
     filter_input: int | None = None,
+    data_input: int = 0,
 ) -> Callable[[Callable[..., Sequence[np.ndarray]]], Callable[..., Sequence[np.ndarray]]]:
     """Register ``fn`` for each of ``op_types`` (GE type names)."""
 
@@ -77,7 +79,7 @@ def kernel(
             if op_type in REGISTRY:
                 raise ValueError(f"kernel for {op_type} registered twice")
             REGISTRY[op_type] = KernelSpec(
-                op_type, wrapped, tuple(attrs), layout_sensitive, filter_input
+                op_type, wrapped, tuple(attrs), layout_sensitive, filter_input, data_input
             )
         return fn
 
