@@ -200,3 +200,85 @@ def test_a_transposed_convolution_s_layout_is_its_data_input_s():
             [{"name": "t", "type": op_type, "input": inputs, "input_desc": descs}]
         ).ops
         assert kernel_attrs(op)["format"] == "NCHW", op_type
+
+
+def test_an_nhwc_tensor_read_as_nchw_evidence_is_refused_not_relabelled():
+    """A review (forty-first round): the evidence of a tensor dumped in a device layout
+    (NC1HWC0, NHWC) is read in NCHW order, while a TensorFlow graph's origin format (NHWC)
+    told the kernel the other order: where its dimensions allowed the read, the kernel
+    computed on transposed data without a word. A layout-sensitive kernel refuses it; one
+    that is not (an elementwise op) is replayed as before."""
+    import pytest
+    from fusion_switch.diagnose.replay_kernels import Unverifiable
+    from replay_support import one_graph
+
+    def desc(shape, layout, origin):
+        attr = [{"key": "origin_format", "value": {"s": origin}}]
+        return {
+            "dtype": "DT_FLOAT16",
+            "layout": layout,
+            "shape": {"dim": list(shape)},
+            "attr": attr,
+        }
+
+    def op(op_type, layout, origin):
+        (found,) = one_graph(
+            [
+                {
+                    "name": "op",
+                    "type": op_type,
+                    "input": ["x:0", "b:0"],
+                    "input_desc": [desc((1, 16, 16, 16), layout, origin), desc((16,), "ND", "ND")],
+                    "attr": [{"key": "data_format", "value": {"s": origin}}],
+                }
+            ]
+        ).ops
+        return found
+
+    x, b = np.zeros((1, 16, 16, 16)), np.arange(16.0)
+    for layout in ("NC1HWC0", "NHWC"):
+        with pytest.raises(Unverifiable, match="NHWC"):
+            Kernels().run(op("BiasAdd", layout, "NHWC"), [x, b])
+    assert Kernels().run(op("BiasAdd", "NC1HWC0", "NCHW"), [x, b])[0][0, :, 0, 0].tolist() == [
+        *range(16)
+    ]
+    assert Kernels().run(op("BiasAdd", "ND", "NHWC"), [x, b])[0][0, 0, 0].tolist() == [
+        *range(16)
+    ]  # held as it was: in the origin layout
+    assert Kernels().run(op("Add", "NC1HWC0", "NHWC"), [x, x])[0].shape == x.shape  # not sensitive
+
+
+def test_an_op_handed_to_the_waiting_process_is_refused_alike():
+    """What the parent measures is handed over as OpRead: it keeps what the refusals read (an
+    absent input's place, the layout of each input), else the two processes would differ."""
+    import pickle
+
+    import pytest
+    from fusion_switch.diagnose.replay_handed import OpRead
+    from fusion_switch.diagnose.replay_kernels import Unverifiable
+    from replay_support import one_graph
+
+    def desc(shape, layout, origin):
+        attr = [{"key": "origin_format", "value": {"s": origin}}]
+        return {"dtype": "DT_FLOAT", "layout": layout, "shape": {"dim": list(shape)}, "attr": attr}
+
+    ops = one_graph(
+        [
+            {"name": "gap", "type": "Add", "input": ["x:0", "", "y:0"]},
+            {
+                "name": "nhwc",
+                "type": "Conv2DBackpropInput",
+                "input": ["size:0", "w:0", "dy:0"],
+                "input_desc": [
+                    desc((4,), "ND", "ND"),
+                    desc((1, 1, 1, 1), "NCHW", "NCHW"),
+                    desc((1, 4, 4, 1), "NC1HWC0", "NHWC"),
+                ],
+            },
+        ]
+    ).ops
+    for op in ops:
+        handed = pickle.loads(pickle.dumps(OpRead(op, run=True)))
+        for which in (op, handed):
+            with pytest.raises(Unverifiable, match=r"absent|NHWC"):
+                Kernels().run(which, [np.ones(4), np.ones((1, 1, 1, 1)), np.ones((1, 4, 4, 1))])

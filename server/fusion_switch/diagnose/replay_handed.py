@@ -41,19 +41,24 @@ class DescRead:
 
 class OpRead:
     """What measuring a sub-graph and localising it read of an op: its name, type, data
-    inputs, output descs, the attributes its kernel gets (:func:`kernel_attrs`, ``format``
-    included, so that ``kernel_attrs`` of this gives the same) and its first input's desc
-    (a variant's axes range over its rank); of a fused op, the :data:`FUSED_MARKS`."""
+    inputs (and, of a member, its raw inputs: an absent optional one's place), output descs,
+    the attributes its kernel gets (:func:`kernel_attrs`, ``format`` included, so that
+    ``kernel_attrs`` of this gives the same) and a member's input descs (a variant's axes
+    range over its rank; the layout its data is dumped in); of a fused op, the
+    :data:`FUSED_MARKS`."""
 
-    __slots__ = ("_marks", "attrs", "data_inputs", "input_descs", "name", "output_descs", "type")
+    __slots__ = (
+        "_marks", "attrs", "data_inputs", "input_descs", "inputs", "name", "output_descs", "type"
+    )  # fmt: skip
 
     def __init__(self, op: Any, run: bool, fused: bool = False) -> None:
         self.name = op.name
         self.type = op.type
         self.data_inputs = list(op.data_inputs)
+        self.inputs = list(getattr(op, "inputs", ())) if run else []
         self.attrs = kernel_attrs(op) if run else {}  # only members are run
-        first = (getattr(op, "input_descs", None) or [])[:1] if run else []
-        self.input_descs = [DescRead(desc) for desc in first]
+        descs = (getattr(op, "input_descs", None) or []) if run else []
+        self.input_descs = [DescRead(desc) for desc in descs]
         self.output_descs = [DescRead(desc) for desc in op.output_descs]
         attr = getattr(op, "attr", None) if fused else None
         self._marks = {key: attr(key) for key in FUSED_MARKS} if attr is not None else {}
@@ -63,7 +68,7 @@ class OpRead:
 
     def __reduce__(self) -> tuple:  # as DescRead's
         values = (self.name, self.type, self.data_inputs, self.attrs, self.input_descs)
-        return (_op_read, (*values, self.output_descs, self._marks))
+        return (_op_read, (*values, self.output_descs, self._marks, self.inputs))
 
 
 def _desc_read(
@@ -76,9 +81,10 @@ def _desc_read(
     return desc
 
 
-def _op_read(name, op_type, data_inputs, attrs, input_descs, output_descs, marks) -> OpRead:
+def _op_read(name, op_type, data_inputs, attrs, input_descs, output_descs, marks, inputs) -> OpRead:
     op = OpRead.__new__(OpRead)
     op.name, op.type, op.data_inputs, op.attrs = name, op_type, data_inputs, attrs
+    op.inputs = inputs
     op.input_descs, op.output_descs, op._marks = input_descs, output_descs, marks
     return op
 

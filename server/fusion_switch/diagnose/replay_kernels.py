@@ -138,13 +138,16 @@ class Kernels:
             raise Unverifiable(f"no kernel for type {op.type}")
         known = self._attrs.get(id(op))
         if known is None or known[0] is not op:
-            known = self._attrs[id(op)] = (op, kernel_kwargs(spec.fn, op), _gap(op))
+            attrs = kernel_kwargs(spec.fn, op)
+            known = self._attrs[id(op)] = (op, attrs, _gap(op), _layout_refused(spec, op, attrs))
         attrs = known[1]
         if known[2] is not None:
             raise Unverifiable(
                 f"kernel {op.type} ({op.name}): input {known[2]} is absent and a later one is "
                 "given: the inputs are not replayed in their places"
             )
+        if known[3]:
+            raise Unverifiable(f"kernel {op.type} ({op.name}): {known[3]}")
         try:
             with np.errstate(all="ignore"):
                 outs = spec.fn(inputs, **attrs)
@@ -153,6 +156,30 @@ class Kernels:
         except (TypeError, ValueError, IndexError, KeyError) as error:
             raise Unverifiable(f"kernel {op.type} ({op.name}) failed: {error}") from None
         return [np.asarray(o, dtype=np.float64) for o in outs]
+
+
+# what the evidence store reads a device layout's tensor as (readers.layout.HOST_FORMAT)
+_READ_AS = {"NC1HWC0": "NCHW", "NHWC": "NCHW", "HWCN": "NCHW", "FRACTAL_Z": "NCHW"}
+
+
+def _layout_refused(spec: Any, op: Any, attrs: dict) -> str:
+    """Why a layout-sensitive kernel told ``format`` NHWC (a TensorFlow graph's origin format)
+    cannot take its input's evidence, which the store reads in NCHW order from the device
+    layout the desc names (a review: where the dimensions allowed it, the kernel computed on
+    transposed data without a word). Empty when it can."""
+    told = attrs.get("format")
+    if not getattr(spec, "layout_sensitive", False) or not isinstance(told, str):
+        return ""
+    data = getattr(spec, "data_input", 0)
+    descs = op.input_descs or []
+    device = descs[data].layout if data < len(descs) else None
+    read_as = _READ_AS.get(str(device).upper())
+    if told.upper() != "NHWC" or read_as is None:
+        return ""
+    return (
+        f"its input is dumped as {device}, which is read in {read_as} order, and its format is "
+        "NHWC: a model laid out as NHWC is not replayed"
+    )
 
 
 def _gap(op: Any) -> int | None:
