@@ -339,6 +339,43 @@ def manual_parts_do_not_fit_fusion_off(root):  # the same on the fusion-off side
     return _write(root, *_graphs(), _auto(), off)
 
 
+def auto_cut_list_shorter_than_outputs(root):  # output 1 has no entry: left out, no row
+    nd = {"shape": (4, 2), "layout": "ND"}
+    on, off = _graphs(op_type="Split2", outputs=[nd, {"shape": (2,), "layout": "ND"}])
+    second = np.array([5.0, 6.0], np.float32)
+    ranges = [[*rows_of(k), [rng(0, 2)]] for k in range(2)]
+    files = [
+        (f"Split2.f.3.1.{ts(k)}.4.7.{k}.0", "f", [TensorSpec(X[2 * k : 2 * k + 2])],
+         [TensorSpec(FULL[2 * k : 2 * k + 2] * 1.01), TensorSpec(second)],
+         attr(1, 2, [[2, 1]], ranges))
+        for k in range(2)
+    ]  # fmt: skip
+    off_files = [(f"Split2.b.1.1.{ts()}", "b", [TensorSpec(X)],
+                  [TensorSpec(FULL), TensorSpec(second)], ())]  # fmt: skip
+    return _write(root, on, off, files, off_files)
+
+
+def _bf16(values: np.ndarray) -> TensorSpec:
+    stored = (np.ascontiguousarray(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return TensorSpec(stored.tobytes(), data_type=27, shape=values.shape)
+
+
+def auto_float16_and_bfloat16(root):  # two outputs of two types, both cut on axis 0
+    nd = {"shape": (4, 2), "layout": "ND"}
+    on, off = _graphs(op_type="Split2", outputs=[nd, nd])
+    ranges = [[*rows_of(k), *rows_of(k)] for k in range(2)]
+    files = [
+        (f"Split2.f.3.1.{ts(k)}.4.7.{k}.0", "f", [TensorSpec(X[2 * k : 2 * k + 2])],
+         [TensorSpec((FULL[2 * k : 2 * k + 2] * 1.01).astype(np.float16)),
+          _bf16(FULL[2 * k : 2 * k + 2] * 1.03)],
+         attr(1, 2, [[2, 1], [2, 1]], ranges))
+        for k in range(2)
+    ]  # fmt: skip
+    off_files = [(f"Split2.b.1.1.{ts()}", "b", [TensorSpec(X)],
+                  [TensorSpec(FULL.astype(np.float16)), _bf16(FULL)], ())]  # fmt: skip
+    return _write(root, on, off, files, off_files)
+
+
 CASES = {
     name: value
     for name, value in dict(globals()).items()
