@@ -45,7 +45,7 @@ def read_op_dump(folder: DumpDir, op_name: str) -> DumpFile | None:
         return None if location is None else read_dump(location)
     locations = [os.fspath(name._location) for name in folder.entries(op_name)]
     if isinstance(mode, str):
-        raise SliceError(locations[-1], _cannot(len(locations), mode))
+        raise SliceError(locations[-1], _cannot(mode))
     return merge_slices([read_dump(location) for location in locations], locations)
 
 
@@ -57,25 +57,23 @@ def op_dump_location(folder: DumpDir, op_name: str) -> str | None:
     return merged_path(os.fspath(folder.entries(op_name)[0]._location))
 
 
-def _cannot(count: int, why: str) -> str:
+def _cannot(why: str) -> str:
     return (
-        f"{why}. This op's {count} FFTS+ files are not merged and it is not compared; "
-        "rename the dump files as CANN wrote them or dump the op again"
+        f"{why}. The op's FFTS+ files are not merged and it is not compared; rename the dump "
+        "files as CANN wrote them or dump the op again"
     )
 
 
 def merge_slices(dumps: list[DumpFile], locations: list[str]) -> DumpFile:
     """The merged dump of ``dumps`` (their files ``locations``, in msaccucmp's order)."""
     base, first = dumps[0], locations[0]
-    attr = _slicing(base, first, len(dumps))
+    attr = _slicing(base, first)
     cuts = [[dim for dim, count in enumerate(entry) if count != 1] for entry in attr["cuts"]]
     if not any(cuts):  # no cut axis: msaccucmp compares one file as it is
         try:
             return dumps[fallback_order(locations)[-1]]
         except IndexError:
-            raise SliceError(
-                first, _cannot(len(dumps), "a name of fewer than five fields")
-            ) from None
+            raise SliceError(first, _cannot("a name of fewer than five fields")) from None
     pieces = [
         _shaped_outputs(dump, location, position, attr["auto"])
         for position, (dump, location) in enumerate(zip(dumps, locations, strict=True))
@@ -86,22 +84,22 @@ def merge_slices(dumps: list[DumpFile], locations: list[str]) -> DumpFile:
     if len(cuts) > len(base.outputs):
         raise SliceError(
             first,
-            _cannot(len(dumps), f"outputCutList has {len(cuts)} entries for {len(base.outputs)} "
+            _cannot(f"outputCutList has {len(cuts)} entries for {len(base.outputs)} "
                     "output(s)"),
         )  # fmt: skip
     merged = []
     for index, axes in enumerate(cuts):  # outputs past outputCutList's entries are left out
         parts = [outputs[index] for outputs in pieces]
-        merged.append(_joined(parts, axes, first, len(dumps)))
+        merged.append(_joined(parts, axes, first))
     return _merged_dump(base, merged, merged_path(first))
 
 
-def _slicing(base: DumpFile, first: str, count: int) -> dict:
+def _slicing(base: DumpFile, first: str) -> dict:
     """The base's slicing attribute: its mode and cut list, or a :class:`SliceError`."""
     if not base.attrs:
         raise SliceError(
             first,
-            _cannot(count, "the first file holds no slicing attribute (the JSON with threadMode "
+            _cannot("the first file holds no slicing attribute (the JSON with threadMode "
                     "and outputCutList that CANN writes); msaccucmp stops on it"),
         )  # fmt: skip
     try:
@@ -111,12 +109,12 @@ def _slicing(base: DumpFile, first: str, count: int) -> dict:
     if not isinstance(attr, dict) or "threadMode" not in attr or "outputCutList" not in attr:
         raise SliceError(
             first,
-            _cannot(count, "its first attribute is not the JSON of threadMode and outputCutList "
+            _cannot("its first attribute is not the JSON of threadMode and outputCutList "
                     "that CANN writes; msaccucmp stops on it"),
         )  # fmt: skip
     cuts = attr["outputCutList"] or []
     if not isinstance(cuts, list) or not all(isinstance(entry, list) for entry in cuts):
-        raise SliceError(first, _cannot(count, f"outputCutList {cuts!r} is no list of lists"))
+        raise SliceError(first, _cannot(f"outputCutList {cuts!r} is no list of lists"))
     return {"auto": bool(attr["threadMode"]), "cuts": cuts}
 
 
@@ -134,16 +132,18 @@ def _shaped_outputs(dump: DumpFile, location: str, position: int, auto: bool) ->
         dims = tuple(tensor.shape) or ((tensor.size,) if tensor.size else ())
         shape = shapes[index] if shapes is not None else dims
         if not shape:
-            raise SliceError(location, _cannot(1, f"output {index} has no shape; msaccucmp stops"))
+            raise SliceError(location, _cannot(f"output {index} has no shape; msaccucmp stops"))
         count = min(math.prod(dims), tensor.size // width)
-        if count != math.prod(shape) or count == 0:
+        if count == 0:
+            raise SliceError(location, _cannot(f"output {index} holds no element"))
+        if count != math.prod(shape):
             raise SliceError(
                 location,
                 f"output {index} holds {count} element(s) where its part's shape "
                 f"{list(shape)} needs {math.prod(shape)}: the op's FFTS+ files are not merged "
                 "and it is not compared (msaccucmp writes its rows without numbers); dump the "
                 "op again",
-                rows=count != math.prod(shape),
+                rows=True,
             )
         stored = np.frombuffer(dump.raw_bytes(tensor), np.uint8, count * width)
         shaped.append((tensor.data_type, stored.reshape(*shape, width)))
@@ -161,26 +161,28 @@ def _auto_shapes(dump: DumpFile, location: str, position: int, outputs: int) -> 
     if len(shapes) < outputs:
         raise SliceError(
             location,
-            _cannot(1, f"its attribute gives no output_tensor_slice ranges of thread {position} "
+            _cannot(f"its attribute gives no output_tensor_slice ranges of thread {position} "
                     f"for its {outputs} output(s); msaccucmp stops on it"),
         )  # fmt: skip
     return shapes
 
 
-def _joined(parts: list, axes: list[int], first: str, count: int) -> tuple[int, np.ndarray]:
+def _joined(parts: list, axes: list[int], first: str) -> tuple[int, np.ndarray]:
     """One output's parts joined along its first cut axis (not cut: the base's part)."""
     data_type = parts[0][0]
     if not axes:
         return parts[0]
     if any(code != data_type for code, _ in parts):
-        raise SliceError(first, _cannot(count, "the files' parts of one output differ in type"))
-    arrays = [array for _, array in parts]
+        raise SliceError(first, _cannot("the files' parts of one output differ in type"))
+    arrays = [array for _, array in parts]  # each with a last axis of its element's bytes
     try:
+        if axes[0] >= arrays[0].ndim - 1:
+            raise ValueError(axes[0])
         return data_type, np.concatenate(arrays, axis=axes[0])
     except ValueError:  # shapes that do not join, an axis past the dims
         shapes = [list(array.shape[:-1]) for array in arrays]
         raise SliceError(
-            first, _cannot(count, f"parts of shapes {shapes} do not join along axis {axes[0]}")
+            first, _cannot(f"parts of shapes {shapes} do not join along axis {axes[0]}")
         ) from None
 
 
