@@ -84,6 +84,8 @@ def test_the_replay_reads_the_merged_tensor_or_says_why_not(tmp_path):
     on_dump, off_dump, *_ = CASES["auto_two_threads"](tmp_path / "merged")
     store = EvidenceStore(scan_dump_dir(on_dump), scan_dump_dir(off_dump))
     assert store.tensor("on", "f", "output", 0).shape == (4, 2)
+    with pytest.raises(MissingEvidence, match="first file's part only"):
+        store.tensor("on", "f", "input", 0)  # thread 0's rows of the input, not the input
     on_dump, off_dump, *_ = CASES["auto_no_attr"](tmp_path / "unmerged")
     store = EvidenceStore(scan_dump_dir(on_dump), scan_dump_dir(off_dump))
     with pytest.raises(MissingEvidence, match="no slicing attribute"):

@@ -160,7 +160,7 @@ class EvidenceStore:
                     if not cached.outputs and not cached.inputs:
                         cached = MissingEvidence(f"{path}: the dump holds no tensor", path)
                 except DumpError as error:
-                    cached = MissingEvidence(str(error), path)
+                    cached = MissingEvidence(str(error), error.path)  # a merged file: its own
             self._files[key] = cached
             if len(self._files) > _CACHE_FILES:
                 old_key, _ = self._files.popitem(last=False)
@@ -185,6 +185,12 @@ class EvidenceStore:
             return held
         dump = self.dump(side, op_name)
         tensors = dump.inputs if kind == "input" else dump.outputs
+        if kind == "input" and self.dirs[side].ffts_mode(op_name) is not None:
+            raise MissingEvidence(  # the rows compare them so; a replay would take a part
+                f"{dump.path}: the inputs of FFTS+ op {op_name}'s merged dump are its first "
+                "file's part only, not replayed from",
+                None,
+            )
         if index >= len(tensors):
             raise MissingEvidence(
                 f"{dump.path}: fusion-{side} dump of {op_name} has {len(tensors)} {kind}(s), "
