@@ -59,11 +59,12 @@ def _case(draw):
     whole_headers = draw(st.integers(0, 3)) == 0  # headers say more than the part holds
     stamps = draw(st.permutations(range(files)))
     short = draw(st.sampled_from([None] * 9 + list(range(files))))  # a thread without ranges
-    return files, outputs, auto, cuts, whole_headers, stamps, short
+    modeless = draw(st.sampled_from([None] * 9 + list(range(1, files))))  # no threadMode
+    return files, outputs, auto, cuts, whole_headers, stamps, short, modeless
 
 
 def _write(folder: Path, case) -> None:
-    files, outputs, auto, cuts, whole_headers, stamps, short = case
+    files, outputs, auto, cuts, whole_headers, stamps, short, modeless = case
     ranges = [
         [[{"lower": 0, "higher": d} for d in parts[k].shape] for parts, _ in outputs]
         for k in range(files)
@@ -86,7 +87,7 @@ def _write(folder: Path, case) -> None:
             name,
             [TensorSpec(np.full(2, k, np.float32), address=k + 1)],
             specs,
-            attrs=[("ffts", json.dumps(slicing))],
+            attrs=[("ffts", json.dumps(slicing if k != modeless else {"outputCutList": cuts}))],
         )
 
 

@@ -91,3 +91,13 @@ def test_a_slicing_attribute_that_is_no_json_is_refused(tmp_path):
     folder = _threads(tmp_path, [FULL[:, :2], FULL[:, 2:]], attrs=[("ffts", "threadMode=1")])
     with pytest.raises(SliceError, match="not the JSON of threadMode"):
         read_op_dump(folder, "r")
+
+
+def test_a_later_file_whose_attribute_has_no_thread_mode_is_named(tmp_path):
+    """msaccucmp reads every file's attribute and stops on one without threadMode."""
+    folder = _threads(tmp_path, [FULL[:, :2], FULL[:, 2:]])
+    second = folder.entries("r")[1].path
+    write_dump(second, "r", outputs=[TensorSpec(FULL[:, 2:])], attrs=[("ffts", "{}")])
+    with pytest.raises(SliceError, match="not the JSON of threadMode") as caught:
+        read_op_dump(scan_dump_dir(tmp_path), "r")
+    assert caught.value.path == str(second)

@@ -68,6 +68,9 @@ def merge_slices(dumps: list[DumpFile], locations: list[str]) -> DumpFile:
     """The merged dump of ``dumps`` (their files ``locations``, in msaccucmp's order)."""
     base, first = dumps[0], locations[0]
     attr = _slicing(base, first)
+    for dump, location in zip(dumps[1:], locations[1:], strict=True):
+        if dump.attrs and "threadMode" not in (_attribute(dump) or {}):  # msaccucmp reads all
+            raise SliceError(location, _cannot(_NOT_JSON))
     cuts = [[dim for dim, count in enumerate(entry) if count != 1] for entry in attr["cuts"]]
     if not any(cuts):  # no cut axis: msaccucmp compares one file as it is
         try:
@@ -80,7 +83,8 @@ def merge_slices(dumps: list[DumpFile], locations: list[str]) -> DumpFile:
     ]
     if any(len(outputs) != len(pieces[0]) for outputs in pieces):
         counts = [len(outputs) for outputs in pieces]
-        raise SliceError(first, f"the FFTS+ files hold {counts} outputs, not one count", rows=True)
+        why = f"the FFTS+ files hold {counts} outputs, not one count"
+        raise SliceError(first, _cannot(why), rows=True)
     if len(cuts) > len(base.outputs):
         raise SliceError(
             first,
@@ -94,6 +98,21 @@ def merge_slices(dumps: list[DumpFile], locations: list[str]) -> DumpFile:
     return _merged_dump(base, merged, merged_path(first))
 
 
+_NOT_JSON = (
+    "its first attribute is not the JSON of threadMode and outputCutList that CANN writes; "
+    "msaccucmp stops on it"
+)
+
+
+def _attribute(dump: DumpFile) -> dict | None:
+    """The file's first attribute as the JSON object msaccucmp reads, else None."""
+    try:
+        attr = json.loads(dump.attrs[0][1])
+    except (IndexError, ValueError):
+        return None
+    return attr if isinstance(attr, dict) else None
+
+
 def _slicing(base: DumpFile, first: str) -> dict:
     """The base's slicing attribute: its mode and cut list, or a :class:`SliceError`."""
     if not base.attrs:
@@ -102,16 +121,9 @@ def _slicing(base: DumpFile, first: str) -> dict:
             _cannot("the first file holds no slicing attribute (the JSON with threadMode "
                     "and outputCutList that CANN writes); msaccucmp stops on it"),
         )  # fmt: skip
-    try:
-        attr = json.loads(base.attrs[0][1])
-    except ValueError:
-        attr = None
-    if not isinstance(attr, dict) or "threadMode" not in attr or "outputCutList" not in attr:
-        raise SliceError(
-            first,
-            _cannot("its first attribute is not the JSON of threadMode and outputCutList "
-                    "that CANN writes; msaccucmp stops on it"),
-        )  # fmt: skip
+    attr = _attribute(base)
+    if attr is None or "threadMode" not in attr or "outputCutList" not in attr:
+        raise SliceError(first, _cannot(_NOT_JSON))
     cuts = attr["outputCutList"] or []
     if not isinstance(cuts, list) or not all(isinstance(entry, list) for entry in cuts):
         raise SliceError(first, _cannot(f"outputCutList {cuts!r} is no list of lists"))
