@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .exception_name import is_exception_dump_name
-from .ffts_slices import NORMAL, op_key, order_key, task_mode
+from .ffts_slices import NORMAL, op_key, order_key, task_mode, without_lxslice
 
 try:
     from . import _files  # file sizes stat'ed without the GIL (_files.c); optional
@@ -41,7 +41,6 @@ NPY_PATTERN = re.compile(r"^([.A-Za-z0-9_-]+)\.([0-9]+)\.([0-9]{1,255})\.npy$")
 # The usual name, op_type.op_name.task_id.stream_id.timestamp, as parse_dump_name reads it
 # (the index's fast path: one match and three ints where the general parse took ~3 us a file)
 _USUAL_NAME = re.compile(r"([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([0-9]+)\.([0-9]+)\.([0-9]{1,255})")
-_LXSLICE_ANY = re.compile(r"_lxslice[0-9]+")
 _ENTRY_NAME = operator.attrgetter("name")
 _TIMESTAMP_DIR = re.compile(r"^[0-9]{14}$")
 _SANITIZE = str.maketrans({"/": "_", ".": "_", "\\": "_", " ": "_"})
@@ -75,12 +74,6 @@ def sanitize_op_name(name: str) -> str:
     if "/" not in name and "." not in name and "\\" not in name and " " not in name:
         return name  # most names: four scans cost a fifteenth of the translation (issue 16)
     return name.translate(_SANITIZE)
-
-
-def without_lxslice(name: str) -> str:
-    """``name`` without its ``_lxslice<N>`` tags, as msaccucmp (given -f) reads the op names of
-    graphs and dump files alike (``a_lxslice1_b`` is ``a_b``)."""
-    return _LXSLICE_ANY.sub("", name) if "_lxslice" in name else name
 
 
 def dump_file_name(

@@ -21,12 +21,18 @@ _FFTS_PLUS_TASK = "4"
 _NO_NAME, _NO_THREAD, _NO_SLICE, _NO_STAMP = 1, 2, 3, 0
 
 
+def without_lxslice(name: str) -> str:
+    """``name`` without its ``_lxslice<N>`` tags, as msaccucmp (given -f) reads the op names of
+    graphs and dump files alike (``a_lxslice1_b`` is ``a_b``)."""
+    return _LXSLICE_ANY.sub("", name) if "_lxslice" in name else name
+
+
 def op_key(file_op_name: str) -> str:
     """The op a dump file is filed under, from its name's op field, as msaccucmp reads it with
     ``-f``: a name holding ``_lxslice`` loses every ``_lxslice<N>`` and keeps an
     ``sgt_graph_N_`` prefix; any other name loses that prefix (``p_sgt_graph_0_f`` is ``f``)."""
     if "_lxslice" in file_op_name:
-        return _LXSLICE_ANY.sub("", file_op_name)
+        return without_lxslice(file_op_name)
     if "_sgt_graph" not in file_op_name:
         return file_op_name
     matches = list(_SGT_GRAPH.finditer(file_op_name))
