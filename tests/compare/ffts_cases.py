@@ -200,6 +200,10 @@ def auto_no_attr(root):  # msaccucmp stops (AttributeError): a header-only CSV
     return _write(root, *_graphs(), _auto(with_attr=False), _off())
 
 
+def auto_no_attr_fusion_off(root):  # the same on the fusion-off side
+    return _write(root, *_graphs(), _auto(), _auto(name="b", scale=1.0, with_attr=False))
+
+
 def auto_single_thread_file(root):
     files = [(f"Relu.f.3.1.{ts()}.4.7.0.0", "f", [TensorSpec(X)], [TensorSpec(FULL * 1.01)],
               attr(1, 1, [[1, 1]], [[[rng(0, 4), rng(0, 2)]]]))]  # fmt: skip

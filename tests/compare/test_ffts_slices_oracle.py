@@ -19,7 +19,12 @@ from oracle import OracleUnavailable, run_msaccucmp
 pytestmark = pytest.mark.oracle
 
 # msaccucmp stops on these (no CSV, or its header alone): ours is checked below instead
-STOPS = {"auto_no_device_field", "auto_no_attr", "six_field_name_stream7"}
+STOPS = {
+    "auto_no_device_field",
+    "auto_no_attr",
+    "auto_no_attr_fusion_off",
+    "six_field_name_stream7",
+}
 
 
 def _both(root, name):
@@ -56,6 +61,14 @@ def test_without_the_slicing_attribute_the_op_says_why_and_the_rest_is_compared(
     assert "no slicing attribute" in rows["f"].fail_reason[0]
     assert "Relu.f.3.1.1700000000000000.4.7.0.0" in rows["f"].fail_reason[0]
     assert rows["n:output:0"].compared
+
+
+def test_fusion_off_files_without_the_slicing_attribute_are_named_in_the_rows(tmp_path):
+    theirs, outcome = _both(tmp_path, "auto_no_attr_fusion_off")
+    assert isinstance(theirs, OracleUnavailable) or read_result_csv(theirs)[1] == []
+    reason = _rows(outcome)["f:output:0"].fail_reason[0]
+    assert "no slicing attribute" in reason and "/off/Relu.b.3.1.1700000000000000" in reason
+    assert _rows(outcome)["n:output:0"].compared
 
 
 def test_a_name_whose_task_type_field_is_no_task_type_is_named(tmp_path):
