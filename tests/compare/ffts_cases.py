@@ -322,6 +322,31 @@ def auto_mixed_with_normal_file(root):  # a plain file of the op too: the listin
     return _write(root, *_graphs(), [*_auto(), plain], _off())
 
 
+def l1_group_ffts_op_without_stream(root):  # its stamp field is the task type: 0 there
+    nd = {"shape": (4, 2), "layout": "ND"}
+    off = graph_json(
+        "g",
+        op("data", "Data", 0, outputs=[desc(**nd)]),
+        op("a", "Relu", 1, ("data:0",), outputs=[desc(**nd)]),
+        op("c", "Abs", 2, ("a:0",), outputs=[desc(**nd)]),
+        op("out", "NetOutput", 3, ("c:0",)),
+    )
+    on = graph_json(
+        "g",
+        op("data", "Data", 0, outputs=[desc(**nd)]),
+        op("f", "Relu", 1, ("data:0",), originals=["a"], l1="7", outputs=[desc("a", 0, **nd)]),
+        op("h", "Abs", 2, ("f:0",), originals=["c"], l1="7", outputs=[desc("c", 0, **nd)]),
+        op("out", "NetOutput", 3, ("h:0",)),
+    )
+    threads = _auto(stream=False, stamps=(5, 6))
+    h = (f"Abs.h.5.1.{ts(1)}", "h", [TensorSpec(FULL)], [TensorSpec(FULL * 0.99)], ())
+    off_files = [
+        (f"Relu.a.1.1.{ts()}", "a", [TensorSpec(X)], [TensorSpec(FULL)], ()),
+        (f"Abs.c.2.1.{ts(1)}", "c", [TensorSpec(FULL)], [TensorSpec(FULL)], ()),
+    ]
+    return _write(root, on, off, [*threads, h], off_files)
+
+
 def six_field_name_stream7(root):  # task.stream.stamp.device, stream 7: msaccucmp stops
     files = [(f"Relu.f.7.1.{ts()}.0", "f", [TensorSpec(X)], [TensorSpec(FULL * 1.01)], ())]
     return _write(root, *_graphs(), files, _off())
@@ -383,5 +408,5 @@ def auto_float16_and_bfloat16(root):  # two outputs of two types, both cut on ax
 CASES = {
     name: value
     for name, value in dict(globals()).items()
-    if callable(value) and name.startswith(("manual_", "auto_", "sgt_", "six_"))
+    if callable(value) and name.startswith(("manual_", "auto_", "sgt_", "six_", "l1_"))
 }

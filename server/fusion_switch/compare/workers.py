@@ -365,9 +365,9 @@ class GroupComparer:
         it stands for other original ops."""
         stamped = []
         for op in members:
-            entries = self.ctx.left.entries(op.name)
-            if entries:
-                stamped.append((entries[-1].timestamp, op))
+            stamp = self.ctx.left.sort_stamp(op.name)  # as msaccucmp reads it from the name
+            if stamp is not None:
+                stamped.append((stamp, op))
         stamped.sort(key=lambda item: item[0])
         if not stamped:
             return []

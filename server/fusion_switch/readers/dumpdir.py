@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .exception_name import is_exception_dump_name
-from .ffts_slices import NORMAL, op_key, order_key, task_mode, without_lxslice
+from .ffts_slices import NORMAL, ffts_stamp, op_key, order_key, task_mode, without_lxslice
 
 try:
     from . import _files  # file sizes stat'ed without the GIL (_files.c); optional
@@ -437,6 +437,19 @@ class DumpDir:
             return None
         names = self._names(op_name, None)
         return self._modes.get(names[0].op_name) if names else None
+
+    def sort_stamp(self, op_name: str) -> int | None:
+        """The stamp msaccucmp orders an L1 group's ops by (None: no file): of the op's last
+        file in its order, the one :func:`_msaccucmp_stamp` reads, an FFTS+ op's fifth field."""
+        names = self._names(op_name, None)
+        if not names:
+            return None
+        last = names[-1]
+        listed = os.path.basename(last._location)
+        mode = self.ffts_mode(op_name) if len(names) > 1 else task_mode(last.real_name)
+        if isinstance(mode, int) and mode != NORMAL:
+            return ffts_stamp(listed, last.real_name)
+        return _msaccucmp_stamp(listed)
 
     def __contains__(self, op_name: object) -> bool:
         return isinstance(op_name, str) and bool(self._names(op_name, None))

@@ -94,6 +94,15 @@ def order_key(listed_name: str, real_name: str, mode: int) -> tuple[int, int]:
     return (_part(fields, mode), _stamp(fields))
 
 
+def ffts_stamp(listed_name: str, real_name: str) -> int:
+    """The stamp msaccucmp reads from an FFTS+ name: its fifth dot field when it has 16 digits
+    (0 otherwise; 1 for a numeric name)."""
+    if listed_name.isdigit():
+        return _NO_NAME
+    fields = real_name.split(".")
+    return _stamp(fields) if len(fields) > 4 else _NO_STAMP
+
+
 def merged_path(first_location: str) -> str:
     """The path msaccucmp gives a merged tensor (its messages name it): the first file's path
     cut after its fourth dot, then ``*``."""
