@@ -22,6 +22,7 @@ def _comparer() -> GroupComparer:
     comparer._header_bytes = 0
     comparer.errors = []
     comparer._reported = set()
+    comparer._merged = {}  # no FFTS+ op's merged dump here
     return comparer
 
 

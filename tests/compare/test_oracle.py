@@ -394,7 +394,7 @@ def test_an_lxslice_tag_inside_an_op_name_is_dropped_from_its_dump_s_name_too(tm
     """A review (fortieth round): with -f msaccucmp drops every ``_lxslice<N>`` from the op
     names of the graph and of the dump files, so the op ``a_lxslice1_b`` is ``a_b`` on both
     and its dump is found; we dropped it from the graph's name only and found no dump. (A
-    tag that ends the name marks an FFTS+ slice file: those stay set aside, as documented.)"""
+    tag that ends the name marks an FFTS+ slice file: test_ffts_slices_oracle.py.)"""
     both = TensorSpec(X4 * 2)
     case = _one_file_each(tmp_path, both, both, on_name="a_lxslice1_b")
     outcome, found = _compared_with_msaccucmp(tmp_path, case)

@@ -2,6 +2,7 @@
 
 import os
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 from fusion_switch.readers.dumpdir import (
@@ -12,6 +13,7 @@ from fusion_switch.readers.dumpdir import (
     sanitize_op_name,
     scan_dump_dir,
 )
+from fusion_switch.readers.ffts_slices import AUTO, MANUAL
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -227,11 +229,28 @@ def test_a_mapping_csv_with_a_byte_order_mark_is_read(tmp_path):
     assert scan_dump_dir(tmp_path).latest("c") == tmp_path / "12345"
 
 
-def test_lxslice_files_are_set_aside(tmp_path):
-    _touch(tmp_path, "Add.add_lxslice0.1.1700000000000000", "Add.add.1.1700000000000001")
+def test_ffts_plus_files_are_filed_under_their_op_in_msaccucmp_s_order(tmp_path):
+    """FFTS+ slice files were set aside ("slices are not merged") and thread files ordered by
+    their stamps: msaccucmp files ``add_lxslice<N>`` under ``add`` and orders slices by the
+    last character of the name's op field (``lxslice10`` as 0), threads by their id, which
+    decides the file its merge takes the slicing attribute, inputs and address from."""
+    stamp = 1700000000000000
+    slices = [f"Add.add_lxslice{k}.{k}.1.{stamp + k}.4.{k}.0.0" for k in (1, 10, 0)]
+    threads = [f"Relu.r.3.1.{stamp + 9 - k}.4.7.{k}.0" for k in (1, 0)]
+    _touch(tmp_path, *slices, *threads, "Add.odd_lxslice.1.1.1700000000000000")
     dump_dir = scan_dump_dir(tmp_path)
-    assert dump_dir.op_names == ["add"]
-    assert "lxslice" in dump_dir.ignored[0][1]
+    assert dump_dir.op_names == ["add", "r"]
+    assert [n.path.name for n in dump_dir.entries("add")] == [slices[2], slices[1], slices[0]]
+    assert [n.path.name for n in dump_dir.entries("r")] == [threads[1], threads[0]]
+    assert (dump_dir.ffts_mode("add"), dump_dir.ffts_mode("r")) == (MANUAL, AUTO)
+    assert dump_dir.ignored == [("Add.odd_lxslice.1.1.1700000000000000", ANY)]
+
+
+def test_an_ffts_plus_op_whose_names_msaccucmp_cannot_read_says_so(tmp_path):
+    """Without the device id the fourth field from the end is the stamp, which msaccucmp
+    reads as a task type and stops on: the op's mode says why, naming no guessed order."""
+    _touch(tmp_path, *[f"Relu.r.3.1.{1700000000000000 + k}.4.7.{k}" for k in (0, 1)])
+    assert "task type" in scan_dump_dir(tmp_path).ffts_mode("r")
 
 
 def test_npy_folder(tmp_path):
@@ -421,14 +440,15 @@ def test_the_index_reads_every_name_as_parse_dump_name_does(names):
     # parse_dump_name: the same DumpName objects, the same ignored files, any name
     import tempfile
 
-    from fusion_switch.readers.dumpdir import _LXSLICE, _index_folder
+    from fusion_switch.readers.dumpdir import _index_folder
+    from fusion_switch.readers.ffts_slices import op_key
 
     with tempfile.TemporaryDirectory() as folder:
         texts = sorted({joiner.join(parts) for parts, joiner in names} - {"", ".", ".."})
         for text in texts:
             if "/" not in text:
                 Path(folder, text).write_bytes(b"")
-        files, ignored, unusable = _index_folder(Path(folder))
+        files, ignored, unusable, modes = _index_folder(Path(folder))
         expected: dict[str, list] = {}
         expected_ignored = []
         for text in sorted(os.listdir(folder)):
@@ -441,22 +461,20 @@ def test_the_index_reads_every_name_as_parse_dump_name_does(names):
             parsed = parse_dump_name(text, os.path.join(folder, text))
             if isinstance(parsed, str):
                 expected_ignored.append((text, parsed))
-            elif _LXSLICE.search(parsed.op_name):
+            elif "_lxslice" in op_key(parsed.op_name):  # no number: msaccucmp skips it
                 expected_ignored.append(
-                    (text, "FFTS+ slice file (_lxslice); slices are not merged")
+                    (text, "_lxslice without a number (msaccucmp skips it too)")
                 )
             else:
                 expected.setdefault(parsed.op_name, []).append(parsed)
         listing = os.listdir(folder)  # msaccucmp: a stable sort over it, by a name's stamp
         for same_op in expected.values():
-            if any(n.task_type == 4 for n in same_op):  # FFTS+: by timestamp, then thread
-                same_op.sort(key=lambda n: n.sort_key)
-            else:
-                same_op.sort(key=lambda n: listing.index(n.path.name))
-                same_op.sort(key=lambda n: _msaccucmp_stamp(n.path.name))
+            same_op.sort(key=lambda n: listing.index(n.path.name))  # no "4": no FFTS+ here
+            same_op.sort(key=lambda n: _msaccucmp_stamp(n.path.name))
         assert files == expected
         assert ignored == expected_ignored
         assert unusable == []  # every entry here is a regular file
+        assert modes == {}
 
 
 def test_what_stands_for_a_dump_and_is_no_file_is_said_when_a_graph_names_its_op(tmp_path):

@@ -107,3 +107,17 @@ def test_a_folder_with_a_prefetch_under_way_pickles_without_its_thread(tmp_path)
 @given(st.text(alphabet=st.sampled_from("ab/.\\ _-é\t"), max_size=12))
 def test_sanitize_fast_path_equals_the_translation(name):
     assert sanitize_op_name(name) == name.translate(dumpdir._SANITIZE)
+
+
+@pytest.mark.parametrize("prefetch", [False, True], ids=["stat", "prefetch"])
+def test_an_ffts_plus_op_counts_every_file_its_merge_holds(tmp_path, prefetch):
+    """The memory plan counted an FFTS+ op's newest thread file, where its merged dump holds
+    the bytes of all of them in memory."""
+    for thread, size in ((0, 100), (1, 250)):
+        (tmp_path / f"Relu.r.3.1.{1700000000000000 + thread}.4.7.{thread}.0").write_bytes(
+            b"x" * size
+        )
+    dump_dir = scan_dump_dir(tmp_path)
+    if prefetch:
+        assert dump_dir.prefetch_latest_sizes()
+    assert dump_dir.latest_bytes("r") == 350

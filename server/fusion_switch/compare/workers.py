@@ -26,6 +26,7 @@ import numpy as np
 from ..readers import array_reuse
 from ..readers.dump import DumpError, DumpFile, DumpTensor, read_dump
 from ..readers.dumpdir import DumpDir
+from ..readers.ffts_merge import op_dump_location, read_op_dump
 from .align import (
     FRACTAL_NZ,
     NC1HWC0,
@@ -129,6 +130,8 @@ def no_right_dump_reason(op_name: str, tensor_id: str) -> str:
 def right_dump_reason(error: DumpError) -> str:
     """The CSV's reason for a fusion-off dump file that cannot be read: ours, but msaccucmp's
     own words for an empty file (its size check comes before any parsing)."""
+    if getattr(error, "rows", False):  # FFTS+ parts that do not fit: msaccucmp says nothing
+        return ""
     if error.file_size != 0:
         return str(error)
     path = error.path
@@ -198,6 +201,7 @@ class GroupComparer:
         # bound once: looked up for each of 10,000 tensors at 5,000 ops
         self._resolve = ctx.merged.resolve
         self._right_latest = ctx.right.latest_location  # text: no Path per file
+        self._merged: dict[str, str] = {}  # an FFTS+ op's merged dump's path -> the op
 
     # ------------------------------------------------------------------ files
 
@@ -226,8 +230,12 @@ class GroupComparer:
         headers = self._headers
         cached = headers.get(path)
         if cached is None:
+            merged = self._merged.get(path)
             try:
-                cached = _with_tensors(read_dump(path))
+                if merged is None:
+                    cached = _with_tensors(read_dump(path))
+                else:
+                    cached = _with_tensors(read_op_dump(self.ctx.right, merged))
             except DumpError as error:
                 cached = error
             headers[path] = cached
@@ -245,13 +253,15 @@ class GroupComparer:
         return cached
 
     def _left(self, op: RuleOp) -> DumpFile:
-        path = self.ctx.left.latest_location(op.name)
-        if path is None:
-            raise _Failure(no_left_dump_reason(op), missing=True)
-        try:
-            return _with_tensors(read_dump(path))
+        try:  # its newest file, or its FFTS+ files merged
+            dump = read_op_dump(self.ctx.left, op.name)
+            if dump is None:
+                raise _Failure(no_left_dump_reason(op), missing=True)
+            return _with_tensors(dump)
         except DumpError as error:
             self._error(error)
+            if getattr(error, "rows", False):  # msaccucmp's words for FFTS+ parts that do not fit
+                raise _Failure(no_left_dump_reason(op), missing=False) from None
             raise _Failure(f"[{op.name}] {error}", missing=False) from None
 
     # ------------------------------------------------------------------ groups
@@ -355,9 +365,9 @@ class GroupComparer:
         it stands for other original ops."""
         stamped = []
         for op in members:
-            entries = self.ctx.left.entries(op.name)
-            if entries:
-                stamped.append((entries[-1].timestamp, op))
+            stamp = self.ctx.left.sort_stamp(op.name)  # as msaccucmp reads it from the name
+            if stamp is not None:
+                stamped.append((stamp, op))
         stamped.sort(key=lambda item: item[0])
         if not stamped:
             return []
@@ -506,7 +516,11 @@ class GroupComparer:
         """The newest fusion-off dump file of ``ref``'s op, and the output's place in it."""
         if self._right_is_npy:  # one file per output: {op}.{output}.{timestamp}.npy
             return self._right_latest(ref.op_name, ref.output_index), 0
-        return self._right_latest(ref.op_name), ref.output_index
+        if self.ctx.right.ffts_mode(ref.op_name) is None:
+            return self._right_latest(ref.op_name), ref.output_index
+        path = op_dump_location(self.ctx.right, ref.op_name)  # FFTS+ files: merged, by _header
+        self._merged[path] = ref.op_name
+        return path, ref.output_index
 
     def op_memory(self, op: RuleOp) -> int | None:
         """Bytes this process holds beyond its base to compare ``op``'s tensors (the largest

@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from ..compare.metrics.native import decode_wide, stored_source, stored_tensor
-from ..readers.dump import NPY_FORMAT, DumpError, DumpFile, DumpTensor, read_dump
+from ..readers.dump import NPY_FORMAT, DumpError, DumpFile, DumpTensor
 from ..readers.dumpdir import DumpDir
+from ..readers.ffts_merge import op_dump_location, read_op_dump
 from ..readers.formats import FORMAT_CODES
 from ..readers.layout import LayoutError, to_host
 
@@ -149,17 +150,17 @@ class EvidenceStore:
         if cached is None:
             folder = self.dirs[side]
             # its text: no Path made per file (issue 16)
-            path = folder.latest_location(op_name) if folder is not None else None
+            path = op_dump_location(folder, op_name) if folder is not None else None
             if path is None:
                 cached = MissingEvidence(f"no fusion-{side} dump of {op_name}")
-            else:
+            else:  # an FFTS+ op's files merged as the comparison merges them, or why not
                 self.files_read.add(path)
                 try:
-                    cached = read_dump(path)
+                    cached = read_op_dump(folder, op_name)
                     if not cached.outputs and not cached.inputs:
                         cached = MissingEvidence(f"{path}: the dump holds no tensor", path)
                 except DumpError as error:
-                    cached = MissingEvidence(str(error), path)
+                    cached = MissingEvidence(str(error), error.path)  # a merged file: its own
             self._files[key] = cached
             if len(self._files) > _CACHE_FILES:
                 old_key, _ = self._files.popitem(last=False)
@@ -184,6 +185,12 @@ class EvidenceStore:
             return held
         dump = self.dump(side, op_name)
         tensors = dump.inputs if kind == "input" else dump.outputs
+        if kind == "input" and self.dirs[side].ffts_mode(op_name) is not None:
+            raise MissingEvidence(  # the rows compare them so; a replay would take a part
+                f"{dump.path}: the inputs of FFTS+ op {op_name}'s merged dump are its first "
+                "file's part only, not replayed from",
+                None,
+            )
         if index >= len(tensors):
             raise MissingEvidence(
                 f"{dump.path}: fusion-{side} dump of {op_name} has {len(tensors)} {kind}(s), "

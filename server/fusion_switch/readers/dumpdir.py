@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .exception_name import is_exception_dump_name
+from .ffts_slices import NORMAL, ffts_stamp, op_key, order_key, task_mode, without_lxslice
 
 try:
     from . import _files  # file sizes stat'ed without the GIL (_files.c); optional
@@ -40,11 +41,7 @@ NPY_PATTERN = re.compile(r"^([.A-Za-z0-9_-]+)\.([0-9]+)\.([0-9]{1,255})\.npy$")
 # The usual name, op_type.op_name.task_id.stream_id.timestamp, as parse_dump_name reads it
 # (the index's fast path: one match and three ints where the general parse took ~3 us a file)
 _USUAL_NAME = re.compile(r"([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([0-9]+)\.([0-9]+)\.([0-9]{1,255})")
-_LXSLICE = re.compile(r"_lxslice[0-9]+$")  # ends the name: an FFTS+ slice file
-_LXSLICE_ANY = re.compile(r"_lxslice[0-9]+")
 _ENTRY_NAME = operator.attrgetter("name")
-_SORT_KEY = operator.attrgetter("sort_key")
-_SGT_GRAPH = re.compile(r"sgt_graph_[0-9]+")
 _TIMESTAMP_DIR = re.compile(r"^[0-9]{14}$")
 _SANITIZE = str.maketrans({"/": "_", ".": "_", "\\": "_", " ": "_"})
 _MAX_DEPTH = 8
@@ -77,12 +74,6 @@ def sanitize_op_name(name: str) -> str:
     if "/" not in name and "." not in name and "\\" not in name and " " not in name:
         return name  # most names: four scans cost a fifteenth of the translation (issue 16)
     return name.translate(_SANITIZE)
-
-
-def without_lxslice(name: str) -> str:
-    """``name`` without its ``_lxslice<N>`` tags, as msaccucmp (given -f) reads the op names of
-    graphs and dump files alike (``a_lxslice1_b`` is ``a_b``)."""
-    return _LXSLICE_ANY.sub("", name) if "_lxslice" in name else name
 
 
 def dump_file_name(
@@ -201,16 +192,6 @@ def _is_timestamp(text: str) -> bool:
     return len(text) == 16 and text.isdigit()
 
 
-def _strip_op_name(name: str) -> str:
-    """msaccucmp's clean-up of names in dump files: drop an ``sgt_graph_N_`` prefix."""
-    if "_sgt_graph" not in name:
-        return name
-    matches = list(_SGT_GRAPH.finditer(name))
-    if "_sgt_graph" in name and matches and matches[-1].end() != len(name):
-        return name[matches[-1].end() + 1 :]
-    return name
-
-
 def parse_dump_name(real_name: str, path: Path | str | None = None) -> DumpName | str:
     """Parse a dump file name; returns the reason as a string when it is not one. ``path``
     (default: the name itself) may be a string, made a Path on first use."""
@@ -225,7 +206,7 @@ def parse_dump_name(real_name: str, path: Path | str | None = None) -> DumpName 
         return DumpName(
             path=path,
             real_name=real_name,
-            op_name=match.group(1),
+            op_name=op_key(match.group(1)),
             output_index=int(match.group(2)),
             timestamp=int(match.group(3)),
             is_npy=True,
@@ -239,7 +220,7 @@ def parse_dump_name(real_name: str, path: Path | str | None = None) -> DumpName 
         return DumpName(
             path,
             real_name,
-            _strip_op_name(match.group(1)),
+            op_key(match.group(1)),
             int(numbers[2]),
             fields[0],
             int(numbers[0]),
@@ -278,7 +259,7 @@ def parse_dump_name(real_name: str, path: Path | str | None = None) -> DumpName 
     return DumpName(
         path=path,
         real_name=real_name,
-        op_name=_strip_op_name(match.group(1)),
+        op_name=op_key(match.group(1)),
         op_type=fields[0],
         **info,  # type: ignore[arg-type]
     )
@@ -326,6 +307,8 @@ class DumpDir:
     # numeric-named dumps a damaged or unreadable mapping.csv does not name ("PATH: why")
     unmatched: list[str] = field(default_factory=list)
     _files: dict[str, list[DumpName]] = field(default_factory=dict, repr=False)
+    # op name -> FFTS+ mode of the ops of several files msaccucmp merges, or why it cannot
+    _modes: dict[str, int | str] = field(default_factory=dict, repr=False)
     # graph op name -> its file-name form, for names that differ (sanitised once per name)
     _aliases: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     _sizes: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
@@ -365,7 +348,8 @@ class DumpDir:
         self._prefetch = None
         thread.join()
         for key, size in zip(keys, box.get("sizes", ()), strict=False):  # none: it failed
-            self._sizes.setdefault(key, max(size, 0))  # -1: gone since the listing, as below
+            if key not in self._modes:  # an FFTS+ op's merge holds all its files: below
+                self._sizes.setdefault(key, max(size, 0))  # -1: gone since the listing
 
     @property
     def op_names(self) -> list[str]:
@@ -411,10 +395,10 @@ class DumpDir:
         return found
 
     def latest_bytes(self, op_name: str) -> int:
-        """The size of :meth:`latest` (0: no file, or gone since the folder was listed, which
-        its reading reports), stat'ed where the folder's listing gave it, without making a
-        Path of every op's file (issue 16); once per op: the plan and the memory budget's
-        estimates ask again."""
+        """The size of :meth:`latest`, of all an FFTS+ op's files when they are merged (0: no
+        file, or gone since the folder was listed, which its reading reports), stat'ed where
+        the folder's listing gave it, without making a Path of every op's file (issue 16);
+        once per op: the plan and the memory budget's estimates ask again."""
         if self._prefetch is not None:
             self._take_prefetched()
         known = self._sizes.get(op_name)
@@ -422,11 +406,9 @@ class DumpDir:
             return known
         names = self._names(op_name, None)
         size = 0
-        if names:
-            try:
-                size = os.stat(names[-1]._location).st_size
-            except OSError:
-                size = 0
+        for name in names if self.ffts_mode(op_name) is not None else names[-1:]:
+            with contextlib.suppress(OSError):
+                size += os.stat(name._location).st_size
         self._sizes[op_name] = size
         return size
 
@@ -447,6 +429,27 @@ class DumpDir:
             return None
         location = names[-1]._location
         return location if type(location) is str else os.fspath(location)
+
+    def ffts_mode(self, op_name: str) -> int | str | None:
+        """AUTO or MANUAL (:mod:`.ffts_slices`) for an op of several FFTS+ files msaccucmp
+        merges (:meth:`entries` in its order), a text saying why it cannot, else None."""
+        if not self._modes:
+            return None
+        names = self._names(op_name, None)
+        return self._modes.get(names[0].op_name) if names else None
+
+    def sort_stamp(self, op_name: str) -> int | None:
+        """The stamp msaccucmp orders an L1 group's ops by (None: no file): of the op's last
+        file in its order, the one :func:`_msaccucmp_stamp` reads, an FFTS+ op's fifth field."""
+        names = self._names(op_name, None)
+        if not names:
+            return None
+        last = names[-1]
+        listed = os.path.basename(last._location)
+        mode = self.ffts_mode(op_name) if len(names) > 1 else task_mode(last.real_name)
+        if isinstance(mode, int) and mode != NORMAL:
+            return ffts_stamp(listed, last.real_name)
+        return _msaccucmp_stamp(listed)
 
     def __contains__(self, op_name: object) -> bool:
         return isinstance(op_name, str) and bool(self._names(op_name, None))
@@ -474,9 +477,10 @@ def _joined(location: str | Path) -> Path:
 
 def _index_folder(
     folder: Path, mapping_problems: list[str] | None = None
-) -> tuple[dict[str, list[DumpName]], list[tuple[str, str]], list[tuple[DumpName, str]]]:
-    """The folder's dump files by op name, the files ignored (name, why), and the entries
-    named as dump files that are no regular file (their parsed name, what they are);
+) -> tuple[dict[str, list[DumpName]], list[tuple[str, str]], list[tuple[DumpName, str]], dict]:
+    """The folder's dump files by op name, the files ignored (name, why), the entries
+    named as dump files that are no regular file (their parsed name, what they are), and the
+    FFTS+ mode of the ops msaccucmp merges (:meth:`DumpDir.ffts_mode`);
     ``mapping_problems`` gets what is wrong with its mapping.csv."""
     mapping, problems = read_mapping(folder)
     if mapping_problems is not None:
@@ -508,6 +512,7 @@ def _index_folder(
         usual = usual_name(name)
         if usual is not None and "_sgt_graph" not in name and not name.startswith("exception"):
             op_type, op_name, task, stream, stamp = usual.groups()
+            op_name = op_key(op_name) if "_lxslice" in op_name else op_name
             parsed = DumpName(
                 entry.path, name, op_name, int(stamp), op_type, int(task), int(stream)
             )
@@ -530,29 +535,37 @@ def _index_folder(
                 ignored.append((name, parsed))
                 continue
             op_name = parsed.op_name
-        if "_lxslice" in op_name:
-            if _LXSLICE.search(op_name):
-                ignored.append((name, "FFTS+ slice file (_lxslice); slices are not merged"))
-                continue
-            op_name = without_lxslice(op_name)
+        if "_lxslice" in op_name:  # op_key took every _lxslice<N>: msaccucmp skips the rest
+            ignored.append((name, "_lxslice without a number (msaccucmp skips it too)"))
+            continue
         same_op = files.get(op_name)
         if same_op is None:
             files[op_name] = [parsed]
         else:
             same_op.append(parsed)
     listed: dict[str, int] | None = None  # the folder's own order, made for repeated ops only
-    for names in files.values():
+    modes: dict[str, int | str] = {}
+    for key, names in files.items():
         if len(names) > 1:
-            if any(name.task_type == _FFTS_PLUS_TASK for name in names):
-                names.sort(key=_SORT_KEY)
-                continue
             if listed is None:
                 listed = {entry.name: position for position, entry in enumerate(entries)}
-            names.sort(key=lambda name: _listed_key(name, listed))
-    return files, ignored, unusable
+            names.sort(key=lambda name: listed.get(os.path.basename(name._location), -1))
+            mode = task_mode(names[-1].real_name)  # the last listed file decides, as there
+            if mode == NORMAL or (isinstance(mode, str) and all(n.task_type != 4 for n in names)):
+                names.sort(key=lambda name: _listed_key(name, listed))  # (msaccucmp stops there)
+            else:
+                modes[key] = mode if isinstance(mode, str) else _ffts_order(names, mode)
+    return files, ignored, unusable, modes
 
 
-_FFTS_PLUS_TASK = 4  # the task type field of an FFTS+ dump's name (msaccucmp's FFTSPLUS)
+def _ffts_order(names: list[DumpName], mode: int) -> int | str:
+    """Sort an FFTS+ op's files (in listing order) as msaccucmp does: its mode, or why not."""
+    try:
+        keys = {id(n): order_key(os.path.basename(n._location), n.real_name, mode) for n in names}
+    except ValueError as error:
+        return str(error)
+    names.sort(key=lambda name: keys[id(name)])
+    return mode
 
 
 def _listed_key(name: DumpName, listed: dict[str, int]) -> tuple[int, int]:
@@ -737,7 +750,7 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
     if folder != requested:
         notes.insert(0, f"dump files are in {folder}")
     mapping_problems: list[str] = []
-    files, ignored, unusable = _index_folder(folder, mapping_problems)
+    files, ignored, unusable, modes = _index_folder(folder, mapping_problems)
     unmatched = []
     if mapping_problems:
         notes.append(
@@ -766,6 +779,7 @@ def scan_dump_dir(path: str | os.PathLike, graph_name: str | None = None) -> Dum
         unusable=unusable,
         unmatched=unmatched,
         _files=files,
+        _modes=modes,
     )
 
 

@@ -1,0 +1,115 @@
+"""FFTS+ dump files: which op a file belongs to, and in what order msaccucmp reads an op's files.
+
+An FFTS+ op runs as several threads (auto mode: ``.4.{context}.{thread}[.{device}]`` after the
+stamp) or as slice ops ``{name}_lxslice{N}`` (manual mode), each dumping its own part of the
+outputs. msaccucmp (given ``-f``) files them under one op and merges them
+(:mod:`.ffts_merge`); this module says what it files them under and how it orders them, from
+the names alone (numpy-free: the folder scan uses it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+NORMAL, AUTO, MANUAL = 0, 1, 2
+_LXSLICE_ANY = re.compile(r"_lxslice[0-9]+")
+_SGT_GRAPH = re.compile(r"sgt_graph_[0-9]+")
+_TASK_TYPES = ("0", "1", "2", "3", "4")
+_FFTS_PLUS_TASK = "4"
+# what msaccucmp's sort keys give a name they cannot read (its INVALID_* constants)
+_NO_NAME, _NO_THREAD, _NO_SLICE, _NO_STAMP = 1, 2, 3, 0
+
+
+def without_lxslice(name: str) -> str:
+    """``name`` without its ``_lxslice<N>`` tags, as msaccucmp (given -f) reads the op names of
+    graphs and dump files alike (``a_lxslice1_b`` is ``a_b``)."""
+    return _LXSLICE_ANY.sub("", name) if "_lxslice" in name else name
+
+
+def op_key(file_op_name: str) -> str:
+    """The op a dump file is filed under, from its name's op field, as msaccucmp reads it with
+    ``-f``: a name holding ``_lxslice`` loses every ``_lxslice<N>`` and keeps an
+    ``sgt_graph_N_`` prefix; any other name loses that prefix (``p_sgt_graph_0_f`` is ``f``)."""
+    if "_lxslice" in file_op_name:
+        return without_lxslice(file_op_name)
+    if "_sgt_graph" not in file_op_name:
+        return file_op_name
+    matches = list(_SGT_GRAPH.finditer(file_op_name))
+    if matches and matches[-1].end() != len(file_op_name):
+        return file_op_name[matches[-1].end() + 1 :]
+    return file_op_name
+
+
+def task_mode(real_name: str) -> int | str:
+    """How msaccucmp reads an op whose last listed file is ``real_name``: NORMAL, AUTO (FFTS+
+    threads) or MANUAL (``_lxslice`` files), from the fourth dot field from the end of a name
+    of more than five fields (a task type, 4 being FFTS+). A text saying why when that field
+    is no task type: msaccucmp then stops the whole comparison."""
+    if real_name.endswith(".npy"):
+        return NORMAL
+    fields = real_name.split(".")
+    if len(fields) <= 5:
+        return NORMAL
+    task_type = fields[-4]
+    if task_type not in _TASK_TYPES:
+        return (
+            f"msaccucmp reads the fourth dot field from the end of this name ({task_type!r}) "
+            "as a task type, which must be 0-4, and stops the whole comparison on it"
+        )
+    if task_type != _FFTS_PLUS_TASK:
+        return NORMAL
+    return MANUAL if "_lxslice" in real_name else AUTO
+
+
+def _stamp(fields: list[str]) -> int:
+    """The fifth dot field when it is a 16-digit stamp, else msaccucmp's 0."""
+    stamp = fields[4]
+    return int(stamp) if len(stamp) == 16 and stamp.isdigit() else _NO_STAMP
+
+
+def _part(fields: list[str], mode: int) -> int:
+    """The thread (auto: the second field from the end) or the slice (manual: the LAST
+    CHARACTER of the op field, so ``_lxslice10`` counts as 0), else msaccucmp's constants."""
+    if mode == AUTO:
+        thread = fields[-2]
+        return int(thread) if thread.isdigit() else _NO_THREAD
+    last = fields[1][-1:]
+    return int(last) if last.isdigit() else _NO_SLICE
+
+
+def order_key(listed_name: str, real_name: str, mode: int) -> tuple[int, int]:
+    """msaccucmp's order of an FFTS+ op's files: its two stable sorts, by the stamp and then
+    by the thread or slice, as one key (the listing order breaks ties). A numeric name (one
+    of ``mapping.csv``) gets 1 from both, as its lookup there finds nothing. Raises
+    ValueError for a name of fewer than five fields, where msaccucmp fails."""
+    if listed_name.isdigit():
+        return (_NO_NAME, _NO_NAME)
+    fields = real_name.split(".")
+    if len(fields) < 5:
+        raise ValueError(
+            f"{real_name} has no fifth dot field, by which msaccucmp orders an FFTS+ op's "
+            "files: it stops the whole comparison on it"
+        )
+    return (_part(fields, mode), _stamp(fields))
+
+
+def ffts_stamp(listed_name: str, real_name: str) -> int:
+    """The stamp msaccucmp reads from an FFTS+ name: its fifth dot field when it has 16 digits
+    (0 otherwise; 1 for a numeric name)."""
+    if listed_name.isdigit():
+        return _NO_NAME
+    fields = real_name.split(".")
+    return _stamp(fields) if len(fields) > 4 else _NO_STAMP
+
+
+def merged_path(first_location: str) -> str:
+    """The path msaccucmp gives a merged tensor (its messages name it): the first file's path
+    cut after its fourth dot, then ``*``."""
+    return ".".join([*os.fspath(first_location).split(".")[:4], "*"])
+
+
+def fallback_order(locations: list[str]) -> list[int]:
+    """Where msaccucmp finds no cut axis it compares one file unmerged: the last of the files
+    stable-sorted by their fifth dot field as text. Their positions in that order."""
+    return sorted(range(len(locations)), key=lambda i: os.path.basename(locations[i]).split(".")[4])
