@@ -20,7 +20,7 @@ PATHS = ["unnamed", "no-tmpfile", "no-proc-link"]
 @pytest.fixture(params=PATHS)
 def path_taken(request, monkeypatch):
     if request.param == "no-tmpfile":
-        monkeypatch.setattr(safe_files, "_TMPFILE", 0)
+        monkeypatch.setattr(safe_files, "_open_unnamed", lambda folder: None)
     elif request.param == "no-proc-link":
         real = os.link
 

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..readers.unnamed_file import link_unnamed, open_unnamed
 from .metrics import NAN_TEXT
 from .result import NAN, ResultRow
 
@@ -138,16 +139,10 @@ def _open_exclusive(path: Path, mode: str = "w"):
 
 
 def _open_unnamed(folder: Path):
-    """A file in ``folder`` with no name yet, for writing text, or None where the kernel or
-    the file system cannot make one (not Linux, kernels before 3.11, NFS)."""
-    flag = getattr(os, "O_TMPFILE", 0)
-    if not flag:
-        return None
-    try:
-        fd = os.open(folder, flag | os.O_RDWR, 0o644)
-    except OSError:  # EOPNOTSUPP, EISDIR, EINVAL: take the named path
-        return None
-    return open(fd, "w+", newline="", encoding="utf-8")
+    """A file in ``folder`` with no name yet, for writing text, or None (take the named
+    path)."""
+    fd = open_unnamed(folder, os.O_RDWR, 0o644)
+    return None if fd is None else open(fd, "w+", newline="", encoding="utf-8")
 
 
 def _give_name(handle, path: Path) -> None:
@@ -157,13 +152,9 @@ def _give_name(handle, path: Path) -> None:
     handle.flush()
     fd = handle.fileno()
     folder = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:  # a directory fd makes os.link call linkat with AT_SYMLINK_FOLLOW, not link
-        os.link(f"/proc/self/fd/{fd}", path.name, src_dir_fd=folder, dst_dir_fd=folder)
-        return
-    except FileExistsError:
-        raise
-    except OSError:
-        pass
+    try:
+        if link_unnamed(fd, folder, path.name):
+            return
     finally:
         os.close(folder)
     os.lseek(fd, 0, os.SEEK_SET)

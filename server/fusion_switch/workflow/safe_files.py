@@ -28,10 +28,11 @@ import secrets
 import stat
 from pathlib import Path
 
+from ..readers.unnamed_file import link_unnamed, open_unnamed
+
 STATE_DIR_NAME = ".fusion-switch"  # as state_dir.py names it
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
-_TMPFILE = getattr(os, "O_TMPFILE", 0)  # 0: write the named temp file at once
 
 Owner = tuple[int, int]  # (uid, gid)
 
@@ -218,14 +219,8 @@ def _replacing(path: Path, mode: int | None, owner: Owner | None) -> tuple[int, 
 
 
 def _open_unnamed(folder: Path) -> int | None:
-    """A file in `folder` with no name yet, or None where the kernel or the file system cannot
-    make one (not Linux, kernels before 3.11, NFS, ...): the caller takes the named path."""
-    if not _TMPFILE:
-        return None
-    try:
-        return os.open(folder, _TMPFILE | os.O_WRONLY | _BINARY, 0o600)
-    except OSError:  # EOPNOTSUPP, EISDIR, EINVAL; a real error repeats on the named path
-        return None
+    """An unnamed file in `folder` to write (None: take the named path)."""
+    return open_unnamed(folder, os.O_WRONLY | _BINARY, 0o600)
 
 
 def _fill(fd: int, data: bytes, mode: int, owner: Owner | None) -> None:
@@ -261,12 +256,11 @@ def _name_and_replace(fd: int, folder: Path, name: str) -> bool:
     try:
         for _ in range(20):
             tmp = f".{name}.{secrets.token_hex(6)}.tmp"
-            try:  # a directory fd makes os.link call linkat with AT_SYMLINK_FOLLOW, not link
-                os.link(f"/proc/self/fd/{fd}", tmp, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+            try:
+                if not link_unnamed(fd, folder_fd, tmp):
+                    return False
             except FileExistsError:
                 continue
-            except OSError:
-                return False
             try:
                 os.replace(tmp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
             except BaseException:
