@@ -104,3 +104,54 @@ def test_an_op_its_kernel_does_not_reproduce_from_its_own_dump_proves_nothing() 
     result = verdicts["fused_avg"]
     assert result.verdict == "unverified", (result.verdict, result.score, result.tolerance)
     assert "avg" in result.reason and "own" in result.reason, result.reason
+
+
+def test_an_op_that_wrote_over_its_own_input_is_not_held_to_its_dump() -> None:
+    """A second review: dumps are taken after an op runs, so an op writing its output over its
+    input leaves an input dump holding its output; its right kernel "did not give its own
+    dump", and a fused op 5% off was left unverified, the kernel blamed."""
+    from replay_support import float_desc
+
+    shape = (4, 64)
+    rng = np.random.default_rng(0)
+
+    def f32(values):
+        return np.asarray(values, np.float32).astype(np.float64)
+
+    def muls(name):
+        attr = [{"key": "value", "value": {"f": 1.5}}]
+        desc = {"output_desc": [float_desc(shape)], "input_desc": [float_desc(shape)]}
+        return {"name": name, "type": "Muls", "input": ["x:0"], "attr": attr, **desc}
+
+    def fused(name, member):
+        names = {"key": "_datadump_original_op_names", "value": {"list": {"s": [member]}}}
+        passes = {"key": "pass_name", "value": {"list": {"s": ["SomePass"]}}}
+        desc = [float_desc(shape, member)]
+        return {"name": name, "type": "Fused", "input": ["x:0"], "attr": [names, passes],
+                "output_desc": desc}  # fmt: skip
+
+    x_off = f32(rng.standard_normal(shape))
+    x_on = f32(x_off * (1 + 0.01 * rng.standard_normal(shape)))
+    off = [{"name": "x", "type": "Data", "output_desc": [float_desc(shape)]}]
+    on = list(off)
+    tensors = {}
+    for k in range(4):  # the type's noise samples: right, not in place
+        off.append(muls(f"m{k}"))
+        on.append(fused(f"fused_m{k}", f"m{k}"))
+        tensors |= {
+            ("off", f"m{k}", "input", 0): x_off,
+            ("off", f"m{k}", "output", 0): f32(x_off * 1.5),
+            ("on", f"fused_m{k}", "input", 0): x_on,
+            ("on", f"fused_m{k}", "output", 0): f32(x_on * 1.5),
+        }
+    off.append(muls("t"))
+    on.append(fused("fused_t", "t"))
+    tensors |= {
+        ("off", "t", "input", 0): f32(x_off * 1.5),  # in place: its input dump holds its output
+        ("off", "t", "output", 0): f32(x_off * 1.5),
+        ("on", "fused_t", "input", 0): x_on,
+        ("on", "fused_t", "output", 0): f32(x_on * 1.5 * 1.05),  # 5% off
+    }
+    report = replay_run(one_graph(on), one_graph(off), MemoryStore(tensors), workers=1)
+    result = {r.op: r for r in report.results}["fused_t"]
+    assert result.verdict == "introduces", (result.verdict, result.reason)

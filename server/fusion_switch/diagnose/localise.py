@@ -53,18 +53,20 @@ ALTERNATIVE_TYPES = {"Gelu": "FastGelu", "FastGelu": "Gelu", "Relu": "Relu6", "R
 EPSILONS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 0.0)
 MAX_VARIANTS_PER_OP = 32
 MAX_SKIPPED_INPUTS = 3
+SKIPPED_FIRST, SKIPPED_INPUT = "skipped (output = its first input)", "skipped (output = its input "
 EXPLAINED_DROP = 10.0  # a variant explains the output at a tenth of the replay's score or less
 AXIS_KEYS = ("axes", "axis", "split_dim")
 TRANSPOSE_TYPES = frozenset({"Transpose", "TransposeD", "ConfusionTransposeD"})
-# ops whose output is no longer a multiple of their input when that input is scaled (or that
-# add what the scale did not touch): a scale of an op before them does not reach the output
+# ops whose output is certainly no multiple of their input when that input is scaled (or that
+# add what the scale did not touch): a scale of an op before them does not reach the output.
+# Only those: a type left out counts as keeping the multiple, which can only leave more passes
+# undecided (a second review: a float Cast counted here let the epsilon variant prove again)
 SCALE_BREAKING = frozenset(
     {
         "Sigmoid", "Tanh", "Gelu", "FastGelu", "FastGeluV2", "Swish", "Elu", "Relu6", "Mish",
         "HardSwish", "HardSigmoid", "Softplus", "Erf", "Exp", "Log", "SoftmaxV2", "Softmax",
-        "LogSoftmaxV2", "LogSoftmax", "ClipByValue", "Adds", "Maximum", "Minimum", "BatchNorm",
-        "BNInference", "BNInferenceD", "LayerNorm", "LayerNormV3", "AscendQuant",
-        "AscendDequant", "Sin", "Cos", "Power", "Pow", "Cast", "BiasAdd",
+        "LogSoftmaxV2", "LogSoftmax", "ClipByValue", "Adds", "LayerNorm", "LayerNormV3", "Sin",
+        "Cos", "BiasAdd",
     }
 )  # fmt: skip
 ADDITIVE = frozenset({"Add", "AddV2", "AddN", "Sub", "Eltwise", "ConcatV2", "ConcatD", "Concat"})
@@ -130,9 +132,9 @@ def _variants(member: Any) -> Iterator[tuple[str, Callable | None, tuple | None]
     def fp16_range(inputs, outputs):
         return [_clipped(o, FP16_MAX) for o in outputs]
 
-    yield "skipped (output = its first input)", skip(0), None
+    yield SKIPPED_FIRST, skip(0), None
     for k in range(1, min(len(member.data_inputs), MAX_SKIPPED_INPUTS)):
-        yield f"skipped (output = its input {k})", skip(k), None
+        yield f"{SKIPPED_INPUT}{k})", skip(k), None
     yield "fp16 range applied to its output", fp16_range, None
     if member.type in ALTERNATIVE_TYPES:
         other = ALTERNATIVE_TYPES[member.type]
@@ -205,7 +207,7 @@ def localise(
         base_values = replayer.evaluate(sub, plan)
     except (Unverifiable, MissingEvidence):  # read once already: cannot fail differently
         return {"undecided": candidates, "method": "variants could not be replayed"}
-    undecided = _uninformative(replayer, sub, base_values, result.tolerance, owned)
+    undecided, scaled_by = _uninformative(replayer, sub, base_values, result.tolerance, owned)
     if undecided is not None:
         return undecided
     explained: list[tuple[str, str, float]] = []
@@ -227,10 +229,10 @@ def localise(
         if best is not None and best[0] <= limit[0]:
             explained.append((member.name, best[1], best[0]))
     guilty = list(dict.fromkeys(r for name, _, _ in explained for r in owned[name]))
-    for name, label, _ in explained:  # what a later op writing its tile in another order gives
-        if label.startswith("perm") or (label.startswith("skipped") and _moves(sub, name)):
-            later = [m.name for m in sub.members][[m.name for m in sub.members].index(name) + 1 :]
-            guilty += [r for n in later for r in owned[n] if r not in guilty]
+    if explained:  # a wrong constant of the ops that scale the output fits it as well
+        guilty += [r for r in scaled_by if r not in guilty]
+    for name in _alike(sub, explained):  # ops whose fault gives the same bits
+        guilty += [r for r in owned[name] if r not in guilty]
     detail = [
         {"original_op": name, "variant": label, "score": json_number(s, 4)}
         for name, label, s in explained
@@ -251,55 +253,79 @@ def localise(
     }
 
 
-def _moves(sub: Any, name: str) -> bool:
-    return any(m.name == name and m.type in TRANSPOSE_TYPES for m in sub.members)
+def _alike(sub: Any, explained: list[tuple[str, str, float]]) -> list[str]:
+    """The original ops whose own fault gives the same bits as an explaining variant:
+    - after a Transpose skipped or permuted, every op after it (one writing its tile in the
+      other order gives that on a square tensor);
+    - beside a binary op skipped to input k, the ops inside that made its other inputs (a
+      second review: a BatchNorm that wrote zeros, the identity of an Add, gave the Add's
+      output = its other input bit for bit, and proved the UB pass of the Add)."""
+    names = [m.name for m in sub.members]
+    found: list[str] = []
+    for name, label, _ in explained:
+        member = sub.members[names.index(name)]
+        kept = _skipped_input(label)
+        if label.startswith("perm") or (kept is not None and member.type in TRANSPOSE_TYPES):
+            found += names[names.index(name) + 1 :]
+        if kept is not None:
+            others = [ref for k, ref in enumerate(member.data_inputs) if k != kept]
+            found += [ref_name(ref)[0] for ref in others if ref_name(ref)[0] in names]
+    return list(dict.fromkeys(found))
+
+
+def _skipped_input(label: str) -> int | None:
+    """The input a skip variant passes through (None: not a skip)."""
+    if label == SKIPPED_FIRST:
+        return 0
+    if label.startswith(SKIPPED_INPUT):
+        return int(label[len(SKIPPED_INPUT) :].rstrip(")"))
+    return None
 
 
 def _uninformative(
     replayer: Any, sub: Any, base_values: dict, tolerance: float, owned: dict[str, tuple]
-) -> dict | None:
+) -> tuple[dict | None, list[str]]:
     """Undecided, before any variant, when the output cannot tell the passes apart (a review,
     forty-first round; each gave the innocent graph pass "proven"):
     - every output holds one value: anything that makes the op constant explains it;
     - every output is its replay times some number: a wrong constant in any op whose scale
       reaches the output gives that (an epsilon variant, a near-uniform scale of each channel,
-      "explained" a UB tail's constant 4.6% low), so the owners of all those ops share it."""
+      "explained" a UB tail's constant 4.6% low), so the owners of all those ops share it;
+      where they are one pass's, it is returned to stand beside the variants (second item)."""
     outputs = []
     for k, origin in sub.outputs:
         real, replay = replayer.real_output(sub, k), base_values.get(origin)
         if replay is None or replay.size != real.size:
-            return None
+            return None, []
         outputs.append((k, origin, real.reshape(-1), np.asarray(replay).reshape(-1)))
     if all(real.size and real.min() == real.max() for _, _, real, _ in outputs):
         return {
             "undecided": list(dict.fromkeys(r for rules in owned.values() for r in rules)),
             "method": "the output holds one value: any op made constant gives it",
             "hint": "undecided: bisect (switch one of these rules off and re-run) to split them",
-        }
+        }, []
     dtypes = [_dtype(replayer, sub, k, origin) for k, origin, _, _ in outputs]
     if all(score(o[2], o[3], d) <= tolerance for o, d in zip(outputs, dtypes, strict=True)):
-        return None  # the replay fits as it is: no scale to speak of
+        return None, []  # the replay fits as it is: no scale to speak of
     factors = []
     for (_, _, real, replay), dtype in zip(outputs, dtypes, strict=True):
         with np.errstate(all="ignore"):
             norm = float(np.dot(replay, replay))
             factor = float(np.dot(real, replay)) / norm if norm > 0 else float("nan")
-        if not np.isfinite(factor):
-            return None
-        if score(real, replay * factor, dtype) > tolerance:
-            return None
+        if not np.isfinite(factor) or score(real, replay * factor, dtype) > tolerance:
+            return None, []
         factors.append(factor)
     scaling = _scaling_members(sub)
     rules = list(dict.fromkeys(r for n in scaling for r in owned[n]))
     if len(rules) <= 1:
-        return None  # one pass's ops alone can scale the output: the variants may name it
+        return None, rules  # one pass's ops alone can scale the output: beside the variants
     shown = ", ".join(f"{f:.4g}" for f in factors)
     return {
         "undecided": rules,
         "method": f"the output is its replay times {shown}: a wrong constant in any op whose "
         f"scale reaches the output gives that ({', '.join(scaling)})",
         "hint": "undecided: bisect (switch one of these rules off and re-run) to split them",
-    }
+    }, []
 
 
 def _scaling_members(sub: Any) -> list[str]:
