@@ -315,6 +315,24 @@ def test_fusion_result_decides_the_section(tmp_path):
     )
 
 
+def test_the_fused_op_s_own_ub_mark_wins_over_fusion_result_s_section():
+    """A review (forty-first round): CANN has a graph pass and a UB pass of the same name
+    (MatMulTransposeWeightFusionPass); fusion_result.json lists it under graph_fusion first,
+    and that section was taken for an op whose pass_name_ub says the UB pass built it: apply
+    switched an unrelated graph pass off and left the UB pass on."""
+    from fusion_switch.diagnose.attribution import rule_section
+    from fusion_switch.readers.graph_model import Op
+
+    rule = "MatMulTransposeWeightFusionPass"
+    table = {rule: {"section": "GraphFusion", "effect_times": 1}}
+    by_ub = Op("mm", "MatMulV2", attrs={"pass_name": [rule], "pass_name_ub": rule})
+    assert rule_section(rule, by_ub, table, None) == ("UBFusion", "pass_name_ub")
+    single = Op("mm", "MatMulV2", attrs={"pass_name": [rule], "_single_op_ub_pass_name": rule})
+    assert rule_section(rule, single, table, None)[0] == "UBFusion"  # a UB mark of its own too
+    by_graph = Op("mm", "MatMulV2", attrs={"pass_name": [rule]})
+    assert rule_section(rule, by_graph, table, None) == ("GraphFusion", "fusion_result.json")
+
+
 def test_broken_fusion_result_names_line_and_column(tmp_path):
     path = tmp_path / "fusion_result.json"
     path.write_text('{"graph_fusion": {\n  "A": ,}}')

@@ -309,12 +309,15 @@ def find_fusion_result(*candidates: str | os.PathLike | None) -> Path | None:
 def rule_section(
     rule: str, op: OpLike, fusion_result: Mapping[str, Mapping[str, Any]] | None, catalogue
 ) -> tuple[str, str]:
-    if fusion_result and rule in fusion_result:
-        return str(fusion_result[rule]["section"]), "fusion_result.json"
+    # the fused op's own UB marks first (pass_name_ub, _single_op_ub_pass_name): CANN has
+    # graph and UB passes of the same name, and fusion_result.json keeps one section per name
+    # (a review: its graph_fusion entry sent the switch of a UB-built op to GraphFusion)
     attrs = getattr(op, "attrs", {}) or {}
     ub_names = set(getattr(op, "ub_pass_names", []) or [])
     if rule in ub_names or rule == attrs.get("pass_name_ub"):
         return UB_FUSION, "pass_name_ub"
+    if fusion_result and rule in fusion_result:
+        return str(fusion_result[rule]["section"]), "fusion_result.json"
     if callable(catalogue):  # loaded on first need: fusion_result.json often answers first
         catalogue = catalogue()
     if catalogue is not None:
