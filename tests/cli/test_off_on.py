@@ -91,3 +91,29 @@ def test_bad_arguments_are_errors_not_tracebacks(tmp_path):
     broken = fs("off", cfg, GRAPH_RULE)
     assert broken.returncode == 2 and "syntax errors" in broken.stderr
     assert "Traceback" not in both.stderr + broken.stderr
+
+
+def test_a_rule_fe_forces_on_at_o1_is_refused_with_the_reason(tmp_path):
+    """A review (forty-first round): FE turns on any pass in ExceptionalPassOfO1Level, from
+    the user's file or CANN's own fusion config, before it reads the switch
+    (fusion_config_parser.cc GetFusionSwitchByOptimizationOption): "off" did nothing while
+    `off` said it was switched off."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    original = (
+        '{"Switch": {"GraphFusion": {"ALL": "on"}},\n'
+        ' "ExceptionalPassOfO1Level": ["' + GRAPH_RULE + '"]}\n'
+    ).encode()
+    cfg.write_bytes(original)
+    done = fs("off", cfg, GRAPH_RULE)
+    assert done.returncode == 2, done.stdout
+    assert "ExceptionalPassOfO1Level" in done.stderr and GRAPH_RULE in done.stderr
+    assert cfg.read_bytes() == original
+
+    config = tmp_path / "fusion_config.json"  # CANN's own, listing it (given as a catalogue)
+    config.write_text(json.dumps({"ExceptionalPassOfO1Level": ["VendorKeptOnPass"]}))
+    (tmp_path / "plain").mkdir()
+    plain = user_cfg(tmp_path / "plain")
+    done = fs("off", plain, "VendorKeptOnPass", "--catalogue", config)
+    assert done.returncode == 2, done.stdout
+    assert "ExceptionalPassOfO1Level" in done.stderr
+    assert plain.read_bytes() == USER_CFG

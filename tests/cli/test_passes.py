@@ -41,7 +41,7 @@ def test_json_listing_groups_ops_by_pass_with_sections(case):
     }
     ub = passes["TbeCommonRules0FusionPass"]
     assert ub["section"] == "UBFusion" and len(ub["ops"]) == blocks + 1  # + the stem
-    assert ub["section_source"] == "fusion_result.json"  # found next to the graph
+    assert ub["section_source"] == "pass_name_ub"  # the op's own mark, before fusion_result.json
     counts = [len(p["ops"]) for p in data["passes"]]
     assert counts == sorted(counts, reverse=True)
     assert data["soc_version"] == "Ascend910B1"

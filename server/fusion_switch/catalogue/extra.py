@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -102,7 +102,12 @@ def _from_fusion_config(data: dict, origin: str) -> Catalogue:
                         )
                     )
     for name in data.get("ExceptionalPassOfO1Level", []) or []:
-        if isinstance(name, str) and not any(name in cat.rules[s] for s in SECTIONS):
+        if not isinstance(name, str):
+            continue
+        listed = [cat.rules[s][name] for s in SECTIONS if name in cat.rules[s]]
+        for rule in listed:  # FE turns it on whatever its switch says: marked where it is too
+            cat.add(replace(rule, o1_exceptional=True))
+        if not listed:
             cat.add(Rule(name=name, section="GraphFusion", o1_exceptional=True, origin=origin))
     return cat
 
@@ -173,7 +178,8 @@ def load_extra_file(path: str | Path) -> tuple[Catalogue | None, CatalogueError 
         )
     except RecursionError:
         return None, CatalogueError(str(p), "not a catalogue: arrays or objects nested too deep")
-    if isinstance(data, dict) and "Switch" in data and "rules" not in data:
+    keys = ("Switch", "Priority", "ExceptionalPassOfO1Level")
+    if isinstance(data, dict) and any(k in data for k in keys) and "rules" not in data:
         problem = _fusion_config_problem(data)
         if problem:
             return None, CatalogueError(str(p), f"not a CANN fusion_config.json: {problem}")

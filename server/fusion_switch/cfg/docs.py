@@ -17,8 +17,10 @@ TOP_LEVEL_DOCS = {
         "integer string. Custom ranges: Top `[0, 1000)`, Main `[1000, 2000)`, Down `[2000, 3000)`."
     ),
     "ExceptionalPassOfO1Level": (
-        "Array of pass names that stay enabled at optimisation level O1. CANN uses it in its "
-        "built-in configuration files; it must be an array of strings."
+        "Array of pass names FE turns on before it reads their switch, at any optimisation "
+        'level (`GetFusionSwitchByOptimizationOption`): an `"off"` for them changes '
+        "nothing. CANN uses it in its built-in configuration files; it must be an array of "
+        "strings."
     ),
 }
 
@@ -82,7 +84,10 @@ def rule_markdown(rule: Rule) -> str:
     else:
         facts.append("- Built-in default: on.")
     if rule.o1_exceptional:
-        facts.append("- Listed in `ExceptionalPassOfO1Level` (stays on at O1).")
+        facts.append(
+            "- Listed in `ExceptionalPassOfO1Level`: FE turns it on before it reads its switch, "
+            'at any optimisation level (`"off"` changes nothing).'
+        )
     if rule.json_graph_rule:
         facts.append("- A JSON graph fusion rule (switched under GraphFusion).")
     if rule.section_uncertain:

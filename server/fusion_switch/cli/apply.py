@@ -71,9 +71,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"fusion-switch apply: {summary_path} proves no rule guilty; nothing to apply.")
         return 0
     catalogue = catalogue_for(args)
+    try:
+        listed_on = switching.forced_on(read_cfg(args.cfg, must_exist=False).text)
+    except ChangeError:
+        listed_on = frozenset()  # read again below, where the error is said
     allowed = []
     for v in chosen:
-        problems = switching.resolve_rules([f"{v.section}:{v.rule}"], catalogue, "off").problems
+        named = [f"{v.section}:{v.rule}"]
+        problems = switching.resolve_rules(named, catalogue, "off", listed_on).problems
         for problem in problems:
             print(f"fusion-switch apply: not applied: {problem}", file=sys.stderr)
         if not problems:

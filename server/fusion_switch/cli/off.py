@@ -54,7 +54,11 @@ def switch(args: argparse.Namespace, value: str) -> int:
     from ..workflow.changes import ChangeError, read_cfg, write_change
 
     catalogue = catalogue_for(args)
-    resolved = switching.resolve_rules(args.rules, catalogue, value)
+    try:
+        listed_on = switching.forced_on(read_cfg(args.cfg, must_exist=False).text)
+    except ChangeError:
+        listed_on = frozenset()  # read again below, where the error is said
+    resolved = switching.resolve_rules(args.rules, catalogue, value, listed_on)
     for problem in resolved.problems:
         print(f"fusion-switch {value}: {problem}", file=sys.stderr)
     if resolved.problems:

@@ -36,7 +36,33 @@ def split_name(name: str) -> tuple[str | None, str]:
     return None, name
 
 
-def resolve_rules(names: Iterable[str], catalogue: Catalogue, value: str) -> Resolved:
+FORCED_ON = (
+    "is listed in ExceptionalPassOfO1Level{where}: FE turns such a pass on before it reads its "
+    'switch (fusion_config_parser.cc GetFusionSwitchByOptimizationOption), so "off" would '
+    "change nothing{remedy}"
+)
+
+
+def forced_on(text: str) -> frozenset[str]:
+    """The rules a configuration's own ``ExceptionalPassOfO1Level`` lists (FE keeps them on
+    whatever their switch says)."""
+    from ..cfg import parse
+    from ..cfg.tree import ArrayNode, ObjectNode, StringNode, top_level_member
+
+    doc = parse(text)
+    if not isinstance(doc.root, ObjectNode):
+        return frozenset()
+    member = top_level_member(doc.root, "ExceptionalPassOfO1Level")
+    if member is None or not isinstance(member.value, ArrayNode):
+        return frozenset()
+    return frozenset(i.value for i in member.value.items if isinstance(i, StringNode))
+
+
+def resolve_rules(
+    names: Iterable[str], catalogue: Catalogue, value: str, listed_on: frozenset[str] = frozenset()
+) -> Resolved:
+    """The switches ``names`` mean, and a sentence per name refused. ``listed_on``: the rules
+    the configuration's own ``ExceptionalPassOfO1Level`` lists (:func:`forced_on`)."""
     changes: list[Change] = []
     problems: list[str] = []
     for raw in names:
@@ -61,6 +87,17 @@ def resolve_rules(names: Iterable[str], catalogue: Catalogue, value: str) -> Res
                 continue
         for sec in sections:
             rule = catalogue.get(name, sec)
+            if value == "off" and (name in listed_on or (rule is not None and rule.o1_exceptional)):
+                mine = name in listed_on
+                problems.append(
+                    f"{name} ({sec}) "
+                    + FORCED_ON.format(
+                        where=" in this file" if mine else " in CANN's fusion config",
+                        remedy="; take it out of that list first" if mine else "",
+                    )
+                    + "."
+                )
+                continue
             if value == "off" and rule is not None and rule.cannot_switch_off:
                 problems.append(
                     f"{name} ({sec}) {CANNOT_SWITCH_OFF} (source: "
