@@ -10,6 +10,9 @@ from cfg_helpers import ATLAS_350, CTX, FORBIDDEN, GRAPH, UB, found, sub, switch
 from fusion_switch.catalogue import Catalogue, Rule, resolve_target
 from fusion_switch.cfg import CODES, Context, analyse
 
+GE_PASS = "AddRmsNormDynamicQuantV2FusionPass"  # REG_FUSION_PASS: run by GE's own executor
+GE_PASS_ON = "AInplaceAddFusionPass"  # the same; "on" is what it is anyway
+
 A2 = Context(target=resolve_target("Ascend910B1"))
 BOTH = "MatMulTransposeWeightFusionPass"  # a name listed in both sections
 
@@ -235,6 +238,15 @@ CASES = [
     ("ub-target-lines", f"{UB}:off\n{GRAPH}:off\n", ATLAS_350, "ub-unsupported-on-target", [UB]),
     ("legacy", f"{GRAPH}:off\nALL:on\n", CTX, "legacy-line-format", [f"{GRAPH}:off"]),
     ("legacy-json", switch(f'      "{GRAPH}": "off"'), CTX, "legacy-line-format", []),
+    # a review (forty-first round): GE's pass executor reads JSON only: such a line does nothing
+    (
+        "ge-pass-lines",
+        f"{GRAPH}:off\n{GE_PASS}:off\n{GE_PASS_ON}:on\n",
+        CTX,
+        "ge-pass-in-line-format",
+        [f"{GE_PASS}:off"],
+    ),
+    ("ge-pass-json", switch(f'      "{GE_PASS}": "off"'), CTX, "ge-pass-in-line-format", []),
     (
         "priority-bad",
         sub('{"Priority": {"GraphFusion": {"Middle": {}, "Top": {"<G>": "abc"}}}}'),

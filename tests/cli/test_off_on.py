@@ -117,3 +117,27 @@ def test_a_rule_fe_forces_on_at_o1_is_refused_with_the_reason(tmp_path):
     assert done.returncode == 2, done.stdout
     assert "ExceptionalPassOfO1Level" in done.stderr
     assert plain.read_bytes() == USER_CFG
+
+
+def test_a_ge_pass_written_into_a_line_format_file_converts_it_to_json(tmp_path):
+    """A review (forty-first round): passes GE registers itself (REG_FUSION_PASS) are run by
+    its pass executor, which reads the switches of a JSON file only
+    (FusionUtils::ParseFusionSwitch; FE alone falls back to the line format): a
+    `Name:off` line left such a pass on while `off` said it was switched off. The file is
+    converted to JSON (FE reads that too), said so, and restore brings the line format back."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    original = b"AAMatMulNzToNdFusionPass:off\nALL:on\n"
+    cfg.write_bytes(original)
+    ge_pass = "AddRmsNormDynamicQuantV2FusionPass"
+    done = fs("off", cfg, ge_pass)
+    assert done.returncode == 0, done.stderr
+    assert "JSON" in done.stdout + done.stderr
+    switch = json.loads(cfg.read_text())["Switch"]
+    assert switch["GraphFusion"][ge_pass] == "off"
+    assert switch["GraphFusion"]["AAMatMulNzToNdFusionPass"] == "off"  # the file's own, kept
+    assert fs("restore", cfg, "--yes").returncode == 0
+    assert cfg.read_bytes() == original
+
+    fe_only = fs("off", cfg, UB_RULE)  # FE reads the line format: edited in place
+    assert fe_only.returncode == 0, fe_only.stderr
+    assert cfg.read_bytes().startswith(b"AAMatMulNzToNdFusionPass:off\n")

@@ -36,6 +36,13 @@ class Rule:
     notes: str = ""
     origin: str = "built-in"  # which catalogue file defined it
 
+    @property
+    def read_by_ge(self) -> bool:
+        """Registered with GE itself (REG_FUSION_PASS, REG_DECOMPOSE_PASS): GE's pass executor
+        runs it, and reads its switch from a JSON file only (FusionUtils::ParseFusionSwitch;
+        FE alone falls back to the old line format)."""
+        return self.registration.startswith(("REG_FUSION_PASS", "REG_DECOMPOSE_PASS"))
+
     @classmethod
     def from_json(cls, obj: dict, origin: str = "built-in") -> Rule:
         return cls(

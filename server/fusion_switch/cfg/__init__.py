@@ -114,6 +114,7 @@ CODES = {
     "all-overridden": "information",
     "ub-unsupported-on-target": "warning",
     "legacy-line-format": "information",
+    "ge-pass-in-line-format": "warning",
 }
 
 

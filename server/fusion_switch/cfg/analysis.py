@@ -518,6 +518,18 @@ def _line_semantics(
         if not sections:
             findings.append(_unknown_rule(e, e.name, None, budget, index))
             continue
+        if e.value == "off" and any(ctx.catalogue.rules[s][e.name].read_by_ge for s in sections):
+            findings.append(
+                Finding(
+                    "ge-pass-in-line-format",
+                    "warning",
+                    e.span,
+                    f"{e.name} is run by GE's own pass executor, which reads switches from a "
+                    "JSON file only (FusionUtils::ParseFusionSwitch): in the old line format "
+                    "this line does not switch it off. Convert the file to JSON.",
+                    {"name": e.name, "line": True, "convert": True},
+                )
+            )
         if e.value == "off" and any(
             ctx.catalogue.rules[s][e.name].cannot_switch_off for s in sections
         ):

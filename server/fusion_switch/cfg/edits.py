@@ -151,16 +151,36 @@ def insert_members(doc: CfgDocument, obj: ObjectNode, render_member, style: Styl
     return Edit(Span(obj.start + 1, obj.end - 1), new)
 
 
-def set_switches(doc: CfgDocument, changes: Sequence[tuple[str, str, str]]) -> list[Edit]:
+def set_switches(
+    doc: CfgDocument, changes: Sequence[tuple[str, str, str]], catalogue=None
+) -> list[Edit]:
     """Edits that set (or add) each `(section, rule, "on"|"off")` under Switch.
 
     Keeps every other entry and the file's layout; creates the section or Switch when missing.
     Returns [] when the document is too broken to edit safely, or a rule is not
-    :func:`is_rule_name`.
+    :func:`is_rule_name`. Given the ``catalogue``, a file in the old line format that must
+    switch a rule GE reads (:func:`read_by_ge`) is rewritten as JSON: GE's pass executor reads
+    no other format, FE reads both (a review: a `Name:off` line left such a pass on).
     """
     if any(not is_rule_name(rule) for _, rule, _ in changes):
         return []  # callers refuse such names first (with a message); this is the last guard
+    if doc.format == "lines" and catalogue is not None and read_by_ge(changes, catalogue):
+        from .syntax import parse
+
+        converted = parse(convert_lines_to_json(doc, catalogue))
+        edits = set_switches(converted, changes)
+        return [Edit(Span(0, len(doc.text)), apply_edits(converted.text, edits))]
     return set_values(doc, [(s, r, json.dumps(v)) for s, r, v in changes])
+
+
+def read_by_ge(changes: Sequence[tuple[str, str, str]], catalogue) -> list[str]:
+    """The rules of ``changes`` that GE's own pass executor runs (they need a JSON file)."""
+    found = []
+    for section, rule, _ in changes:
+        known = catalogue.get(rule, section)
+        if known is not None and known.read_by_ge:
+            found.append(rule)
+    return found
 
 
 def set_values(doc: CfgDocument, changes: Sequence[tuple[str, str, str]]) -> list[Edit]:

@@ -76,7 +76,7 @@ def _fixes_for(doc: CfgDocument, f: Finding, ctx: Context, budget: list[int]) ->
         if data.get("line"):
             return _remove_entry(doc, f, "Remove this UBFusion rule (no UB fusion on the target)")
         return _remove_path(doc, data.get("path") or [], code)
-    if code == "legacy-line-format" and doc.format == "lines":
+    if code in ("legacy-line-format", "ge-pass-in-line-format") and doc.format == "lines":
         new = convert_lines_to_json(doc, ctx.catalogue)
         return [
             _fix(

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from ..workflow import switching
     from ..workflow.changes import ChangeError, read_cfg, recipe_base, write_change
     from ..workflow.verdicts import SummaryError, load_summary, rule_verdicts
-    from .off import catalogue_for, guard
+    from .off import catalogue_for, guard, say_json
     from .restore import confirm
 
     try:
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         text = base[0] if base else cfg.text
         changes = [(v.section, v.rule, "off") for v in chosen]
         try:
-            new_text = switching.switched_text(text, changes)
+            new_text = switching.switched_text(text, changes, catalogue)
         except ValueError as exc:
             raise ChangeError(f"{cfg.path}: cannot switch rules: {exc}") from None
         before_errors = switching.errors(text, catalogue) if text else []
@@ -138,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
             f"fusion-switch: switched off {names} in {cfg.path} (previous file: version "
             f"{version.number}; undo with: fusion-switch restore {cfg.path})"
         )
+    say_json(cfg.path, text, changes, catalogue, version)
     if not base:
         _say_still_all_off(cfg.path, new_text)
     return 0

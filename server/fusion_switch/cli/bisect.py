@@ -129,6 +129,7 @@ class Bisect:
         from ..workflow.trials import Judge
 
         self.args = args
+        self.catalogue = None  # set once loaded: a line-format base goes JSON for GE's passes
         command = list(args.command)
         if not command:
             raise BadInput("give the command to run after '--', e.g. -- python train.py")
@@ -262,6 +263,7 @@ class Bisect:
         self.journal = journal
         self.base_text = _text(journal.base)
         self.candidates_list = candidates
+        self.catalogue = catalogue
         try:
             self.trial_text(())
         except ValueError as exc:
@@ -453,7 +455,9 @@ class Bisect:
 
         on = set(on)
         off = [(s, r, "off") for s, r in self.candidates_list if (s, r) not in on]
-        return switching.switched_text(self.base_text, off) if off else self.base_text
+        if not off:
+            return self.base_text
+        return switching.switched_text(self.base_text, off, self.catalogue)
 
     def _label(self, on) -> str:
         n = len(self.candidates_list)
@@ -656,7 +660,9 @@ class Bisect:
         names = ", ".join(f"{r} ({s})" for s, r in guilty)
         self._put_base_back(found=f"guilty: {names}")
         base_cfg = read_cfg(self.cfg.path, must_exist=False)
-        final = switching.switched_text(self.base_text, [(s, r, "off") for s, r in guilty])
+        final = switching.switched_text(
+            self.base_text, [(s, r, "off") for s, r in guilty], self.catalogue
+        )
         version = write_change(
             base_cfg,
             _encode(final, self.journal.base),

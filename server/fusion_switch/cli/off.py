@@ -68,7 +68,7 @@ def switch(args: argparse.Namespace, value: str) -> int:
         cfg = read_cfg(args.cfg, must_exist=False)
         before_errors = switching.errors(cfg.text, catalogue) if cfg.data is not None else []
         try:
-            new_text = switching.switched_text(cfg.text, resolved.changes)
+            new_text = switching.switched_text(cfg.text, resolved.changes, catalogue)
         except ValueError as exc:
             raise ChangeError(f"{cfg.path}: cannot switch rules: {exc}") from None
         guard(cfg.path, new_text, before_errors, catalogue)
@@ -85,7 +85,18 @@ def switch(args: argparse.Namespace, value: str) -> int:
         print(f"fusion-switch {value}: {exc}", file=sys.stderr)
         return 2
     report(cfg.path, version, f"switched {value} {names}")
+    say_json(cfg.path, cfg.text, resolved.changes, catalogue, version)
     return 0
+
+
+def say_json(path, text: str, changes, catalogue, version) -> None:
+    """Say that a line-format file was rewritten as JSON for a rule GE reads."""
+    from ..workflow import switching
+
+    rules = switching.ge_needs_json(text, changes, catalogue)
+    if rules and version is not None:
+        note = switching.JSON_NOTE.format(path=path, rules=", ".join(rules))
+        print(f"fusion-switch: {note}.")
 
 
 def guard(path, new_text: str, before_errors: list[str], catalogue) -> None:

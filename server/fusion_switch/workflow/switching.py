@@ -110,18 +110,35 @@ def resolve_rules(
     return Resolved(changes, problems)
 
 
-def switched_text(text: str, changes: Sequence[Change]) -> str:
+def switched_text(text: str, changes: Sequence[Change], catalogue: Catalogue | None = None) -> str:
     """`text` with the switches set, keeping every other byte; ValueError when the file is
-    too broken to edit safely."""
+    too broken to edit safely. Given the ``catalogue``, a line-format file that must switch a
+    rule GE reads is rewritten as JSON (:func:`ge_needs_json` says which)."""
     from ..cfg import apply_edits, parse, set_switches
 
     doc = parse(text)
-    edits = set_switches(doc, list(changes))
+    edits = set_switches(doc, list(changes), catalogue)
     if not edits:
         if doc.has_syntax_errors:
             raise ValueError("it has syntax errors; fix them first (see 'fusion-switch check')")
         return text
     return apply_edits(text, edits)
+
+
+def ge_needs_json(text: str, changes: Sequence[Change], catalogue: Catalogue) -> list[str]:
+    """The rules of ``changes`` that make :func:`switched_text` rewrite ``text`` (in the old
+    line format) as JSON: GE's pass executor runs them and reads no other format."""
+    from ..cfg import parse
+    from ..cfg.edits import read_by_ge
+
+    return read_by_ge(changes, catalogue) if parse(text).format == "lines" else []
+
+
+JSON_NOTE = (
+    "{path} was in the old line format, which GE's pass executor does not read (it reads the "
+    "switches of {rules} from JSON only, FusionUtils::ParseFusionSwitch): it is now JSON, with "
+    "the same switches (FE reads both formats)"
+)
 
 
 def sections_all_off(text: str) -> list[str]:

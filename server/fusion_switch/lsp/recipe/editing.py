@@ -94,6 +94,19 @@ async def _recorded_replace(
     return version
 
 
+def _json_note(document, changes, catalogue) -> str:
+    """Said when a line-format file was rewritten as JSON for rules GE reads."""
+    from ...cfg.edits import read_by_ge
+
+    rules = read_by_ge(changes, catalogue) if document.format == "lines" else []
+    if not rules:
+        return ""
+    return (
+        f"; it was in the old line format, which GE's pass executor does not read for "
+        f"{', '.join(rules)}: it is now JSON, with the same switches"
+    )
+
+
 def _say_still_all_off(ls: FusionSwitchServer, name: str, text: str) -> None:
     """As `apply` says it: the rules went in beside "ALL": "off" (a file edited since 'all
     off' wrote it is not taken for the recipe's first step, matched byte for byte)."""
@@ -275,7 +288,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
     why = f"apply suspects: {rule_names} off"
     if base_text is not None:
         base = cfg.parse(base_text)
-        edits = cfg.set_switches(base, changes)
+        edits = cfg.set_switches(base, changes, ls.state.catalogue)
         if not edits and base.has_syntax_errors:
             raise CommandError(
                 f"fusion-switch: the configuration saved before 'all off' has syntax errors; "
@@ -293,6 +306,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
             rules=[f"{s}:{r}" for s, r, _ in changes],
         )
         note = " (in the configuration from before 'all off', which is now restored)"
+        note += _json_note(base, changes, ls.state.catalogue)
         restored = True
     else:
         analysis = await ls.state.analysis_async(doc)
@@ -301,7 +315,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
                 f"fusion-switch: {name} changed while the suspects were being applied; "
                 "nothing was changed: run the command again."
             )
-        edits = cfg.set_switches(analysis.document, changes)
+        edits = cfg.set_switches(analysis.document, changes, ls.state.catalogue)
         if not edits and analysis.document.has_syntax_errors:
             raise CommandError(f"fusion-switch: fix the syntax errors in {name} first.")
         if path is not None:
@@ -318,7 +332,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
             )
         elif not await apply_edits(ls, doc, edits, "Fusion Switch: turn suspected rules off"):
             raise CommandError(f"fusion-switch: the editor did not apply the edit to {name}.")
-        note, restored = "", False
+        note, restored = _json_note(analysis.document, changes, ls.state.catalogue), False
         _say_still_all_off(ls, name, cfg.apply_edits(analysis.document.text, edits))
     show(ls, f"fusion-switch: switched off {rule_names} in {name}{note}.", types.MessageType.Info)
     return {"applied": True, "changes": listed, "restoredFromAllOff": restored}
