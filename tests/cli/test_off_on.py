@@ -141,3 +141,26 @@ def test_a_ge_pass_written_into_a_line_format_file_converts_it_to_json(tmp_path)
     fe_only = fs("off", cfg, UB_RULE)  # FE reads the line format: edited in place
     assert fe_only.returncode == 0, fe_only.stderr
     assert cfg.read_bytes().startswith(b"AAMatMulNzToNdFusionPass:off\n")
+
+
+def test_all_off_names_the_rules_cann_s_own_config_keeps_on(tmp_path):
+    """A review (forty-first round): FE merges its built-in configuration after the user's file
+    and looks a name up before ALL, so the rules it lists "on" stay on under "ALL": "off";
+    `off --all` said "all fusion off" without a word."""
+    cfg = user_cfg(tmp_path)
+    done = fs("off", cfg, "--all")
+    assert done.returncode == 0, done.stderr
+    note = done.stdout + done.stderr
+    for rule in ("GridSampler3DFusionPass", "LayerNormGradV3FusionPass"):
+        assert rule in note, note
+    assert f"fusion-switch off {cfg}" in note  # how to switch them off too
+
+
+def test_a_switch_written_into_a_file_cann_rejects_is_said_to_do_nothing(tmp_path):
+    """A review: a file CANN rejects (a comment, "On") was edited and `off` said the rule was
+    switched off; CANN still rejects the whole file, so nothing is switched."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_text('{"Switch": {"GraphFusion": {"ALL": "On"}}}\n')
+    done = fs("off", cfg, GRAPH_RULE)
+    assert json.loads(cfg.read_text())["Switch"]["GraphFusion"][GRAPH_RULE] == "off"
+    assert "CANN rejects" in done.stderr and "check" in done.stderr, done.stderr

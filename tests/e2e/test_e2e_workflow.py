@@ -62,6 +62,10 @@ async def test_all_off_and_restore_round_trip_the_exact_text(session, tmp_path):
     await session.diagnostics(uri)
     result = await execute(session, "fusionSwitch.allOff", cfgUri=uri)
     assert result["applied"] is True, result
+    # a review: the rules CANN's own configuration switches on by name stay on; said
+    assert "GraphFusion:LayerNormGradV3FusionPass" in result["keptOnByCann"], result
+    said = [m.message for m in session.client.messages if "all fusion is off" in m.message]
+    assert said and "LayerNormGradV3FusionPass" in said[-1], said
     expected = cfg.all_off_text(cfg.parse(original))
     assert session.texts[uri] == expected
     history = History(path)

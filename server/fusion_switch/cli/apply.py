@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from ..workflow import switching
     from ..workflow.changes import ChangeError, read_cfg, recipe_base, write_change
     from ..workflow.verdicts import SummaryError, load_summary, rule_verdicts
-    from .off import catalogue_for, guard, say_json
+    from .off import catalogue_for, guard, say_json, say_rejected
     from .restore import confirm
 
     try:
@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
             f"{version.number}; undo with: fusion-switch restore {cfg.path})"
         )
     say_json(cfg.path, text, changes, catalogue, version)
+    say_rejected(cfg.path, new_text, before_errors, catalogue)
     if not base:
         _say_still_all_off(cfg.path, new_text)
     return 0

@@ -86,7 +86,23 @@ def switch(args: argparse.Namespace, value: str) -> int:
         return 2
     report(cfg.path, version, f"switched {value} {names}")
     say_json(cfg.path, cfg.text, resolved.changes, catalogue, version)
+    say_rejected(cfg.path, new_text, before_errors, catalogue)
     return 0
+
+
+def say_rejected(path, new_text: str, before_errors: list[str], catalogue) -> None:
+    """Say that the file CANN rejects still is (a review: "switched off" was printed for a
+    file whose errors make CANN reject it whole, so no switch of it takes effect); nothing
+    when the edit mended it (a trailing comma) or it had no error."""
+    from ..workflow import switching
+
+    after = switching.errors(new_text, catalogue) if before_errors else []
+    if after:
+        print(
+            f"fusion-switch: warning: CANN rejects {path} as it is ({after[0]}): no "
+            f"switch in it takes effect until that is fixed; see 'fusion-switch check {path}'",
+            file=sys.stderr,
+        )
 
 
 def say_json(path, text: str, changes, catalogue, version) -> None:
@@ -141,4 +157,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"fusion-switch off: {exc}", file=sys.stderr)
         return 2
     report(cfg.path, version, "all fusion off")
+    kept = switching.kept_on_by_cann(catalogue_for(args))
+    if kept:
+        names = " ".join(rule for _, rule in kept)
+        print(
+            "fusion-switch: note: CANN's own fusion configuration switches on "
+            f"{', '.join(f'{r} ({s})' for s, r in kept)}, which beats ALL (FE reads a name "
+            "before ALL, and its built-in entries after yours): they stay on. To switch them "
+            f"off too: fusion-switch off {cfg.path} {names}"
+        )
     return 0

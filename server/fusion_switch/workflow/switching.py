@@ -141,6 +141,18 @@ JSON_NOTE = (
 )
 
 
+def kept_on_by_cann(catalogue: Catalogue) -> list[tuple[str, str]]:
+    """(section, rule) that CANN's own fusion configuration switches on by name: FE reads a
+    name before ``ALL`` and adds its built-in entries after the user's, so ``"ALL": "off"``
+    leaves them on (a review: `off --all` said "all fusion off")."""
+    return [
+        (section, rule.name)
+        for section in SECTIONS
+        for rule in catalogue.rules.get(section, {}).values()
+        if rule.default == "on" and not rule.cannot_switch_off and not rule.o1_exceptional
+    ]
+
+
 def sections_all_off(text: str) -> list[str]:
     """The sections whose ``"ALL"`` is ``"off"`` in ``text`` (``ALL`` for the line format)."""
     from ..cfg import parse

@@ -155,14 +155,27 @@ async def all_off(ls: FusionSwitchServer, params: dict):
         kind="all-off",
         why="all fusion off",
     )
+    from ...workflow.switching import kept_on_by_cann
+
+    kept = kept_on_by_cann(ls.state.catalogue)
+    still = (
+        f" CANN's own fusion configuration switches on {', '.join(r for _, r in kept)}, which "
+        "beats ALL: they stay on (switch them off by name to include them)."
+        if kept
+        else ""
+    )
     show(
         ls,
-        f"fusion-switch: all fusion is off in {name}. Build and dump the fusion-off model, then "
-        "run 'Restore Configuration' (fusionSwitch.restore, or 'fusion-switch restore' in a "
-        "terminal) to get your configuration back.",
+        f"fusion-switch: all fusion is off in {name}.{still} Build and dump the fusion-off "
+        "model, then run 'Restore Configuration' (fusionSwitch.restore, or 'fusion-switch "
+        "restore' in a terminal) to get your configuration back.",
         types.MessageType.Info,
     )
-    return {"applied": True, "version": version.number if version else None}
+    return {
+        "applied": True,
+        "version": version.number if version else None,
+        "keptOnByCann": [f"{s}:{r}" for s, r in kept],
+    }
 
 
 def _safe_latest(path) -> Version | None:
