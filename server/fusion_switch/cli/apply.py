@@ -138,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
             f"fusion-switch: switched off {names} in {cfg.path} (previous file: version "
             f"{version.number}; undo with: fusion-switch restore {cfg.path})"
         )
+        if base:  # a plain restore goes back to the all-off file
+            print(
+                f"fusion-switch: your configuration from before 'off --all' is version "
+                f"{base[1].number}: fusion-switch restore {cfg.path} --version {base[1].number}"
+            )
     say_json(cfg.path, text, changes, catalogue, version)
     say_rejected(cfg.path, new_text, before_errors, catalogue)
     if not base:
