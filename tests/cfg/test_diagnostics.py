@@ -247,6 +247,22 @@ CASES = [
         [f"{GE_PASS}:off"],
     ),
     ("ge-pass-json", switch(f'      "{GE_PASS}": "off"'), CTX, "ge-pass-in-line-format", []),
+    # a review: passes renamed in capitals between CANN versions; CANN matches names exactly
+    (
+        "twin-off",
+        switch('      "BatchMatmulFusionPass": "on"', '      "TbeMatmulFixpipeFusionPass": "off"'),
+        CTX,
+        "spelling-twin",
+        ['"TbeMatmulFixpipeFusionPass"'],
+    ),
+    (
+        "twin-lines",
+        "TbeMatmulFixpipeFusionPass:off\n",
+        CTX,
+        "spelling-twin",
+        ["TbeMatmulFixpipeFusionPass"],
+    ),
+    ("twin-none", switch(f'      "{GRAPH}": "off"'), CTX, "spelling-twin", []),
     (
         "priority-bad",
         sub('{"Priority": {"GraphFusion": {"Middle": {}, "Top": {"<G>": "abc"}}}}'),

@@ -115,6 +115,7 @@ CODES = {
     "ub-unsupported-on-target": "warning",
     "legacy-line-format": "information",
     "ge-pass-in-line-format": "warning",
+    "spelling-twin": "information",
 }
 
 

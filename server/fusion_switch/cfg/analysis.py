@@ -229,6 +229,8 @@ def _section(
             else:
                 append(_unknown_rule(m, name, section, budget, index))
             continue
+        if name in index.twins and switch_value(value_node) == "off":
+            append(_spelling_twin(m.key_span, name, index.twins[name], False))
         if rule.cannot_switch_off and switch_value(value_node) == "off":
             append(
                 Finding(
@@ -242,6 +244,22 @@ def _section(
             )
     if all_member is not None:
         _all_overridden(all_member, obj.members, (section,), index, findings)
+
+
+def _spelling_twin(span: Span, name: str, twins: list[str], line: bool) -> Finding:
+    """A pass switched off whose name the catalogue also knows in other capitals: passes
+    renamed between CANN versions (TbeMatmulFixpipeFusionPass, TbeMatmulFixPipeFusionPass), and
+    CANN matches names exactly (a review: the other spelling's "off" did nothing)."""
+    others = " or ".join(twins)
+    return Finding(
+        "spelling-twin",
+        "information",
+        span,
+        f"{name} is also spelled {others} (CANN versions differ): CANN matches names exactly, "
+        "so this switches off only a pass registered under this spelling. Check the name in "
+        "your run's fusion_result.json or the graph's pass_name.",
+        {"name": name, "twins": list(twins), "line": line},
+    )
 
 
 def _unknown_rule(
@@ -518,6 +536,8 @@ def _line_semantics(
         if not sections:
             findings.append(_unknown_rule(e, e.name, None, budget, index))
             continue
+        if e.value == "off" and e.name in index.twins:
+            findings.append(_spelling_twin(e.name_span, e.name, index.twins[e.name], True))
         if e.value == "off" and any(ctx.catalogue.rules[s][e.name].read_by_ge for s in sections):
             findings.append(
                 Finding(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from ..catalogue import Catalogue, Rule, builtin_catalogue
 
@@ -23,15 +24,19 @@ def sample_rule_names(n_entries: int, catalogue: Catalogue | None = None) -> lis
 def sample_document(n_entries: int) -> str:
     """A `Switch.GraphFusion` file with `n_entries` entries in the CANN docs layout.
 
-    Every 7th rule is "off" (never one CANN cannot switch off); the others are "on". Synthetic
-    names are unknown to the built-in catalogue (so they get `unknown-rule` warnings) unless the
-    context uses `sample_catalogue(n_entries)`.
+    Every 7th rule is "off" (never one CANN cannot switch off, nor one the catalogue also
+    spells in other capitals); the others are "on". Synthetic names are unknown to the built-in
+    catalogue (so they get `unknown-rule` warnings) unless the context uses
+    `sample_catalogue(n_entries)`.
     """
     cat = builtin_catalogue()
+    counts = Counter(n.lower() for s in cat.rules.values() for n in s)
+    twins = {n for n, count in counts.items() if count > 1}
     lines = []
     for i, name in enumerate(sample_rule_names(n_entries, cat)):
         rule = cat.get(name, "GraphFusion")
-        value = "off" if i % 7 == 3 and not (rule and rule.cannot_switch_off) else "on"
+        quiet = not (rule and rule.cannot_switch_off) and name.lower() not in twins
+        value = "off" if i % 7 == 3 and quiet else "on"
         lines.append(f"      {json.dumps(name)}: {json.dumps(value)}")
     body = ",\n".join(lines)
     inner = f"\n{body}\n    " if lines else ""

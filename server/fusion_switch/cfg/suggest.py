@@ -46,6 +46,16 @@ class NameIndex:
             s: {n: r.default for n, r in catalogue.rules[s].items() if r.default in ("on", "off")}
             for s in SECTIONS
         }
+        # names that differ only in capitals (passes renamed between CANN versions)
+        by_lower: dict[str, list[str]] = {}
+        for name in self.pools[None]:
+            by_lower.setdefault(name.lower(), []).append(name)
+        self.twins = {
+            n: [t for t in group if t != n]
+            for group in by_lower.values()
+            if len(group) > 1
+            for n in group
+        }
         self.forbidden = {
             s: sorted(n for n, r in catalogue.rules[s].items() if r.cannot_switch_off)
             for s in SECTIONS
