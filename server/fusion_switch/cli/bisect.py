@@ -11,7 +11,8 @@ the bisection stops (workflow/bisect_guard.py).
 
 Exit status: 0 guilty rules found and switched off; 1 the job is already good (nothing to
 find); 2 bad input or a trial that cannot be judged; 3 fusion is not the cause (bad with all
-fusion off), the cause is not among the candidates, or the results contradict each other;
+fusion off), the cause is not among the candidates, the results contradict each other, or a
+rule found was not confirmed (the job fails on its own: could not decide);
 130 interrupted (resume with --resume). A stop for a save of CFG meanwhile is 2.
 """
 
@@ -161,13 +162,14 @@ class Bisect:
 
     # ----------------------------------------------------------------- setup
 
-    def candidates(self, catalogue) -> list[tuple[str, str]]:
+    def candidates(self, catalogue, cfg_text: str = "") -> list[tuple[str, str]]:
         from ..workflow import switching
 
         args = self.args
+        listed_on = switching.forced_on(cfg_text)  # FE keeps these on: no candidates
         if args.rules:
             names = [n for n in args.rules.split(",") if n.strip()]
-            resolved = switching.resolve_rules(names, catalogue, "off")
+            resolved = switching.resolve_rules(names, catalogue, "off", listed_on)
             if resolved.problems:
                 raise BadInput(" ".join(resolved.problems))
             return [(s, r) for s, r, _ in resolved.changes]
@@ -178,7 +180,9 @@ class Bisect:
         keep = []
         for section, rule in fired:
             known = catalogue.get(rule, section)
-            if known is not None and known.cannot_switch_off:
+            if rule in listed_on or (
+                known is not None and (known.cannot_switch_off or known.o1_exceptional)
+            ):
                 continue  # CANN keeps it on: switching it off cannot change a trial
             keep.append((section, rule))
         if not keep:
@@ -256,7 +260,7 @@ class Bisect:
                     "killed bisection a trial's file is left; the one from before it comes "
                     f"back with: fusion-switch restore {cfg.path}), then delete {jpath}"
                 )
-            candidates = self.candidates(catalogue)
+            candidates = self.candidates(catalogue, cfg.text)
             journal = Journal(jpath, self._settings(candidates), cfg.data)
             self._keep_in_history(cfg)
             journal.save()
@@ -415,16 +419,19 @@ class Bisect:
                     batch = gen.send(self.evaluate(items))
             except StopIteration as stop:
                 guilty = list(stop.value)
-            guilty = confirmed(self, guilty)
+            guilty, lost = confirmed(self, guilty)
+            if lost:  # the job failed on its own: no single run of it is trusted
+                standing = ", ".join(f"{r} ({s})" for s, r in guilty) or "none"
+                return self._finish_without(
+                    NOT_FUSION,
+                    "could not decide: the rules found were not all confirmed in runs of their "
+                    "own, so the job fails for reasons of its own (or the fault needs several "
+                    f"rules on together); nothing is switched off (still standing: {standing}). "
+                    "Make the job's runs repeatable (check its logs) and bisect again",
+                )
             unsure = unsure_without(self, guilty) if guilty else ""
             if unsure:
                 return self._finish_without(NOT_FUSION, unsure)
-            if not guilty:
-                return self._finish_without(
-                    1,
-                    "no rule found is confirmed: the runs that named them failed for reasons "
-                    "of the job's own (check the job's logs; make its runs repeatable)",
-                )
         except Inconsistent as exc:
             names = ", ".join(f"{r} ({s})" for s, r in exc.group[:8])
             return self._finish_without(NOT_FUSION, f"{exc} [{names}]")

@@ -9,13 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 
-def confirmed(bisect: Any, guilty: list) -> list:
-    """The rules of ``guilty`` one more run with only that rule on finds bad, then those
-    :func:`needed` beside the others. A job that fails now and then for reasons of its own
-    made the halving name innocent rules, which were switched off (a review); such a rule runs
-    good alone and is said, not kept."""
+def confirmed(bisect: Any, guilty: list) -> tuple[list, list]:
+    """(kept, lost): the rules of ``guilty`` one more run with only that rule on finds bad,
+    then those :func:`needed` beside the others; and the rules that were not. A job that
+    fails now and then for reasons of its own made the halving name innocent rules, which
+    were switched off (a review); such a rule runs good alone and is said, not kept. A rule
+    lost shows the job failing on its own: the caller trusts none of the rest either (a
+    second review: two spurious failures confirmed an innocent rule beside the one lost)."""
     if not guilty:
-        return guilty
+        return guilty, []
     items = []
     for rule in guilty:
         text = bisect.trial_text([rule])
@@ -28,9 +30,10 @@ def confirmed(bisect: Any, guilty: list) -> list:
         "(make the job's runs repeatable: --repeat counts a trial bad as soon as one run is)",
     )
     kept = needed(bisect, bad_alone)
-    if kept:
+    lost = [rule for rule in guilty if rule not in kept]
+    if kept and not lost:
         bisect.say("confirmed: " + _names(kept))
-    return kept
+    return kept, lost
 
 
 def needed(bisect: Any, found: list) -> list:
