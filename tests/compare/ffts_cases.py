@@ -61,6 +61,28 @@ def _graphs(on_name="f", shape=(4, 2), op_type="Relu", outputs=None, originals=N
     return on, off
 
 
+def _chain_graphs(chain: list[tuple[str, str | None, str]], l1: str | None = None):
+    """(on, off) graphs of the input through each op of ``chain`` in turn: (fusion-off name,
+    the fusion-on op standing for it or None when it is not fused, type); fused ops carry
+    ``l1`` as their L1 group."""
+    nd = {"shape": (4, 2), "layout": "ND"}
+
+    def built(fused: bool) -> dict:
+        ops, before = [op("data", "Data", 0, outputs=[desc(**nd)])], "data"
+        for number, (original, on_name, op_type) in enumerate(chain, 1):
+            if fused and on_name is not None:
+                ops.append(op(on_name, op_type, number, (f"{before}:0",), originals=[original],
+                              l1=l1, outputs=[desc(original, 0, **nd)]))  # fmt: skip
+                before = on_name
+            else:
+                ops.append(op(original, op_type, number, (f"{before}:0",), outputs=[desc(**nd)]))
+                before = original
+        ops.append(op("out", "NetOutput", len(chain) + 1, (f"{before}:0",)))
+        return graph_json("g", *ops)
+
+    return built(True), built(False)
+
+
 def _write(root: Path, on, off, on_files, off_files) -> tuple[Path, Path, Path, Path]:
     """files: (file name, header op name, inputs, outputs, attrs); the plain ``n`` added."""
     for model in (on, off):
@@ -261,21 +283,7 @@ def auto_two_outputs_one_uncut(root):  # output 1 is not cut: thread 0's
 
 
 def auto_chain_input_rows(root):  # h reads the merged f: its input row is not replaced
-    nd = {"shape": (4, 2), "layout": "ND"}
-    off = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**nd)]),
-        op("b", "Relu", 1, ("data:0",), outputs=[desc(**nd)]),
-        op("c", "Abs", 2, ("b:0",), outputs=[desc(**nd)]),
-        op("out", "NetOutput", 3, ("c:0",)),
-    )
-    on = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**nd)]),
-        op("f", "Relu", 1, ("data:0",), originals=["b"], outputs=[desc("b", 0, **nd)]),
-        op("h", "Abs", 2, ("f:0",), originals=["c"], outputs=[desc("c", 0, **nd)]),
-        op("out", "NetOutput", 3, ("h:0",)),
-    )
+    on, off = _chain_graphs([("b", "f", "Relu"), ("c", "h", "Abs")])
     slicing = attr(1, 2, [[2, 1]], [rows_of(0), rows_of(1)])
     h_files = [
         (f"Abs.h.5.1.{ts(5 + k)}.4.8.{k}.0", "h", [TensorSpec(FULL[2 * k : 2 * k + 2] * 0.98)],
@@ -290,21 +298,7 @@ def auto_chain_input_rows(root):  # h reads the merged f: its input row is not r
 
 
 def auto_input_uncut_differs_per_thread(root):  # the inputs compared are the first thread's
-    nd = {"shape": (4, 2), "layout": "ND"}
-    off = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**nd)]),
-        op("p", "Abs", 1, ("data:0",), outputs=[desc(**nd)]),
-        op("b", "Relu", 2, ("p:0",), outputs=[desc(**nd)]),
-        op("out", "NetOutput", 3, ("b:0",)),
-    )
-    on = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**nd)]),
-        op("p", "Abs", 1, ("data:0",), outputs=[desc(**nd)]),
-        op("f", "Relu", 2, ("p:0",), originals=["b"], outputs=[desc("b", 0, **nd)]),
-        op("out", "NetOutput", 3, ("f:0",)),
-    )
+    on, off = _chain_graphs([("p", None, "Abs"), ("b", "f", "Relu")])
     a = np.abs(X)
     slicing = attr(1, 2, [[2, 1]], [rows_of(0), rows_of(1)])
     files = [
@@ -323,21 +317,7 @@ def auto_mixed_with_normal_file(root):  # a plain file of the op too: the listin
 
 
 def l1_group_ffts_op_without_stream(root):  # its stamp field is the task type: 0 there
-    nd = {"shape": (4, 2), "layout": "ND"}
-    off = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**nd)]),
-        op("a", "Relu", 1, ("data:0",), outputs=[desc(**nd)]),
-        op("c", "Abs", 2, ("a:0",), outputs=[desc(**nd)]),
-        op("out", "NetOutput", 3, ("c:0",)),
-    )
-    on = graph_json(
-        "g",
-        op("data", "Data", 0, outputs=[desc(**nd)]),
-        op("f", "Relu", 1, ("data:0",), originals=["a"], l1="7", outputs=[desc("a", 0, **nd)]),
-        op("h", "Abs", 2, ("f:0",), originals=["c"], l1="7", outputs=[desc("c", 0, **nd)]),
-        op("out", "NetOutput", 3, ("h:0",)),
-    )
+    on, off = _chain_graphs([("a", "f", "Relu"), ("c", "h", "Abs")], l1="7")
     threads = _auto(stream=False, stamps=(5, 6))
     h = (f"Abs.h.5.1.{ts(1)}", "h", [TensorSpec(FULL)], [TensorSpec(FULL * 0.99)], ())
     off_files = [
