@@ -72,9 +72,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     catalogue = catalogue_for(args)
     try:
-        listed_on = switching.forced_on(read_cfg(args.cfg, must_exist=False).text)
-    except ChangeError:
-        listed_on = frozenset()  # read again below, where the error is said
+        cfg, unreadable = read_cfg(args.cfg, must_exist=False), None
+    except ChangeError as exc:
+        cfg, unreadable = None, exc  # said where it always was, after the rules' problems
+    listed_on = switching.forced_on(cfg.text) if cfg is not None else frozenset()
     allowed = []
     for v in chosen:
         named = [f"{v.section}:{v.rule}"]
@@ -88,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         print("fusion-switch apply: no rule left that switching off would change.")
         return 0
     try:
-        cfg = read_cfg(args.cfg, must_exist=False)
+        if cfg is None:
+            raise unreadable
         base = recipe_base(cfg)
         text = base[0] if base else cfg.text
         changes = [(v.section, v.rule, "off") for v in chosen]
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise ChangeError(f"{cfg.path}: cannot switch rules: {exc}") from None
         before_errors = switching.errors(text, catalogue) if text else []
-        guard(cfg.path, new_text, before_errors, catalogue)
+        after = guard(cfg.path, new_text, before_errors, catalogue)
     except ChangeError as exc:
         print(f"fusion-switch apply: {exc}", file=sys.stderr)
         return 2
@@ -144,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{base[1].number}: fusion-switch restore {cfg.path} --version {base[1].number}"
             )
     say_json(cfg.path, text, changes, catalogue, version)
-    say_rejected(cfg.path, new_text, before_errors, catalogue)
+    say_rejected(cfg.path, after)
     if not base:
         _say_still_all_off(cfg.path, new_text)
     return 0

@@ -55,9 +55,10 @@ def switch(args: argparse.Namespace, value: str) -> int:
 
     catalogue = catalogue_for(args)
     try:
-        listed_on = switching.forced_on(read_cfg(args.cfg, must_exist=False).text)
-    except ChangeError:
-        listed_on = frozenset()  # read again below, where the error is said
+        cfg, unreadable = read_cfg(args.cfg, must_exist=False), None
+    except ChangeError as exc:
+        cfg, unreadable = None, exc  # said after the names' problems, as it always was
+    listed_on = switching.forced_on(cfg.text) if cfg is not None else frozenset()
     resolved = switching.resolve_rules(args.rules, catalogue, value, listed_on)
     for problem in resolved.problems:
         print(f"fusion-switch {value}: {problem}", file=sys.stderr)
@@ -65,13 +66,14 @@ def switch(args: argparse.Namespace, value: str) -> int:
         print(f"fusion-switch {value}: nothing was changed.", file=sys.stderr)
         return 2
     try:
-        cfg = read_cfg(args.cfg, must_exist=False)
+        if cfg is None:
+            raise unreadable
         before_errors = switching.errors(cfg.text, catalogue) if cfg.data is not None else []
         try:
             new_text = switching.switched_text(cfg.text, resolved.changes, catalogue)
         except ValueError as exc:
             raise ChangeError(f"{cfg.path}: cannot switch rules: {exc}") from None
-        guard(cfg.path, new_text, before_errors, catalogue)
+        after = guard(cfg.path, new_text, before_errors, catalogue)
         names = ", ".join(f"{r} ({s})" for s, r, _ in resolved.changes)
         version = write_change(
             cfg,
@@ -86,17 +88,14 @@ def switch(args: argparse.Namespace, value: str) -> int:
         return 2
     report(cfg.path, version, f"switched {value} {names}")
     say_json(cfg.path, cfg.text, resolved.changes, catalogue, version)
-    say_rejected(cfg.path, new_text, before_errors, catalogue)
+    say_rejected(cfg.path, after)
     return 0
 
 
-def say_rejected(path, new_text: str, before_errors: list[str], catalogue) -> None:
-    """Say that the file CANN rejects still is (a review: "switched off" was printed for a
-    file whose errors make CANN reject it whole, so no switch of it takes effect); nothing
-    when the edit mended it (a trailing comma) or it had no error."""
-    from ..workflow import switching
-
-    after = switching.errors(new_text, catalogue) if before_errors else []
+def say_rejected(path, after: list[str]) -> None:
+    """Say that the file CANN rejects still is (``after``: its errors, from `guard`; a review:
+    "switched off" was printed for a file whose errors make CANN reject it whole, so no switch
+    of it takes effect); nothing when the edit mended it (a trailing comma) or it had none."""
     if after:
         print(
             f"fusion-switch: warning: CANN rejects {path} as it is ({after[0]}): no "
@@ -115,8 +114,9 @@ def say_json(path, text: str, changes, catalogue, version) -> None:
         print(f"fusion-switch: {note}.")
 
 
-def guard(path, new_text: str, before_errors: list[str], catalogue) -> None:
-    """Never write a file that `check` would reject when the original passed it."""
+def guard(path, new_text: str, before_errors: list[str], catalogue) -> list[str]:
+    """Never write a file that `check` would reject when the original passed it; the changed
+    file's errors (only ever those of an original that had some: see `say_rejected`)."""
     from ..workflow import switching
     from ..workflow.changes import ChangeError
 
@@ -126,6 +126,7 @@ def guard(path, new_text: str, before_errors: list[str], catalogue) -> None:
             f"{path}: the changed file would not pass 'fusion-switch check' ({after[0]}); "
             "nothing was written. Please report this as a bug."
         )
+    return after
 
 
 def report(path, version, what: str) -> None:
