@@ -94,17 +94,14 @@ async def _recorded_replace(
     return version
 
 
-def _json_note(document, changes, catalogue) -> str:
-    """Said when a line-format file was rewritten as JSON for rules GE reads."""
+def _json_note(document, name: str, changes, catalogue) -> str:
+    """Said when a line-format file was rewritten as JSON for rules GE reads (as the CLI
+    says it: `workflow.switching.JSON_NOTE`)."""
     from ...cfg.edits import read_by_ge
+    from ...workflow.switching import JSON_NOTE
 
     rules = read_by_ge(changes, catalogue) if document.format == "lines" else []
-    if not rules:
-        return ""
-    return (
-        f"; it was in the old line format, which GE's pass executor does not read for "
-        f"{', '.join(rules)}: it is now JSON, with the same switches"
-    )
+    return "; " + JSON_NOTE.format(path=name, rules=", ".join(rules)) if rules else ""
 
 
 def _say_still_all_off(ls: FusionSwitchServer, name: str, text: str) -> None:
@@ -319,7 +316,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
             rules=[f"{s}:{r}" for s, r, _ in changes],
         )
         note = " (in the configuration from before 'all off', which is now restored)"
-        note += _json_note(base, changes, ls.state.catalogue)
+        note += _json_note(base, name, changes, ls.state.catalogue)
         restored = True
     else:
         analysis = await ls.state.analysis_async(doc)
@@ -345,7 +342,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
             )
         elif not await apply_edits(ls, doc, edits, "Fusion Switch: turn suspected rules off"):
             raise CommandError(f"fusion-switch: the editor did not apply the edit to {name}.")
-        note, restored = _json_note(analysis.document, changes, ls.state.catalogue), False
+        note, restored = _json_note(analysis.document, name, changes, ls.state.catalogue), False
         _say_still_all_off(ls, name, cfg.apply_edits(analysis.document.text, edits))
     show(ls, f"fusion-switch: switched off {rule_names} in {name}{note}.", types.MessageType.Info)
     return {"applied": True, "changes": listed, "restoredFromAllOff": restored}
