@@ -27,8 +27,8 @@ import numpy as np
 from .evidence import MissingEvidence
 from .json_numbers import json_number
 from .noise import FP16_MAX, coarser, round_to, score
-from .replay_kernels import Unverifiable, out_dtype, out_formats
-from .replay_noise import channels_of
+from .replay_kernels import Unverifiable, out_dtype
+from .replay_noise import output_channels
 from .rules import rule_patterns, ub_section_rules
 from .subgraph import outputs_of, ref_name
 
@@ -424,10 +424,10 @@ def _worst(replayer: Any, sub: Any, values: dict, limit: tuple | None = None) ->
     if limit is not None and limit[1] is not None and worst <= limit[0]:
         for k, origin in sub.outputs:
             real, replay = replayer.real_output(sub, k), values[origin]
-            producer = replayer.off.ops[ref_name(origin)[0]]
-            formats = [*out_formats(sub.fused, k), *out_formats(producer, ref_name(origin)[1])]
+            name, index = ref_name(origin)
             dtype = _dtype(replayer, sub, k, origin)
-            channels = channels_of(real, replay.reshape(real.shape), dtype, formats)
+            producer, shaped = replayer.off.ops[name], replay.reshape(real.shape)
+            channels = output_channels(sub.fused, k, producer, index, real, shaped, dtype)
             if channels is not None and float(channels.max(initial=0.0)) > limit[1]:
                 return float("inf")
     return worst

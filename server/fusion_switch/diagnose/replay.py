@@ -62,8 +62,8 @@ from .replay_inputs import (
     holding_inputs,
     replay_on_written,
 )
-from .replay_kernels import Kernels, Unverifiable, out_dtype, out_formats
-from .replay_noise import channels_of, measure_noise
+from .replay_kernels import Kernels, Unverifiable, out_dtype
+from .replay_noise import measure_noise, output_channels
 from .replay_own_dumps import members_off_their_dumps
 from .replay_parameters import check_parameters
 from .replay_range import check_range
@@ -261,8 +261,8 @@ class Replayer:
             dtype = coarser(out_dtype(producer, ref_name(origin)[1]), out_dtype(sub.fused, k))
             replay_score = score(real, replay, dtype)
             steps, nonfinite = _steps_and_nonfinite(real, replay, dtype, replay_score)
-            formats = [*out_formats(sub.fused, k), *out_formats(producer, ref_name(origin)[1])]
-            channels = channels_of(real, replay, dtype, formats)
+            index = ref_name(origin)[1]
+            channels = output_channels(sub.fused, k, producer, index, real, replay, dtype)
             del replay
             if release and last[origin] == k:
                 del values[origin]

@@ -90,6 +90,15 @@ def _one_value(values: np.ndarray | None) -> bool:
     return values is None or values.size <= 1 or bool(values.min() == values.max())
 
 
+def output_channels(
+    fused: Any, k: int, producer: Any, index: int, real: np.ndarray, replay: np.ndarray, dtype: str
+) -> np.ndarray | None:
+    """:func:`channels_of` of fused output ``k`` against its replay (output ``index`` of
+    ``producer``), along the channels of the fused op's layout, else its producer's."""
+    formats = [*out_formats(fused, k), *out_formats(producer, index)]
+    return channels_of(real, replay, dtype, formats)
+
+
 def channels_of(
     real: np.ndarray, replay: np.ndarray, dtype: str, formats: list[str]
 ) -> np.ndarray | None:
