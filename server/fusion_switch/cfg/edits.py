@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..catalogue import SECTIONS
 from .formatting import INDENT, render
 from .model import Edit, Span
+from .syntax import parse
 from .tree import CfgDocument, Member, ObjectNode, StringNode, top_level_member
 
 _INDENTED_LINE = re.compile(r"^([ \t]+)\S", re.M)
@@ -165,8 +166,6 @@ def set_switches(
     if any(not is_rule_name(rule) for _, rule, _ in changes):
         return []  # callers refuse such names first (with a message); this is the last guard
     if doc.format == "lines" and catalogue is not None and read_by_ge(changes, catalogue):
-        from .syntax import parse
-
         converted = parse(convert_lines_to_json(doc, catalogue))
         edits = set_switches(converted, changes)
         return [Edit(Span(0, len(doc.text)), apply_edits(converted.text, edits))]
