@@ -151,14 +151,20 @@ def test_metric_threshold_judges_trials(tmp_path):
     assert missing.returncode == 2 and "was not found" in missing.stderr
 
 
-def test_flaky_job_needs_repeat(tmp_path):
-    """The fault shows on every other run: with --repeat 2 every trial sees it."""
+def test_a_fault_that_shows_only_sometimes_is_found_and_said_not_confirmed(tmp_path):
+    """The fault shows on every other run: with --repeat 2 every search trial sees it, and
+    R013 is found. A rule is confirmed only when every run with it alone on is bad, since a
+    fault that shows sometimes looks like a job failing on its own (which made --repeat confirm
+    innocent rules): R013 is named, not confirmed, and nothing is switched off."""
     cfg = tmp_path / "fusion_switch.cfg"
     cfg.write_bytes(USER_CFG)
     env = {"FAKE_GUILTY": "R013", "FAKE_MODE": "flaky", "FAKE_STATE": str(tmp_path / "n")}
     done = bisect(cfg, rule_option(rules(24)), "--repeat", "2", env=env)
-    assert done.returncode == 0, done.stderr
-    assert [g["rule"] for g in json.loads(done.stdout.splitlines()[-1])["guilty"]] == ["R013"]
+    assert done.returncode == 3, done.stderr
+    assert "could not decide: R013 (GraphFusion) found by the search" in done.stderr
+    assert "shows only sometimes" in done.stderr and f"off {cfg} RULE" in done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["guilty"] == []
+    assert cfg.read_bytes() == USER_CFG
 
 
 def test_interrupted_run_resumes_without_rerunning_trials(tmp_path):
@@ -446,8 +452,11 @@ def test_a_run_past_timeout_is_stopped_and_bad(tmp_path):
     started = time.monotonic()
     done = bisect(cfg, rule_option(rules(4)), "--timeout", "1", env=env)
     assert time.monotonic() - started < 60
-    assert done.returncode == 3, done.stderr  # bad with all fusion off: not fusion's doing
-    assert "timeout" in done.stderr.lower() or "timed out" in done.stderr.lower(), done.stderr
+    assert done.returncode == 3, done.stderr
+    # a review: the run past --timeout with all fusion off was a plain bad run, run again
+    # (another timeout) and then "fusion is not the cause"; a job runs slower without fusion
+    assert "ran past --timeout 1 s" in done.stderr and "raise --timeout" in done.stderr
+    assert "not the cause" not in done.stderr and "off, again" not in done.stderr, done.stderr
     assert all(gone(int(pid)) for pid in pids.read_text().split())
     assert cfg.read_bytes() == USER_CFG
     for wrong in ("0", "-5", "nan"):
@@ -583,3 +592,45 @@ def test_one_bad_preflight_run_is_run_again_before_a_claim(tmp_path, failing_run
     assert "could not decide" in done.stderr, done.stderr
     assert "not the cause" not in done.stderr and "not among" not in done.stderr
     assert cfg.read_bytes() == USER_CFG
+
+
+def test_with_repeat_a_rule_is_confirmed_only_when_every_run_is_bad(tmp_path):
+    """Review 5 left: with --repeat N a confirmation was bad at its first bad run, so more runs
+    made a job failing on its own more likely to confirm an innocent rule. Here runs 3, 6, 8
+    and 10 fail on their own and name R000; its confirmation's first run (13) fails on its own
+    too, its second is good: the rule is not confirmed, and nothing is switched off."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    env = {"FAKE_MODE": "spurious", "FAKE_STATE": str(tmp_path / "n")}
+    env["FAKE_FAIL_RUNS"] = "3,6,8,10,13"
+    done = bisect(cfg, rule_option(rules(8)), "--repeat", "2", "-j", "1", env=env)
+    assert "not confirmed: R000" in done.stderr, done.stderr
+    assert "bad only if all 2 runs are" in done.stderr
+    assert done.returncode == 3 and "could not decide" in done.stderr, done.stderr
+    assert cfg.read_bytes() == USER_CFG
+
+
+def test_with_repeat_a_preflight_claim_needs_every_run_bad(tmp_path):
+    """With --repeat 2 the run again of a bad "all fusion off" was bad at its first bad run:
+    two failures of the job's own (runs 1 and 2) said "fusion is not the cause", though the
+    next run with all fusion off is good."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    env = {"FAKE_MODE": "spurious", "FAKE_STATE": str(tmp_path / "n"), "FAKE_GUILTY": "R003"}
+    env["FAKE_FAIL_RUNS"] = "1,2"
+    done = bisect(cfg, rule_option(rules(4)), "--repeat", "2", "-j", "1", env=env)
+    assert done.returncode == 3, done.stderr
+    assert "could not decide" in done.stderr and "not the cause" not in done.stderr
+    assert cfg.read_bytes() == USER_CFG
+
+
+def test_a_confirmed_rule_with_repeat_ran_bad_in_every_run(tmp_path):
+    """The other side: a rule guilty in every run is confirmed with --repeat 3 and switched
+    off, its confirmation run three times."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    done = bisect(cfg, rule_option(rules(8)), "--repeat", "3", env={"FAKE_GUILTY": "R006"})
+    assert done.returncode == 0, done.stderr
+    assert "confirmed: R006" in done.stderr and "not confirmed" not in done.stderr
+    assert "[confirm R006: only it on, bad only if all 3 runs are]: bad" in done.stderr
+    assert switches(cfg) == {"KeepMe": "on", "R006": "off"}

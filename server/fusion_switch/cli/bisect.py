@@ -29,9 +29,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .bisect_confirm import confirmed, unsure_without
-
-NOT_FUSION = 3
+from .bisect_confirm import confirmed, undecided, unsure_without
+from .bisect_preflight import NOT_FUSION, preflight
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -373,47 +372,10 @@ class Bisect:
             + (f", {self.args.repeat} runs" if self.args.repeat > 1 else "")
         )
         all_off = switching.all_off(self.base_text)
-        cand_off = self.trial_text(())
-        pre = [("all fusion off", all_off), ("configuration as it is", self.base_text)]
-        if cand_off != all_off:
-            pre.append(("all candidates off", cand_off))
         try:
-            if self.args.jobs > 1:
-                results = self.evaluate(pre)
-            else:
-                results = []
-                for i, item in enumerate(pre):
-                    results.extend(self.evaluate([item]))
-                    if i == 0 and results[0]:
-                        break
-            if results[0] and self._bad_again("all fusion off", all_off):
-                return self._finish_without(
-                    NOT_FUSION,
-                    "the job is bad even with all fusion off: fusion is not the cause "
-                    f"(or the job fails for another reason; see {self.last_log})",
-                )
-            if results[0]:
-                return self._finish_without(NOT_FUSION, self._spurious("all fusion off"))
-            if not results[1] and len(results) > 2 and results[2]:  # (a review: unsaid)
-                return self._finish_without(
-                    NOT_FUSION,
-                    "inconsistent: the job is good with the configuration as it is but bad "
-                    "with every candidate rule off, which switches fusion off only more; it "
-                    f"fails for another reason (a stale cache, the environment: see "
-                    f"{self.last_log})",
-                )
-            if not results[1]:
-                return self._finish_without(
-                    1, "the job is good with the configuration as it is: nothing to bisect"
-                )
-            if len(results) > 2 and results[2]:
-                if not self._bad_again("all candidates off", cand_off):
-                    return self._finish_without(NOT_FUSION, self._spurious("all candidates off"))
-                return self._finish_without(
-                    NOT_FUSION,
-                    "the job is still bad with every candidate rule off, but good with all "
-                    "fusion off: the guilty rule is not among the candidates (try --all-fired)",
-                )
+            ended = preflight(self, all_off, self.trial_text(()))
+            if ended is not None:
+                return self._finish_without(*ended)
             self.search = Search(candidates, self.args.jobs)
             gen = self.search.run()
             try:
@@ -425,14 +387,7 @@ class Bisect:
                 guilty = list(stop.value)
             guilty, lost = confirmed(self, guilty)
             if lost:  # the job failed on its own: no single run of it is trusted
-                standing = ", ".join(f"{r} ({s})" for s, r in guilty) or "none"
-                return self._finish_without(
-                    NOT_FUSION,
-                    "could not decide: the rules found were not all confirmed in runs of their "
-                    "own, so the job fails for reasons of its own (or the fault needs several "
-                    f"rules on together); nothing is switched off (still standing: {standing}). "
-                    "Make the job's runs repeatable (check its logs) and bisect again",
-                )
+                return self._finish_without(NOT_FUSION, undecided(guilty, lost, self.cfg.path))
             unsure = unsure_without(self, guilty) if guilty else ""
             if unsure:
                 return self._finish_without(NOT_FUSION, unsure)
@@ -461,19 +416,6 @@ class Bisect:
 
     # ----------------------------------------------------------------- trials
 
-    def _bad_again(self, label: str, text: str) -> bool:
-        """A bad preflight run run once more before it is claimed to say anything (a review:
-        one spurious failure gave "fusion is not the cause" 11 times in 60 runs of a job
-        failing 20% of the time)."""
-        return bool(self.evaluate([(f"{label}, again", text, "again\n" + text)])[0])
-
-    def _spurious(self, label: str) -> str:
-        return (
-            f"could not decide: the job ran bad and then good with {label}: it fails for "
-            f"reasons of its own (see {self.last_log}); make its runs repeatable and bisect "
-            "again"
-        )
-
     def trial_text(self, on) -> str:
         from ..workflow import switching
 
@@ -489,18 +431,21 @@ class Bisect:
             return "on: " + ", ".join(r for _, r in on)
         return f"{len(on)} of {n} candidates on"
 
-    def evaluate(self, items: list[tuple]) -> list[bool]:
+    def evaluate(self, items: list[tuple], every: bool = False) -> list[bool]:
         """Judge each (label, cfg text[, journal key]): from the journal when it was run
         before, else run. A key of its own makes a run that repeats a trial's text (a
-        confirmation) a run of its own."""
+        confirmation) a run of its own. With ``every``, an item is bad only when each of its
+        --repeat runs is (a claim's runs: :meth:`.trials.Runner.run`)."""
         from ..workflow.bisect_journal import logs_dir
         from ..workflow.safe_files import atomic_write_bytes, ensure_private_dir
 
         results: list[bool | None] = []
         todo = []
         keys = []
+        every = every and self.args.repeat > 1  # one run: both ways alike
         for label, text, *key in items:
-            keys.append(key[0] if key else text)
+            label += f", bad only if all {self.args.repeat} runs are" if every else ""
+            keys.append(("every run\n" if every else "") + (key[0] if key else text))
             known = self.journal.result(keys[-1])
             if known is not None:
                 self.count += 1
@@ -521,11 +466,11 @@ class Bisect:
                 folder = ensure_private_dir(self._trial_copies() / f"slot-{slot}", owner)
                 path = folder / self.cfg.path.name
                 atomic_write_bytes(path, data, owner=owner)
-                return self.runner.run(path, log)
+                return self.runner.run(path, log, every)
             # the file itself, unless the user saved it since it was last written; a trial
             # whose file changed while it ran ran with the user's file: it does not count
             self.guard.write(data, f"before trial {number}")
-            result = self.runner.run(self.cfg.path, log)
+            result = self.runner.run(self.cfg.path, log, every)
             self.guard.check(f"while trial {number} ran", number)
             return result
 

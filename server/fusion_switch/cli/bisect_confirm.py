@@ -1,8 +1,8 @@
 """How `bisect` confirms the rules its search found, in runs of their own (:class:`.bisect.Bisect`
 runs them): the search answers a set it tried once from the journal, and one spurious failure of
 the job named an innocent rule (a review). A rule is kept when the job runs bad with only it
-on, and, beside other rules found, bad with it alone of them on; and the job must run good with
-them all off, else the bisection is not sure."""
+on, and, beside other rules found, bad with it alone of them on, in every one of its --repeat
+runs; and the job must run good with them all off, else the bisection is not sure."""
 
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ def confirmed(bisect: Any, guilty: list) -> tuple[list, list]:
         bisect,
         guilty,
         items,
-        "the job ran good with only it on; a run that named it failed for another reason "
-        "(make the job's runs repeatable: --repeat counts a trial bad as soon as one run is)",
+        "the job ran good with only it on; a run that named it failed for another reason, "
+        "or the fault shows only sometimes (a rule is confirmed only when every run with it "
+        "on is bad: a fault that shows sometimes looks like a job failing on its own)",
     )
     kept = needed(bisect, bad_alone)
     lost = [rule for rule in guilty if rule not in kept]
@@ -60,7 +61,7 @@ def needed(bisect: Any, found: list) -> list:
 def _still_bad(bisect: Any, rules: list, items: list[tuple], why: str) -> list:
     """The rules of ``rules`` whose run in ``items`` (one each, in order) is bad; the others
     are said, "not confirmed" and ``why``."""
-    results = bisect.evaluate(items)
+    results = bisect.evaluate(items, every=True)
     lost = [rule for rule, bad in zip(rules, results, strict=True) if not bad]
     if lost:
         bisect.say(f"not confirmed: {_names(lost)}: {why}")
@@ -79,6 +80,18 @@ def unsure_without(bisect: Any, guilty: list) -> str:
         f"the job is still bad with {_names(guilty)} switched off, which the search found "
         "guilty: it now fails for another reason too, or whatever the configuration (see "
         f"{bisect.last_log}); nothing is switched off"
+    )
+
+
+def undecided(kept: list, lost: list, cfg) -> str:
+    """The verdict once a rule found was ``lost`` (not confirmed): the job fails on its own,
+    or its fault shows only sometimes; no run is trusted, and nothing is switched off."""
+    return (
+        f"could not decide: {_names(lost)} found by the search but not confirmed in runs of "
+        "its own: the job fails for reasons of its own, or the fault shows only sometimes, or "
+        "needs several rules on together; nothing is switched off (still standing: "
+        f"{_names(kept) or 'none'}). Make the job's runs repeatable (check its logs) and "
+        f"bisect again, or try a rule found yourself: fusion-switch off {cfg} RULE"
     )
 
 

@@ -9,7 +9,9 @@ path, which is also in the environment as FUSION_SWITCH_CFG.
 Judging: a run is bad when it exits non-zero; with a metric (a regular expression whose first
 group, or whole match, is a number; the last match in the output counts), also when the value is
 on the wrong side of the threshold. A trial of several runs (--repeat) is bad as soon as one run
-is bad: a fault that shows only sometimes is still a fault.
+is bad: a fault that shows only sometimes is still a fault. A run that backs a claim (a rule
+confirmed, "fusion is not the cause") is bad only when every run is: counted bad at the first
+bad run, more runs made a job that fails on its own more likely to confirm an innocent rule.
 """
 
 from __future__ import annotations
@@ -152,10 +154,12 @@ class Runner:
     def argv(self, cfg: Path) -> list[str]:
         return [part.replace(CFG, os.fspath(cfg)) for part in self.command]
 
-    def run(self, cfg: Path, log_stem: Path) -> TrialResult:
+    def run(self, cfg: Path, log_stem: Path, every: bool = False) -> TrialResult:
+        """The trial's runs, bad at the first bad run; with ``every``, good at the first good
+        run (bad only when all ``repeat`` runs are)."""
         start = time.monotonic()
         runs: list[dict] = []
-        bad = False
+        bad = every
         for i in range(self.repeat):
             log = log_stem.with_name(f"{log_stem.name}-run{i + 1}.log")
             code, seconds, timed_out = self._run_once(cfg, log)
@@ -166,9 +170,9 @@ class Runner:
             )
             if timed_out:
                 runs[-1]["timed_out"] = True
-            if run_bad:
-                bad = True
-                break  # one bad run decides the trial
+            if run_bad != every:
+                bad = run_bad
+                break  # one bad run decides the trial (one good run, with every)
         return TrialResult(bad, runs, round(time.monotonic() - start, 3))
 
     def stop(self) -> None:
