@@ -7,6 +7,8 @@ FAKE_MODE     "exit" (default), "flaky" (a guilty configuration fails every othe
               FAKE_SLOW_FROM-th run on it sleeps FAKE_SLEEP seconds, so a test can interrupt it),
               "spurious" (the runs numbered in FAKE_FAIL_RUNS fail whatever the configuration,
               counted in FAKE_STATE: a job that fails for reasons of its own)
+FAKE_GE       comma-separated rule names GE's pass executor runs: it reads their switches from
+              JSON only, so a file in the old line format (`Name:off` lines) leaves them on
 The configuration is argv[1] (the `{cfg}` of the command line) or $FUSION_SWITCH_CFG.
 """
 
@@ -19,7 +21,13 @@ from pathlib import Path
 path = sys.argv[1] if len(sys.argv) > 1 else os.environ["FUSION_SWITCH_CFG"]
 mode = os.environ.get("FAKE_MODE", "exit")
 guilty = [g for g in os.environ.get("FAKE_GUILTY", "").split(",") if g]
-switch = json.loads(Path(path).read_text(encoding="utf-8")).get("Switch", {})
+ge_passes = [g for g in os.environ.get("FAKE_GE", "").split(",") if g]
+text = Path(path).read_text(encoding="utf-8")
+try:
+    switch = json.loads(text).get("Switch", {})
+except ValueError:  # the old line format: FE reads it, GE does not
+    lines = dict(line.strip().split(":", 1) for line in text.splitlines() if ":" in line)
+    switch = {"GraphFusion": {k: v for k, v in lines.items() if k not in ge_passes}}
 
 
 def is_on(rule):

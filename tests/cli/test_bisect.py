@@ -634,3 +634,26 @@ def test_a_confirmed_rule_with_repeat_ran_bad_in_every_run(tmp_path):
     assert "confirmed: R006" in done.stderr and "not confirmed" not in done.stderr
     assert "[confirm R006: only it on, bad only if all 3 runs are]: bad" in done.stderr
     assert switches(cfg) == {"KeepMe": "on", "R006": "off"}
+
+
+GE_PASSES = ["AInplaceAddFusionPass", "AInplaceSubFusionPass"]  # REG_FUSION_PASS: JSON only
+
+
+def test_a_ge_pass_a_line_format_file_leaves_on_stays_on_in_the_trials(tmp_path):
+    """Review 5 left: a trial that switched a GE pass off rewrote a line-format file as JSON,
+    where the file's own `AInplaceAddFusionPass:off` (ignored by GE as it was) took effect, so
+    the trials labelled "on: AInplaceAddFusionPass" ran it off. The guilty pass, on in the run
+    as it is, was never on in a trial: the search contradicted itself and named nothing. The
+    trials now keep such a pass on, as the run as it is had it; the final file, JSON, says that
+    GE now reads the lines the user wrote."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(b"AInplaceAddFusionPass:off\nAInplaceSubFusionPass:off\nR000:on\n")
+    env = {"FAKE_GUILTY": "AInplaceAddFusionPass", "FAKE_GE": ",".join(GE_PASSES)}
+    done = bisect(cfg, rule_option([*GE_PASSES, "R000", "R001"]), "-j", "1", env=env)
+    assert done.returncode == 0, done.stderr
+    assert [g["rule"] for g in json.loads(done.stdout.splitlines()[-1])["guilty"]] == [
+        "AInplaceAddFusionPass"
+    ]
+    assert switches(cfg)["AInplaceAddFusionPass"] == "off"
+    assert "it is now JSON" in done.stdout and "exactly" not in done.stdout, done.stdout
+    assert "GE now switches AInplaceSubFusionPass off too" in done.stdout

@@ -423,7 +423,8 @@ class Bisect:
         off = [(s, r, "off") for s, r in self.candidates_list if (s, r) not in on]
         if not off:
             return self.base_text
-        return switching.switched_text(self.base_text, off, self.catalogue)
+        changes = switching.as_run_changes(self.base_text, on, off, self.catalogue)
+        return switching.switched_text(self.base_text, changes, self.catalogue)
 
     def _label(self, on) -> str:
         n = len(self.candidates_list)
@@ -629,9 +630,9 @@ class Bisect:
         names = ", ".join(f"{r} ({s})" for s, r in guilty)
         self._put_base_back(found=f"guilty: {names}")
         base_cfg = read_cfg(self.cfg.path, must_exist=False)
-        final = switching.switched_text(
-            self.base_text, [(s, r, "off") for s, r in guilty], self.catalogue
-        )
+        changes = [(s, r, "off") for s, r in guilty]
+        final = switching.switched_text(self.base_text, changes, self.catalogue)
+        note = switching.json_note(self.cfg.path, self.base_text, changes, self.catalogue)
         version = write_change(
             base_cfg,
             _encode(final, self.journal.base),
@@ -654,7 +655,11 @@ class Bisect:
             if version
             else ""
         )
-        print(f"fusion-switch: {self.cfg.path} now switches off exactly {names}{undo}.")
+        also = switching.ignored_by_ge(self.base_text, self.catalogue) if note else []
+        exactly = "" if set(also) - set(guilty) else "exactly "  # GE reads more lines now
+        print(f"fusion-switch: {self.cfg.path} now switches off {exactly}{names}{undo}.")
+        if note:
+            print(f"fusion-switch: {note}.")
         self._emit(
             {
                 "status": "found",

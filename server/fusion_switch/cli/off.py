@@ -108,9 +108,8 @@ def say_json(path, text: str, changes, catalogue, version) -> None:
     """Say that a line-format file was rewritten as JSON for a rule GE reads."""
     from ..workflow import switching
 
-    rules = switching.ge_needs_json(text, changes, catalogue)
-    if rules and version is not None:
-        note = switching.JSON_NOTE.format(path=path, rules=", ".join(rules))
+    note = switching.json_note(path, text, changes, catalogue)
+    if note and version is not None:
         print(f"fusion-switch: {note}.")
 
 

@@ -134,11 +134,61 @@ def ge_needs_json(text: str, changes: Sequence[Change], catalogue: Catalogue) ->
     return read_by_ge(changes, catalogue) if parse(text).format == "lines" else []
 
 
+def ignored_by_ge(text: str, catalogue: Catalogue) -> list[tuple[str, str]]:
+    """(section, rule) GE runs that ``text``, in the old line format, switches off: GE read
+    none of them, so they ran on; rewritten as JSON, the file switches them off."""
+    from ..cfg import parse
+
+    doc = parse(text)
+    if doc.format != "lines":
+        return []
+    found = []
+    for entry in doc.entries:
+        for section in catalogue.section_of(entry.name) if entry.value == "off" else ():
+            known = catalogue.get(entry.name, section)
+            if known is not None and known.read_by_ge and (section, entry.name) not in found:
+                found.append((section, entry.name))
+    return found
+
+
+def as_run_changes(
+    text: str, on: Iterable[tuple[str, str]], off: Sequence[Change], catalogue: Catalogue
+) -> list[Change]:
+    """``off`` and, when they rewrite ``text`` as JSON, "on" for the rules GE ran in ``text``
+    that must stay on: the rules of ``on`` GE reads, and those :func:`ignored_by_ge` not in
+    ``off``. A bisection's trial labelled "on" for a GE pass the line-format file had "off"
+    for ran it off once rewritten (a review), so the pass guilty as it was never ran."""
+    if not ge_needs_json(text, off, catalogue):
+        return list(off)
+    switched = {(s, r) for s, r, _ in off}
+    kept = [(s, r) for s, r in on if (k := catalogue.get(r, s)) is not None and k.read_by_ge]
+    kept += [rule for rule in ignored_by_ge(text, catalogue) if rule not in switched]
+    return [*off, *((s, r, "on") for s, r in dict.fromkeys(kept) if (s, r) not in switched)]
+
+
 JSON_NOTE = (
     "{path} was in the old line format, which GE's pass executor does not read (it reads the "
     "switches of {rules} from JSON only, FusionUtils::ParseFusionSwitch): it is now JSON, with "
     "the same switches (FE reads both formats)"
 )
+
+
+def json_note(path, text: str, changes: Sequence[Change], catalogue: Catalogue) -> str:
+    """What to say when :func:`switched_text` rewrites ``text`` as JSON ('' when it does not):
+    :data:`JSON_NOTE`, and the lines GE ignored that it now reads (:func:`ignored_by_ge`)."""
+    rules = ge_needs_json(text, changes, catalogue)
+    if not rules:
+        return ""
+    note = JSON_NOTE.format(path=path, rules=", ".join(rules))
+    switched = {(s, r) for s, r, _ in changes}
+    now_read = [r for s, r in ignored_by_ge(text, catalogue) if (s, r) not in switched]
+    now_read += ["ALL"] if sections_all_off(text) else []  # FE read it; GE did not
+    if now_read:
+        note += (
+            f"; GE now switches {', '.join(now_read)} off too, as the file says, which it "
+            "ignored in the line format"
+        )
+    return note
 
 
 def kept_on_by_cann(catalogue: Catalogue) -> list[tuple[str, str]]:

@@ -96,12 +96,11 @@ async def _recorded_replace(
 
 def _json_note(document, name: str, changes, catalogue) -> str:
     """Said when a line-format file was rewritten as JSON for rules GE reads (as the CLI
-    says it: `workflow.switching.JSON_NOTE`)."""
-    from ...cfg.edits import read_by_ge
-    from ...workflow.switching import JSON_NOTE
+    says it: `workflow.switching.json_note`)."""
+    from ...workflow.switching import json_note
 
-    rules = read_by_ge(changes, catalogue) if document.format == "lines" else []
-    return "; " + JSON_NOTE.format(path=name, rules=", ".join(rules)) if rules else ""
+    note = json_note(name, document.text, changes, catalogue)
+    return "; " + note if note else ""
 
 
 def _say_still_all_off(ls: FusionSwitchServer, name: str, text: str) -> None:
