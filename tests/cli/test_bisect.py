@@ -104,7 +104,9 @@ def test_bad_with_all_fusion_off_means_fusion_is_not_the_cause(tmp_path):
     cfg.write_bytes(USER_CFG)
     done = bisect(cfg, rule_option(rules(16)), env={"FAKE_MODE": "always-bad"})
     assert done.returncode == 3
-    assert "fusion is not the cause" in done.stderr
+    # a review: "fusion is not the cause" claimed more than the cfg switches
+    assert "no rule this file switches is the cause" in done.stderr
+    assert "TorchAir's pattern fusion" in done.stderr
     assert "trial 3" not in done.stderr  # stopped after the first trial, run again
     assert cfg.read_bytes() == USER_CFG  # untouched
 
@@ -657,3 +659,18 @@ def test_a_ge_pass_a_line_format_file_leaves_on_stays_on_in_the_trials(tmp_path)
     assert switches(cfg)["AInplaceAddFusionPass"] == "off"
     assert "it is now JSON" in done.stdout and "exactly" not in done.stdout, done.stdout
     assert "GE now switches AInplaceSubFusionPass off too" in done.stdout
+
+
+def test_with_j_a_job_that_reads_the_cfg_itself_is_not_said_free_of_fusion(tmp_path):
+    """A review of the wiring: with -j N each trial's copy is given as {cfg}, but a job wired
+    with the cfg's own path (as `wire` printed it) read the file as it is in every trial, and
+    the bisection said "fusion is not the cause". The run again of a bad "all fusion off" now
+    runs from the cfg itself: good there, the job does not read {cfg}, and that is said."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    job = [sys.executable, str(FAKE_JOB), str(cfg), "--unused={cfg}"]
+    done = bisect(cfg, rule_option(rules(4)), "-j", "2", env={"FAKE_GUILTY": "R001"}, job=job)
+    assert done.returncode == 3, done.stderr
+    assert "is the cause" not in done.stderr.replace("may be the cause", "")
+    assert "does not read {cfg}" in done.stderr, done.stderr
+    assert cfg.read_bytes() == USER_CFG

@@ -10,9 +10,9 @@ save of CFG while the bisection runs is never overwritten: it is recorded in the
 the bisection stops (workflow/bisect_guard.py).
 
 Exit status: 0 guilty rules found and switched off; 1 the job is already good (nothing to
-find); 2 bad input or a trial that cannot be judged; 3 fusion is not the cause (bad with all
-fusion off), the cause is not among the candidates, the results contradict each other, or a
-rule found was not confirmed (the job fails on its own: could not decide);
+find); 2 bad input or a trial that cannot be judged; 3 no rule the cfg switches is the cause
+(bad with all fusion off), the cause is not among the candidates, the results contradict each
+other, or a rule found was not confirmed (the job fails on its own: could not decide);
 130 interrupted (resume with --resume). A stop for a save of CFG meanwhile is 2.
 """
 
@@ -432,11 +432,12 @@ class Bisect:
             return "on: " + ", ".join(r for _, r in on)
         return f"{len(on)} of {n} candidates on"
 
-    def evaluate(self, items: list[tuple], every: bool = False) -> list[bool]:
+    def evaluate(self, items: list[tuple], every: bool = False, own: bool = False) -> list[bool]:
         """Judge each (label, cfg text[, journal key]): from the journal when it was run
         before, else run. A key of its own makes a run that repeats a trial's text (a
         confirmation) a run of its own. With ``every``, an item is bad only when each of its
-        --repeat runs is (a claim's runs: :meth:`.trials.Runner.run`)."""
+        --repeat runs is (a claim's runs: :meth:`.trials.Runner.run`); with ``own``, it runs
+        from the cfg itself even under -j N (a job that reads the cfg, not ``{cfg}``)."""
         from ..workflow.bisect_journal import logs_dir
         from ..workflow.safe_files import atomic_write_bytes, ensure_private_dir
 
@@ -463,7 +464,7 @@ class Bisect:
         def one(slot: int, label: str, text: str, number: int):
             data = _encode(text, self.journal.base)
             log = logs / f"trial-{number:03d}"
-            if self.args.jobs > 1:  # a copy of its own: the user's file is not written
+            if self.args.jobs > 1 and not own:  # a copy of its own: the cfg is not written
                 folder = ensure_private_dir(self._trial_copies() / f"slot-{slot}", owner)
                 path = folder / self.cfg.path.name
                 atomic_write_bytes(path, data, owner=owner)
@@ -485,7 +486,7 @@ class Bisect:
             results[index] = result.bad
 
         numbers = list(range(self.count + 1, self.count + 1 + len(todo)))
-        if len(todo) == 1 or self.args.jobs <= 1:
+        if len(todo) == 1 or self.args.jobs <= 1 or own:
             for (index, label, text), number in zip(todo, numbers, strict=True):
                 take(index, label, one(0, label, text, number))
         else:

@@ -10,8 +10,9 @@ Judging: a run is bad when it exits non-zero; with a metric (a regular expressio
 group, or whole match, is a number; the last match in the output counts), also when the value is
 on the wrong side of the threshold. A trial of several runs (--repeat) is bad as soon as one run
 is bad: a fault that shows only sometimes is still a fault. A run that backs a claim (a rule
-confirmed, "fusion is not the cause") is bad only when every run is: counted bad at the first
-bad run, more runs made a job that fails on its own more likely to confirm an innocent rule.
+confirmed, "no rule this file switches is the cause") is bad only when every run is: counted
+bad at its first bad run, more runs made a job failing on its own likelier to confirm an
+innocent rule.
 """
 
 from __future__ import annotations
