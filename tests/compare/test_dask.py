@@ -311,3 +311,68 @@ def test_the_local_clusters_workers_leave_ctrl_c_to_the_command(tmp_path):
     )
     assert done.stdout.split("\n")[:4] == ["[True, True]"] * 2 + ["True", "0"], done.stderr
     assert "never retrieved" not in done.stderr, done.stderr
+
+
+_PAUSE_OF_OUR_WORKERS = """
+from fusion_switch.compare.runners import dask_client
+
+if __name__ == "__main__":
+    with dask_client("local", 1, 1 << 30) as client:
+        config = client.run(lambda: __import__("dask").config.get("distributed.worker.memory"))
+    (memory,) = config.values()
+    print(memory["pause"], memory["spill"], memory["target"])
+"""
+
+
+def test_the_local_clusters_workers_never_pause(tmp_path):
+    """A review: --scheduler local --memory-budget 200M on a 3,000-op case waited at "0/2735
+    ops" for ever: Dask pauses a worker at 80% of its memory limit, and a paused worker runs
+    no chunk. Our workers never pause (over their limit they are restarted, which is said)."""
+    script = tmp_path / "pause.py"
+    script.write_text(_PAUSE_OF_OUR_WORKERS)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False", "False"], done.stdout
+
+
+def test_workers_paused_for_good_are_a_clear_error(monkeypatch):
+    """A cluster's own workers may pause (its dask worker --memory-limit): every worker paused
+    for the grace period ends the wait with a SchedulerError saying what to do."""
+    import contextlib
+
+    from fusion_switch.compare import runners
+
+    class Never:
+        def done(self):
+            return False
+
+    class Paused:
+        def scatter(self, data, broadcast=False):
+            return data
+
+        def submit(self, *args, **kwargs):
+            return Never()
+
+        def cancel(self, futures):
+            pass
+
+        def scheduler_info(self):
+            return {"workers": {"tcp://10.0.0.8:4000": {"status": "paused"}}}
+
+    @contextlib.contextmanager
+    def session(scheduler, workers, budget):
+        yield Paused()
+
+    monkeypatch.setattr(runners, "dask_session", session)
+    monkeypatch.setattr(runners, "_PAUSED_SECONDS", 0.2)
+    monkeypatch.setattr(runners, "_PAUSED_LOOK_SECONDS", 0.05)
+    monkeypatch.setattr(runners, "_wait_for_a_worker", lambda *a: None)
+    monkeypatch.setattr(runners, "_check_the_workers", lambda *a: None)
+    started = time.monotonic()
+    with pytest.raises(runners.SchedulerError) as raised:
+        list(runners.run_dask(object(), [[0]], "tcp://10.0.0.7:8786"))
+    assert time.monotonic() - started < 10
+    said = str(raised.value)
+    assert "every Dask worker (1) has been paused" in said and "--memory-limit" in said

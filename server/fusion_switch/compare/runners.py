@@ -241,7 +241,7 @@ def dask_client(scheduler: str, workers: int | None, memory_budget: int | None):
             # worker restarted over its memory limit during the context's broadcast), beside
             # the error this module words for the same failure (SchedulerError naming the
             # budget): the cluster is ours, so only critical Dask lines are shown.
-            with _workers_born_without_ctrl_c():
+            with _workers_born_without_ctrl_c(), _never_paused():
                 cluster = LocalCluster(
                     n_workers=count,
                     threads_per_worker=1,
@@ -288,6 +288,24 @@ def _workers_born_without_ctrl_c():
     from ..readers.signals_held import born_with_signals_held
 
     with born_with_signals_held(frozenset({signal.SIGINT})):
+        yield
+
+
+@contextlib.contextmanager
+def _never_paused():
+    """The LocalCluster's workers (their nannies keep the config they start with) never
+    pause: a worker paused at 80% of a small budget's share runs no task, and the comparison
+    waited on its chunk for ever (a review); over its limit it is restarted, which
+    :func:`run_dask` says. Spilling is off too: a chunk's results are small, its inputs ours."""
+    import dask
+
+    with dask.config.set(
+        {
+            "distributed.worker.memory.pause": False,
+            "distributed.worker.memory.target": False,
+            "distributed.worker.memory.spill": False,
+        }
+    ):
         yield
 
 
@@ -358,10 +376,12 @@ def run_dask(
             client.submit(_dask_chunk, shared, number, positions, pure=False)
             for number, positions in enumerate(chunks)
         ]
+        paused = _PausedWatch(client, scheduler)
         try:
             for future in futures:
                 while not future.done():
                     _check(cancel)
+                    paused.check()
                     time.sleep(_POLL_SECONDS)
                 try:
                     result = future.result()
@@ -375,6 +395,42 @@ def run_dask(
 
 
 _WORKERS_AWAITED_SECONDS = 10.0  # as long as the connection to the scheduler may take
+_PAUSED_SECONDS = 30.0  # every worker paused this long: no chunk will run
+_PAUSED_LOOK_SECONDS = 2.0
+
+
+class _PausedWatch:
+    """Raises SchedulerError once every worker of ``client`` has stayed paused (Dask pauses a
+    worker at 80% of its --memory-limit) for :data:`_PAUSED_SECONDS`: a paused worker runs no
+    task, and the comparison waited on its chunk for ever (a review). Ours never pause
+    (:func:`_never_paused`); a cluster's own workers may."""
+
+    def __init__(self, client, scheduler: str) -> None:
+        self.client, self.scheduler = client, scheduler
+        self.looked = time.monotonic()
+        self.since: float | None = None
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if now - self.looked < _PAUSED_LOOK_SECONDS:
+            return
+        self.looked = now
+        try:
+            workers = self.client.scheduler_info().get("workers", {})
+        except Exception:  # a look that fails says nothing: the wait goes on
+            return
+        statuses = [str(w.get("status", "")).lower() for w in workers.values()]
+        if not statuses or any("paused" not in status for status in statuses):
+            self.since = None
+            return
+        self.since = self.since if self.since is not None else now
+        if now - self.since >= _PAUSED_SECONDS:
+            raise SchedulerError(
+                f"--scheduler {self.scheduler}: every Dask worker ({len(statuses)}) has been "
+                f"paused for {_PAUSED_SECONDS:g} s, over 80% of its memory limit, and runs no "
+                "chunk: start the workers with a larger --memory-limit (dask worker "
+                "--memory-limit), or more of them"
+            )
 
 
 def _wait_for_a_worker(client, scheduler: str, cancel) -> None:
