@@ -22,7 +22,7 @@ import numpy as np
 from .dtypes import decode_dtype
 from .dump import DumpError, DumpFile, DumpTensor, read_dump
 from .dumpdir import DumpDir
-from .ffts_slices import fallback_order, merged_path, misplaced_parts, op_key
+from .ffts_slices import ShortName, fallback_order, merged_path, misplaced_parts, op_key
 
 
 class SliceError(DumpError):
@@ -82,8 +82,9 @@ def merge_slices(
     if not any(cuts):  # no cut axis: msaccucmp compares one file as it is
         try:
             return dumps[fallback_order(locations)[-1]]
-        except IndexError:
-            raise SliceError(first, _cannot("a name of fewer than five fields")) from None
+        except ShortName as error:
+            short = locations[error.position]
+            raise SliceError(short, _cannot(str(error), renamed=False)) from None
     if misplaced is not None:
         raise SliceError(first, _cannot(misplaced, renamed=False))
     pieces = [

@@ -111,10 +111,32 @@ def merged_path(first_location: str) -> str:
     return ".".join([*os.fspath(first_location).split(".")[:4], "*"])
 
 
+class ShortName(ValueError):
+    """A file whose name as listed has no fifth dot field, msaccucmp's sort key: ``position``
+    is its place among the files given."""
+
+    def __init__(self, message: str, position: int) -> None:
+        super().__init__(message)
+        self.position = position
+
+
 def fallback_order(locations: list[str]) -> list[int]:
     """Where msaccucmp finds no cut axis it compares one file unmerged: the last of the files
-    stable-sorted by their fifth dot field as text. Their positions in that order."""
-    return sorted(range(len(locations)), key=lambda i: os.path.basename(locations[i]).split(".")[4])
+    stable-sorted by their fifth dot field as text. Their positions in that order. Raises
+    :class:`ShortName` for a name as listed of fewer than five fields (a numeric one of
+    ``mapping.csv``: the sort does not look it up), on which msaccucmp stops."""
+    names = [os.path.basename(location) for location in locations]
+    for position, name in enumerate(names):
+        if len(name.split(".")) < 5:
+            what = " (a numeric name of mapping.csv, which it does not look up)"
+            raise ShortName(
+                f"msaccucmp picks the one file it compares of an FFTS+ op without a cut axis "
+                f"by the fifth dot field of the names as listed; {name}"
+                f"{what if name.isdigit() else ''} has none, and it stops the whole comparison "
+                "on it",
+                position,
+            )
+    return sorted(range(len(names)), key=lambda i: names[i].split(".")[4])
 
 
 def misplaced_parts(listed_names: list[str], real_names: list[str], mode: int) -> str | None:
