@@ -218,19 +218,20 @@ def _long_real(name: str) -> str:
 
 BUILDS = {
     "auto threads": (CASES["auto_two_threads"], "f", lambda name: name),
+    "threads on both sides": (CASES["auto_both_sides"], "f", lambda name: name),
     "manual slices": (CASES["manual_two_slices"], "f", lambda name: name),
     "long-named slices": (_long_slices, f"{LONG}f", _long_real),
 }
 
 
-def _all_numbered(root: Path, build: str, in_order: bool) -> tuple:
-    """The case ``build`` with every fusion-on file numbered, numbers tried until the folder
-    lists the op's two parts in their order (``in_order``) or not."""
+def _all_numbered(root: Path, build: str, in_order: bool, side: int = 0) -> tuple:
+    """The case ``build`` with every file of one side (0: fusion-on) numbered, numbers tried
+    until the folder lists the op's two parts in their order (``in_order``) or not."""
     builder, _, real = BUILDS[build]
     for attempt in range(50):
         case = builder(root / f"try{attempt}")
-        renamed = number_files(case[0], first=FIRST_NUMBER + 10 * attempt, real=real)
-        parts = [n for n in listed_real_names(case[0], renamed) if not n.startswith("Neg.")]
+        renamed = number_files(case[side], first=FIRST_NUMBER + 10 * attempt, real=real)
+        parts = [n for n in listed_real_names(case[side], renamed) if not n.startswith("Neg.")]
         if (parts == sorted(parts)) == in_order:
             return case
     raise AssertionError(
@@ -256,3 +257,16 @@ def test_ffts_parts_all_named_by_number(tmp_path, build, in_order):
     row = _op_row(outcome, op)
     assert not row.compared and "out of place" in row.fail_reason[0]
     _same_but_for(outcome.csv_path, theirs, op)
+
+
+def test_fusion_off_parts_joined_out_of_place_are_said_in_the_fused_op_s_row(tmp_path):
+    """The same on the fusion-off side: the row of the fused op's output paired with them
+    says why, msaccucmp's compares the misplaced parts."""
+    case = _all_numbered(tmp_path / "case", "threads on both sides", False, side=1)
+    theirs, outcome = run_both(tmp_path, case)
+    their_row = next(r for r in read_result_csv(theirs)[1] if r[8] == "f:output:0")
+    assert their_row[10] == "0.000000"
+    (row,) = (r for r in outcome.rows if r.tensor_index == "f:output:0")
+    assert not row.compared and "out of place" in row.fail_reason[0]
+    assert row.fail_reason[0].startswith(f"{Path(case[1])}{os.sep}")
+    _same_but_for(outcome.csv_path, theirs, "f")
