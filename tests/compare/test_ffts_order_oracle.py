@@ -15,6 +15,7 @@ import pytest
 from fusion_switch.readers.dumpdir import scan_dump_dir
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
+from mapping_cases import number_files
 from oracle import make_importable
 
 pytestmark = pytest.mark.oracle
@@ -83,6 +84,38 @@ def test_ops_modes_and_orders_are_msaccucmp_s(names):
             if len(files) < 2:
                 continue  # one file: compared as it is, in any mode
             event(f"an op of several files in mode {mode}")
+            if mode is None:
+                assert "fifth dot field" in ours.ffts_mode(op), op
+                continue
+            assert (ours.ffts_mode(op) or 0) == mode, op
+            assert [str(n.path) for n in ours.entries(op)] == files, op
+
+
+@settings(
+    max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
+)
+@given(st.lists(st.tuples(_NAME, st.booleans()), min_size=1, max_size=7))
+def test_numeric_names_of_mapping_csv_are_filed_and_ordered_as_msaccucmp_does(named):
+    """The same with some files named by number, their real names in mapping.csv: msaccucmp
+    files them under the real name's op and reads its mode from it, but sorts them by the
+    number (as thread, slice and stamp 1; :mod:`mapping_cases`)."""
+    with tempfile.TemporaryDirectory() as root:
+        folder = Path(root)
+        numbered = set()
+        for fields, by_number in named:
+            (folder / _file_name(*fields)).write_bytes(b"")
+            if by_number:
+                numbered.add(_file_name(*fields))
+        number_files(folder, lambda name: name in numbered)
+        theirs = _msaccucmp_index(folder)
+        assume(theirs is not None)
+        ours = scan_dump_dir(folder)
+        assert sorted(ours.op_names) == sorted(theirs)
+        for op, (mode, files) in theirs.items():
+            if len(files) < 2:
+                continue
+            numeric = any(Path(file).name.isdigit() for file in files)
+            event(f"an op of several files in mode {mode}" + ", numeric ones" * numeric)
             if mode is None:
                 assert "fifth dot field" in ours.ffts_mode(op), op
                 continue

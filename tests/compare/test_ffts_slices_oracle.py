@@ -28,7 +28,11 @@ STOPS = {
 
 
 def _both(root, name):
-    case = CASES[name](root / "case")
+    return run_both(root, CASES[name](root / "case"))
+
+
+def run_both(root, case):
+    """msaccucmp's CSV (or why it wrote none) and our outcome on ``case``."""
     try:
         theirs = run_msaccucmp(*case, root / "msaccucmp")
     except OracleUnavailable as stopped:

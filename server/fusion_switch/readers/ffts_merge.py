@@ -8,7 +8,7 @@ axis) and, in auto mode (``threadMode`` true), each thread's ranges
 its header (manual), joined along the axis (an output not cut is the base's), and stand in one
 in-memory :class:`~.dump.DumpFile` beside the base's inputs, with the base's type, format,
 address and original shape: every later stage reads it as any dump. Where msaccucmp cannot
-merge, :class:`SliceError` says why; we never guess a merge.
+merge, or merges parts out of place, :class:`SliceError` says why; we never guess a merge.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from .dtypes import decode_dtype
 from .dump import DumpError, DumpFile, DumpTensor, read_dump
 from .dumpdir import DumpDir
-from .ffts_slices import fallback_order, merged_path, op_key
+from .ffts_slices import ShortName, fallback_order, merged_path, misplaced_parts, op_key
 
 
 class SliceError(DumpError):
@@ -43,10 +43,13 @@ def read_op_dump(folder: DumpDir, op_name: str) -> DumpFile | None:
     if mode is None:
         location = folder.latest_location(op_name)
         return None if location is None else read_dump(location)
-    locations = [os.fspath(name._location) for name in folder.entries(op_name)]
+    entries = folder.entries(op_name)
+    locations = [os.fspath(name._location) for name in entries]
     if isinstance(mode, str):
         raise SliceError(locations[-1], _cannot(mode))
-    return merge_slices([read_dump(location) for location in locations], locations)
+    listed = [os.path.basename(location) for location in locations]
+    misplaced = misplaced_parts(listed, [name.real_name for name in entries], mode)
+    return merge_slices([read_dump(location) for location in locations], locations, misplaced)
 
 
 def op_dump_location(folder: DumpDir, op_name: str) -> str | None:
@@ -57,15 +60,19 @@ def op_dump_location(folder: DumpDir, op_name: str) -> str | None:
     return merged_path(os.fspath(folder.entries(op_name)[0]._location))
 
 
-def _cannot(why: str) -> str:
-    return (
-        f"{why}. The op's FFTS+ files are not merged and it is not compared; rename the dump "
-        "files as CANN wrote them or dump the op again"
-    )
+def _cannot(why: str, renamed: bool = True) -> str:
+    """``why`` and what it means for the op; ``renamed``: with the advice to give the files
+    CANN's names back (not for numeric names of mapping.csv: those are CANN's own)."""
+    fix = "; rename the dump files as CANN wrote them or dump the op again" if renamed else ""
+    return f"{why}. The op's FFTS+ files are not merged and it is not compared{fix}"
 
 
-def merge_slices(dumps: list[DumpFile], locations: list[str]) -> DumpFile:
-    """The merged dump of ``dumps`` (their files ``locations``, in msaccucmp's order)."""
+def merge_slices(
+    dumps: list[DumpFile], locations: list[str], misplaced: str | None = None
+) -> DumpFile:
+    """The merged dump of ``dumps`` (their files ``locations``, in msaccucmp's order);
+    ``misplaced``: why that order joins the parts out of place (:func:`.misplaced_parts`),
+    said instead of such a merge."""
     base, first = dumps[0], locations[0]
     attr = _slicing(base, first)
     for dump, location in zip(dumps[1:], locations[1:], strict=True):
@@ -75,8 +82,11 @@ def merge_slices(dumps: list[DumpFile], locations: list[str]) -> DumpFile:
     if not any(cuts):  # no cut axis: msaccucmp compares one file as it is
         try:
             return dumps[fallback_order(locations)[-1]]
-        except IndexError:
-            raise SliceError(first, _cannot("a name of fewer than five fields")) from None
+        except ShortName as error:
+            short = locations[error.position]
+            raise SliceError(short, _cannot(str(error), renamed=False)) from None
+    if misplaced is not None:
+        raise SliceError(first, _cannot(misplaced, renamed=False))
     pieces = [
         _shaped_outputs(dump, location, position, attr["auto"])
         for position, (dump, location) in enumerate(zip(dumps, locations, strict=True))

@@ -4,7 +4,9 @@ An FFTS+ op runs as several threads (auto mode: ``.4.{context}.{thread}[.{device
 stamp) or as slice ops ``{name}_lxslice{N}`` (manual mode), each dumping its own part of the
 outputs. msaccucmp (given ``-f``) files them under one op and merges them
 (:mod:`.ffts_merge`); this module says what it files them under and how it orders them, from
-the names alone (numpy-free: the folder scan uses it).
+the names alone (numpy-free: the folder scan uses it). It orders a numeric name (one of
+``mapping.csv``) as msaccucmp's sorts do, without looking it up; :func:`misplaced_parts` says
+when that puts parts out of place.
 """
 
 from __future__ import annotations
@@ -109,7 +111,65 @@ def merged_path(first_location: str) -> str:
     return ".".join([*os.fspath(first_location).split(".")[:4], "*"])
 
 
+class ShortName(ValueError):
+    """A file whose name as listed has no fifth dot field, msaccucmp's sort key: ``position``
+    is its place among the files given."""
+
+    def __init__(self, message: str, position: int) -> None:
+        super().__init__(message)
+        self.position = position
+
+
 def fallback_order(locations: list[str]) -> list[int]:
     """Where msaccucmp finds no cut axis it compares one file unmerged: the last of the files
-    stable-sorted by their fifth dot field as text. Their positions in that order."""
-    return sorted(range(len(locations)), key=lambda i: os.path.basename(locations[i]).split(".")[4])
+    stable-sorted by their fifth dot field as text. Their positions in that order. Raises
+    :class:`ShortName` for a name as listed of fewer than five fields (a numeric one of
+    ``mapping.csv``: the sort does not look it up), on which msaccucmp stops."""
+    names = [os.path.basename(location) for location in locations]
+    for position, name in enumerate(names):
+        if len(name.split(".")) < 5:
+            what = " (a numeric name of mapping.csv, which it does not look up)"
+            raise ShortName(
+                f"msaccucmp picks the one file it compares of an FFTS+ op without a cut axis "
+                f"by the fifth dot field of the names as listed; {name}"
+                f"{what if name.isdigit() else ''} has none, and it stops the whole comparison "
+                "on it",
+                position,
+            )
+    return sorted(range(len(names)), key=lambda i: names[i].split(".")[4])
+
+
+def misplaced_parts(listed_names: list[str], real_names: list[str], mode: int) -> str | None:
+    """Why msaccucmp joins an FFTS+ op's parts out of place, when it does: the files in its
+    order (their names as the folder lists them, and their real names) include numeric names
+    of ``mapping.csv``, which its sort does not look up (each sorts as thread or slice 1 of
+    stamp 1; ties keep the folder's listing order), and the real names give another order.
+    None when they give this one, or give none (a real name msaccucmp could not order)."""
+    if not any(name.isdigit() for name in listed_names):
+        return None
+    try:
+        keys = [order_key(name, name, mode) for name in real_names]
+    except ValueError:
+        return None
+    wanted = sorted(range(len(keys)), key=keys.__getitem__)
+    if wanted == list(range(len(keys))):
+        return None
+    unit = "thread" if mode == AUTO else "slice"
+    parts = [_part_shown(name, mode) for name in real_names]
+    numbers = ", ".join(name for name in listed_names if name.isdigit())
+    return (
+        f"msaccucmp orders an FFTS+ op's files by their names as listed, and does not look "
+        f"its numeric names ({numbers}) up in mapping.csv: they sort as {unit} 1 of stamp 1, "
+        f"in the folder's listing order, so it joins the {unit}s {', '.join(parts)} where "
+        f"their real names give {', '.join(parts[i] for i in wanted)}: its tensor holds "
+        "parts out of place"
+    )
+
+
+def _part_shown(real_name: str, mode: int) -> str:
+    """The thread (auto) or the ``_lxslice`` number (manual) a real name gives, as text."""
+    fields = real_name.split(".")
+    if mode == AUTO:
+        return fields[-2]
+    found = _LXSLICE_ANY.findall(fields[1]) if len(fields) > 1 else []
+    return found[-1][len("_lxslice") :] if found else "?"
