@@ -112,3 +112,10 @@ def test_text_output_and_bad_input(tmp_path):
         timeout=60,
     )
     assert missing.returncode == 2 and "no such folder" in missing.stderr
+
+
+def test_a_cfg_given_with_a_tilde_is_found(tmp_path):
+    """A review: "~/x.cfg", quoted so that the shell left it, was "no such file"."""
+    (tmp_path / "fusion_switch.cfg").write_bytes(USER_CFG)
+    _, checks = doctor(tmp_path, "--cfg", "~/fusion_switch.cfg", env={"HOME": str(tmp_path)})
+    assert checks["cfg fusion_switch.cfg"]["status"] == "ok"

@@ -93,3 +93,28 @@ def test_check_a_script(tmp_path, framework, script, expected):
 def test_unknown_framework_is_bad_input(tmp_path):
     done = fs("wire", "caffe", user_cfg(tmp_path))
     assert done.returncode == 2 and "tf1" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_tilde_path_is_not_this_configuration_and_says_why(tmp_path):
+    """A review: "~/fusion_switch.cfg" counted as this configuration, but nothing expands it: not
+    a Python string, not bash after `--option=`; the framework looks for a folder named "~"."""
+    cfg = user_cfg(tmp_path)
+    python = tmp_path / "t.py"
+    python.write_text(
+        f'custom_op.parameter_map["fusion_switch_file"].s = tf.compat.as_bytes("~/{cfg.name}")\n'
+    )
+    shell = tmp_path / "r.sh"
+    shell.write_text(f"atc --model=m.onnx --fusion_switch_file=~/{cfg.name}\n")
+    for framework, script in (("tf1", python), ("atc", shell)):
+        done = fs("wire", framework, cfg, "--check", script, env={"HOME": str(tmp_path)})
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "'~' is not expanded" in done.stdout
+
+
+def test_the_cfg_argument_expands_a_tilde(tmp_path):
+    """A review: `wire` made "~/x.cfg" (quoted, so the shell left it) <cwd>/~/x.cfg."""
+    cfg = user_cfg(tmp_path)
+    done = fs("wire", "torchair", f"~/{cfg.name}", env={"HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert str(cfg) in done.stdout and "~" not in done.stdout
+    assert "does not exist" not in done.stderr

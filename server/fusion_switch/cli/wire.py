@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    path = os.path.abspath(args.cfg)
+    path = os.path.abspath(os.path.expanduser(args.cfg))  # "~/x.cfg", quoted: left by the shell
     if not Path(path).is_file():
         print(f"fusion-switch wire: warning: {path} does not exist yet", file=sys.stderr)
     if args.check is None:
@@ -75,7 +75,11 @@ def run(args: argparse.Namespace) -> int:
     ours = [f for f in found if f.names_this_cfg]
     for f in found:
         which = "this configuration" if f.names_this_cfg else "another file or a variable"
+        if f.note and not f.names_this_cfg:
+            which = "not this configuration"
         print(f"{args.check}:{f.line}: passes {wiring.option} ({which}): {f.text}")
+        if f.note:
+            print(f"{args.check}:{f.line}: {'warning' if f.names_this_cfg else 'why'}: {f.note}")
     if not ours:
         print(f"{args.check}: passes {wiring.option}, but not visibly {path}; check the value.")
         return 1

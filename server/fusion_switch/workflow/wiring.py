@@ -177,11 +177,18 @@ ALIASES = {
 }
 
 
+TILDE = (
+    "'~' is not expanded here ({where}): the framework looks for a folder named '~'; "
+    "use the absolute path"
+)
+
+
 @dataclass(frozen=True)
 class Finding:
     line: int
     text: str
     names_this_cfg: bool
+    note: str = ""  # why a path is not this configuration, or a warning about it
 
 
 def resolve(name: str) -> Wiring | None:
@@ -197,33 +204,48 @@ def find_wiring(wiring: Wiring, script: str, cfg_path: str) -> list[Finding]:
     """Lines of `script` that pass the option, and whether each names this configuration
     (its absolute path or its file name; a variable holding the path is not followed)."""
     marker = re.compile(wiring.marker)
-    name = cfg_path.replace("\\", "/").rsplit("/", 1)[-1]
+    shell = wiring.option.startswith("--")
     out = []
     for number, line in enumerate(script.splitlines(), 1):
         code = line.split("#", 1)[0] if not line.lstrip().startswith("//") else ""
         if code and marker.search(code):
-            out.append(Finding(number, line.strip(), _names_this(code, cfg_path, name)))
+            this, note = names_this(code, cfg_path, shell=shell)
+            out.append(Finding(number, line.strip(), this, note))
     return out
 
 
-def _names_this(code: str, cfg_path: str, name: str) -> bool:
-    """Whether a path in ``code`` is this configuration: its absolute path, or a relative
-    one its path ends with. A file of the same name elsewhere is not (a review:
-    "/data/old_experiment/fusion_switch.cfg" passed as this configuration)."""
+def names_this(code: str, cfg_path: str, shell: bool = False) -> tuple[bool, str]:
+    """Whether a path in ``code`` is this configuration, and a note: its absolute path, or a
+    relative one its path ends with. A file of the same name elsewhere is not (a review:
+    "/data/old_experiment/fusion_switch.cfg" passed as this configuration), nor "~/name":
+    nothing expands "~" in a Python string or after "--option=" (a review), only a shell
+    does, in a word of its own (``shell``)."""
+    name = cfg_path.replace("\\", "/").rsplit("/", 1)[-1]
     if cfg_path in code:
-        return True
+        return True, ""
     if re.search(r"\$(\{\w+\}|\(\s*pwd\s*\)|\w+)[/\\]+" + re.escape(name), code):
-        return True  # ${DIR}/name, $(pwd)/name, $PWD/name: not followed, may be this file
+        return True, ""  # ${DIR}/name, $(pwd)/name, $PWD/name: not followed, may be this file
     ours = os.path.normpath(cfg_path).replace("\\", "/")
-    for token in re.findall(r"[^\s\"'=,(){}\[\]]*" + re.escape(name), code):
-        path = token.replace("\\", "/")
-        if path.startswith(("/", "~")) or re.match(r"[A-Za-z]:/", path):
-            if os.path.normpath(os.path.expanduser(path)) == ours:
-                return True
+    tilde = ""
+    for match in re.finditer(r"[^\s\"'=,(){}\[\]]*" + re.escape(name), code):
+        path = match.group().replace("\\", "/")
+        before = code[: match.start()]
+        if path.startswith("~"):
+            expanded = (shell and (not before or before[-1] in " \t")) or re.search(
+                r"expanduser\(\s*[rf]?[\"']$", before
+            )
+            if os.path.normpath(os.path.expanduser(path)).replace("\\", "/") == ours:
+                if expanded:
+                    return True, ""
+                where = "after '='" if before.endswith("=") else "in a string"
+                tilde = TILDE.format(where=where)
+        elif path.startswith("/") or re.match(r"[A-Za-z]:/", path):
+            if os.path.normpath(path).replace("\\", "/") == ours:
+                return True, ""
         elif path != name and not path.startswith("./") and "/" not in path:
             continue  # another name ending with it: "my_fusion_switch.cfg"
         else:
             relative = os.path.normpath(path)
             if relative == name or ours.endswith("/" + relative):
-                return True
-    return False
+                return True, ""
+    return False, tilde
