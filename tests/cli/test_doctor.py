@@ -119,3 +119,16 @@ def test_a_cfg_given_with_a_tilde_is_found(tmp_path):
     (tmp_path / "fusion_switch.cfg").write_bytes(USER_CFG)
     _, checks = doctor(tmp_path, "--cfg", "~/fusion_switch.cfg", env={"HOME": str(tmp_path)})
     assert checks["cfg fusion_switch.cfg"]["status"] == "ok"
+
+
+def test_a_relative_path_in_a_script_is_flagged(tmp_path):
+    """A review: `cd device$i && python ../train.py` reads device$i/fusion_switch.cfg."""
+    (tmp_path / "fusion_switch.cfg").write_bytes(USER_CFG)
+    (tmp_path / "train.py").write_text(
+        'config.fusion_config.fusion_switch_file = "fusion_switch.cfg"\n'
+    )
+    _, checks = doctor(tmp_path)
+    wired = checks["wired fusion_switch.cfg"]
+    assert wired["status"] == "info" and "train.py:1 (torchair)" in wired["detail"]
+    assert "relative to the job's working directory" in wired["detail"]
+    assert "absolute path" in wired["fix"]

@@ -71,7 +71,8 @@ def test_acl_says_not_aclgrphbuildmodel_and_torch_npu_points_to_torchair(tmp_pat
         ("torch_npu", "import torch_npu\n", 1),
         # a review: a file of the same name elsewhere passed as this configuration
         ("torchair", 'config.fusion_config.fusion_switch_file = "/data/old/{name}"\n', 1),
-        ("torchair", 'config.fusion_config.fusion_switch_file = "{name}"\n', 0),  # its folder
+        # relative: recognised, with a warning (test_a_relative_path_is_recognised_with_a_warning)
+        ("torchair", 'config.fusion_config.fusion_switch_file = "{name}"\n', 0),
         ("torchair", "config.fusion_config.fusion_switch_file = './{name}'\n", 0),
         ("atc", "atc --model=m.onnx --fusion_switch_file=/old/{name} --soc_version=X\n", 1),
         # a variable before the name is not followed: it may be this file (a review)
@@ -118,3 +119,30 @@ def test_the_cfg_argument_expands_a_tilde(tmp_path):
     assert done.returncode == 0, done.stderr
     assert str(cfg) in done.stdout and "~" not in done.stdout
     assert "does not exist" not in done.stderr
+
+
+RELATIVE = "relative to the job's working directory; use an absolute path"
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['"{name}"', "'./{name}'", '"$(pwd)/{name}"', "$PWD/{name}"],
+)
+def test_a_relative_path_is_recognised_with_a_warning(tmp_path, value):
+    """A review: a relative path resolves against the job's working directory, which is not the
+    cfg's folder in a job that runs each rank in its own folder (`cd device0`)."""
+    cfg = user_cfg(tmp_path)
+    script = tmp_path / "train.py"
+    text = value.replace("{name}", cfg.name)
+    if value.startswith(('"$', "$")):
+        script.write_text(f"atc --model=m.onnx --fusion_switch_file={text}\n")
+        framework = "atc"
+    else:
+        script.write_text(f"config.fusion_config.fusion_switch_file = {text}\n")
+        framework = "torchair"
+    done = fs("wire", framework, cfg, "--check", script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{script}:1: warning: {RELATIVE}" in done.stdout
+    absolute = tmp_path / "abs.py"
+    absolute.write_text(f'config.fusion_config.fusion_switch_file = "{cfg}"\n')
+    assert "warning" not in fs("wire", "torchair", cfg, "--check", absolute).stdout

@@ -246,7 +246,7 @@ def cfg_checks(cfgs: list[Path], scripts: list[Path], folder: Path) -> list[Chec
             )
         else:
             out.append(Check(OK, f"cfg {cfg.name}", "valid (passes fusion-switch check)"))
-        wired = []
+        wired, warnings = [], []
         for path, script in texts.items():
             for wiring in WIRINGS.values():
                 if not wiring.supported:
@@ -254,8 +254,20 @@ def cfg_checks(cfgs: list[Path], scripts: list[Path], folder: Path) -> list[Chec
                 for f in find_wiring(wiring, script, str(cfg.resolve())):
                     if f.names_this_cfg:
                         wired.append(f"{path.name}:{f.line} ({wiring.name})")
-        if wired:
-            out.append(Check(OK, f"wired {cfg.name}", ", ".join(dict.fromkeys(wired))))
+                        if f.note:
+                            warnings.append(f"{path.name}:{f.line}: {f.note}")
+        detail = ", ".join(dict.fromkeys(wired))
+        if wired and warnings:
+            out.append(
+                Check(
+                    INFO,
+                    f"wired {cfg.name}",
+                    detail + "; " + "; ".join(dict.fromkeys(warnings)),
+                    f"pass the absolute path: fusion-switch wire FRAMEWORK {cfg.resolve()}",
+                )
+            )
+        elif wired:
+            out.append(Check(OK, f"wired {cfg.name}", detail))
         else:
             out.append(
                 Check(

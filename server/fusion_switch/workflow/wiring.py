@@ -177,6 +177,7 @@ ALIASES = {
 }
 
 
+RELATIVE = "relative to the job's working directory; use an absolute path"
 TILDE = (
     "'~' is not expanded here ({where}): the framework looks for a folder named '~'; "
     "use the absolute path"
@@ -219,12 +220,15 @@ def names_this(code: str, cfg_path: str, shell: bool = False) -> tuple[bool, str
     relative one its path ends with. A file of the same name elsewhere is not (a review:
     "/data/old_experiment/fusion_switch.cfg" passed as this configuration), nor "~/name":
     nothing expands "~" in a Python string or after "--option=" (a review), only a shell
-    does, in a word of its own (``shell``)."""
+    does, in a word of its own (``shell``). A relative path is recognised, with a warning:
+    it resolves against the job's working directory (a review: `cd device$i` per rank)."""
     name = cfg_path.replace("\\", "/").rsplit("/", 1)[-1]
     if cfg_path in code:
         return True, ""
-    if re.search(r"\$(\{\w+\}|\(\s*pwd\s*\)|\w+)[/\\]+" + re.escape(name), code):
-        return True, ""  # ${DIR}/name, $(pwd)/name, $PWD/name: not followed, may be this file
+    if re.search(r"\$(\(\s*pwd\s*\)|\{PWD\}|PWD\b)[/\\]+" + re.escape(name), code):
+        return True, RELATIVE  # $(pwd)/name, $PWD/name: the job's working directory
+    if re.search(r"\$(\{\w+\}|\w+)[/\\]+" + re.escape(name), code):
+        return True, ""  # ${DIR}/name, $DIR/name: not followed, may be this file
     ours = os.path.normpath(cfg_path).replace("\\", "/")
     tilde = ""
     for match in re.finditer(r"[^\s\"'=,(){}\[\]]*" + re.escape(name), code):
@@ -247,5 +251,5 @@ def names_this(code: str, cfg_path: str, shell: bool = False) -> tuple[bool, str
         else:
             relative = os.path.normpath(path)
             if relative == name or ours.endswith("/" + relative):
-                return True, ""
+                return True, RELATIVE  # a review: ranks run in folders of their own
     return False, tilde
