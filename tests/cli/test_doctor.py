@@ -132,3 +132,52 @@ def test_a_relative_path_in_a_script_is_flagged(tmp_path):
     assert wired["status"] == "info" and "train.py:1 (torchair)" in wired["detail"]
     assert "relative to the job's working directory" in wired["detail"]
     assert "absolute path" in wired["fix"]
+
+
+# The reviewer's folders: lines that wire nothing, which doctor reported as wired.
+UNWIRED = {
+    "run.sh": "python train.py --fusion_switch_file={cfg}\n",
+    "train.py": 'ms.set_context(mode=ms.GRAPH_MODE, fusion_switch_file="{cfg}")\n',
+    "start.sh": "export FUSION_SWITCH_FILE={cfg}\npython train.py\n",
+}
+
+
+def test_lines_that_wire_nothing_are_not_wired(tmp_path):
+    for name, text in UNWIRED.items():
+        work = tmp_path / name.replace(".", "_")
+        work.mkdir()
+        cfg = work / "fusion_switch.cfg"
+        cfg.write_bytes(USER_CFG)
+        (work / name).write_text(text.replace("{cfg}", str(cfg)))
+        _, checks = doctor(work)
+        wired = checks["wired fusion_switch.cfg"]
+        assert wired["status"] == "problem", (name, wired)
+
+
+def test_an_argument_to_the_users_script_is_not_wiring(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    (tmp_path / "run.sh").write_text(f"python train.py --fusion_switch_file={cfg}\n")
+    _, checks = doctor(tmp_path)
+    wired = checks["wired fusion_switch.cfg"]
+    assert wired["status"] == "problem"
+    assert "run.sh:1 passes it to your script (python train.py)" in wired["detail"]
+    assert "forwards it" in wired["detail"]
+
+
+def test_a_torchair_line_is_torchair_only(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    (tmp_path / "train.py").write_text(
+        f'config = torchair.CompilerConfig()\nconfig.fusion_config.fusion_switch_file = "{cfg}"\n'
+    )
+    _, checks = doctor(tmp_path)
+    assert checks["wired fusion_switch.cfg"]["detail"] == "train.py:2 (torchair)"
+
+
+def test_a_tilde_path_in_a_script_is_not_wired_and_says_why(tmp_path):
+    (tmp_path / "fusion_switch.cfg").write_bytes(USER_CFG)
+    (tmp_path / "r.sh").write_text("atc --model=m.onnx --fusion_switch_file=~/fusion_switch.cfg\n")
+    _, checks = doctor(tmp_path, env={"HOME": str(tmp_path)})
+    wired = checks["wired fusion_switch.cfg"]
+    assert wired["status"] == "problem" and "r.sh:1 (atc): '~' is not expanded" in wired["detail"]

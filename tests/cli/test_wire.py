@@ -146,3 +146,64 @@ def test_a_relative_path_is_recognised_with_a_warning(tmp_path, value):
     absolute = tmp_path / "abs.py"
     absolute.write_text(f'config.fusion_config.fusion_switch_file = "{cfg}"\n')
     assert "warning" not in fs("wire", "torchair", cfg, "--check", absolute).stdout
+
+
+# A review: each framework's marker was tried loosely, so lines that wire nothing counted.
+NOT_WIRING = {
+    # an argument to the user's own script (only a command line starting with atc/aoe wires)
+    "forwarded": ("python train.py --fusion_switch_file={cfg}\n", ("tf1", "tf2", "atc", "aoe")),
+    # MindSpore has no such context key; not NPURunConfig's keyword either
+    "set_context": (
+        'ms.set_context(mode=ms.GRAPH_MODE, fusion_switch_file="{cfg}")\n',
+        ("tf1", "tf2", "mindspore"),
+    ),
+    # GE reads no environment variable of that name
+    "environment": ("export FUSION_SWITCH_FILE={cfg}\npython train.py\n", ("ge", "acl", "atc")),
+    # TorchAir's option is neither TF1's nor TF2's
+    "torchair": ('config.fusion_config.fusion_switch_file = "{cfg}"\n', ("tf1", "tf2")),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "framework"),
+    [(case, fw) for case, (_, frameworks) in NOT_WIRING.items() for fw in frameworks],
+)
+def test_a_line_that_wires_nothing_is_not_wiring(tmp_path, case, framework):
+    cfg = user_cfg(tmp_path)
+    script = tmp_path / "job.sh"
+    script.write_text(NOT_WIRING[case][0].replace("{cfg}", str(cfg)))
+    done = fs("wire", framework, cfg, "--check", script)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "(this configuration)" not in done.stdout
+
+
+def test_an_argument_to_the_users_script_is_reported_as_forwarded(tmp_path):
+    cfg = user_cfg(tmp_path)
+    script = tmp_path / "run.sh"
+    script.write_text(f"cd job && python train.py --fusion_switch_file={cfg} --epochs 3\n")
+    done = fs("wire", "atc", cfg, "--check", script)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{script}:1: passed to your script (python train.py)" in done.stdout
+    assert "check that it forwards it" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("framework", "script"),
+    [
+        ("tf1", "config = NPURunConfig(\n    model_dir=d,\n    fusion_switch_file='{cfg}',\n)\n"),
+        ("tf2", "opts = npu.global_options()\nopts.fusion_switch_file = '{cfg}'\nnpu.open()\n"),
+        ("atc", "atc --model=m.onnx \\\n    --fusion_switch_file={cfg} --soc_version=X\n"),
+        ("atc", 'ASCEND_X=1 /usr/local/bin/atc --fusion_switch_file="{cfg}" --model=m\n'),
+        ("atc", 'subprocess.run(["atc", "--model=m.onnx", "--fusion_switch_file={cfg}"])\n'),
+        ("aoe", 'os.system("aoe --job_type=2 --fusion_switch_file={cfg}")\n'),
+        ("ge", 'std::map<AscendString, AscendString> o = {{"ge.fusionSwitchFile", "{cfg}"}};\n'),
+        ("ge", 'options[ge::FUSION_SWITCH_FILE] = "{cfg}";\n'),
+        ("acl", 'global_options = {{ge::ir_option::FUSION_SWITCH_FILE, "{cfg}"}};\n'),
+    ],
+)
+def test_each_real_api_is_recognised(tmp_path, framework, script):
+    cfg = user_cfg(tmp_path)
+    path = tmp_path / "job"
+    path.write_text(script.replace("{cfg}", str(cfg)))
+    done = fs("wire", framework, cfg, "--check", path)
+    assert "(this configuration)" in done.stdout, done.stdout + done.stderr

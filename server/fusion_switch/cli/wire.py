@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..workflow.wiring import WIRINGS, find_wiring, resolve, snippet
+    from ..workflow.wiring import WIRINGS, resolve
 
     wiring = resolve(args.framework)
     if wiring is None:
@@ -48,13 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if not Path(path).is_file():
         print(f"fusion-switch wire: warning: {path} does not exist yet", file=sys.stderr)
     if args.check is None:
-        print(f"# {wiring.title}")
-        if wiring.supported:
-            print(f"# option: {wiring.option}")
-        print(f"# source: {wiring.source}")
-        if wiring.note:
-            print(f"# note: {wiring.note}")
-        print(snippet(wiring, path))
+        print_snippet(wiring, path)
         return 0
     try:
         script = Path(args.check).read_text(encoding="utf-8", errors="replace")
@@ -63,25 +57,51 @@ def run(args: argparse.Namespace) -> int:
             f"fusion-switch wire: cannot read {args.check}: {exc.strerror or exc}", file=sys.stderr
         )
         return 2
+    return check(wiring, script, args.check, path)
+
+
+def print_snippet(wiring, path: str) -> None:
+    from ..workflow.wiring import snippet
+
+    print(f"# {wiring.title}")
+    if wiring.supported:
+        print(f"# option: {wiring.option}")
+    print(f"# source: {wiring.source}")
+    if wiring.note:
+        print(f"# note: {wiring.note}")
+    print(snippet(wiring, path))
+
+
+def check(wiring, script: str, name: str, path: str) -> int:
+    """Say whether ``script`` makes the framework read ``path``: 0 yes, 1 no."""
+    from ..workflow.wiring import COMMANDS, snippet
+    from ..workflow.wiring_scan import find_forwarded, find_wiring
+
     if not wiring.supported:
-        print(f"{args.check}: {wiring.title} cannot read a fusion switch file.")
+        print(f"{name}: {wiring.title} cannot read a fusion switch file.")
         print(snippet(wiring, path))
         return 1
     found = find_wiring(wiring, script, path)
-    if not found:
-        print(f"{args.check}: does not pass {wiring.option} ({wiring.title}); add:")
-        print(snippet(wiring, path))
-        return 1
     ours = [f for f in found if f.names_this_cfg]
     for f in found:
         which = "this configuration" if f.names_this_cfg else "another file or a variable"
         if f.note and not f.names_this_cfg:
             which = "not this configuration"
-        print(f"{args.check}:{f.line}: passes {wiring.option} ({which}): {f.text}")
+        print(f"{name}:{f.line}: passes {wiring.option} ({which}): {f.text}")
         if f.note:
-            print(f"{args.check}:{f.line}: {'warning' if f.names_this_cfg else 'why'}: {f.note}")
+            print(f"{name}:{f.line}: {'warning' if f.names_this_cfg else 'why'}: {f.note}")
     if not ours:
-        print(f"{args.check}: passes {wiring.option}, but not visibly {path}; check the value.")
+        for f in find_forwarded(script, path, COMMANDS):
+            print(
+                f"{name}:{f.line}: passed to your script ({f.command}), not to "
+                f"{wiring.title}: check that it forwards it: {f.text}"
+            )
+    if not found:
+        print(f"{name}: does not pass {wiring.option} ({wiring.title}); add:")
+        print(snippet(wiring, path))
+        return 1
+    if not ours:
+        print(f"{name}: passes {wiring.option}, but not visibly {path}; check the value.")
         return 1
     if wiring.note:
         print(f"note: {wiring.note}")

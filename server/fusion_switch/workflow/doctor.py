@@ -215,7 +215,6 @@ def _scripts(folder: Path) -> list[Path]:
 def cfg_checks(cfgs: list[Path], scripts: list[Path], folder: Path) -> list[Check]:
     from ..catalogue import builtin_catalogue
     from . import switching
-    from .wiring import WIRINGS, find_wiring
 
     if not cfgs:
         return [
@@ -246,38 +245,58 @@ def cfg_checks(cfgs: list[Path], scripts: list[Path], folder: Path) -> list[Chec
             )
         else:
             out.append(Check(OK, f"cfg {cfg.name}", "valid (passes fusion-switch check)"))
-        wired, warnings = [], []
-        for path, script in texts.items():
-            for wiring in WIRINGS.values():
-                if not wiring.supported:
-                    continue
-                for f in find_wiring(wiring, script, str(cfg.resolve())):
-                    if f.names_this_cfg:
-                        wired.append(f"{path.name}:{f.line} ({wiring.name})")
-                        if f.note:
-                            warnings.append(f"{path.name}:{f.line}: {f.note}")
-        detail = ", ".join(dict.fromkeys(wired))
-        if wired and warnings:
-            out.append(
-                Check(
-                    INFO,
-                    f"wired {cfg.name}",
-                    detail + "; " + "; ".join(dict.fromkeys(warnings)),
-                    f"pass the absolute path: fusion-switch wire FRAMEWORK {cfg.resolve()}",
-                )
-            )
-        elif wired:
-            out.append(Check(OK, f"wired {cfg.name}", detail))
-        else:
-            out.append(
-                Check(
-                    PROBLEM,
-                    f"wired {cfg.name}",
-                    f"no script in {folder} passes {cfg.name} to a framework",
-                    f"fusion-switch wire FRAMEWORK {cfg} (tf1, tf2, torchair, mindspore, atc, ...)",
-                )
-            )
+        out.extend(wiring_checks(cfg, texts, folder))
     return out
+
+
+def wiring_checks(cfg: Path, texts: dict[Path, str], folder: Path) -> list[Check]:
+    """Whether a script here makes a framework read ``cfg``: each framework's API is looked for
+    in the files it can be written in (wiring.SUFFIXES); the option given to another command
+    is an argument to the user's script, not wiring."""
+    from .wiring import COMMANDS, SUFFIXES, WIRINGS
+    from .wiring_scan import find_forwarded, find_wiring
+
+    ours = str(cfg.resolve())
+    wired, warnings, forwarded, others = [], [], [], []
+    for path, script in texts.items():
+        for wiring in WIRINGS.values():
+            if not wiring.supported or path.suffix not in SUFFIXES[wiring.kind]:
+                continue
+            for f in find_wiring(wiring, script, ours):
+                if f.names_this_cfg:
+                    wired.append(f"{path.name}:{f.line} ({wiring.name})")
+                    if f.note:
+                        warnings.append(f"{path.name}:{f.line}: {f.note}")
+                elif f.note:
+                    others.append(f"{path.name}:{f.line} ({wiring.name}): {f.note}")
+        forwarded += [
+            f"{path.name}:{f.line} passes it to your script ({f.command})"
+            for f in find_forwarded(script, ours, COMMANDS)
+            if f.names_this_cfg
+        ]
+    topic, detail = f"wired {cfg.name}", ", ".join(dict.fromkeys(wired))
+    if wired and warnings:
+        return [
+            Check(
+                INFO,
+                topic,
+                detail + "; " + "; ".join(dict.fromkeys(warnings)),
+                f"pass the absolute path: fusion-switch wire FRAMEWORK {ours}",
+            )
+        ]
+    if wired:
+        return [Check(OK, topic, detail)]
+    detail = "; ".join([f"no script in {folder} passes {cfg.name} to a framework", *others])
+    if forwarded:
+        detail += "; " + ", ".join(forwarded) + ": check that it forwards it to the framework"
+    return [
+        Check(
+            PROBLEM,
+            topic,
+            detail,
+            f"fusion-switch wire FRAMEWORK {cfg} (tf1, tf2, torchair, mindspore, atc, ...)",
+        )
+    ]
 
 
 def dump_checks(folder: Path, scripts: list[Path]) -> list[Check]:

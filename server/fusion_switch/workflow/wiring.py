@@ -7,9 +7,16 @@ Tests (tests/cli/test_wire.py) hold the same names against the same citations.
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
+
+# What a script that wires a framework is written in: how its comments look, where doctor looks
+PYTHON, CPP, COMMAND, CONFIG = "python", "cpp", "command", "config"
+SUFFIXES = {
+    PYTHON: (".py",),
+    CPP: (".cpp", ".cc", ".cxx", ".h", ".hpp"),
+    COMMAND: (".sh", ".py", ".txt"),  # a shell script, or a command run from Python
+    CONFIG: (".ini", ".txt", ".cfg"),
+}
 
 
 @dataclass(frozen=True)
@@ -18,10 +25,16 @@ class Wiring:
     title: str
     option: str  # the exact option name the framework reads
     snippet: str  # with {path} for the absolute configuration path
-    marker: str  # regular expression: the script passes the option
+    marker: str  # regular expression: a line where the framework's API takes the option
     source: str  # where the option name was checked
     note: str = ""
     supported: bool = True
+    kind: str = PYTHON
+    command: str = ""  # COMMAND: the program whose command line takes the option (atc, aoe)
+    flags: tuple[str, ...] = ()  # COMMAND: the option as that program spells it
+    call: str = ""  # also the keyword `option=` inside a call of this name (NPURunConfig)
+    owner: str = ""  # also `x.option =` where x = ...owner() (npu.global_options)
+    needs: str = ""  # regular expression the script must also hold somewhere (ge_options)
 
 
 WIRINGS: dict[str, Wiring] = {
@@ -39,10 +52,11 @@ WIRINGS: dict[str, Wiring] = {
                 'tf.compat.as_bytes("{path}")\n'
                 '# Estimator: NPURunConfig(..., fusion_switch_file="{path}")'
             ),
-            r"""parameter_map\[\s*["']fusion_switch_file["']\s*\]|fusion_switch_file\s*=""",
+            r"""parameter_map\[\s*["']fusion_switch_file["']\s*\]""",
             "Ascend/tensorflow tf_adapter/python/npu_bridge/estimator/npu/npu_config.py "
             "(NPURunConfig fusion_switch_file) and tf_adapter/util/npu_attrs.cc "
             '(session option "fusion_switch_file" -> ge.fusionSwitchFile)',
+            call="NPURunConfig",
         ),
         Wiring(
             "tf2",
@@ -53,11 +67,12 @@ WIRINGS: dict[str, Wiring] = {
                 'npu.global_options().fusion_switch_file = "{path}"  # before npu.open()\n'
                 "npu.open().as_default()"
             ),
-            r"global_options\(\)\s*\.\s*fusion_switch_file\s*=|\.fusion_switch_file\s*=",
+            r"global_options\(\)\s*\.\s*fusion_switch_file\s*=(?!=)",
             "Ascend/tensorflow tf_adapter_2.x/python/npu_device/configs/npu_config.py "
             "(fusion_switch_file) and tf_adapter_2.x/npu_device/core/npu_wrapper.cpp "
             '(kGlobalConfigOptions "fusion_switch_file" -> ge::FUSION_SWITCH_FILE)',
             note="set it before npu.open(): global options are read once, when GE starts",
+            owner="global_options",
         ),
         Wiring(
             "torchair",
@@ -70,7 +85,7 @@ WIRINGS: dict[str, Wiring] = {
                 "backend = torchair.get_npu_backend(compiler_config=config)\n"
                 "model = torch.compile(model, backend=backend)"
             ),
-            r"fusion_config\s*\.\s*fusion_switch_file\s*=",
+            r"fusion_config\s*\.\s*fusion_switch_file\s*=(?!=)",
             "Ascend/torchair python/torchair/configs/fusion_config.py (fusion_switch_file -> "
             "ge.fusionSwitchFile) and python/torchair/configs/compiler_config.py "
             "(CompilerConfig.fusion_config)",
@@ -99,7 +114,9 @@ WIRINGS: dict[str, Wiring] = {
                 'ms.set_context(ascend_config={"ge_options": {"global": '
                 '{"ge.fusionSwitchFile": "{path}"}}})'
             ),
-            r"""["']ge\.fusionSwitchFile["']""",
+            # a key of the ge_options dict (the same key in a C++ map is `ge`)
+            r"""["']ge\.fusionSwitchFile["']\s*:"""
+            r"""|\[\s*["']ge\.fusionSwitchFile["']\s*\]\s*=(?!=)""",
             "mindspore-ai/mindspore mindspore/python/mindspore/context.py (_set_ge_options: "
             "levels 'global'/'session', GE option names) and "
             "https://www.mindspore.cn/docs/en/r2.3.1/api_python/mindspore/mindspore.set_context.html",
@@ -107,24 +124,31 @@ WIRINGS: dict[str, Wiring] = {
                 "set_context is being deprecated in newer MindSpore in favour of jit options; "
                 "check the installed version's documentation"
             ),
+            needs=r"\bge_options\b",
         ),
         Wiring(
             "atc",
             "ATC offline model conversion",
             "--fusion_switch_file",
             "atc ... --fusion_switch_file={path}",
-            r"--fusion_switch_file[= ]",
+            r"(?!)",  # a command line that starts with atc: see command and flags
             "CANN ATC parameter reference (--fusion_switch_file); used e.g. in "
             "Ascend/ModelZoo-PyTorch ACL_PyTorch/contrib/audio/Ecapa_Tdnn/to_om.sh",
+            kind=COMMAND,
+            command="atc",
+            flags=("--fusion_switch_file",),
         ),
         Wiring(
             "aoe",
             "AOE tuning",
             "--fusion_switch_file",
             "aoe ... --fusion_switch_file={path}",
-            r"--fusion_switch_file[= ]",
+            r"(?!)",  # a command line that starts with aoe: see command and flags
             "CANN AOE parameter reference (--fusion_switch_file, page aoepar_16_034, linked from "
             "mindspore-ai/docs docs/lite/docs/source_en/use/cloud_infer/converter_tool_ascend.md)",
+            kind=COMMAND,
+            command="aoe",
+            flags=("--fusion_switch_file",),
         ),
         Wiring(
             "ge",
@@ -135,9 +159,14 @@ WIRINGS: dict[str, Wiring] = {
                 '    {"ge.fusionSwitchFile", "{path}"}};  // ge::FUSION_SWITCH_FILE\n'
                 "ge::GEInitialize(options);"
             ),
-            r"""["']ge\.fusionSwitchFile["']|\bFUSION_SWITCH_FILE\b""",
+            # a C++ option map: {"ge.fusionSwitchFile", v}, options["ge.fusionSwitchFile"],
+            # emplace / insert, or the constant (not an environment variable: GE reads none)
+            r"""\{\s*"ge\.fusionSwitchFile"\s*,|\[\s*"ge\.fusionSwitchFile"\s*\]"""
+            r"""|(?:emplace|insert)\s*\(\s*\{?\s*"ge\.fusionSwitchFile"\s*,"""
+            r"""|\bge::FUSION_SWITCH_FILE\b|[{\[(,]\s*FUSION_SWITCH_FILE\s*[,\])]""",
             "mindspore-ai/graphengine inc/external/ge/ge_api_types.h "
             '(FUSION_SWITCH_FILE = "ge.fusionSwitchFile")',
+            kind=CPP,
         ),
         Wiring(
             "acl",
@@ -148,24 +177,27 @@ WIRINGS: dict[str, Wiring] = {
                 '    {ge::ir_option::FUSION_SWITCH_FILE, "{path}"}};\n'
                 "ge::aclgrphBuildInitialize(global_options);  // not aclgrphBuildModel"
             ),
-            r"\bFUSION_SWITCH_FILE\b",
+            r"\bir_option::FUSION_SWITCH_FILE\b",
             "mindspore-ai/graphengine inc/external/ge/ge_api_types.h (namespace ir_option: "
             "FUSION_SWITCH_FILE is in global_options, 'for interface: "
             "aclgrphBuildInitialize', and not in ir_builder_suppported_options, which "
             "aclgrphBuildModel checks and rejects unknown options against)",
             note="aclgrphBuildModel rejects this option: pass it to aclgrphBuildInitialize",
+            kind=CPP,
         ),
         Wiring(
             "mslite",
             "MindSpore Lite converter (config file)",
             "fusion_switch_config_file_path",
             "[ascend_context]\nfusion_switch_config_file_path={path}",
-            r"fusion_switch_config_file_path\s*=",
+            r"^\s*fusion_switch_config_file_path\s*=",
             "mindspore-ai/docs docs/lite/docs/source_en/use/cloud_infer/converter_tool_ascend.md "
             "([ascend_context] fusion_switch_config_file_path)",
+            kind=CONFIG,
         ),
     )
 }
+COMMANDS = tuple(w.command for w in WIRINGS.values() if w.command)  # programs that take the option
 ALIASES = {
     "tensorflow": "tf1",
     "tf": "tf1",
@@ -177,21 +209,6 @@ ALIASES = {
 }
 
 
-RELATIVE = "relative to the job's working directory; use an absolute path"
-TILDE = (
-    "'~' is not expanded here ({where}): the framework looks for a folder named '~'; "
-    "use the absolute path"
-)
-
-
-@dataclass(frozen=True)
-class Finding:
-    line: int
-    text: str
-    names_this_cfg: bool
-    note: str = ""  # why a path is not this configuration, or a warning about it
-
-
 def resolve(name: str) -> Wiring | None:
     key = name.strip().lower().replace("-", "_")
     return WIRINGS.get(ALIASES.get(key, key))
@@ -199,57 +216,3 @@ def resolve(name: str) -> Wiring | None:
 
 def snippet(wiring: Wiring, path: str) -> str:
     return wiring.snippet.replace("{path}", path)
-
-
-def find_wiring(wiring: Wiring, script: str, cfg_path: str) -> list[Finding]:
-    """Lines of `script` that pass the option, and whether each names this configuration
-    (its absolute path or its file name; a variable holding the path is not followed)."""
-    marker = re.compile(wiring.marker)
-    shell = wiring.option.startswith("--")
-    out = []
-    for number, line in enumerate(script.splitlines(), 1):
-        code = line.split("#", 1)[0] if not line.lstrip().startswith("//") else ""
-        if code and marker.search(code):
-            this, note = names_this(code, cfg_path, shell=shell)
-            out.append(Finding(number, line.strip(), this, note))
-    return out
-
-
-def names_this(code: str, cfg_path: str, shell: bool = False) -> tuple[bool, str]:
-    """Whether a path in ``code`` is this configuration, and a note: its absolute path, or a
-    relative one its path ends with. A file of the same name elsewhere is not (a review:
-    "/data/old_experiment/fusion_switch.cfg" passed as this configuration), nor "~/name":
-    nothing expands "~" in a Python string or after "--option=" (a review), only a shell
-    does, in a word of its own (``shell``). A relative path is recognised, with a warning:
-    it resolves against the job's working directory (a review: `cd device$i` per rank)."""
-    name = cfg_path.replace("\\", "/").rsplit("/", 1)[-1]
-    if cfg_path in code:
-        return True, ""
-    if re.search(r"\$(\(\s*pwd\s*\)|\{PWD\}|PWD\b)[/\\]+" + re.escape(name), code):
-        return True, RELATIVE  # $(pwd)/name, $PWD/name: the job's working directory
-    if re.search(r"\$(\{\w+\}|\w+)[/\\]+" + re.escape(name), code):
-        return True, ""  # ${DIR}/name, $DIR/name: not followed, may be this file
-    ours = os.path.normpath(cfg_path).replace("\\", "/")
-    tilde = ""
-    for match in re.finditer(r"[^\s\"'=,(){}\[\]]*" + re.escape(name), code):
-        path = match.group().replace("\\", "/")
-        before = code[: match.start()]
-        if path.startswith("~"):
-            expanded = (shell and (not before or before[-1] in " \t")) or re.search(
-                r"expanduser\(\s*[rf]?[\"']$", before
-            )
-            if os.path.normpath(os.path.expanduser(path)).replace("\\", "/") == ours:
-                if expanded:
-                    return True, ""
-                where = "after '='" if before.endswith("=") else "in a string"
-                tilde = TILDE.format(where=where)
-        elif path.startswith("/") or re.match(r"[A-Za-z]:/", path):
-            if os.path.normpath(path).replace("\\", "/") == ours:
-                return True, ""
-        elif path != name and not path.startswith("./") and "/" not in path:
-            continue  # another name ending with it: "my_fusion_switch.cfg"
-        else:
-            relative = os.path.normpath(path)
-            if relative == name or ours.endswith("/" + relative):
-                return True, RELATIVE  # a review: ranks run in folders of their own
-    return False, tilde
