@@ -4,6 +4,12 @@ absolute path in the snippet, and `--check` on scripts that pass it, pass it wro
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from cli_support import fs, user_cfg
 
@@ -207,3 +213,88 @@ def test_each_real_api_is_recognised(tmp_path, framework, script):
     path.write_text(script.replace("{cfg}", str(cfg)))
     done = fs("wire", framework, cfg, "--check", path)
     assert "(this configuration)" in done.stdout, done.stdout + done.stderr
+
+
+TRIAL_JOB = """import json, os, sys
+path = {value}
+switch = json.load(open(path))["Switch"]["GraphFusion"]
+sys.exit(1 if switch.get("R2", "off" if switch.get("ALL") == "off" else "on") == "on" else 0)
+"""
+
+
+def test_a_job_wired_as_printed_reads_each_bisect_trials_copy(tmp_path):
+    """A review: `bisect -j N` gives each trial its own copy of the cfg, as {cfg} and in
+    FUSION_SWITCH_CFG, but the printed wiring hard-coded the cfg's path: a job wired as told
+    read the same file in every trial, and the bisection could not find the guilty rule."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    rules = {f"R{i}": "on" for i in range(6)}
+    cfg.write_text(json.dumps({"Switch": {"GraphFusion": rules, "UBFusion": {}}}))
+    [line] = [x for x in fs("wire", "tf2", cfg).stdout.splitlines() if "fusion_switch_file =" in x]
+    value = line.split("=", 1)[1].split("  #", 1)[0].strip()
+    job = tmp_path / "job.py"
+    job.write_text(TRIAL_JOB.format(value=value))
+    done = fs(
+        "bisect", cfg, "--rules=" + ",".join(f"GraphFusion:{r}" for r in rules), "-j", "2",
+        "--format", "json", "--", sys.executable, job, "{cfg}",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [g["rule"] for g in json.loads(done.stdout.splitlines()[-1])["guilty"]] == ["R2"]
+
+
+def printed_script(framework: str, cfg: Path) -> str:
+    """What `wire FRAMEWORK CFG` prints, without its header (title, option, source, note)."""
+    lines = fs("wire", framework, cfg).stdout.splitlines()[1:]
+    header = ("# option:", "# source:", "# note:", "# bisect:")
+    return "\n".join(x for x in lines if not x.startswith(header))
+
+
+@pytest.mark.parametrize("framework", ["tf1", "tf2", "torchair", "atc", "aoe", "ge", "acl"])
+def test_the_printed_wiring_reads_the_trial_variable_and_passes_check(tmp_path, framework):
+    cfg = user_cfg(tmp_path)
+    text = printed_script(framework, cfg)
+    if framework in ("atc", "aoe"):
+        assert f'"${{FUSION_SWITCH_CFG:-{cfg}}}"' in text
+        value = text.split("--fusion_switch_file=", 1)[1].split()[0]
+        for env, expected in (({"FUSION_SWITCH_CFG": "/trial/copy.cfg"}, "/trial/copy.cfg"),
+                              ({}, str(cfg))):  # fmt: skip
+            environ = {k: v for k, v in os.environ.items() if k != "FUSION_SWITCH_CFG"}
+            shell = subprocess.run(
+                ["sh", "-c", f"printf %s {value}"], capture_output=True, text=True,
+                env={**environ, **env},
+            )  # fmt: skip
+            assert shell.stdout == expected
+    elif framework in ("ge", "acl"):
+        assert 'std::getenv("FUSION_SWITCH_CFG")' in text and f'"{cfg}"' in text
+    else:
+        assert f'os.environ.get("FUSION_SWITCH_CFG", "{cfg}")' in text and "import os" in text
+    script = tmp_path / "job"
+    script.write_text(text + "\n")
+    done = fs("wire", framework, cfg, "--check", script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "(this configuration)" in done.stdout and "warning" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("framework", "value", "expected"),
+    [
+        ("torchair", 'os.environ.get("FUSION_SWITCH_CFG", "{cfg}")', 0),
+        ("torchair", "os.getenv('FUSION_SWITCH_CFG', '{cfg}')", 0),
+        ("torchair", 'os.environ["FUSION_SWITCH_CFG"]', 0),  # with a warning
+        ("torchair", 'os.environ.get("FUSION_SWITCH_CFG", "/other/x.cfg")', 1),
+        ("atc", '"${FUSION_SWITCH_CFG:-{cfg}}"', 0),
+        ("atc", "$FUSION_SWITCH_CFG", 0),  # with a warning
+        ("atc", "${FUSION_SWITCH_CFG:-/other/x.cfg}", 1),
+    ],
+)
+def test_check_accepts_the_trial_variable(tmp_path, framework, value, expected):
+    cfg = user_cfg(tmp_path)
+    value = value.replace("{cfg}", str(cfg))
+    script = tmp_path / "job"
+    if framework == "atc":
+        script.write_text(f"atc --model=m.onnx --fusion_switch_file={value}\n")
+    else:
+        script.write_text(f"import os\nconfig.fusion_config.fusion_switch_file = {value}\n")
+    done = fs("wire", framework, cfg, "--check", script)
+    assert done.returncode == expected, done.stdout + done.stderr
+    if expected == 0 and str(cfg) not in value:
+        assert "warning: reads only FUSION_SWITCH_CFG" in done.stdout

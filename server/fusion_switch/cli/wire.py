@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_snippet(wiring, path: str) -> None:
-    from ..workflow.wiring import snippet
+    from ..workflow.trials import CFG_VARIABLE
+    from ..workflow.wiring import CONFIG, snippet
 
     print(f"# {wiring.title}")
     if wiring.supported:
@@ -69,6 +70,11 @@ def print_snippet(wiring, path: str) -> None:
     print(f"# source: {wiring.source}")
     if wiring.note:
         print(f"# note: {wiring.note}")
+    if wiring.supported and wiring.kind != CONFIG:
+        print(
+            f"# bisect: `fusion-switch bisect` sets {CFG_VARIABLE} to each trial's copy of the "
+            "cfg; elsewhere the path after it is read"
+        )
     print(snippet(wiring, path))
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .trials import CFG_VARIABLE
+
 # What a script that wires a framework is written in: how its comments look, where doctor looks
 PYTHON, CPP, COMMAND, CONFIG = "python", "cpp", "command", "config"
 SUFFIXES = {
@@ -45,12 +47,14 @@ WIRINGS: dict[str, Wiring] = {
             "TensorFlow 1.x (npu_bridge: session config or NPURunConfig)",
             "fusion_switch_file",
             (
+                "import os\n"
                 "# Session: the NpuOptimizer custom optimizer of the session config\n"
                 "custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
                 'custom_op.name = "NpuOptimizer"\n'
                 'custom_op.parameter_map["fusion_switch_file"].s = '
-                'tf.compat.as_bytes("{path}")\n'
-                '# Estimator: NPURunConfig(..., fusion_switch_file="{path}")'
+                'tf.compat.as_bytes(os.environ.get("{variable}", "{path}"))\n'
+                '# Estimator: NPURunConfig(..., fusion_switch_file=os.environ.get("{variable}", '
+                '"{path}"))'
             ),
             r"""parameter_map\[\s*["']fusion_switch_file["']\s*\]""",
             "Ascend/tensorflow tf_adapter/python/npu_bridge/estimator/npu/npu_config.py "
@@ -63,8 +67,10 @@ WIRINGS: dict[str, Wiring] = {
             "TensorFlow 2.x (npu_device global options)",
             "fusion_switch_file",
             (
+                "import os\n"
                 "import npu_device as npu\n"
-                'npu.global_options().fusion_switch_file = "{path}"  # before npu.open()\n'
+                'npu.global_options().fusion_switch_file = os.environ.get("{variable}", "{path}")'
+                "  # before npu.open()\n"
                 "npu.open().as_default()"
             ),
             r"global_options\(\)\s*\.\s*fusion_switch_file\s*=(?!=)",
@@ -79,9 +85,10 @@ WIRINGS: dict[str, Wiring] = {
             "PyTorch with TorchAir (GE graph mode)",
             "fusion_config.fusion_switch_file",
             (
+                "import os\n"
                 "import torchair\n"
                 "config = torchair.CompilerConfig()\n"
-                'config.fusion_config.fusion_switch_file = "{path}"\n'
+                'config.fusion_config.fusion_switch_file = os.environ.get("{variable}", "{path}")\n'
                 "backend = torchair.get_npu_backend(compiler_config=config)\n"
                 "model = torch.compile(model, backend=backend)"
             ),
@@ -110,9 +117,10 @@ WIRINGS: dict[str, Wiring] = {
             "MindSpore (GE backend, ascend_config ge_options)",
             "ge.fusionSwitchFile",
             (
+                "import os\n"
                 "import mindspore as ms\n"
                 'ms.set_context(ascend_config={"ge_options": {"global": '
-                '{"ge.fusionSwitchFile": "{path}"}}})'
+                '{"ge.fusionSwitchFile": os.environ.get("{variable}", "{path}")}}})'
             ),
             # a key of the ge_options dict (the same key in a C++ map is `ge`)
             r"""["']ge\.fusionSwitchFile["']\s*:"""
@@ -130,7 +138,7 @@ WIRINGS: dict[str, Wiring] = {
             "atc",
             "ATC offline model conversion",
             "--fusion_switch_file",
-            "atc ... --fusion_switch_file={path}",
+            'atc ... --fusion_switch_file="${{variable}:-{path}}"',
             r"(?!)",  # a command line that starts with atc: see command and flags
             "CANN ATC parameter reference (--fusion_switch_file); used e.g. in "
             "Ascend/ModelZoo-PyTorch ACL_PyTorch/contrib/audio/Ecapa_Tdnn/to_om.sh",
@@ -142,7 +150,7 @@ WIRINGS: dict[str, Wiring] = {
             "aoe",
             "AOE tuning",
             "--fusion_switch_file",
-            "aoe ... --fusion_switch_file={path}",
+            'aoe ... --fusion_switch_file="${{variable}:-{path}}"',
             r"(?!)",  # a command line that starts with aoe: see command and flags
             "CANN AOE parameter reference (--fusion_switch_file, page aoepar_16_034, linked from "
             "mindspore-ai/docs docs/lite/docs/source_en/use/cloud_infer/converter_tool_ascend.md)",
@@ -155,8 +163,11 @@ WIRINGS: dict[str, Wiring] = {
             "GE API (GEInitialize / Session options)",
             "ge.fusionSwitchFile",
             (
+                'const char *trial = std::getenv("{variable}");'
+                "  // <cstdlib>; set by fusion-switch bisect\n"
                 "std::map<ge::AscendString, ge::AscendString> options = {\n"
-                '    {"ge.fusionSwitchFile", "{path}"}};  // ge::FUSION_SWITCH_FILE\n'
+                '    {"ge.fusionSwitchFile", trial != nullptr ? trial : "{path}"}};'
+                "  // ge::FUSION_SWITCH_FILE\n"
                 "ge::GEInitialize(options);"
             ),
             # a C++ option map: {"ge.fusionSwitchFile", v}, options["ge.fusionSwitchFile"],
@@ -173,8 +184,10 @@ WIRINGS: dict[str, Wiring] = {
             "ACL IR model build (aclgrphBuildInitialize)",
             "ge::ir_option::FUSION_SWITCH_FILE",
             (
+                'const char *trial = std::getenv("{variable}");'
+                "  // <cstdlib>; set by fusion-switch bisect\n"
                 "std::map<ge::AscendString, ge::AscendString> global_options = {\n"
-                '    {ge::ir_option::FUSION_SWITCH_FILE, "{path}"}};\n'
+                '    {ge::ir_option::FUSION_SWITCH_FILE, trial != nullptr ? trial : "{path}"}};\n'
                 "ge::aclgrphBuildInitialize(global_options);  // not aclgrphBuildModel"
             ),
             r"\bir_option::FUSION_SWITCH_FILE\b",
@@ -193,6 +206,10 @@ WIRINGS: dict[str, Wiring] = {
             r"^\s*fusion_switch_config_file_path\s*=",
             "mindspore-ai/docs docs/lite/docs/source_en/use/cloud_infer/converter_tool_ascend.md "
             "([ascend_context] fusion_switch_config_file_path)",
+            note=(
+                "a config file reads no environment variable: for bisect -j, have the job write "
+                "this line with the trial's {cfg} before it runs the converter"
+            ),
             kind=CONFIG,
         ),
     )
@@ -215,4 +232,4 @@ def resolve(name: str) -> Wiring | None:
 
 
 def snippet(wiring: Wiring, path: str) -> str:
-    return wiring.snippet.replace("{path}", path)
+    return wiring.snippet.replace("{path}", path).replace("{variable}", CFG_VARIABLE)

@@ -16,12 +16,25 @@ import os
 import re
 from dataclasses import dataclass
 
+from .trials import CFG_VARIABLE
 from .wiring import COMMAND, CPP, Wiring
 
 RELATIVE = "relative to the job's working directory; use an absolute path"
 TILDE = (
     "'~' is not expanded here ({where}): the framework looks for a folder named '~'; "
     "use the absolute path"
+)
+ENV_ONLY = (
+    f"reads only {CFG_VARIABLE}: bisect sets it to each trial's copy; anywhere else set it to "
+    "this file, or give this file as the fallback"
+)
+_VARIABLE = re.escape(CFG_VARIABLE)
+ENV_FALLBACK = re.compile(  # os.environ.get("V", x), os.getenv("V", x), ${V:-x}
+    rf"""(?:environ\.get|getenv)\(\s*["']{_VARIABLE}["']\s*,|\$\{{{_VARIABLE}:?-"""
+)
+ENV_BARE = re.compile(  # os.environ["V"], os.environ.get("V"), getenv("V"), ${V}, $V
+    rf"""environ\s*\[\s*["']{_VARIABLE}["']\s*\]|(?:environ\.get|getenv)\(\s*["']{_VARIABLE}["']\s*\)"""
+    rf"""|\$\{{{_VARIABLE}\}}|\${_VARIABLE}\b"""
 )
 FORWARD_FLAG = re.compile(r"--fusion[_-]switch[_-]file(?:=\S|\s+(?=[^\s\"',)\]]))")
 # words before the command itself: wrappers and shell keywords
@@ -259,9 +272,11 @@ def names_this(code: str, cfg_path: str, shell: bool = False) -> tuple[bool, str
     "/data/old_experiment/fusion_switch.cfg" passed as this configuration), nor "~/name":
     nothing expands "~" in a Python string or after "--option=" (a review), only a shell
     does, in a word of its own (``shell``). A relative path is recognised, with a warning:
-    it resolves against the job's working directory (a review: `cd device$i` per rank)."""
+    it resolves against the job's working directory (a review: `cd device$i` per rank).
+    FUSION_SWITCH_CFG (bisect sets it to each trial's copy) with this file as its fallback is
+    this file; without a fallback, it is, with a warning."""
     name = cfg_path.replace("\\", "/").rsplit("/", 1)[-1]
-    if re.search(r"(?<![\w./~-])" + re.escape(cfg_path) + r"(?![\w.-])", code):
+    if re.search(r"(?<![\w.~])(?<!\w-)" + re.escape(cfg_path) + r"(?![\w.-])", code):
         return True, ""
     if re.search(r"\$(\(\s*pwd\s*\)|\{PWD\}|PWD\b)[/\\]+" + re.escape(name), code):
         return True, RELATIVE  # $(pwd)/name, $PWD/name: the job's working directory
@@ -290,4 +305,6 @@ def names_this(code: str, cfg_path: str, shell: bool = False) -> tuple[bool, str
             relative = os.path.normpath(path)
             if relative == name or ours.endswith("/" + relative):
                 return True, RELATIVE  # a review: ranks run in folders of their own
+    if not ENV_FALLBACK.search(code) and ENV_BARE.search(code):
+        return True, ENV_ONLY  # bisect's trial copy; unset outside a bisection
     return False, tilde
