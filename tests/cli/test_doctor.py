@@ -181,3 +181,18 @@ def test_a_tilde_path_in_a_script_is_not_wired_and_says_why(tmp_path):
     _, checks = doctor(tmp_path, env={"HOME": str(tmp_path)})
     wired = checks["wired fusion_switch.cfg"]
     assert wired["status"] == "problem" and "r.sh:1 (atc): '~' is not expanded" in wired["detail"]
+
+
+def test_mindspore_wiring_in_pynative_mode_is_a_problem(tmp_path):
+    """A review: the reviewer's d5 (PYNATIVE_MODE with ascend_config ge_options) was "wired"."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    (tmp_path / "train.py").write_text(
+        "import mindspore as ms\nms.set_context(mode=ms.PYNATIVE_MODE, ascend_config="
+        f'{{"ge_options": {{"global": {{"ge.fusionSwitchFile": "{cfg}"}}}}}})\n'
+    )
+    _, checks = doctor(tmp_path)
+    wired = checks["wired fusion_switch.cfg"]
+    assert wired["status"] == "problem" and "train.py:2 (mindspore)" in wired["detail"]
+    assert "PYNATIVE_MODE" in wired["detail"] and "without GE" in wired["detail"]
+    assert "fusion-switch wire mindspore" in wired["fix"]

@@ -67,8 +67,8 @@ def test_acl_says_not_aclgrphbuildmodel_and_torch_npu_points_to_torchair(tmp_pat
         ("torchair", 'config.fusion_switch_file = "{cfg}"\n', 1),  # wrong attribute
         (
             "mindspore",
-            'ms.set_context(ascend_config={"ge_options": {"global": '
-            '{"ge.fusionSwitchFile": "{cfg}"}}})\n',
+            'ms.set_context(mode=ms.GRAPH_MODE, jit_config={"jit_level": "O2"}, ascend_config={'
+            '"ge_options": {"global": {"ge.fusionSwitchFile": "{cfg}"}}})\n',
             0,
         ),
         ("mindspore", 'ms.set_context(fusion_switch_file="{cfg}")\n', 1),
@@ -248,7 +248,9 @@ def printed_script(framework: str, cfg: Path) -> str:
     return "\n".join(x for x in lines if not x.startswith(header))
 
 
-@pytest.mark.parametrize("framework", ["tf1", "tf2", "torchair", "atc", "aoe", "ge", "acl"])
+@pytest.mark.parametrize(
+    "framework", ["tf1", "tf2", "torchair", "mindspore", "atc", "aoe", "ge", "acl"]
+)
 def test_the_printed_wiring_reads_the_trial_variable_and_passes_check(tmp_path, framework):
     cfg = user_cfg(tmp_path)
     text = printed_script(framework, cfg)
@@ -298,3 +300,50 @@ def test_check_accepts_the_trial_variable(tmp_path, framework, value, expected):
     assert done.returncode == expected, done.stdout + done.stderr
     if expected == 0 and str(cfg) not in value:
         assert "warning: reads only FUSION_SWITCH_CFG" in done.stdout
+
+
+def test_the_mindspore_wiring_compiles_with_ge(tmp_path):
+    """A review: ascend_config ge_options reach only GE, which compiles only in GRAPH_MODE at
+    jit_level O2; PYNATIVE_MODE is the default, and from 2.7 the default backend on Atlas A2 is
+    ms_backend: the printed set_context alone did nothing."""
+    text = fs("wire", "mindspore", user_cfg(tmp_path)).stdout
+    assert 'mode=ms.GRAPH_MODE, jit_config={"jit_level": "O2"}' in text
+    assert '@ms.jit(backend="GE", ge_options={"global": {"ge.fusionSwitchFile":' in text
+    assert "2.7" in text
+
+
+GE_ONLY = "no CANN graph or UB fusion happens without GE"
+MS_OPTION = '{"ge_options": {"global": {"ge.fusionSwitchFile": "{cfg}"}}}'
+
+
+@pytest.mark.parametrize(
+    ("script", "expected", "says"),
+    [
+        # the reviewer's d5: the printed snippet in MindSpore's default mode
+        (f"ms.set_context(mode=ms.PYNATIVE_MODE, ascend_config={MS_OPTION})\n", 1, "PYNATIVE_MODE"),
+        (f"ms.set_context(ascend_config={MS_OPTION})\n", 1, "GRAPH_MODE"),
+        (f"ms.set_context(mode=ms.GRAPH_MODE, ascend_config={MS_OPTION})\n", 1, "O2"),
+        (
+            f"ms.set_context(mode=ms.GRAPH_MODE)\n"
+            f"ms.set_context(jit_config={{'jit_level': 'O2'}}, ascend_config={MS_OPTION})\n",
+            0,
+            "",
+        ),
+        (
+            '@ms.jit(backend="GE", ge_options={"global": {"ge.fusionSwitchFile": "{cfg}"}})\n'
+            "def step(x):\n    return net(x)\n",
+            0,
+            "",
+        ),
+    ],
+)
+def test_check_warns_when_mindspore_does_not_compile_with_ge(tmp_path, script, expected, says):
+    cfg = user_cfg(tmp_path)
+    path = tmp_path / "train.py"
+    path.write_text("import mindspore as ms\n" + script.replace("{cfg}", str(cfg)))
+    done = fs("wire", "mindspore", cfg, "--check", path)
+    assert done.returncode == expected, done.stdout + done.stderr
+    if expected:
+        assert says in done.stdout and GE_ONLY in done.stdout
+    else:
+        assert GE_ONLY not in done.stdout

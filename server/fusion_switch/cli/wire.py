@@ -81,7 +81,7 @@ def print_snippet(wiring, path: str) -> None:
 def check(wiring, script: str, name: str, path: str) -> int:
     """Say whether ``script`` makes the framework read ``path``: 0 yes, 1 no."""
     from ..workflow.wiring import COMMANDS, snippet
-    from ..workflow.wiring_scan import find_forwarded, find_wiring
+    from ..workflow.wiring_scan import caveats, find_forwarded, find_wiring
 
     if not wiring.supported:
         print(f"{name}: {wiring.title} cannot read a fusion switch file.")
@@ -109,6 +109,9 @@ def check(wiring, script: str, name: str, path: str) -> int:
     if not ours:
         print(f"{name}: passes {wiring.option}, but not visibly {path}; check the value.")
         return 1
+    problems = caveats(wiring, script)
+    for problem in problems:
+        print(f"{name}: warning: {problem}")
     if wiring.note:
         print(f"note: {wiring.note}")
-    return 0
+    return 1 if problems else 0

@@ -254,15 +254,18 @@ def wiring_checks(cfg: Path, texts: dict[Path, str], folder: Path) -> list[Check
     in the files it can be written in (wiring.SUFFIXES); the option given to another command
     is an argument to the user's script, not wiring."""
     from .wiring import COMMANDS, SUFFIXES, WIRINGS
-    from .wiring_scan import find_forwarded, find_wiring
+    from .wiring_scan import caveats, find_forwarded, find_wiring
 
     ours = str(cfg.resolve())
-    wired, warnings, forwarded, others = [], [], [], []
+    wired, warnings, forwarded, others, problems = [], [], [], [], []
     for path, script in texts.items():
         for wiring in WIRINGS.values():
             if not wiring.supported or path.suffix not in SUFFIXES[wiring.kind]:
                 continue
-            for f in find_wiring(wiring, script, ours):
+            found = find_wiring(wiring, script, ours)
+            if any(f.names_this_cfg for f in found):
+                problems += [(wiring.name, f"{path.name}: {c}") for c in caveats(wiring, script)]
+            for f in found:
                 if f.names_this_cfg:
                     wired.append(f"{path.name}:{f.line} ({wiring.name})")
                     if f.note:
@@ -275,6 +278,15 @@ def wiring_checks(cfg: Path, texts: dict[Path, str], folder: Path) -> list[Check
             if f.names_this_cfg
         ]
     topic, detail = f"wired {cfg.name}", ", ".join(dict.fromkeys(wired))
+    if problems:
+        return [
+            Check(
+                PROBLEM,
+                topic,
+                detail + ", but " + "; ".join(text for _, text in problems),
+                f"fusion-switch wire {problems[0][0]} {ours}",
+            )
+        ]
     if wired and warnings:
         return [
             Check(

@@ -114,23 +114,39 @@ WIRINGS: dict[str, Wiring] = {
         ),
         Wiring(
             "mindspore",
-            "MindSpore (GE backend, ascend_config ge_options)",
+            'MindSpore (GE backend: GRAPH_MODE at jit_level O2, or jit(backend="GE"))',
             "ge.fusionSwitchFile",
             (
                 "import os\n"
                 "import mindspore as ms\n"
-                'ms.set_context(ascend_config={"ge_options": {"global": '
-                '{"ge.fusionSwitchFile": os.environ.get("{variable}", "{path}")}}})'
+                "# MindSpore 2.3 to 2.6: ge_options reach GE, which compiles only in GRAPH_MODE at "
+                "jit_level O2\n"
+                'ms.set_context(mode=ms.GRAPH_MODE, jit_config={"jit_level": "O2"},\n'
+                '               ascend_config={"ge_options": {"global": {'
+                '"ge.fusionSwitchFile": os.environ.get("{variable}", "{path}")}}})\n'
+                "# MindSpore 2.7 and later: set_context's ge_options and jit_config are deprecated "
+                "and the default\n"
+                "# backend on Atlas A2 and later is ms_backend, not GE: compile the step with GE "
+                "instead\n"
+                '# @ms.jit(backend="GE", ge_options={"global": {'
+                '"ge.fusionSwitchFile": os.environ.get("{variable}", "{path}")}})\n'
+                "# def train_step(*inputs): ..."
             ),
             # a key of the ge_options dict (the same key in a C++ map is `ge`)
             r"""["']ge\.fusionSwitchFile["']\s*:"""
             r"""|\[\s*["']ge\.fusionSwitchFile["']\s*\]\s*=(?!=)""",
-            "mindspore-ai/mindspore mindspore/python/mindspore/context.py (_set_ge_options: "
-            "levels 'global'/'session', GE option names) and "
-            "https://www.mindspore.cn/docs/en/r2.3.1/api_python/mindspore/mindspore.set_context.html",
+            "mindspore-ai/mindspore mindspore/python/mindspore/context.py (set_context: mode "
+            "default PYNATIVE_MODE; ascend_config ge_options 'global'/'session', deprecated for "
+            'mindspore.jit) and mindspore/python/mindspore/common/api.py (jit: backend "GE" '
+            "only in graph mode, ge_options only with it; default backend GE on Atlas training "
+            "series, ms_backend on Atlas A2 and others); "
+            "https://www.mindspore.cn/docs/en/master/api_python/mindspore/mindspore.JitConfig.html "
+            "(jit_level O2: GraphEngine, GRAPH mode only); "
+            "https://www.mindspore.cn/docs/zh-CN/r2.8.0/api_python/mindspore/mindspore.jit.html",
             note=(
-                "set_context is being deprecated in newer MindSpore in favour of jit options; "
-                "check the installed version's documentation"
+                "without GE (PYNATIVE_MODE, jit_level O0/O1, ms_backend) no CANN graph or UB "
+                "fusion happens and the file is ignored; from MindSpore 2.9 "
+                'backend="GE" is deprecated (mindspore.jit r2.10.0 documentation)'
             ),
             needs=r"\bge_options\b",
         ),

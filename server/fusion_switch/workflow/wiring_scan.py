@@ -308,3 +308,37 @@ def names_this(code: str, cfg_path: str, shell: bool = False) -> tuple[bool, str
     if not ENV_FALLBACK.search(code) and ENV_BARE.search(code):
         return True, ENV_ONLY  # bisect's trial copy; unset outside a bisection
     return False, tilde
+
+
+GE_ONLY = "no CANN graph or UB fusion happens without GE, so the fusion switch file is ignored"
+MS_GE_BACKEND = re.compile(r"""\bbackend\s*=\s*["']GE["']""")
+MS_O2 = re.compile(r"""["']?jit_level["']?\s*[:=]\s*["']O2["']""")
+MS_GRAPH = re.compile(r"\bGRAPH_MODE\b|\bmode\s*=\s*0\b")
+MS_PYNATIVE = re.compile(r"\bPYNATIVE_MODE\b")
+
+
+def caveats(wiring: Wiring, script: str) -> list[str]:
+    """Why the option, though passed, may not take effect in this script (wire --check exits 1,
+    doctor reports a problem)."""
+    code = "\n".join(strip_comment(line, wiring.kind) for line in script.splitlines())
+    out = []
+    if wiring.name == "mindspore" and not MS_GE_BACKEND.search(code):
+        # a review: the printed set_context alone, in MindSpore's default PYNATIVE_MODE
+        if MS_PYNATIVE.search(code):
+            out.append(
+                "the script sets PYNATIVE_MODE: ge_options reach GE only in GRAPH_MODE at "
+                'jit_level O2 (MindSpore 2.3 to 2.6) or in a step compiled with jit(backend="GE") '
+                f"(2.7 and later); {GE_ONLY}"
+            )
+        elif not (MS_GRAPH.search(code) and MS_O2.search(code)):
+            missing = " and no ".join(
+                what
+                for what, found in (("GRAPH_MODE", MS_GRAPH), ('jit_level "O2"', MS_O2))
+                if not found.search(code)
+            )
+            out.append(
+                f'the script shows no {missing} and no jit(backend="GE"): PYNATIVE_MODE is '
+                "MindSpore's default mode, and from 2.7 the default backend on Atlas A2 and "
+                f"later is ms_backend; {GE_ONLY}"
+            )
+    return out
