@@ -196,3 +196,17 @@ def test_mindspore_wiring_in_pynative_mode_is_a_problem(tmp_path):
     assert wired["status"] == "problem" and "train.py:2 (mindspore)" in wired["detail"]
     assert "PYNATIVE_MODE" in wired["detail"] and "without GE" in wired["detail"]
     assert "fusion-switch wire mindspore" in wired["fix"]
+
+
+def test_torchair_wiring_in_reduce_overhead_mode_is_a_problem(tmp_path):
+    """The reviewer's d4: "reduce-overhead" mode, where the file may not take effect."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    (tmp_path / "train.py").write_text(
+        'config = torchair.CompilerConfig()\nconfig.mode = "reduce-overhead"\n'
+        f'config.fusion_config.fusion_switch_file = "{cfg}"\n'
+    )
+    _, checks = doctor(tmp_path)
+    wired = checks["wired fusion_switch.cfg"]
+    assert wired["status"] == "problem" and "train.py:3 (torchair)" in wired["detail"]
+    assert "reduce-overhead" in wired["detail"] and "TNG_LOG_LEVEL=0" in wired["detail"]

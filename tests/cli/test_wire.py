@@ -347,3 +347,31 @@ def test_check_warns_when_mindspore_does_not_compile_with_ge(tmp_path, script, e
         assert says in done.stdout and GE_ONLY in done.stdout
     else:
         assert GE_ONLY not in done.stdout
+
+
+TORCHAIR = 'config = torchair.CompilerConfig()\nconfig.fusion_config.fusion_switch_file = "{cfg}"\n'
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ('config.mode = "reduce-overhead"\n', 1),
+        ("config.mode = 'npugraph_ex'\n", 1),
+        ('model = torch.compile(model, backend="npugraph_ex")\n', 1),
+        ('config.mode = "max-autotune"\n', 0),
+        ("", 0),
+    ],
+)
+def test_check_warns_about_torchair_modes_where_the_file_may_not_take_effect(
+    tmp_path, extra, expected
+):
+    """A review: TorchAir's compiler_config.py lists fusion_config.fusion_switch_file among the
+    options that may not take effect in "reduce-overhead" mode and with npugraph_ex."""
+    cfg = user_cfg(tmp_path)
+    script = tmp_path / "train.py"
+    script.write_text(TORCHAIR.replace("{cfg}", str(cfg)) + extra)
+    done = fs("wire", "torchair", cfg, "--check", script)
+    assert done.returncode == expected, done.stdout + done.stderr
+    assert ("may not take effect" in done.stdout) == bool(expected)
+    # how to confirm the file was taken, in either case (TorchAir's fusion_switch_file.md)
+    assert "TNG_LOG_LEVEL=0" in done.stdout and "ge.fusionSwitchFile:" in done.stdout

@@ -264,7 +264,7 @@ def wiring_checks(cfg: Path, texts: dict[Path, str], folder: Path) -> list[Check
                 continue
             found = find_wiring(wiring, script, ours)
             if any(f.names_this_cfg for f in found):
-                problems += [(wiring.name, f"{path.name}: {c}") for c in caveats(wiring, script)]
+                problems += [(wiring, f"{path.name}: {c}") for c in caveats(wiring, script)]
             for f in found:
                 if f.names_this_cfg:
                     wired.append(f"{path.name}:{f.line} ({wiring.name})")
@@ -279,12 +279,13 @@ def wiring_checks(cfg: Path, texts: dict[Path, str], folder: Path) -> list[Check
         ]
     topic, detail = f"wired {cfg.name}", ", ".join(dict.fromkeys(wired))
     if problems:
+        notes = [w.note for w in dict.fromkeys(w for w, _ in problems) if w.note]
         return [
             Check(
                 PROBLEM,
                 topic,
-                detail + ", but " + "; ".join(text for _, text in problems),
-                f"fusion-switch wire {problems[0][0]} {ours}",
+                detail + ", but " + "; ".join([*(text for _, text in problems), *notes]),
+                f"fusion-switch wire {problems[0][0].name} {ours}",
             )
         ]
     if wired and warnings:

@@ -96,7 +96,12 @@ WIRINGS: dict[str, Wiring] = {
             "Ascend/torchair python/torchair/configs/fusion_config.py (fusion_switch_file -> "
             "ge.fusionSwitchFile) and python/torchair/configs/compiler_config.py "
             "(CompilerConfig.fusion_config)",
-            note="GE graph mode only (torch.compile with the TorchAir backend)",
+            note=(
+                "GE graph mode only (torch.compile with the TorchAir backend, mode "
+                '"max-autotune"); to confirm the file was taken, run with TNG_LOG_LEVEL=0 and look '
+                'for "ge.fusionSwitchFile:" in the log (Ascend/torchair '
+                "docs/zh/ascend_ir/features/advanced/fusion_switch_file.md)"
+            ),
         ),
         Wiring(
             "torch_npu",

@@ -315,11 +315,12 @@ MS_GE_BACKEND = re.compile(r"""\bbackend\s*=\s*["']GE["']""")
 MS_O2 = re.compile(r"""["']?jit_level["']?\s*[:=]\s*["']O2["']""")
 MS_GRAPH = re.compile(r"\bGRAPH_MODE\b|\bmode\s*=\s*0\b")
 MS_PYNATIVE = re.compile(r"\bPYNATIVE_MODE\b")
+TORCHAIR_MODES = re.compile(r"""["'](reduce-overhead)["']|\b(npugraph_ex)\b""")
 
 
 def caveats(wiring: Wiring, script: str) -> list[str]:
     """Why the option, though passed, may not take effect in this script (wire --check exits 1,
-    doctor reports a problem)."""
+    doctor reports a problem, each with the wiring's note: how to confirm)."""
     code = "\n".join(strip_comment(line, wiring.kind) for line in script.splitlines())
     out = []
     if wiring.name == "mindspore" and not MS_GE_BACKEND.search(code):
@@ -341,4 +342,13 @@ def caveats(wiring: Wiring, script: str) -> list[str]:
                 "MindSpore's default mode, and from 2.7 the default backend on Atlas A2 and "
                 f"later is ms_backend; {GE_ONLY}"
             )
+    modes = dict.fromkeys(m.group(1) or m.group(2) for m in TORCHAIR_MODES.finditer(code))
+    if wiring.name == "torchair" and modes:
+        # a review: compiler_config.py lists fusion_config.fusion_switch_file among the options
+        # that "may not take effect or report error" outside the max-autotune (GE graph) mode
+        out.append(
+            f"the script uses {' and '.join(modes)}: fusion_config.fusion_switch_file may not "
+            "take effect there (Ascend/torchair python/torchair/configs/compiler_config.py, "
+            "unsupport_aclgraphconfig_list)"
+        )
     return out
