@@ -210,3 +210,19 @@ def test_torchair_wiring_in_reduce_overhead_mode_is_a_problem(tmp_path):
     wired = checks["wired fusion_switch.cfg"]
     assert wired["status"] == "problem" and "train.py:3 (torchair)" in wired["detail"]
     assert "reduce-overhead" in wired["detail"] and "TNG_LOG_LEVEL=0" in wired["detail"]
+
+
+def test_optimization_switch_naming_a_rule_of_the_cfg_is_a_problem(tmp_path):
+    """A review: it overrides the cfg for the same rule, and doctor did not say so."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)  # switches ZetaRule and AlphaRule
+    wiring = f'config.fusion_config.fusion_switch_file = "{cfg}"\n'
+    for override, status in (("OtherRule:off", "info"), ("ZetaRule:off;OtherRule:on", "problem")):
+        (tmp_path / "train.py").write_text(
+            wiring + f'config.ge_config.optimization_switch = "{override}"\n'
+        )
+        _, checks = doctor(tmp_path)
+        found = checks["optimization_switch"]
+        assert found["status"] == status and "train.py:2" in found["detail"], found
+        assert "wins over" in found["detail"] and found["fix"]
+    assert "ZetaRule" in found["detail"]

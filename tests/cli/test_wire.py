@@ -375,3 +375,46 @@ def test_check_warns_about_torchair_modes_where_the_file_may_not_take_effect(
     assert ("may not take effect" in done.stdout) == bool(expected)
     # how to confirm the file was taken, in either case (TorchAir's fusion_switch_file.md)
     assert "TNG_LOG_LEVEL=0" in done.stdout and "ge.fusionSwitchFile:" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("framework", "wiring", "override"),
+    [
+        ("torchair", TORCHAIR, 'config.ge_config.optimization_switch = "ZetaRule:off;X:on"\n'),
+        (
+            "tf1",
+            'custom_op.parameter_map["fusion_switch_file"].s = b"{cfg}"\n',
+            'custom_op.parameter_map["optimization_switch"].s = b"ZetaRule:off"\n',
+        ),
+        (
+            "tf1",
+            "config = NPURunConfig(fusion_switch_file='{cfg}',\n",
+            '                      optimization_switch="ZetaRule:off")\n',
+        ),
+        (
+            "tf2",
+            'npu.global_options().fusion_switch_file = "{cfg}"\n',
+            'npu.global_options().optimization_switch = "ZetaRule:off"\n',
+        ),
+        (
+            "atc",
+            "atc --model=m.onnx --fusion_switch_file={cfg} \\\n",
+            '    --optimization_switch="ZetaRule:off"\n',
+        ),
+        (
+            "ge",
+            'options = {{"ge.fusionSwitchFile", "{cfg}"}};\n',
+            'options["ge.optimizationSwitch"] = "ZetaRule:off";\n',
+        ),
+    ],
+)
+def test_check_warns_about_optimization_switch(tmp_path, framework, wiring, override):
+    """A review: ge.optimizationSwitch / optimization_switch wins over the cfg for every rule it
+    names (hicann/ge options_params/operator_and_graph_compilation.md), and nothing said so."""
+    cfg = user_cfg(tmp_path)
+    script = tmp_path / "job"
+    script.write_text(wiring.replace("{cfg}", str(cfg)) + override)
+    done = fs("wire", framework, cfg, "--check", script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [warning] = [x for x in done.stdout.splitlines() if "optimization_switch" in x]
+    assert "warning" in warning and "ZetaRule" in warning and "wins over the cfg" in warning

@@ -81,7 +81,7 @@ def print_snippet(wiring, path: str) -> None:
 def check(wiring, script: str, name: str, path: str) -> int:
     """Say whether ``script`` makes the framework read ``path``: 0 yes, 1 no."""
     from ..workflow.wiring import COMMANDS, snippet
-    from ..workflow.wiring_scan import caveats, find_forwarded, find_wiring
+    from ..workflow.wiring_scan import caveats, find_forwarded, find_overrides, find_wiring
 
     if not wiring.supported:
         print(f"{name}: {wiring.title} cannot read a fusion switch file.")
@@ -96,6 +96,8 @@ def check(wiring, script: str, name: str, path: str) -> int:
         print(f"{name}:{f.line}: passes {wiring.option} ({which}): {f.text}")
         if f.note:
             print(f"{name}:{f.line}: {'warning' if f.names_this_cfg else 'why'}: {f.note}")
+    for o in find_overrides(script, wiring.kind):
+        print(f"{name}:{o.line}: warning: {o.warning()}: {o.text}")
     if not ours:
         for f in find_forwarded(script, path, COMMANDS):
             print(

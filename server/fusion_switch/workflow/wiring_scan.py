@@ -352,3 +352,43 @@ def caveats(wiring: Wiring, script: str) -> list[str]:
             "unsupport_aclgraphconfig_list)"
         )
     return out
+
+
+OVERRIDE = re.compile(r"\boptimization_switch\b|\bge\.optimizationSwitch\b|\bOPTIMIZATION_SWITCH\b")
+OVERRIDE_RULE = re.compile(r"\b([A-Za-z_]\w*)\s*:\s*(?:on|off)\b")
+OVERRIDE_SOURCE = (
+    "hicann/ge docs/zh/api/graph_engine_api/cpp/ge/options_params/"
+    "operator_and_graph_compilation.md, ge.optimizationSwitch"
+)
+
+
+@dataclass(frozen=True)
+class Override:
+    """A line that sets optimization_switch (ge.optimizationSwitch): for a rule it names, it
+    wins over the fusion switch file (GE's documentation), whatever the cfg says."""
+
+    line: int
+    text: str
+    rules: tuple[str, ...]  # the rules named, when the value is written out
+
+    def warning(self) -> str:
+        named = f" ({', '.join(self.rules)})" if self.rules else ""
+        return (
+            f"sets optimization_switch{named}: for every rule it names it wins over the cfg "
+            f"({OVERRIDE_SOURCE})"
+        )
+
+
+def find_overrides(script: str, kind: str) -> list[Override]:
+    """Lines that set optimization_switch: TF1's parameter_map / NPURunConfig, TF2's
+    global_options, TorchAir's ge_config, GE's ge.optimizationSwitch, atc's
+    --optimization_switch (a review: nothing warned that it overrides the cfg)."""
+    lines = script.splitlines()
+    code = [strip_comment(line, kind) for line in lines]
+    out = []
+    for index, line in enumerate(code):
+        if OVERRIDE.search(line):
+            statement = _statement(code, index)
+            rules = tuple(dict.fromkeys(OVERRIDE_RULE.findall(statement)))
+            out.append(Override(index + 1, lines[index].strip(), rules))
+    return out
