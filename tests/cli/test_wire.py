@@ -418,3 +418,47 @@ def test_check_warns_about_optimization_switch(tmp_path, framework, wiring, over
     assert done.returncode == 0, done.stdout + done.stderr
     [warning] = [x for x in done.stdout.splitlines() if "optimization_switch" in x]
     assert "warning" in warning and "ZetaRule" in warning and "wins over the cfg" in warning
+
+
+@pytest.mark.parametrize(
+    ("alias", "expected"),
+    [
+        ("tf", ('parameter_map["fusion_switch_file"]', "global_options().fusion_switch_file")),
+        ("tensorflow", ("TensorFlow 1.x", "TensorFlow 2.x")),
+        ("torch", ("config.fusion_config.fusion_switch_file", "no fusion switch file option")),
+        ("pytorch", ("PyTorch with TorchAir", "PyTorch eager")),
+    ],
+)
+def test_an_ambiguous_framework_prints_both_variants(tmp_path, alias, expected):
+    """A review: tensorflow/tf resolved silently to tf1, pytorch to torchair, torch to
+    torch_npu, though each names two frameworks wired differently."""
+    done = fs("wire", alias, user_cfg(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert all(text in done.stdout for text in expected), done.stdout
+    assert f"'{alias}' can mean" in done.stdout
+
+
+def test_check_with_an_ambiguous_framework_tries_both(tmp_path):
+    cfg = user_cfg(tmp_path)
+    script = tmp_path / "train.py"
+    script.write_text(f'npu.global_options().fusion_switch_file = "{cfg}"\n')
+    assert fs("wire", "tf", cfg, "--check", script).returncode == 0
+    script.write_text(f'config.fusion_config.fusion_switch_file = "{cfg}"\n')
+    assert fs("wire", "torch", cfg, "--check", script).returncode == 0
+    script.write_text("import tensorflow as tf\n")
+    assert fs("wire", "tensorflow", cfg, "--check", script).returncode == 1
+
+
+def test_msit_is_wired_with_its_hyphenated_option(tmp_path):
+    """A review: msit resolved to atc, whose marker missed msit's --fusion-switch-file."""
+    cfg = user_cfg(tmp_path)
+    printed = fs("wire", "msit", cfg).stdout
+    assert (
+        "msit debug compare" in printed
+        and f'--fusion-switch-file "${{FUSION_SWITCH_CFG:-{cfg}}}"' in printed
+    )
+    script = tmp_path / "compare.sh"
+    script.write_text(f"msit debug compare -gm m.onnx -om m.om -o out --fusion-switch-file {cfg}\n")
+    done = fs("wire", "msit", cfg, "--check", script)
+    assert done.returncode == 0 and "(this configuration)" in done.stdout, done.stdout
+    assert "passed to your script" not in fs("wire", "atc", cfg, "--check", script).stdout

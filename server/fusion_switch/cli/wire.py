@@ -1,10 +1,15 @@
 """`fusion-switch wire FRAMEWORK CFG [--check SCRIPT]`: print the snippet that makes a framework
-read this configuration (absolute path), or say whether a script already passes it.
+read this configuration (the variable bisect sets per trial, falling back to the absolute path),
+or say whether a script already passes it.
 
 Frameworks: tf1, tf2, torchair, torch_npu (no such option: points to torchair), mindspore,
-atc, aoe, ge, acl, mslite. Every option name and its public source are in workflow/wiring.py.
-Exit status: 0 printed / the script passes this configuration; 1 the script does not (or passes
-another file); 2 bad input.
+msit, atc, aoe, ge, acl, mslite; tf / tensorflow and torch / pytorch name two of them each, and
+both are shown (or checked). Every option name and its public source are in workflow/wiring.py,
+how a script is read in workflow/wiring_scan.py.
+Exit status: 0 printed / the script passes this configuration; 1 the script does not (passes
+another file, a path nothing expands, only an argument to its own script, or passes it in a
+mode where it does not take effect: MindSpore without GE, TorchAir's reduce-overhead); 2 bad
+input. Warnings (a relative path, optimization_switch) do not change it.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "framework: the names here are checked against the sources printed with them."
         ),
     )
-    parser.add_argument("framework", metavar="FRAMEWORK", help=", ".join(WIRINGS))
+    parser.add_argument(
+        "framework", metavar="FRAMEWORK", help=", ".join(WIRINGS) + " (tf, torch: both variants)"
+    )
     parser.add_argument("cfg", metavar="CFG", help="the fusion_switch.cfg")
     parser.add_argument("--check", metavar="SCRIPT", help="does this script already pass it?")
     parser.set_defaults(func=run)
@@ -36,8 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..workflow.wiring import WIRINGS, resolve
 
-    wiring = resolve(args.framework)
-    if wiring is None:
+    wirings = resolve(args.framework)
+    if not wirings:
         print(
             f"fusion-switch wire: unknown framework {args.framework!r}; one of: "
             + ", ".join(WIRINGS),
@@ -47,8 +54,17 @@ def run(args: argparse.Namespace) -> int:
     path = os.path.abspath(os.path.expanduser(args.cfg))  # "~/x.cfg", quoted: left by the shell
     if not Path(path).is_file():
         print(f"fusion-switch wire: warning: {path} does not exist yet", file=sys.stderr)
+    if len(wirings) > 1:
+        print(
+            f"# '{args.framework}' can mean "
+            + " or ".join(f"{w.title} ({w.name})" for w in wirings)
+            + ", wired differently: "
+            + ("both follow" if args.check is None else "checking each")
+            + f"; name one ({', '.join(w.name for w in wirings)}) for it alone"
+        )
     if args.check is None:
-        print_snippet(wiring, path)
+        for wiring in wirings:
+            print_snippet(wiring, path)
         return 0
     try:
         script = Path(args.check).read_text(encoding="utf-8", errors="replace")
@@ -57,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
             f"fusion-switch wire: cannot read {args.check}: {exc.strerror or exc}", file=sys.stderr
         )
         return 2
-    return check(wiring, script, args.check, path)
+    variants = [w for w in wirings if w.supported] or wirings
+    return min(check(wiring, script, args.check, path) for wiring in variants)
 
 
 def print_snippet(wiring, path: str) -> None:

@@ -168,6 +168,21 @@ WIRINGS: dict[str, Wiring] = {
             flags=("--fusion_switch_file",),
         ),
         Wiring(
+            "msit",
+            "msit debug compare (accuracy comparison; it rebuilds the om with atc)",
+            "--fusion-switch-file",
+            "msit debug compare -gm model.onnx -om model.om -o out "
+            '--fusion-switch-file "${{variable}:-{path}}"',
+            r"(?!)",  # a command line that starts with msit: see command and flags
+            "Ascend/msit msit/components/debug/compare/msquickcmp/__main__.py (compare: "
+            '"--fusion-switch-file", dest fusion_switch_file)',
+            note="msit gives the file to the atc it runs; for an atc command of your own: "
+            "fusion-switch wire atc",
+            kind=COMMAND,
+            command="msit",
+            flags=("--fusion-switch-file",),
+        ),
+        Wiring(
             "aoe",
             "AOE tuning",
             "--fusion_switch_file",
@@ -236,20 +251,24 @@ WIRINGS: dict[str, Wiring] = {
     )
 }
 COMMANDS = tuple(w.command for w in WIRINGS.values() if w.command)  # programs that take the option
-ALIASES = {
-    "tensorflow": "tf1",
-    "tf": "tf1",
-    "pytorch": "torchair",
-    "torch": "torch_npu",
-    "ms": "mindspore",
-    "mindspore_lite": "mslite",
-    "msit": "atc",
+ALIASES = {"ms": "mindspore", "mindspore_lite": "mslite"}
+# Names of two frameworks wired differently: `wire` shows both (a review: tf resolved to tf1
+# and torch to torch_npu, silently)
+AMBIGUOUS = {
+    "tensorflow": ("tf1", "tf2"),
+    "tf": ("tf1", "tf2"),
+    "pytorch": ("torchair", "torch_npu"),
+    "torch": ("torchair", "torch_npu"),
 }
 
 
-def resolve(name: str) -> Wiring | None:
+def resolve(name: str) -> list[Wiring]:
+    """The frameworks ``name`` means: one, two for an ambiguous name, none if unknown."""
     key = name.strip().lower().replace("-", "_")
-    return WIRINGS.get(ALIASES.get(key, key))
+    if key in AMBIGUOUS:
+        return [WIRINGS[k] for k in AMBIGUOUS[key]]
+    wiring = WIRINGS.get(ALIASES.get(key, key))
+    return [wiring] if wiring else []
 
 
 def snippet(wiring: Wiring, path: str) -> str:
