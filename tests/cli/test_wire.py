@@ -15,25 +15,56 @@ from cli_support import fs, user_cfg
 
 # framework: (exact option text the snippet must contain, the source it was checked in)
 CHECKED = {
-    # Ascend/tensorflow tf_adapter/util/npu_attrs.cc reads the "_fusion_switch_file" attribute
-    # that npu_bridge sets from parameter_map["fusion_switch_file"] / NPURunConfig
-    "tf1": ('parameter_map["fusion_switch_file"]', "tf_adapter/util/npu_attrs.cc"),
-    # tf_adapter_2.x/npu_device/core/npu_wrapper.cpp: {"fusion_switch_file", ge::FUSION_SWITCH_FILE}
-    "tf2": ("global_options().fusion_switch_file", "npu_device/core/npu_wrapper.cpp"),
+    # hicann/tensorflow tf_adapter/util/npu_attrs.cc reads params "fusion_switch_file" of the
+    # NpuOptimizer (parameter_map) into ge.fusionSwitchFile; NPURunConfig sets the same key
+    "tf1": (
+        'parameter_map["fusion_switch_file"]',
+        "hicann/tensorflow tf_adapter/util/npu_attrs.cc",
+    ),
+    # hicann/tensorflow tf_adapter_2.x/npu_device/core/npu_wrapper.cpp: kGlobalConfigOptions
+    # {"fusion_switch_file", ge::FUSION_SWITCH_FILE}
+    "tf2": (
+        "global_options().fusion_switch_file",
+        "hicann/tensorflow tf_adapter_2.x/npu_device/core/npu_wrapper.cpp",
+    ),
     # Ascend/torchair python/torchair/configs/fusion_config.py: fusion_switch_file ->
     # 'ge.fusionSwitchFile'; compiler_config.py: self.fusion_config
     "torchair": ("config.fusion_config.fusion_switch_file", "torchair/configs/fusion_config.py"),
-    # mindspore/python/mindspore/context.py _set_ge_options: levels 'global' / 'session'
+    # mindspore/python/mindspore/context.py: ascend_config ge_options, levels 'global' /
+    # 'session'; common/api.py: jit(backend="GE", ge_options=...)
     "mindspore": ('{"ge_options": {"global": {"ge.fusionSwitchFile"', "mindspore/context.py"),
-    "atc": ("--fusion_switch_file=", "ATC"),
-    "aoe": ("--fusion_switch_file=", "AOE"),
-    # graphengine inc/external/ge/ge_api_types.h: FUSION_SWITCH_FILE = "ge.fusionSwitchFile"
-    "ge": ('"ge.fusionSwitchFile"', "inc/external/ge/ge_api_types.h"),
+    # hicann/ge docs/zh/user_guides/atc_tools/CLI_options/--fusion_switch_file.md
+    "atc": ("--fusion_switch_file=", "hicann/ge docs/zh/user_guides/atc_tools/CLI_options"),
+    # hiascend AOE command-line reference, --fusion_switch_file (aoerc_16_0050)
+    "aoe": ("--fusion_switch_file=", "aoerc_16_0050"),
+    # Ascend/msit msquickcmp/__main__.py: parser.add_argument('--fusion-switch-file', ...)
+    "msit": ("--fusion-switch-file", "Ascend/msit"),
+    # hicann/ge inc/graph_metadef/external/ge_common/ge_common_api_types.h:
+    # FUSION_SWITCH_FILE = "ge.fusionSwitchFile" (the graphengine header it replaced moved)
+    "ge": (
+        '"ge.fusionSwitchFile"',
+        "hicann/ge inc/graph_metadef/external/ge_common/ge_common_api_types.h",
+    ),
     # same header: ir_option::FUSION_SWITCH_FILE is in global_options (aclgrphBuildInitialize)
-    "acl": ("ge::ir_option::FUSION_SWITCH_FILE", "inc/external/ge/ge_api_types.h"),
-    # mindspore-ai/docs converter_tool_ascend.md: [ascend_context] fusion_switch_config_file_path
-    "mslite": ("fusion_switch_config_file_path=", "converter_tool_ascend.md"),
+    "acl": (
+        "ge::ir_option::FUSION_SWITCH_FILE",
+        "hicann/ge inc/graph_metadef/external/ge_common/ge_common_api_types.h",
+    ),
+    # mindspore-ai/docs docs/lite/docs/source_en/mindir/converter_tool_ascend.md (moved from
+    # use/cloud_infer/): [ascend_context] fusion_switch_config_file_path, converter_lite with
+    # --configFile and --optimize=ascend_oriented
+    "mslite": (
+        "fusion_switch_config_file_path=",
+        "docs/lite/docs/source_en/mindir/converter_tool_ascend.md",
+    ),
 }
+
+
+def test_the_converter_command_reads_the_config_file(tmp_path):
+    """A review: the MindSpore Lite snippet omitted the converter command that reads it."""
+    printed = fs("wire", "mslite", user_cfg(tmp_path)).stdout
+    assert "converter_lite" in printed and "--configFile=" in printed
+    assert "--optimize=ascend_oriented" in printed
 
 
 @pytest.mark.parametrize("framework", sorted(CHECKED))

@@ -57,9 +57,9 @@ WIRINGS: dict[str, Wiring] = {
                 '"{path}"))'
             ),
             r"""parameter_map\[\s*["']fusion_switch_file["']\s*\]""",
-            "Ascend/tensorflow tf_adapter/python/npu_bridge/estimator/npu/npu_config.py "
-            "(NPURunConfig fusion_switch_file) and tf_adapter/util/npu_attrs.cc "
-            '(session option "fusion_switch_file" -> ge.fusionSwitchFile)',
+            "hicann/tensorflow tf_adapter/python/npu_bridge/estimator/npu/npu_config.py "
+            "(NPURunConfig fusion_switch_file) and hicann/tensorflow tf_adapter/util/npu_attrs.cc "
+            '(NpuOptimizer parameter "fusion_switch_file" -> ge.fusionSwitchFile)',
             call="NPURunConfig",
         ),
         Wiring(
@@ -74,8 +74,9 @@ WIRINGS: dict[str, Wiring] = {
                 "npu.open().as_default()"
             ),
             r"global_options\(\)\s*\.\s*fusion_switch_file\s*=(?!=)",
-            "Ascend/tensorflow tf_adapter_2.x/python/npu_device/configs/npu_config.py "
-            "(fusion_switch_file) and tf_adapter_2.x/npu_device/core/npu_wrapper.cpp "
+            "hicann/tensorflow tf_adapter_2.x/python/npu_device/configs/npu_config.py "
+            "(fusion_switch_file) and hicann/tensorflow "
+            "tf_adapter_2.x/npu_device/core/npu_wrapper.cpp "
             '(kGlobalConfigOptions "fusion_switch_file" -> ge::FUSION_SWITCH_FILE)',
             note="set it before npu.open(): global options are read once, when GE starts",
             owner="global_options",
@@ -161,8 +162,8 @@ WIRINGS: dict[str, Wiring] = {
             "--fusion_switch_file",
             'atc ... --fusion_switch_file="${{variable}:-{path}}"',
             r"(?!)",  # a command line that starts with atc: see command and flags
-            "CANN ATC parameter reference (--fusion_switch_file); used e.g. in "
-            "Ascend/ModelZoo-PyTorch ACL_PyTorch/contrib/audio/Ecapa_Tdnn/to_om.sh",
+            "hicann/ge docs/zh/user_guides/atc_tools/CLI_options/--fusion_switch_file.md; used "
+            "e.g. in Ascend/ModelZoo-PyTorch ACL_PyTorch/contrib/audio/Ecapa_Tdnn/to_om.sh",
             kind=COMMAND,
             command="atc",
             flags=("--fusion_switch_file",),
@@ -188,8 +189,8 @@ WIRINGS: dict[str, Wiring] = {
             "--fusion_switch_file",
             'aoe ... --fusion_switch_file="${{variable}:-{path}}"',
             r"(?!)",  # a command line that starts with aoe: see command and flags
-            "CANN AOE parameter reference (--fusion_switch_file, page aoepar_16_034, linked from "
-            "mindspore-ai/docs docs/lite/docs/source_en/use/cloud_infer/converter_tool_ascend.md)",
+            "CANN AOE command-line reference, --fusion_switch_file: https://www.hiascend.com/"
+            "document/detail/zh/CANNCommunityEdition/82RC1alpha002/devaids/aoe/aoerc_16_0050.html",
             kind=COMMAND,
             command="aoe",
             flags=("--fusion_switch_file",),
@@ -211,8 +212,9 @@ WIRINGS: dict[str, Wiring] = {
             r"""\{\s*"ge\.fusionSwitchFile"\s*,|\[\s*"ge\.fusionSwitchFile"\s*\]"""
             r"""|(?:emplace|insert)\s*\(\s*\{?\s*"ge\.fusionSwitchFile"\s*,"""
             r"""|\bge::FUSION_SWITCH_FILE\b|[{\[(,]\s*FUSION_SWITCH_FILE\s*[,\])]""",
-            "mindspore-ai/graphengine inc/external/ge/ge_api_types.h "
-            '(FUSION_SWITCH_FILE = "ge.fusionSwitchFile")',
+            "hicann/ge inc/graph_metadef/external/ge_common/ge_common_api_types.h "
+            '(FUSION_SWITCH_FILE = "ge.fusionSwitchFile"; inc/external/ge/ge_api_types.h '
+            "includes it)",
             kind=CPP,
         ),
         Wiring(
@@ -227,8 +229,8 @@ WIRINGS: dict[str, Wiring] = {
                 "ge::aclgrphBuildInitialize(global_options);  // not aclgrphBuildModel"
             ),
             r"\bir_option::FUSION_SWITCH_FILE\b",
-            "mindspore-ai/graphengine inc/external/ge/ge_api_types.h (namespace ir_option: "
-            "FUSION_SWITCH_FILE is in global_options, 'for interface: "
+            "hicann/ge inc/graph_metadef/external/ge_common/ge_common_api_types.h (namespace "
+            "ir_option: FUSION_SWITCH_FILE is in global_options, 'for interface: "
             "aclgrphBuildInitialize', and not in ir_builder_suppported_options, which "
             "aclgrphBuildModel checks and rejects unknown options against)",
             note="aclgrphBuildModel rejects this option: pass it to aclgrphBuildInitialize",
@@ -238,10 +240,17 @@ WIRINGS: dict[str, Wiring] = {
             "mslite",
             "MindSpore Lite converter (config file)",
             "fusion_switch_config_file_path",
-            "[ascend_context]\nfusion_switch_config_file_path={path}",
+            (
+                "# config.ini, the converter's --configFile:\n"
+                "[ascend_context]\n"
+                "fusion_switch_config_file_path={path}\n"
+                "# converter_lite --fmk=ONNX --modelFile=model.onnx --configFile=config.ini "
+                "--optimize=ascend_oriented --outputFile=model"
+            ),
             r"^\s*fusion_switch_config_file_path\s*=",
-            "mindspore-ai/docs docs/lite/docs/source_en/use/cloud_infer/converter_tool_ascend.md "
-            "([ascend_context] fusion_switch_config_file_path)",
+            "mindspore-ai/docs docs/lite/docs/source_en/mindir/converter_tool_ascend.md "
+            "([ascend_context] fusion_switch_config_file_path; converter_lite --configFile "
+            "--optimize=ascend_oriented)",
             note=(
                 "a config file reads no environment variable: for bisect -j, have the job write "
                 "this line with the trial's {cfg} before it runs the converter"
