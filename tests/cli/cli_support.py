@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,13 +19,16 @@ USER_CFG = (
 )
 
 
-def fs(*args: str | Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+def fs(
+    *args: str | Path, stdin: str | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "fusion_switch", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=120,
         input=stdin,
+        env=None if env is None else {**os.environ, **env},
     )
 
 

@@ -112,3 +112,117 @@ def test_text_output_and_bad_input(tmp_path):
         timeout=60,
     )
     assert missing.returncode == 2 and "no such folder" in missing.stderr
+
+
+def test_a_cfg_given_with_a_tilde_is_found(tmp_path):
+    """A review: "~/x.cfg", quoted so that the shell left it, was "no such file"."""
+    (tmp_path / "fusion_switch.cfg").write_bytes(USER_CFG)
+    _, checks = doctor(tmp_path, "--cfg", "~/fusion_switch.cfg", env={"HOME": str(tmp_path)})
+    assert checks["cfg fusion_switch.cfg"]["status"] == "ok"
+
+
+def test_a_relative_path_in_a_script_is_flagged(tmp_path):
+    """A review: `cd device$i && python ../train.py` reads device$i/fusion_switch.cfg."""
+    (tmp_path / "fusion_switch.cfg").write_bytes(USER_CFG)
+    (tmp_path / "train.py").write_text(
+        'config.fusion_config.fusion_switch_file = "fusion_switch.cfg"\n'
+    )
+    _, checks = doctor(tmp_path)
+    wired = checks["wired fusion_switch.cfg"]
+    assert wired["status"] == "info" and "train.py:1 (torchair)" in wired["detail"]
+    assert "relative to the job's working directory" in wired["detail"]
+    assert "absolute path" in wired["fix"]
+
+
+# The reviewer's folders: lines that wire nothing, which doctor reported as wired.
+UNWIRED = {
+    "run.sh": "python train.py --fusion_switch_file={cfg}\n",
+    "train.py": 'ms.set_context(mode=ms.GRAPH_MODE, fusion_switch_file="{cfg}")\n',
+    "start.sh": "export FUSION_SWITCH_FILE={cfg}\npython train.py\n",
+}
+
+
+def test_lines_that_wire_nothing_are_not_wired(tmp_path):
+    for name, text in UNWIRED.items():
+        work = tmp_path / name.replace(".", "_")
+        work.mkdir()
+        cfg = work / "fusion_switch.cfg"
+        cfg.write_bytes(USER_CFG)
+        (work / name).write_text(text.replace("{cfg}", str(cfg)))
+        _, checks = doctor(work)
+        wired = checks["wired fusion_switch.cfg"]
+        assert wired["status"] == "problem", (name, wired)
+
+
+def test_an_argument_to_the_users_script_is_not_wiring(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    (tmp_path / "run.sh").write_text(f"python train.py --fusion_switch_file={cfg}\n")
+    _, checks = doctor(tmp_path)
+    wired = checks["wired fusion_switch.cfg"]
+    assert wired["status"] == "problem"
+    assert "run.sh:1 passes it to your script (python train.py)" in wired["detail"]
+    assert "forwards it" in wired["detail"]
+
+
+def test_a_torchair_line_is_torchair_only(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    (tmp_path / "train.py").write_text(
+        f'config = torchair.CompilerConfig()\nconfig.fusion_config.fusion_switch_file = "{cfg}"\n'
+    )
+    _, checks = doctor(tmp_path)
+    assert checks["wired fusion_switch.cfg"]["detail"] == "train.py:2 (torchair)"
+
+
+def test_a_tilde_path_in_a_script_is_not_wired_and_says_why(tmp_path):
+    (tmp_path / "fusion_switch.cfg").write_bytes(USER_CFG)
+    (tmp_path / "r.sh").write_text("atc --model=m.onnx --fusion_switch_file=~/fusion_switch.cfg\n")
+    _, checks = doctor(tmp_path, env={"HOME": str(tmp_path)})
+    wired = checks["wired fusion_switch.cfg"]
+    assert wired["status"] == "problem" and "r.sh:1 (atc): '~' is not expanded" in wired["detail"]
+
+
+def test_mindspore_wiring_in_pynative_mode_is_a_problem(tmp_path):
+    """A review: the reviewer's d5 (PYNATIVE_MODE with ascend_config ge_options) was "wired"."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    (tmp_path / "train.py").write_text(
+        "import mindspore as ms\nms.set_context(mode=ms.PYNATIVE_MODE, ascend_config="
+        f'{{"ge_options": {{"global": {{"ge.fusionSwitchFile": "{cfg}"}}}}}})\n'
+    )
+    _, checks = doctor(tmp_path)
+    wired = checks["wired fusion_switch.cfg"]
+    assert wired["status"] == "problem" and "train.py:2 (mindspore)" in wired["detail"]
+    assert "PYNATIVE_MODE" in wired["detail"] and "without GE" in wired["detail"]
+    assert "fusion-switch wire mindspore" in wired["fix"]
+
+
+def test_torchair_wiring_in_reduce_overhead_mode_is_a_problem(tmp_path):
+    """The reviewer's d4: "reduce-overhead" mode, where the file may not take effect."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)
+    (tmp_path / "train.py").write_text(
+        'config = torchair.CompilerConfig()\nconfig.mode = "reduce-overhead"\n'
+        f'config.fusion_config.fusion_switch_file = "{cfg}"\n'
+    )
+    _, checks = doctor(tmp_path)
+    wired = checks["wired fusion_switch.cfg"]
+    assert wired["status"] == "problem" and "train.py:3 (torchair)" in wired["detail"]
+    assert "reduce-overhead" in wired["detail"] and "TNG_LOG_LEVEL=0" in wired["detail"]
+
+
+def test_optimization_switch_naming_a_rule_of_the_cfg_is_a_problem(tmp_path):
+    """A review: it overrides the cfg for the same rule, and doctor did not say so."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(USER_CFG)  # switches ZetaRule and AlphaRule
+    wiring = f'config.fusion_config.fusion_switch_file = "{cfg}"\n'
+    for override, status in (("OtherRule:off", "info"), ("ZetaRule:off;OtherRule:on", "problem")):
+        (tmp_path / "train.py").write_text(
+            wiring + f'config.ge_config.optimization_switch = "{override}"\n'
+        )
+        _, checks = doctor(tmp_path)
+        found = checks["optimization_switch"]
+        assert found["status"] == status and "train.py:2" in found["detail"], found
+        assert "wins over" in found["detail"] and found["fix"]
+    assert "ZetaRule" in found["detail"]

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         print(f"fusion-switch doctor: {folder}: no such folder", file=sys.stderr)
         return 2
-    cfg = Path(args.cfg) if args.cfg else None
+    cfg = Path(args.cfg).expanduser() if args.cfg else None  # "~/x.cfg", quoted
     if cfg is not None and not cfg.is_file():
         print(f"fusion-switch doctor: {cfg}: no such file", file=sys.stderr)
         return 2

@@ -215,7 +215,6 @@ def _scripts(folder: Path) -> list[Path]:
 def cfg_checks(cfgs: list[Path], scripts: list[Path], folder: Path) -> list[Check]:
     from ..catalogue import builtin_catalogue
     from . import switching
-    from .wiring import WIRINGS, find_wiring
 
     if not cfgs:
         return [
@@ -246,26 +245,103 @@ def cfg_checks(cfgs: list[Path], scripts: list[Path], folder: Path) -> list[Chec
             )
         else:
             out.append(Check(OK, f"cfg {cfg.name}", "valid (passes fusion-switch check)"))
-        wired = []
-        for path, script in texts.items():
-            for wiring in WIRINGS.values():
-                if not wiring.supported:
-                    continue
-                for f in find_wiring(wiring, script, str(cfg.resolve())):
-                    if f.names_this_cfg:
-                        wired.append(f"{path.name}:{f.line} ({wiring.name})")
-        if wired:
-            out.append(Check(OK, f"wired {cfg.name}", ", ".join(dict.fromkeys(wired))))
-        else:
-            out.append(
-                Check(
-                    PROBLEM,
-                    f"wired {cfg.name}",
-                    f"no script in {folder} passes {cfg.name} to a framework",
-                    f"fusion-switch wire FRAMEWORK {cfg} (tf1, tf2, torchair, mindspore, atc, ...)",
-                )
-            )
+        out.extend(wiring_checks(cfg, texts, folder))
     return out
+
+
+def wiring_checks(cfg: Path, texts: dict[Path, str], folder: Path) -> list[Check]:
+    """Whether a script here makes a framework read ``cfg``: each framework's API is looked for
+    in the files it can be written in (wiring.SUFFIXES); the option given to another command
+    is an argument to the user's script, not wiring; a wiring the script's mode defeats
+    (MindSpore without GE, TorchAir's reduce-overhead) is a problem; optimization_switch,
+    which wins over the cfg, is reported on a line of its own."""
+    from .wiring import COMMANDS, CPP, PYTHON, SUFFIXES, WIRINGS
+    from .wiring_scan import caveats, find_forwarded, find_overrides, find_wiring
+
+    ours = str(cfg.resolve())
+    wired, warnings, others, forwarded, defeated, overrides = [], [], [], [], {}, []
+    for path, script in texts.items():
+        for wiring in WIRINGS.values():
+            if not wiring.supported or path.suffix not in SUFFIXES[wiring.kind]:
+                continue
+            found = find_wiring(wiring, script, ours)
+            for f in found:
+                where = f"{path.name}:{f.line}"
+                if f.names_this_cfg:
+                    wired.append(f"{where} ({wiring.name})")
+                    warnings += [f"{where}: {f.note}"] if f.note else []
+                elif f.note:
+                    others.append(f"{where} ({wiring.name}): {f.note}")
+            if any(f.names_this_cfg for f in found):
+                for problem in caveats(wiring, script):
+                    defeated.setdefault(wiring, []).append(f"{path.name}: {problem}")
+        forwarded += [
+            f"{path.name}:{f.line} passes it to your script ({f.command})"
+            for f in find_forwarded(script, ours, COMMANDS)
+            if f.names_this_cfg
+        ]
+        kind = CPP if path.suffix in SUFFIXES[CPP] else PYTHON
+        overrides += [(path, o) for o in find_overrides(script, kind)]
+    out = [wired_check(cfg, folder, wired, warnings, others, forwarded, defeated)]
+    return out + ([override_check(cfg, overrides)] if overrides else [])
+
+
+def wired_check(cfg, folder, wired, warnings, others, forwarded, defeated) -> Check:
+    topic, ours, detail = f"wired {cfg.name}", cfg.resolve(), ", ".join(dict.fromkeys(wired))
+    if defeated:
+        reasons = [text for texts in defeated.values() for text in texts]
+        notes = [wiring.note for wiring in defeated if wiring.note]
+        name = next(iter(defeated)).name
+        detail += ", but " + "; ".join(reasons + notes)
+        return Check(PROBLEM, topic, detail, f"fusion-switch wire {name} {ours}")
+    if wired and warnings:
+        detail += "; " + "; ".join(dict.fromkeys(warnings))
+        return Check(
+            INFO, topic, detail, f"pass the absolute path: fusion-switch wire FRAMEWORK {ours}"
+        )
+    if wired:
+        return Check(OK, topic, detail)
+    detail = "; ".join([f"no script in {folder} passes {cfg.name} to a framework", *others])
+    if forwarded:
+        detail += "; " + ", ".join(forwarded) + ": check that it forwards it to the framework"
+    fix = f"fusion-switch wire FRAMEWORK {cfg} (tf1, tf2, torchair, mindspore, atc, ...)"
+    return Check(PROBLEM, topic, detail, fix)
+
+
+def override_check(cfg: Path, overrides: list) -> Check:
+    """optimization_switch wins over the cfg for every rule it names: a problem when one of
+    them is a rule of the cfg, worth knowing otherwise (bisect switches rules the cfg does not
+    name yet)."""
+    rules = cfg_rules(cfg)
+    clash = sorted({r for _, o in overrides for r in o.rules if r in rules})
+    lines = "; ".join(f"{path.name}:{o.line} {o.warning()}" for path, o in overrides)
+    if clash:
+        return Check(
+            PROBLEM,
+            "optimization_switch",
+            f"{lines}; it names {', '.join(clash)} of {cfg.name}",
+            f"while you investigate with {cfg.name}, take {', '.join(clash)} out of "
+            "optimization_switch",
+        )
+    return Check(
+        INFO,
+        "optimization_switch",
+        f"{lines}; it names no rule of {cfg.name} (or its value is not written out)",
+        "keep it free of the rules you switch in the cfg, bisect's candidates included",
+    )
+
+
+def cfg_rules(cfg: Path) -> set[str]:
+    """The rule names a cfg switches (JSON, or the old `Name:on` lines)."""
+    try:
+        text = cfg.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    try:
+        switch = json.loads(text).get("Switch", {})
+        return {r for section in switch.values() if isinstance(section, dict) for r in section}
+    except (ValueError, AttributeError, RecursionError):
+        return set(re.findall(r"^\s*(\w+)\s*:\s*(?:on|off)\b", text, re.M))
 
 
 def dump_checks(folder: Path, scripts: list[Path]) -> list[Check]:
