@@ -641,7 +641,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, progress: Progress | JsonLinesProgress) -> int:
-    from .compare_tree import die_with_rank_parent, plan_runs, run_per_rank, run_statistics
+    from .compare_statistics import run_statistics
+    from .compare_tree import die_with_rank_parent, plan_runs, run_per_rank
 
     die_with_rank_parent()  # when this is one rank of a `--rank all` run
     # at once, before the dump trees are walked and numpy is loaded (issue 16: within 1 s)
