@@ -148,7 +148,7 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             plan.unpicked.append((str(pair.rank) if pair.rank is not None else pair.label, failed))
             continue
         if several:
-            ns.out_dir = str(Path(args.out_dir) / f"rank_{pair.rank}")
+            ns.out_dir = str(Path(args.out_dir) / pair.folder)
         plan.runs.append((pair.label, ns))
     return plan
 
@@ -366,8 +366,9 @@ def _unpaired_result(rank: str, why: str, status: int = 3) -> dict:
 
 
 def _rank_order(result: dict) -> tuple:
-    rank = str(result["rank"])
-    return (0, int(rank), "") if rank.isdigit() else (1, 0, rank)
+    from ..readers.dumptree import natural_key
+
+    return natural_key(result["rank"])
 
 
 def rank_slots(args: argparse.Namespace, plan: Plan) -> int:

@@ -15,10 +15,21 @@ from .dumptree import DumpLeaf, DumpTree, DumpTreeError, scan_dump_tree, select_
 
 @dataclass
 class LeafPair:
-    label: str  # "rank 0", or "" when the trees have no ranks to tell apart
-    rank: int | None
+    label: str  # "rank 0", "rank node0/0", or "" when the trees have no ranks to tell apart
+    rank: str | None  # the rank key (``DumpLeaf.rank_key``)
     on: list[DumpLeaf]
     off: list[DumpLeaf]
+
+    @property
+    def folder(self) -> str:
+        """Its results' folder below ``-out`` under ``--rank all``: ``rank_0``,
+        ``node0/rank_0``."""
+        return rank_folder(str(self.rank))
+
+
+def rank_folder(rank: str) -> str:
+    *prefix, device = rank.split("/")
+    return "/".join([*prefix, f"rank_{device}"])
 
 
 @dataclass
@@ -86,8 +97,8 @@ def select_pairs(
             "are compared at different steps, whose weights and inputs differ in training "
             "(dump both runs at the same step)"
         )
-    ranks_on = on_tree.values("rank", on)
-    ranks_off = off_tree.values("rank", off)
+    ranks_on = on_tree.values("rank_key", on)
+    ranks_off = off_tree.values("rank_key", off)
     unpaired: list[tuple[str, str]] = []
     if str(rank) == "all":
         common = [r for r in ranks_on if r in ranks_off]
@@ -113,15 +124,17 @@ def select_pairs(
                 f"{ranks_off or 'none'})"
             )
         groups = [
-            (r, [x for x in on if x.rank == r], [x for x in off if x.rank == r]) for r in common
+            (r, [x for x in on if x.rank_key == r], [x for x in off if x.rank_key == r])
+            for r in common
         ]
     else:
         if rank is None and ranks_on and ranks_off and ranks_on != ranks_off:
             # one rank each (select_leaves refuses several): compared as given, as msaccucmp
             # does (a review: "pass --rank R" was refused whatever R)
             notes.append(
-                f"-m is rank {ranks_on[0]} and -g rank {ranks_off[0]} (device ids): compared as "
-                "given; pass the same device's folders on both sides if that was not meant"
+                f"-m is rank {ranks_on[0]} and -g rank {ranks_off[0]}: another device's dumps, "
+                "compared as given; pass the same device's folders on both sides if that was "
+                "not meant"
             )
         groups = [(ranks_on[0] if len(ranks_on) == 1 else None, on, off)]
     pairs = []

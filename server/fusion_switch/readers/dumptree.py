@@ -5,6 +5,11 @@ several devices (ranks) or over several iterations leaves several leaves, and a 
 say which one it uses (:func:`select_leaves` refuses to guess). MindSpore's statistics dumps
 use ``rank_{id}/{net}/{graph_id}/{iteration}/statistic.csv``. A leaf holds tensor dump files,
 a statistics CSV, or exception dumps (:mod:`.exception_dump`); ``kind`` says which.
+
+A rank is the device id (or MindSpore's rank id) with the folders above the time folder (or
+the ``rank_N`` folder) that tell the tree's ranks apart: a device id is per server, so a job
+on two servers, copied into ``node0/`` and ``node1/``, has ranks ``node0/0`` and ``node1/0``
+(``rank_key``). Folders every rank of the tree shares (``dump/``) are left out of it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import itertools
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -48,6 +53,16 @@ class DumpLeaf:
     path: Path
     n_files: int
     kind: str  # "tensor" | "stats" | "exception"
+    # the folders between the tree's root and the time (or rank_N) folder that tell its ranks
+    # apart, "/"-joined ("node0"); "" when there are none
+    prefix: str = ""
+
+    @property
+    def rank_key(self) -> str | None:
+        """The rank as ``--rank`` names it: ``0``, or ``node0/0`` under a prefix."""
+        if self.rank is None:
+            return None
+        return f"{self.prefix}/{self.rank}" if self.prefix else str(self.rank)
 
     @cached_property
     def n_bytes(self) -> int:
@@ -60,7 +75,7 @@ class DumpLeaf:
     def label(self) -> str:
         parts = [
             f"time {self.timestamp}" if self.timestamp else "",
-            f"rank {self.rank}" if self.rank is not None else "",
+            f"rank {self.rank_key}" if self.rank is not None else "",
             f"model {self.model}" if self.model else "",
             f"model id {self.model_id}" if self.model_id is not None else "",
             f"iteration {self.iteration}" if self.iteration is not None else "",
@@ -79,7 +94,13 @@ class DumpTree:
 
     @property
     def ranks(self) -> list[int]:
+        """The device ids (rank ids), whatever folder they are under."""
         return self.values("rank")
+
+    @property
+    def rank_keys(self) -> list[str]:
+        """The ranks as ``--rank`` names them (see ``DumpLeaf.rank_key``)."""
+        return self.values("rank_key")
 
     @property
     def iterations(self) -> list[str]:
@@ -90,9 +111,13 @@ class DumpTree:
         return [k for k in KINDS if any(leaf.kind == k for leaf in self.leaves)]
 
 
-def _natural(value) -> tuple:
-    text = str(value)
-    return (0, int(text), "") if text.isdigit() else (1, 0, text)
+def natural_key(value) -> tuple:
+    """Numbers in numeric order, each ``/``-separated part on its own (``node2/0`` before
+    ``node10/0``)."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in str(value).split("/"))
+
+
+_natural = natural_key
 
 
 # CANN's usual tensor dump name, {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}:
@@ -171,29 +196,32 @@ def _leaf_of(
 
 
 def _place(root: Path, leaf: Path) -> dict:
-    """timestamp/rank/model/model_id/iteration from the leaf's path (None where unknown).
-    The folders above the root are read where they really are (a root given as a link to a
-    leaf still has its time and rank); those below it by the names the tree shows: a rank
-    folder linked to another place was read by its target's name, so ``2 -> .../5`` was
-    compared as rank 5 and ``2 -> .../device_two`` not at all (a review, issue 16)."""
+    """timestamp/rank/model/model_id/iteration/prefix from the leaf's path (None where
+    unknown). The folders above the root are read where they really are (a root given as a
+    link to a leaf still has its time and rank); those below it by the names the tree shows: a
+    rank folder linked to another place was read by its target's name, so ``2 -> .../5`` was
+    compared as rank 5 and ``2 -> .../device_two`` not at all (a review, issue 16). The prefix
+    is read below the root only: where the user points is theirs to choose."""
     top = root.resolve().parts
     parts = [*top, *leaf.relative_to(root).parts]
     root_depth = len(top)
     out: dict = dict.fromkeys(("timestamp", "rank", "model", "model_id", "iteration"))
     below = parts[root_depth:]
     # MindSpore: .../rank_{id}/{net}/{graph_id}/{iteration}
-    for i in range(len(parts) - 1, -1, -1):
-        m = _RANK_DIR.match(parts[i])
-        if m and len(parts) - i == 4:
-            out.update(rank=int(m.group(1)), model=parts[i + 1])
-            out.update(model_id=parts[i + 2], iteration=parts[i + 3])
-            return out
+    at = len(parts) - 4
+    m = _RANK_DIR.match(parts[at]) if at >= 0 else None
+    if m:
+        out.update(rank=int(m.group(1)), model=parts[at + 1])
+        out.update(model_id=parts[at + 2], iteration=parts[at + 3])
+        out["prefix"] = "/".join(parts[root_depth:at])
+        return out
     # CANN: .../{time}/{device_id}/{model}/{model_id}/{iteration}, read from the leaf upward
-    time_at = next((i for i, p in enumerate(parts) if _TIME_DIR.match(p)), None)
-    if time_at is not None and len(parts) - time_at == 5:
-        out.update(timestamp=parts[time_at], rank=_int(parts[time_at + 1]))
-        out.update(model=parts[time_at + 2], model_id=parts[time_at + 3])
-        out.update(iteration=parts[time_at + 4])
+    at = len(parts) - 5
+    if at >= 0 and _TIME_DIR.match(parts[at]):
+        out.update(timestamp=parts[at], rank=_int(parts[at + 1]))
+        out.update(model=parts[at + 2], model_id=parts[at + 3])
+        out.update(iteration=parts[at + 4])
+        out["prefix"] = "/".join(parts[root_depth:at])
         return out
     # no time folder: name only what the folders below the root say, digits where digits go
     names = ["iteration", "model_id", "model", "rank"]
@@ -204,6 +232,8 @@ def _place(root: Path, leaf: Path) -> dict:
             out[name] = int(part) if name == "rank" else part
         else:
             break
+    if out["rank"] is not None:
+        out["prefix"] = "/".join(below[:-4])
     return out
 
 
@@ -245,8 +275,31 @@ def scan_dump_tree(path: str | os.PathLike) -> DumpTree:
             f"tensor dumps like Conv2D.conv1.3.1700000000000000, {STATS_FILE}, or "
             "exception_info.* files)"
         )
+    tree.leaves = _distinguishing_prefixes(tree.leaves)
     tree.leaves.sort(key=lambda leaf: leaf.path.parts)
     return tree
+
+
+def _distinguishing_prefixes(leaves: list[DumpLeaf]) -> list[DumpLeaf]:
+    """The leaves with the folders every ranked leaf's prefix starts with left out: a tree
+    whose dumps all sit under ``dump/`` has rank ``0``, as one whose dumps sit at its root, and
+    the other run's tree need not be laid out alike."""
+    prefixes = [leaf.prefix.split("/") for leaf in leaves if leaf.rank is not None and leaf.prefix]
+    if len(prefixes) < sum(leaf.rank is not None for leaf in leaves) or not prefixes:
+        return leaves  # a ranked leaf without a prefix: none is shared by all
+    shared = 0
+    for names in zip(*prefixes, strict=False):
+        if len(set(names)) > 1:
+            break
+        shared += 1
+    if not shared:
+        return leaves
+    return [
+        replace(leaf, prefix="/".join(leaf.prefix.split("/")[shared:]))
+        if leaf.rank is not None
+        else leaf
+        for leaf in leaves
+    ]
 
 
 def _fmt(values: list) -> str:
@@ -258,19 +311,16 @@ def select_leaves(
 ) -> list[DumpLeaf]:
     """The leaves to compare for ``rank``/``iteration`` ("all" for every one). When the tree
     holds several ranks or iterations and none is given, DumpTreeError lists them and names the
-    flags to pass: never a silent pick."""
+    flags to pass: never a silent pick. ``rank`` is a rank key (``node0/0``), or a device id
+    that only one rank of the tree has."""
     leaves = list(tree.leaves)
     where = f"{flag} {tree.root}" if flag else str(tree.root)
-    ranks = tree.values("rank", leaves)
+    ranks = tree.values("rank_key", leaves)
     if rank is not None and str(rank) != "all":
-        leaves = [leaf for leaf in leaves if str(leaf.rank) == str(rank)]
-        if not leaves:
-            raise DumpTreeError(
-                f"{where}: no rank {rank} here; ranks (device ids) found: {_fmt(ranks) or 'none'}"
-            )
+        leaves = leaves_of_rank(leaves, str(rank), where)
     elif rank is None and len(ranks) > 1:
         raise DumpTreeError(
-            f"{where}: holds {len(ranks)} ranks (device ids {_fmt(ranks)}); pass --rank R to "
+            f"{where}: holds {len(ranks)} ranks ({_ranks_text(ranks)}); pass --rank R to "
             "compare one of them, or --rank all to compare each rank with the same rank"
         )
     iterations = tree.values("iteration", leaves)
@@ -287,3 +337,29 @@ def select_leaves(
             "--iteration I to compare one of them (statistics dumps: --iteration all for every one)"
         )
     return leaves
+
+
+def _ranks_text(ranks: list[str]) -> str:
+    if all(r.isdigit() for r in ranks):
+        return f"device ids {_fmt(ranks)}"
+    return f"{_fmt(ranks)}: the folders above the time folder, then the device id"
+
+
+def leaves_of_rank(leaves: list[DumpLeaf], rank: str, where: str) -> list[DumpLeaf]:
+    """The leaves of ``rank``: its rank key, or a device id one rank alone has. DumpTreeError
+    when none has it, or when the device id is that of several ranks (two servers' device 0:
+    never one of them by a guess)."""
+    exact = [leaf for leaf in leaves if leaf.rank_key == rank]
+    if exact:
+        return exact
+    by_id = [leaf for leaf in leaves if str(leaf.rank) == rank]
+    keys = DumpTree(Path(), by_id).values("rank_key")
+    if len(keys) > 1:
+        raise DumpTreeError(
+            f"{where}: device id {rank} is that of {len(keys)} ranks ({_fmt(keys)}: one per "
+            f"server or folder); pass --rank with the one to compare, e.g. --rank {keys[0]}"
+        )
+    if not by_id:
+        found = DumpTree(Path(), leaves).values("rank_key")
+        raise DumpTreeError(f"{where}: no rank {rank} here; ranks found: {_fmt(found) or 'none'}")
+    return by_id

@@ -1,0 +1,124 @@
+"""`compare` on dump trees whose ranks are not one device id each (a review of `--rank all`).
+
+CANN writes one time folder per process start, and a device id is per server: a job on two
+servers has two device 0. A rank is the folders above the time folder plus the device id
+(``node0/0``, ``node1/0``); one device's dumps from several process starts are never paired by
+a guess under ``--rank all``; step folders above the time folder (MindSpore O2, msprobe's
+kernel dump) are never mixed; a rank missing at ``--iteration`` is said; a rank that proves a
+rule is not hidden by another's status; the choices reach every output. Small generated
+cases, compared through the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fusion_switch.synth.generator import generate_case
+
+STATS = Path(__file__).resolve().parents[1] / "data" / "real" / "stats_dumps" / "msinsight-mnist"
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fusion_switch", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cases")
+    clean = generate_case(root / "clean", n_ops=20, faults=[], graph_text=False)
+    bad = generate_case(root / "bad", n_ops=20, faults=["dropped_scale"], graph_text=False)
+    return clean, bad
+
+
+def _put(target: Path, source: Path) -> None:
+    target.mkdir(parents=True)
+    for f in source.iterdir():
+        os.link(f, target / f.name)
+
+
+def build(root: Path, cases, spec: list[tuple[str, str, str]]) -> Path:
+    """``spec``: (side "on"|"off", path below the side with ``{leaf}`` for
+    ``{model}/{model_id}/{iteration}`` or nothing for a flat device folder, "clean"|"bad")."""
+    clean, bad = cases
+    for side, rel, which in spec:
+        case = clean if which == "clean" else bad
+        source = case.on_dump if side == "on" else case.off_dump
+        model, model_id = source.parents[1].name, source.parent.name
+        rel = rel.replace("{leaf}", f"{model}/{model_id}/0").replace("{model}", model)
+        _put(root / side / rel, source)
+    return root
+
+
+def compare(cases, root: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    clean, _ = cases
+    return cli(
+        "compare", "-m", root / "on", "-g", root / "off", "-f", clean.on_graph,
+        "-cf", clean.off_graph, "-out", out, "--no-progress", *extra,
+    )  # fmt: skip
+
+
+def ranks(out: Path) -> dict[str, dict]:
+    combined = json.loads((out / "ranks_summary.json").read_text(encoding="utf-8"))
+    return {r["rank"]: r for r in combined["ranks"]}
+
+
+def test_two_servers_device_0_are_two_ranks(cases, tmp_path):
+    """node0/ and node1/ each hold a device 0: node0's was faulty, and only node1's newer time
+    folder was compared ("rank 0", exit 0; node0's fault gone)."""
+    root = build(tmp_path, cases, [
+        ("on", "node0/20260101120001/0/{leaf}", "bad"),
+        ("on", "node1/20260101120002/0/{leaf}", "clean"),
+        ("off", "node0/20260101120003/0/{leaf}", "bad"),
+        ("off", "node1/20260101120004/0/{leaf}", "clean"),
+    ])  # fmt: skip
+    out = tmp_path / "out"
+    result = compare(cases, root, out, "--rank", "all")
+    assert result.returncode == 1, result.stderr
+    found = ranks(out)
+    assert sorted(found) == ["node0/0", "node1/0"]
+    assert (found["node0/0"]["status"], found["node1/0"]["status"]) == (1, 0)
+    assert found["node0/0"]["suspects"]
+    for rank in ("node0", "node1"):
+        assert (out / rank / "rank_0" / "summary.json").is_file()
+    assert "rank node0/0: " in result.stdout and "rank node1/0: " in result.stdout
+    # one of them named: compared alone
+    one = compare(cases, root, tmp_path / "one", "--rank", "node0/0")
+    assert one.returncode == 1, one.stderr
+    refused = compare(cases, root, tmp_path / "which", "--rank", "0")
+    assert refused.returncode == 2 and "node0/0, node1/0" in refused.stderr, refused.stderr
+
+
+def test_two_servers_started_in_the_same_second_are_compared(cases, tmp_path):
+    """The same time folder name under node0/ and node1/: the whole run was refused."""
+    root = build(tmp_path, cases, [
+        ("on", "node0/20260101120001/0/{leaf}", "bad"),
+        ("on", "node1/20260101120001/0/{leaf}", "clean"),
+        ("off", "node0/20260101120003/0/{leaf}", "bad"),
+        ("off", "node1/20260101120003/0/{leaf}", "clean"),
+    ])  # fmt: skip
+    out = tmp_path / "out"
+    result = compare(cases, root, out, "--rank", "all")
+    assert result.returncode == 1, result.stderr
+    assert [(r, e["status"]) for r, e in ranks(out).items()] == [("node0/0", 1), ("node1/0", 0)]
+
+
+def test_dumps_lists_the_ranks_as_compare_names_them(cases, tmp_path):
+    root = build(tmp_path, cases, [
+        ("on", "dump/node0/20260101120001/0/{leaf}", "clean"),
+        ("on", "dump/node1/20260101120001/0/{leaf}", "clean"),
+    ])  # fmt: skip
+    listing = json.loads(cli("dumps", root / "on", "--format", "json").stdout)
+    assert (listing["ranks"], listing["rank_keys"]) == ([0], ["node0/0", "node1/0"])
+    assert [leaf["rank_key"] for leaf in listing["leaves"]] == ["node0/0", "node1/0"]
+    text = cli("dumps", root / "on").stdout
+    assert "ranks: node0/0, node1/0" in text and "rank node1/0" in text
+    assert "--rank R|all" in text
