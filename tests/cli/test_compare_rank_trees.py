@@ -122,3 +122,37 @@ def test_dumps_lists_the_ranks_as_compare_names_them(cases, tmp_path):
     text = cli("dumps", root / "on").stdout
     assert "ranks: node0/0, node1/0" in text and "rank node1/0" in text
     assert "--rank R|all" in text
+
+
+def _notes(summary_path: Path) -> list[str]:
+    return json.loads(summary_path.read_text(encoding="utf-8"))["inputs"]["notes"]
+
+
+def test_what_was_chosen_in_the_trees_is_in_every_output(cases, tmp_path):
+    """The notes on what was picked in the trees (here: the model folder named like the graph
+    among two) reached stderr only: not summary.json, ranks_summary.json or --format json."""
+    root = build(tmp_path, cases, [
+        ("on", "20260101120001/0/{leaf}", "bad"),
+        ("on", "20260101120001/0/other_model/7/0", "clean"),
+        ("on", "20260101120001/1/{leaf}", "clean"),
+        ("on", "20260101120001/1/other_model/7/0", "clean"),
+        ("off", "20260101120003/0/{leaf}", "bad"),
+        ("off", "20260101120003/1/{leaf}", "clean"),
+    ])  # fmt: skip
+    said = "model folder"
+    out = tmp_path / "out"
+    result = compare(cases, root, out, "--rank", "all", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    printed = json.loads(result.stdout)
+    assert any(said in note for note in printed["notes"]), printed["notes"]
+    combined = json.loads((out / "ranks_summary.json").read_text(encoding="utf-8"))
+    assert combined["notes"] == printed["notes"]
+    for rank in ("rank_0", "rank_1"):
+        assert any(said in note for note in _notes(out / rank / "summary.json")), rank
+    # one rank: its summary.json and its --format json say it too
+    one = compare(cases, root, tmp_path / "one", "--rank", "0", "--format", "json")
+    assert one.returncode == 1, one.stderr
+    assert any(said in note for note in json.loads(one.stdout)["inputs"]["notes"])
+    assert any(said in note for note in _notes(tmp_path / "one" / "summary.json"))
+    text = compare(cases, root, tmp_path / "text", "--rank", "all")
+    assert any(said in line for line in text.stdout.splitlines() if line.startswith("note: "))

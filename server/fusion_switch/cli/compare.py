@@ -176,6 +176,13 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="I",
         help="iteration to compare when the dump trees hold several ('all' for statistics)",
     )
+    req(  # what --rank all chose in the dump trees, handed to each rank's process
+        "--selection-note",
+        dest="selection_notes",
+        action="append",
+        default=None,
+        help=argparse.SUPPRESS,
+    )
     req("--no-progress", action="store_true", help="no progress output on stderr")
     req(
         "--progress",
@@ -581,6 +588,9 @@ def _finish(
         if note is not None:
             outcome.notes.append(note)
             left_out = None if replay else note
+    # what was chosen in the dump trees, first: summary.json, --format json and the text
+    # verdict say it (a review: it reached stderr only)
+    outcome.notes[:0] = list(getattr(args, "selection_notes", None) or [])
     inputs = _given_inputs(
         args,
         outcome.on_dump_dir,

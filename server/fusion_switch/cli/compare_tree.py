@@ -36,6 +36,8 @@ class Plan:
     unpaired: list[tuple[str, str]] = field(default_factory=list)  # (rank, why): not compared
     # (rank, why): no graph of the -f/-cf folder names its ops: unusable input, as for one run
     unpicked: list[tuple[str, str]] = field(default_factory=list)
+    # what was chosen in the dump trees, as said on stderr: ranks_summary.json's "notes"
+    notes: list[str] = field(default_factory=list)
 
 
 _error = tell_error
@@ -84,18 +86,23 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
     leaves_on, leaves_off = (len(tree.leaves) for tree in selection.trees)
     for note in selection.notes:
         _note(note)
+    # said in each comparison's outputs too (its summary.json notes), after what a rank's
+    # process was handed by the --rank all run (--selection-note)
+    chosen = [*(getattr(args, "selection_notes", None) or []), *selection.notes]
     if selection.kind == "stats":
         return Plan("stats", selection=selection)
     if iteration == "all":
         return _error("--iteration all is for statistics dumps; tensor dumps compare one iteration")
     every_rank = str(rank) == "all"
     plan = Plan("tensor", selection=selection, per_rank=every_rank, unpaired=selection.unpaired)
+    plan.notes = list(selection.notes)
     # --rank all lays its results out per rank even when one rank is on both sides (the
     # others are reported as not compared)
     several = len(selection.pairs) > 1 or every_rank
     scanned: dict[str, list[str]] = {}  # a leaf's dumped ops, for the picks
     for pair in selection.pairs:
         ns = copy.copy(args)
+        ns.selection_notes = list(chosen)
         on_leaf, off_leaf = pair.on[0], pair.off[0]
         if leaves_on > 1 or several:
             ns.on_dump = str(on_leaf.path)
@@ -137,6 +144,8 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
                         failed = str(exc)
                         break
                 _note(why)
+                ns.selection_notes.append(why)
+                plan.notes.append(f"{pair.label}: {why}" if several and pair.label else why)
                 setattr(ns, attr, str(picked))
         finally:
             if off_pick:
@@ -267,7 +276,7 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
     worst = max((r["status"] for r in results), default=0)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    combined = {"ranks": results, "exit_status": worst}
+    combined = {"ranks": results, "exit_status": worst, "notes": plan.notes}
     (out / RANKS_SUMMARY).write_text(json.dumps(combined, indent=1) + "\n", encoding="utf-8")
     if args.fmt == "json":
         json.dump(combined, sys.stdout, indent=1)
@@ -279,6 +288,8 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
             where = f"\n   {r['out_dir']}" if r["out_dir"] else ""
             note = f"\n   {r['note']}" if r.get("note") else ""
             print(f"rank {r['rank']}: {r['verdict']}{blame}{note}{where}")
+        for note in plan.notes:
+            print(f"note: {note}")
         print(f"summary of all ranks: {(out / RANKS_SUMMARY).resolve()}")
     return worst
 
@@ -504,6 +515,8 @@ def rank_command(args: argparse.Namespace, ns: argparse.Namespace, workers: int,
         command += ["--fusion-result", str(ns.fusion_result)]
     if getattr(ns, "no_replay", False):
         command.append("--no-replay")
+    for note in getattr(ns, "selection_notes", None) or []:
+        command.append(f"--selection-note={note}")
     if budget:
         command += ["--memory-budget", str(budget)]
     return command
