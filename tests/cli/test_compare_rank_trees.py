@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -156,3 +157,95 @@ def test_what_was_chosen_in_the_trees_is_in_every_output(cases, tmp_path):
     assert any(said in note for note in _notes(tmp_path / "one" / "summary.json"))
     text = compare(cases, root, tmp_path / "text", "--rank", "all")
     assert any(said in line for line in text.stdout.splitlines() if line.startswith("note: "))
+
+
+# device 0 of two processes (two servers, or a re-run), directly under the root: the fusion-off
+# run started them in the other order, so "the newest of each side" paired different processes
+TWO_STARTS = [
+    ("on", "20260101120001/0/{leaf}", "bad"),
+    ("on", "20260101120002/0/{leaf}", "clean"),
+    ("off", "20260101120004/0/{leaf}", "bad"),
+    ("off", "20260101120003/0/{leaf}", "clean"),
+]
+
+
+def test_one_device_of_several_process_starts_is_not_paired_by_a_guess(cases, tmp_path):
+    root = build(tmp_path, cases, TWO_STARTS)
+    out = tmp_path / "out"
+    result = compare(cases, root, out, "--rank", "all")
+    assert result.returncode == 2, result.stdout + result.stderr
+    (entry,) = ranks(out).values()
+    assert (entry["rank"], entry["status"], entry["out_dir"]) == ("0", 2, None)
+    assert entry["verdict"].startswith("not compared: ")
+    for said in ("20260101120001", "20260101120002", "time folder", "-m "):
+        assert said in entry["verdict"], entry["verdict"]
+    assert not (out / "rank_0").exists()
+    # pointed at one time folder on each side, as the verdict says: compared
+    picked = cli(
+        "compare", "-m", root / "on" / "20260101120001", "-g", root / "off" / "20260101120004",
+        "-f", cases[0].on_graph, "-cf", cases[0].off_graph, "-out", tmp_path / "picked",
+        "--no-progress", "--rank", "all",
+    )  # fmt: skip
+    assert picked.returncode == 1, picked.stderr
+
+
+def test_a_single_comparison_takes_the_newest_start_and_says_so_in_its_outputs(cases, tmp_path):
+    """As documented for a re-run into the same dump path; the note was on stderr only."""
+    root = build(tmp_path, cases, TWO_STARTS)
+    out = tmp_path / "out"
+    result = compare(cases, root, out, "--format", "json")
+    assert result.returncode in (0, 1, 3), result.stderr
+    assert json.loads(result.stdout)["inputs"]["on_dump"].startswith(
+        str(root / "on" / "20260101120002")
+    )
+    said = [n for n in _notes(out / "summary.json") if "newest" in n]
+    assert len(said) == 2, _notes(out / "summary.json")
+    assert "20260101120001, 20260101120002" in said[0] and "20260101120002" in said[0]
+
+
+def test_a_statistics_dump_never_replaces_the_tensor_dump_beside_it(cases, tmp_path):
+    """A newer statistics dump of the same devices was taken as "the newest time folder" and
+    compared as a tensor dump."""
+    root = build(tmp_path, cases, [
+        ("on", "20260101120001/0/{leaf}", "bad"),
+        ("on", "20260101120001/1/{leaf}", "bad"),
+        ("off", "20260101120003/0/{leaf}", "clean"),
+        ("off", "20260101120003/1/{leaf}", "clean"),
+    ])  # fmt: skip
+    stats = STATS / "dump_data0" / "rank_0" / "mnist" / "0" / "0" / "statistic.csv"
+    for rank in (0, 1):
+        later = root / "on" / "20260101120009" / str(rank) / "net" / "2" / "0"
+        later.mkdir(parents=True)
+        shutil.copyfile(stats, later / "statistic.csv")
+    out = tmp_path / "out"
+    result = compare(cases, root, out, "--rank", "all")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert [(r, e["status"]) for r, e in ranks(out).items()] == [("0", 1), ("1", 1)]
+    for rank in ("rank_0", "rank_1"):
+        assert any(
+            "statistics dump folder(s) left out" in n for n in _notes(out / rank / "summary.json")
+        )
+
+
+def test_a_rank_without_the_graphs_model_folder_stops_no_other_rank(cases, tmp_path):
+    """Rank 1's model folders were built a minute later (another name): every rank stopped."""
+    clean, _ = cases
+    model_on = clean.on_dump.parents[1].name
+    model_off = clean.off_dump.parents[1].name
+    root = build(tmp_path, cases, [
+        ("on", "20260101120001/0/{leaf}", "bad"),
+        ("on", "20260101120001/0/ge_default_20260101120005_9/9/0", "clean"),
+        ("on", f"20260101120001/1/{model_on}_later/2/0", "clean"),
+        ("on", "20260101120001/1/ge_default_20260101120105_9/9/0", "clean"),
+        ("off", "20260101120003/0/{leaf}", "bad"),
+        ("off", "20260101120003/0/ge_default_20260101120004_9/9/0", "clean"),
+        ("off", f"20260101120003/1/{model_off}_later/1/0", "clean"),
+        ("off", "20260101120003/1/ge_default_20260101120104_9/9/0", "clean"),
+    ])  # fmt: skip
+    out = tmp_path / "out"
+    result = compare(cases, root, out, "--rank", "all")
+    found = ranks(out)
+    assert found["0"]["status"] == 1 and found["0"]["suspects"], result.stderr
+    assert found["1"]["status"] == 2 and found["1"]["out_dir"] is None
+    assert "none is named like the graph" in found["1"]["verdict"]
+    assert f"{model_on}_later" in found["1"]["verdict"]

@@ -33,7 +33,8 @@ class Plan:
     runs: list[tuple[str, argparse.Namespace]] = field(default_factory=list)
     selection: object = None
     per_rank: bool = False  # --rank all: OUT/rank_R/ and ranks_summary.json, even for one rank
-    unpaired: list[tuple[str, str]] = field(default_factory=list)  # (rank, why): not compared
+    # the ranks not compared (readers.dump_selection.NotCompared: rank, why, status)
+    unpaired: list[Any] = field(default_factory=list)
     # (rank, why): no graph of the -f/-cf folder names its ops: unusable input, as for one run
     unpicked: list[tuple[str, str]] = field(default_factory=list)
     # what was chosen in the dump trees, as said on stderr: ranks_summary.json's "notes"
@@ -269,7 +270,7 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
                 results.append(_rank_result(label, ns, status, summary, error=error))
                 del outputs
                 free_left_to_exit()  # this rank's graphs and rows: not held over the next
-    results += [_unpaired_result(rank, why) for rank, why in plan.unpaired]
+    results += [_unpaired_result(n.rank, n.why, n.status) for n in plan.unpaired]
     # exit 2 (a review: 3 said "evidence missing" of a wrong graph folder, and dump again)
     results += [_unpaired_result(rank, why, BAD_INPUT) for rank, why in plan.unpicked]
     results.sort(key=_rank_order)
@@ -371,7 +372,8 @@ def _rank_result(
 def _unpaired_result(rank: str, why: str, status: int = 3) -> dict:
     """A rank dumped on one side only (or a dump folder not under a rank folder): not compared,
     which makes the run's verdict "evidence missing" (3), never "no rule proven" (0); one
-    whose graph could not be picked: unusable input (2)."""
+    whose graph could not be picked, or whose dumps need the user's choice (several process
+    starts, no model folder named like the graph): unusable input (2)."""
     return {"rank": rank, "status": status, "out_dir": None, "verdict": f"not compared: {why}",
             "suspects": []}  # fmt: skip
 
