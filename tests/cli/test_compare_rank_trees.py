@@ -249,3 +249,39 @@ def test_a_rank_without_the_graphs_model_folder_stops_no_other_rank(cases, tmp_p
     assert found["1"]["status"] == 2 and found["1"]["out_dir"] is None
     assert "none is named like the graph" in found["1"]["verdict"]
     assert f"{model_on}_later" in found["1"]["verdict"]
+    assert result.returncode == 1, "rank 0 proves a rule: a failed rank does not hide it"
+
+
+def test_a_rank_that_proves_a_rule_is_not_hidden_by_a_rank_not_compared(cases, tmp_path):
+    """The run's exit status was the largest rank's: rank 1 dumped with fusion on only (3)
+    turned rank 0's proven rule (1) into "evidence missing"."""
+    root = build(tmp_path, cases, [
+        ("on", "20260101120001/0/{leaf}", "bad"),
+        ("on", "20260101120001/1/{leaf}", "clean"),
+        ("off", "20260101120003/0/{leaf}", "bad"),
+    ])  # fmt: skip
+    out = tmp_path / "out"
+    result = compare(cases, root, out, "--rank", "all")
+    assert result.returncode == 1, result.stdout + result.stderr
+    combined = json.loads((out / "ranks_summary.json").read_text(encoding="utf-8"))
+    assert combined["exit_status"] == 1
+    assert [(r["rank"], r["status"]) for r in combined["ranks"]] == [("0", 1), ("1", 3)]
+    assert "rank 1: not compared" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("statuses", "combined"),
+    [
+        ([0, 0], 0),
+        ([0, 3], 3),
+        ([3, 2, 0], 2),
+        ([1, 3], 1),
+        ([2, 1], 1),
+        ([0, 1, 2, 3], 1),
+        ([], 0),
+    ],
+)
+def test_the_ranks_statuses_combine_in_the_single_runs_order(statuses, combined):
+    from fusion_switch.diagnose.exit_status import ranks_exit_status
+
+    assert ranks_exit_status(statuses) == combined

@@ -274,7 +274,9 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
     # exit 2 (a review: 3 said "evidence missing" of a wrong graph folder, and dump again)
     results += [_unpaired_result(rank, why, BAD_INPUT) for rank, why in plan.unpicked]
     results.sort(key=_rank_order)
-    worst = max((r["status"] for r in results), default=0)
+    from ..diagnose.exit_status import ranks_exit_status
+
+    worst = ranks_exit_status(r["status"] for r in results)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     combined = {"ranks": results, "exit_status": worst, "notes": plan.notes}
