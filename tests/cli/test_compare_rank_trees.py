@@ -285,3 +285,24 @@ def test_the_ranks_statuses_combine_in_the_single_runs_order(statuses, combined)
     from fusion_switch.diagnose.exit_status import ranks_exit_status
 
     assert ranks_exit_status(statuses) == combined
+
+
+def test_a_rank_without_the_iteration_asked_for_is_said_not_compared(cases, tmp_path):
+    """Rank 2 (faulty) dumped one step ahead: `--iteration 5` showed ranks 0 and 1, exit 0,
+    without a word of rank 2."""
+    root = build(tmp_path, cases, [
+        ("on", "20260101120001/0/{model}/2/5", "clean"),
+        ("on", "20260101120001/1/{model}/2/5", "clean"),
+        ("on", "20260101120001/2/{model}/2/6", "bad"),
+        ("off", "20260101120003/0/{model}/1/5", "clean"),
+        ("off", "20260101120003/1/{model}/1/5", "clean"),
+        ("off", "20260101120003/2/{model}/1/6", "bad"),
+    ])  # fmt: skip
+    out = tmp_path / "out"
+    result = compare(cases, root, out, "--rank", "all", "--iteration", "5")
+    assert result.returncode == 3, result.stdout + result.stderr
+    found = ranks(out)
+    assert [(r, e["status"]) for r, e in found.items()] == [("0", 0), ("1", 0), ("2", 3)]
+    assert "no dump at iteration 5" in found["2"]["verdict"]
+    assert "iterations there: 6" in found["2"]["verdict"]
+    assert "rank 2: not compared" in result.stdout

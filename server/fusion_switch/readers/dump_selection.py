@@ -20,7 +20,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .dumptree import DumpLeaf, DumpTree, DumpTreeError, scan_dump_tree, select_leaves
+from .dumptree import (
+    DumpLeaf,
+    DumpTree,
+    DumpTreeError,
+    natural_key,
+    scan_dump_tree,
+    select_leaves,
+)
 
 UNUSABLE = 2  # a rank's input cannot be compared as it is: the user must choose (exit 2)
 MISSING = 3  # a rank has no dump to compare on a side: evidence missing (exit 3)
@@ -128,6 +135,18 @@ def _time_folder(leaf: DumpLeaf) -> Path:
     return next((f for f in (path, *path.parents) if f.name == leaf.timestamp), leaf.path)
 
 
+def _missing(rank: str, side: str, root, tree: DumpTree, kind: str, iteration) -> str:
+    """Why ``rank``, in both trees, has no leaf chosen under ``side``."""
+    leaves = [leaf for leaf in tree.leaves if leaf.rank_key == rank]
+    if not leaves:
+        return f"rank {rank} has no {_KIND_NAMES[kind]} dumps under {side} {root}"
+    found = ", ".join(DumpTree(tree.root, leaves).iterations) or "none"
+    return (
+        f"rank {rank} has no dump at iteration {iteration} under {side} {root} (iterations "
+        f"there: {found})"
+    )
+
+
 def _of_kind(tree: DumpTree, kind: str, flag: str, notes: list[str]) -> DumpTree:
     """``tree`` with only its leaves of ``kind``: a statistics dump beside a tensor dump is
     another dump of the run, never the one compared because it is newer (a review: it was),
@@ -176,15 +195,26 @@ def select_pairs(
     ranks_off = off_tree.values("rank_key", off)
     unpaired: list[NotCompared] = []
     if every_rank:
-        common = [r for r in ranks_on if r in ranks_off]
-        sides = (("-m", on_path, ranks_on, "-g", off_path, ranks_off),)
-        sides += (("-g", off_path, ranks_off, "-m", on_path, ranks_on),)
-        for side, root, mine, other_side, other_root, other in sides:
-            for r in (r for r in mine if r not in other):
-                why = f"rank {r} has dumps under {side} {root}, none under {other_side} "
-                why += str(other_root)
-                unpaired.append(NotCompared(r, why))
-                notes.append(f"{why}: not compared")
+        # the ranks of the whole trees, whatever the kind, iteration or step: a rank the
+        # choice leaves without a dump is said, never dropped (a review: rank 2, dumped one
+        # iteration ahead, vanished from --iteration 5's results)
+        missing: dict[str, list[str]] = {}
+        sides = (
+            ("-m", on_path, on_tree, on_kind, ranks_on, "-g", off_path, off_tree),
+            ("-g", off_path, off_tree, off_kind, ranks_off, "-m", on_path, on_tree),
+        )
+        for side, root, tree, of_kind, chosen, other_side, other_root, other in sides:
+            for r in tree.rank_keys:
+                if r not in other.rank_keys:
+                    why = f"rank {r} has dumps under {side} {root}, none under {other_side} "
+                    missing.setdefault(r, []).append(why + str(other_root))
+                elif r not in chosen:
+                    missing.setdefault(r, []).append(
+                        _missing(r, side, root, of_kind, kind, iteration)
+                    )
+        for r, whys in sorted(missing.items(), key=lambda item: natural_key(item[0])):
+            unpaired.append(NotCompared(r, "; ".join(whys)))
+            notes.append(f"{'; '.join(whys)}: not compared")
         for side, root, leaves in (("-m", on_path, on), ("-g", off_path, off)):
             for leaf in (leaf for leaf in leaves if leaf.rank is None):
                 why = (
@@ -193,6 +223,7 @@ def select_pairs(
                 )
                 unpaired.append(NotCompared(str(leaf.path), why))
                 notes.append(f"{why}: not compared")
+        common = [r for r in ranks_on if r in ranks_off]
         if not common:
             raise DumpTreeError(
                 f"--rank all: no rank is on both sides (-m has {ranks_on or 'none'}, -g has "
