@@ -306,3 +306,72 @@ def test_a_rank_without_the_iteration_asked_for_is_said_not_compared(cases, tmp_
     assert "no dump at iteration 5" in found["2"]["verdict"]
     assert "iterations there: 6" in found["2"]["verdict"]
     assert "rank 2: not compared" in result.stdout
+
+
+# MindSpore's Ascend O2 dump: {path}/{step_id}/{time}/{device_id}/{model}/{model_id}/{iteration}
+O2_STEPS = [
+    ("on", "0/20260101120001/0/{leaf}", "clean"),
+    ("on", "1/20260101120009/0/{leaf}", "bad"),
+    ("off", "3/20260101120003/0/{leaf}", "bad"),
+    ("off", "5/20260101120004/0/{leaf}", "clean"),
+]
+
+
+def test_step_folders_are_never_mixed(cases, tmp_path):
+    """Fusion-on step 1 was compared with fusion-off step 5 (the step folders were not read:
+    device 0's newest time folder on each side) and a rule was "proven" (exit 1)."""
+    root = build(tmp_path, cases, O2_STEPS)
+    result = compare(cases, root, tmp_path / "out")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "holds 2 steps (0, 1" in result.stderr and "--step S" in result.stderr
+    assert not (tmp_path / "out" / "summary.json").exists()
+    one = compare(cases, root, tmp_path / "one", "--step", "1")
+    assert one.returncode == 2 and "no step 1 here; steps found: 3, 5" in one.stderr, one.stderr
+    # one step on each side, not the same: refused too
+    other = build(tmp_path / "other", cases, [O2_STEPS[1], O2_STEPS[2]])
+    differ = compare(cases, other, tmp_path / "differ")
+    assert differ.returncode == 2, differ.stdout + differ.stderr
+    assert "-m holds step 1 and -g step 3" in differ.stderr
+
+
+def test_the_same_step_is_compared_on_both_sides(cases, tmp_path):
+    root = build(tmp_path, cases, [
+        ("on", "0/20260101120001/0/{leaf}", "bad"),
+        ("on", "1/20260101120002/0/{leaf}", "clean"),
+        ("on", "1/20260101120002/1/{leaf}", "clean"),
+        ("off", "0/20260101120003/0/{leaf}", "bad"),
+        ("off", "1/20260101120004/0/{leaf}", "clean"),
+        ("off", "1/20260101120004/1/{leaf}", "clean"),
+    ])  # fmt: skip
+    faulty = compare(cases, root, tmp_path / "s0", "--step", "0", "--format", "json")
+    assert faulty.returncode == 1, faulty.stderr
+    assert "/0/20260101120001/" in json.loads(faulty.stdout)["inputs"]["on_dump"]
+    out = tmp_path / "all"
+    every = compare(cases, root, out, "--step", "0", "--rank", "all")
+    assert every.returncode == 1, every.stdout + every.stderr
+    found = ranks(out)
+    assert [(r, e["status"]) for r, e in found.items()] == [("0", 1), ("1", 3)]
+    assert "no dump at step 0" in found["1"]["verdict"]
+    clean = compare(cases, root, tmp_path / "s1", "--step", "1", "--rank", "all")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def test_msprobe_kernel_dump_devices_are_ranks(cases, tmp_path):
+    """msprobe's kernel dump, {dump_path}/step{N}/{time}/{device_id}/{files}: the device ids
+    were read as iterations."""
+    root = build(tmp_path, cases, [
+        ("on", "step0/20260101120001/0", "clean"),
+        ("on", "step0/20260101120001/1", "bad"),
+        ("off", "step0/20260101120003/0", "clean"),
+        ("off", "step0/20260101120003/1", "bad"),
+    ])  # fmt: skip
+    listing = json.loads(cli("dumps", root / "on", "--format", "json").stdout)
+    assert (listing["rank_keys"], listing["iterations"], listing["steps"]) == (
+        ["0", "1"],
+        [],
+        ["0"],
+    )
+    out = tmp_path / "out"
+    result = compare(cases, root, out, "--rank", "all")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert [(r, e["status"]) for r, e in ranks(out).items()] == [("0", 0), ("1", 1)]

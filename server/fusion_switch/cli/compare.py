@@ -183,6 +183,13 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=argparse.SUPPRESS,
     )
+    req(
+        "--step",
+        default=None,
+        metavar="S",
+        help="training step to compare when the dump trees hold step folders above the time "
+        "folders (MindSpore O2 {step_id}/, msprobe step{N}/); the same step on both sides",
+    )
     req("--no-progress", action="store_true", help="no progress output on stderr")
     req(
         "--progress",

@@ -79,6 +79,7 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             iteration,
             # read only when a tree holds several models to choose from by the graph's name
             graph_names=(lambda: _graph_name(args.on_graph), lambda: _graph_name(args.off_graph)),
+            step=getattr(args, "step", None),
         )
     except NoDumpsError:
         return Plan("tensor", [("", args)])  # no dump files: the comparison says so, as before
@@ -87,6 +88,8 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
     leaves_on, leaves_off = (len(tree.leaves) for tree in selection.trees)
     for note in selection.notes:
         _note(note)
+    for left in selection.unpaired:  # listed with the ranks' verdicts too
+        _note(f"not compared: {left.why}")  # each reason names its rank
     # said in each comparison's outputs too (its summary.json notes), after what a rank's
     # process was handed by the --rank all run (--selection-note)
     chosen = [*(getattr(args, "selection_notes", None) or []), *selection.notes]

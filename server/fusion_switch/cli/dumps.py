@@ -48,6 +48,7 @@ def describe_tree(path: str) -> dict:
         "models": tree.values("model"),
         "model_ids": tree.values("model_id"),
         "iterations": tree.iterations,
+        "steps": tree.steps,  # step folders above the time folders (MindSpore O2, msprobe)
         "files": sum(leaf["files"] for leaf in leaves),
         "bytes": sum(leaf["bytes"] for leaf in leaves),
         "leaves": leaves,
@@ -61,6 +62,7 @@ def _leaf_details(leaf) -> dict:
         "timestamp": leaf.timestamp,
         "rank": leaf.rank,
         "rank_key": leaf.rank_key,
+        "step": leaf.step,
         "model": leaf.model,
         "model_id": leaf.model_id,
         "iteration": leaf.iteration,
@@ -204,6 +206,7 @@ def print_tree(listing: dict, stream) -> None:
         ("models", "models"),
         ("model ids", "model_ids"),
         ("iterations", "iterations"),
+        ("steps", "steps"),
     ):
         if listing[key]:
             w(f"  {name}: {', '.join(map(str, listing[key]))}\n")
@@ -211,6 +214,7 @@ def print_tree(listing: dict, stream) -> None:
         where = ", ".join(
             f"{label} {leaf[key]}"
             for label, key in (
+                ("step", "step"),
                 ("time", "timestamp"),
                 ("rank", "rank_key"),
                 ("model", "model"),
@@ -243,6 +247,8 @@ def print_tree(listing: dict, stream) -> None:
             "\ncompare needs --rank R|all and --iteration I for a tree with several ranks or "
             "iterations\n"
         )
+    if len(listing["steps"]) > 1:
+        w("compare needs --step S for a tree with several steps\n")
 
 
 _KIND_NAMES = {"tensor": "tensor dumps", "stats": "statistics", "exception": "exception dumps"}

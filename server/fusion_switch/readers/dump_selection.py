@@ -27,6 +27,7 @@ from .dumptree import (
     natural_key,
     scan_dump_tree,
     select_leaves,
+    step_number,
 )
 
 UNUSABLE = 2  # a rank's input cannot be compared as it is: the user must choose (exit 2)
@@ -75,7 +76,7 @@ class Selection:
     notes: list[str] = field(default_factory=list)
     trees: tuple[DumpTree, ...] = ()  # (fusion-on, fusion-off) as scanned
     # --rank all: the ranks (and dump folders outside any rank folder) not compared, and why;
-    # the run reports each of them
+    # the run reports each of them (``notes`` are about the ranks compared)
     unpaired: list[NotCompared] = field(default_factory=list)
 
 
@@ -96,9 +97,10 @@ def _one(
             leaves = [leaf for leaf in leaves if leaf.model == graph_name]
             notes.append(f"{flag}: model folder {graph_name!r} matches the graph name")
         else:
+            names = ", ".join(sorted(map(str, models)))
             raise RankRefused(
-                f"{flag} {root}: holds {len(models)} models ({', '.join(sorted(map(str, models)))})"
-                " and none is named like the graph; give the leaf folder of the model to compare"
+                f"{flag} {root}: {_of_rank(leaves)}{len(models)} models ({names}) and none is "
+                "named like the graph; give the leaf folder of the model to compare"
             )
     times = sorted({leaf.timestamp or "" for leaf in leaves})
     if len(times) > 1:
@@ -129,22 +131,53 @@ def _one(
     return leaves[0]
 
 
+def _of_rank(leaves: list[DumpLeaf]) -> str:
+    rank = leaves[0].rank_key
+    return f"rank {rank} holds " if rank is not None else "holds "
+
+
 def _time_folder(leaf: DumpLeaf) -> Path:
     """The time folder ``leaf`` is in (the leaf itself when none is named like its time)."""
     path = Path(os.path.abspath(leaf.path))
     return next((f for f in (path, *path.parents) if f.name == leaf.timestamp), leaf.path)
 
 
-def _missing(rank: str, side: str, root, tree: DumpTree, kind: str, iteration) -> str:
+def _missing(rank: str, side: str, root, tree: DumpTree, kind: str, iteration, step) -> str:
     """Why ``rank``, in both trees, has no leaf chosen under ``side``."""
-    leaves = [leaf for leaf in tree.leaves if leaf.rank_key == rank]
-    if not leaves:
+    leaves = DumpTree(tree.root, [leaf for leaf in tree.leaves if leaf.rank_key == rank])
+    if not leaves.leaves:
         return f"rank {rank} has no {_KIND_NAMES[kind]} dumps under {side} {root}"
-    found = ", ".join(DumpTree(tree.root, leaves).iterations) or "none"
+    asked, found = [], []
+    if step is not None:
+        asked.append(f"step {step_number(step)}")
+        found.append(f"steps there: {', '.join(leaves.steps) or 'none'}")
+    if iteration is not None:
+        asked.append(f"iteration {iteration}")
+        found.append(f"iterations there: {', '.join(leaves.iterations) or 'none'}")
     return (
-        f"rank {rank} has no dump at iteration {iteration} under {side} {root} (iterations "
-        f"there: {found})"
+        f"rank {rank} has no dump at {' and '.join(asked) or 'what was asked'} under {side} "
+        f"{root} ({'; '.join(found)})"
     )
+
+
+def _same_step(on: list[str], off: list[str], notes: list[str]) -> None:
+    """One step each side (several are refused unless --step names one): the same, or
+    DumpTreeError. A step is a training step: its weights and inputs are another step's, and
+    the fusion comparison of two steps blames fusion for training (a review: fusion-on step 1
+    was compared with fusion-off step 5, and a rule "proven")."""
+    if on and off and on != off:
+        raise DumpTreeError(
+            f"-m holds step {', '.join(on)} and -g step {', '.join(off)} (the step folders above "
+            "the time folders): weights and inputs differ from one training step to the next; "
+            "dump both runs at the same step, or pass --step S for a step both hold (to compare "
+            "these anyway, point -m and -g at the step folders themselves)"
+        )
+    if bool(on) != bool(off):
+        side, steps, other = ("-m", on, "-g") if on else ("-g", off, "-m")
+        notes.append(
+            f"{side} holds step {', '.join(steps)} and {other} no step folder: make sure {other} "
+            "was dumped at the same step"
+        )
 
 
 def _of_kind(tree: DumpTree, kind: str, flag: str, notes: list[str]) -> DumpTree:
@@ -166,7 +199,7 @@ def _of_kind(tree: DumpTree, kind: str, flag: str, notes: list[str]) -> DumpTree
 
 
 def select_pairs(
-    on_path, off_path, rank=None, iteration=None, graph_names=(None, None)
+    on_path, off_path, rank=None, iteration=None, graph_names=(None, None), step=None
 ) -> Selection:
     """The leaf pairs to compare. DumpTreeError (exit 2 in the CLI) says what to pass."""
     on_tree, off_tree = scan_dump_tree(on_path), scan_dump_tree(off_path)
@@ -182,8 +215,9 @@ def select_pairs(
     every_rank = str(rank) == "all"
     on_kind = _of_kind(on_tree, kind, "-m", notes)
     off_kind = _of_kind(off_tree, kind, "-g", notes)
-    on = select_leaves(on_kind, rank, iteration, "-m")
-    off = select_leaves(off_kind, rank, iteration, "-g")
+    on = select_leaves(on_kind, rank, iteration, "-m", step)
+    off = select_leaves(off_kind, rank, iteration, "-g", step)
+    _same_step(on_kind.values("step", on), off_kind.values("step", off), notes)
     steps = (on_tree.values("iteration", on), off_tree.values("iteration", off))
     if iteration is None and all(len(found) == 1 for found in steps) and steps[0] != steps[1]:
         notes.append(  # a review: two steps were compared without a word
@@ -210,11 +244,10 @@ def select_pairs(
                     missing.setdefault(r, []).append(why + str(other_root))
                 elif r not in chosen:
                     missing.setdefault(r, []).append(
-                        _missing(r, side, root, of_kind, kind, iteration)
+                        _missing(r, side, root, of_kind, kind, iteration, step)
                     )
         for r, whys in sorted(missing.items(), key=lambda item: natural_key(item[0])):
             unpaired.append(NotCompared(r, "; ".join(whys)))
-            notes.append(f"{'; '.join(whys)}: not compared")
         for side, root, leaves in (("-m", on_path, on), ("-g", off_path, off)):
             for leaf in (leaf for leaf in leaves if leaf.rank is None):
                 why = (
@@ -222,7 +255,6 @@ def select_pairs(
                     f"{root}"
                 )
                 unpaired.append(NotCompared(str(leaf.path), why))
-                notes.append(f"{why}: not compared")
         common = [r for r in ranks_on if r in ranks_off]
         if not common:
             raise DumpTreeError(
@@ -257,7 +289,6 @@ def select_pairs(
                 # this rank alone is not compared; the others are (a review: one rank's model
                 # folders stopped every rank)
                 unpaired.append(NotCompared(str(r), str(refused), UNUSABLE))
-                notes.append(f"rank {r}: not compared: {refused}")
                 continue
             for note in made:
                 reductions.setdefault(note, []).append(str(r))

@@ -10,6 +10,11 @@ A rank is the device id (or MindSpore's rank id) with the folders above the time
 the ``rank_N`` folder) that tell the tree's ranks apart: a device id is per server, so a job
 on two servers, copied into ``node0/`` and ``node1/``, has ranks ``node0/0`` and ``node1/0``
 (``rank_key``). Folders every rank of the tree shares (``dump/``) are left out of it.
+
+A step folder right above the time folder is a training step, not part of a rank: MindSpore's
+Ascend O2 dump writes ``{path}/{step_id}/{time}/{device_id}/{model}/{model_id}/{iteration}/``,
+msprobe's kernel dump ``{dump_path}/step{N}/{time}/{device_id}/`` with the files in the device
+folder (``step``; :func:`select_leaves` never mixes two).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from .stats import STATS_FILE, is_stats_file
 MAX_DEPTH = 8
 _TIME_DIR = re.compile(r"^\d{14}$")
 _RANK_DIR = re.compile(r"^rank_?(\d+)$")
+_STEP_DIR = re.compile(r"^(?:step)?(\d+)$")  # MindSpore O2: {step_id}; msprobe: step{N}
 KINDS = ("tensor", "stats", "exception")
 
 
@@ -56,6 +62,7 @@ class DumpLeaf:
     # the folders between the tree's root and the time (or rank_N) folder that tell its ranks
     # apart, "/"-joined ("node0"); "" when there are none
     prefix: str = ""
+    step: str | None = None  # the step folder above the time folder ("0" for step0/ or 0/)
 
     @property
     def rank_key(self) -> str | None:
@@ -74,6 +81,7 @@ class DumpLeaf:
     @property
     def label(self) -> str:
         parts = [
+            f"step {self.step}" if self.step is not None else "",
             f"time {self.timestamp}" if self.timestamp else "",
             f"rank {self.rank_key}" if self.rank is not None else "",
             f"model {self.model}" if self.model else "",
@@ -105,6 +113,10 @@ class DumpTree:
     @property
     def iterations(self) -> list[str]:
         return self.values("iteration")
+
+    @property
+    def steps(self) -> list[str]:
+        return self.values("step")
 
     @property
     def kinds(self) -> list[str]:
@@ -205,7 +217,7 @@ def _place(root: Path, leaf: Path) -> dict:
     top = root.resolve().parts
     parts = [*top, *leaf.relative_to(root).parts]
     root_depth = len(top)
-    out: dict = dict.fromkeys(("timestamp", "rank", "model", "model_id", "iteration"))
+    out: dict = dict.fromkeys(("timestamp", "rank", "model", "model_id", "iteration", "step"))
     below = parts[root_depth:]
     # MindSpore: .../rank_{id}/{net}/{graph_id}/{iteration}
     at = len(parts) - 4
@@ -221,7 +233,14 @@ def _place(root: Path, leaf: Path) -> dict:
         out.update(timestamp=parts[at], rank=_int(parts[at + 1]))
         out.update(model=parts[at + 2], model_id=parts[at + 3])
         out.update(iteration=parts[at + 4])
-        out["prefix"] = "/".join(parts[root_depth:at])
+        out.update(_above_time(parts, at, root_depth))
+        return out
+    # msprobe's kernel dump: .../{time}/{device_id}/ holds the files (a review: its device ids
+    # were read as iterations)
+    at = len(parts) - 2
+    if at >= 0 and _TIME_DIR.match(parts[at]) and parts[-1].isdigit():
+        out.update(timestamp=parts[at], rank=int(parts[-1]))
+        out.update(_above_time(parts, at, root_depth))
         return out
     # no time folder: name only what the folders below the root say, digits where digits go
     names = ["iteration", "model_id", "model", "rank"]
@@ -235,6 +254,16 @@ def _place(root: Path, leaf: Path) -> dict:
     if out["rank"] is not None:
         out["prefix"] = "/".join(below[:-4])
     return out
+
+
+def _above_time(parts: list[str], at: int, root_depth: int) -> dict:
+    """The prefix and step of a leaf whose time folder is ``parts[at]``: the folders below the
+    root above it, the one right above it a step when named like one (``0``, ``step0``)."""
+    above = parts[root_depth:at] if at > root_depth else []
+    step = _STEP_DIR.match(above[-1]) if above else None
+    if step:
+        return {"prefix": "/".join(above[:-1]), "step": step.group(1)}
+    return {"prefix": "/".join(above)}
 
 
 def _int(text: str) -> int | None:
@@ -307,14 +336,31 @@ def _fmt(values: list) -> str:
 
 
 def select_leaves(
-    tree: DumpTree, rank: str | int | None = None, iteration: str | None = None, flag: str = ""
+    tree: DumpTree,
+    rank: str | int | None = None,
+    iteration: str | None = None,
+    flag: str = "",
+    step: str | None = None,
 ) -> list[DumpLeaf]:
-    """The leaves to compare for ``rank``/``iteration`` ("all" for every one). When the tree
-    holds several ranks or iterations and none is given, DumpTreeError lists them and names the
-    flags to pass: never a silent pick. ``rank`` is a rank key (``node0/0``), or a device id
-    that only one rank of the tree has."""
+    """The leaves to compare for ``step``/``rank``/``iteration`` ("all" for every rank or
+    iteration). When the tree holds several steps, ranks or iterations and none is given,
+    DumpTreeError lists them and names the flags to pass: never a silent pick. ``rank`` is a
+    rank key (``node0/0``), or a device id that only one rank of the tree has."""
     leaves = list(tree.leaves)
     where = f"{flag} {tree.root}" if flag else str(tree.root)
+    steps = tree.values("step", leaves)
+    if step is not None:
+        wanted = step_number(step)
+        leaves = [leaf for leaf in leaves if leaf.step == wanted]
+        if not leaves:
+            found = _fmt(steps) if steps else "none (no step folder above a time folder)"
+            raise DumpTreeError(f"{where}: no step {wanted} here; steps found: {found}")
+    elif len(steps) > 1:
+        raise DumpTreeError(
+            f"{where}: holds {len(steps)} steps ({_fmt(steps)}: the step folders above the time "
+            "folders); pass --step S to compare one of them, the same step on both sides "
+            "(weights and inputs differ from one training step to the next)"
+        )
     ranks = tree.values("rank_key", leaves)
     if rank is not None and str(rank) != "all":
         leaves = leaves_of_rank(leaves, str(rank), where)
@@ -363,3 +409,10 @@ def leaves_of_rank(leaves: list[DumpLeaf], rank: str, where: str) -> list[DumpLe
         found = DumpTree(Path(), leaves).values("rank_key")
         raise DumpTreeError(f"{where}: no rank {rank} here; ranks found: {_fmt(found) or 'none'}")
     return by_id
+
+
+def step_number(step: str | int) -> str:
+    """``--step``'s value as leaves hold it: ``3`` for ``3`` or ``step3``."""
+    text = str(step)
+    found = _STEP_DIR.match(text)
+    return found.group(1) if found else text
