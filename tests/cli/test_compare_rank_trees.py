@@ -375,3 +375,23 @@ def test_msprobe_kernel_dump_devices_are_ranks(cases, tmp_path):
     result = compare(cases, root, out, "--rank", "all")
     assert result.returncode == 1, result.stdout + result.stderr
     assert [(r, e["status"]) for r, e in ranks(out).items()] == [("0", 0), ("1", 1)]
+
+
+def test_ranks_summary_json_replaces_a_planted_link_instead_of_writing_through_it(
+    cases, tmp_path
+):
+    root = build(tmp_path, cases, [
+        ("on", "20260101120001/0/{leaf}", "clean"),
+        ("off", "20260101120003/0/{leaf}", "clean"),
+    ])  # fmt: skip
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (out / "ranks_summary.json").symlink_to(victim)
+    result = compare(cases, root, out, "--rank", "all")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert victim.read_text() == "keep me\n"
+    assert not (out / "ranks_summary.json").is_symlink()
+    assert ranks(out)["0"]["status"] == 0
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]

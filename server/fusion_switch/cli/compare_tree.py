@@ -281,9 +281,10 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
 
     worst = ranks_exit_status(r["status"] for r in results)
     out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     combined = {"ranks": results, "exit_status": worst, "notes": plan.notes}
-    (out / RANKS_SUMMARY).write_text(json.dumps(combined, indent=1) + "\n", encoding="utf-8")
+    written = _write_ranks_summary(out, combined)
+    if not written:
+        worst = BAD_INPUT  # the ranks' own outputs are written, the combined one is not
     if args.fmt == "json":
         json.dump(combined, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -296,8 +297,25 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
             print(f"rank {r['rank']}: {r['verdict']}{blame}{note}{where}")
         for note in plan.notes:
             print(f"note: {note}")
-        print(f"summary of all ranks: {(out / RANKS_SUMMARY).resolve()}")
+        if written:
+            print(f"summary of all ranks: {(out / RANKS_SUMMARY).resolve()}")
     return worst
+
+
+def _write_ranks_summary(out: Path, combined: dict) -> bool:
+    """Write ``OUT/ranks_summary.json`` as every file we keep is written
+    (``workflow.safe_files``): all at once, a link planted at its name replaced, never written
+    through (a review: a plain write followed it); False after saying why it could not be."""
+    from ..workflow.safe_files import atomic_write_bytes
+
+    data = (json.dumps(combined, indent=1) + "\n").encode("utf-8", "backslashreplace")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(out / RANKS_SUMMARY, data)
+    except OSError as exc:
+        _error(f"cannot write {RANKS_SUMMARY} into {out}: {exc}")
+        return False
+    return True
 
 
 @contextlib.contextmanager
