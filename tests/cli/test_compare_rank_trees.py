@@ -377,9 +377,7 @@ def test_msprobe_kernel_dump_devices_are_ranks(cases, tmp_path):
     assert [(r, e["status"]) for r, e in ranks(out).items()] == [("0", 0), ("1", 1)]
 
 
-def test_ranks_summary_json_replaces_a_planted_link_instead_of_writing_through_it(
-    cases, tmp_path
-):
+def test_ranks_summary_json_replaces_a_planted_link_instead_of_writing_through_it(cases, tmp_path):
     root = build(tmp_path, cases, [
         ("on", "20260101120001/0/{leaf}", "clean"),
         ("off", "20260101120003/0/{leaf}", "clean"),
@@ -395,3 +393,64 @@ def test_ranks_summary_json_replaces_a_planted_link_instead_of_writing_through_i
     assert not (out / "ranks_summary.json").is_symlink()
     assert ranks(out)["0"]["status"] == 0
     assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def _stats_leaf(root: Path, rel: str, source: str) -> None:
+    """``source``: a real MindSpore statistic.csv, ``dump_data0/rank_0/mnist/{graph}/{it}``."""
+    (root / rel).mkdir(parents=True)
+    shutil.copyfile(STATS / source / "statistic.csv", root / rel / "statistic.csv")
+
+
+A, B = "dump_data0/rank_0/mnist/0/0", "dump_data0/rank_0/mnist/0/1"  # one graph, two iterations
+
+
+def _stats_compare(root: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return cli(
+        "compare", "-m", root / "on", "-g", root / "off", "-out", out, "--no-progress", *extra
+    )
+
+
+def test_statistics_of_two_servers_are_compared_server_by_server(tmp_path):
+    """node0's and node1's device 0 were one rank, and the second fusion-off statistics file
+    replaced the first: node0's fusion-on statistics were compared with node1's fusion-off
+    ones ("drift: 57 tensors", exit 1)."""
+    for side, times in (
+        ("on", ("20260101120001", "20260101120002")),
+        ("off", ("20260101120003", "20260101120004")),
+    ):
+        _stats_leaf(tmp_path / side, f"node0/{times[0]}/0/net/1/0", A)
+        _stats_leaf(tmp_path / side, f"node1/{times[1]}/0/net/1/0", B)
+    out = tmp_path / "out"
+    result = _stats_compare(tmp_path, out, "--rank", "all", "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["first_divergence"] is None and not summary["counts"].get("drift")
+
+
+def test_two_statistics_folders_of_one_graph_and_iteration_are_not_compared(tmp_path):
+    """One rank's statistics of a graph and iteration in two time folders (two processes, or
+    a re-run): one silently replaced the other."""
+    _stats_leaf(tmp_path / "on", "20260101120001/0/net/1/0", A)
+    _stats_leaf(tmp_path / "on", "20260101120001/0/net/2/0", A)
+    _stats_leaf(tmp_path / "off", "20260101120003/0/net/1/0", A)
+    _stats_leaf(tmp_path / "off", "20260101120004/0/net/1/0", B)
+    _stats_leaf(tmp_path / "off", "20260101120003/0/net/2/0", A)
+    out = tmp_path / "out"
+    result = _stats_compare(tmp_path, out, "--format", "json")
+    assert result.returncode == 3, result.stdout + result.stderr
+    summary = json.loads(result.stdout)
+    said = [n for n in summary["notes"] if "not compared" in n and "graph 1" in n]
+    assert said and "20260101120003, 20260101120004" in said[0], summary["notes"]
+    assert summary["counts"]["compared"] > 0  # graph 2 is compared
+    assert summary["first_divergence"] is None
+
+
+def test_a_statistics_rank_on_one_side_only_is_said(tmp_path):
+    _stats_leaf(tmp_path / "on", "20260101120001/0/net/1/0", A)
+    _stats_leaf(tmp_path / "on", "20260101120001/1/net/1/0", A)
+    _stats_leaf(tmp_path / "off", "20260101120003/0/net/1/0", A)
+    out = tmp_path / "out"
+    result = _stats_compare(tmp_path, out, "--rank", "all", "--format", "json")
+    assert result.returncode == 3, result.stdout + result.stderr
+    notes = json.loads(result.stdout)["notes"]
+    assert any("rank 1 has dumps under -m" in n and "not compared" in n for n in notes), notes

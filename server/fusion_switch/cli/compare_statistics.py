@@ -20,17 +20,26 @@ def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
     from ..readers.stats import StatsError, is_stats_file, read_stats_csv
 
     pairs = []
-    notes = []
+    # what was chosen in the trees, and the ranks not compared (a review: stderr only)
+    notes = list(plan.notes)
+    notes += [f"not compared: {left.why}" for left in plan.unpaired]
     bad = []  # one bad file is said and stops nothing (a review: it stopped every pair)
+    refused = []  # a graph and iteration of a rank in several folders: which one is not known
     for pair in plan.selection.pairs:  # type: ignore[attr-defined]
-        off_by_key = {_stats_key(leaf): leaf for leaf in pair.off}
-        for leaf in pair.on:
-            key = _stats_key(leaf)
-            partner = off_by_key.pop(key, None)
-            label = " ".join(x for x in (pair.label, _leaf_label(leaf)) if x)
-            if partner is None:
+        on_by_key, off_by_key = _by_key(pair.on), _by_key(pair.off)
+        for key, on_leaves in on_by_key.items():
+            label = " ".join(x for x in (pair.label, _leaf_label(on_leaves[0])) if x)
+            off_leaves = off_by_key.pop(key, [])
+            if not off_leaves:
                 notes.append(f"{label}: only in -m")
                 continue
+            if len(on_leaves) > 1 or len(off_leaves) > 1:
+                # a review: a second fusion-off folder replaced the first, and another
+                # server's statistics were compared ("drift: 57 tensors", exit 1)
+                why = (_several(on_leaves, "-m"), _several(off_leaves, "-g"))
+                refused.append(f"{label}: {'; '.join(w for w in why if w)}")
+                continue
+            leaf, partner = on_leaves[0], off_leaves[0]
             for csv_on in sorted(leaf.path.glob("*.csv")):
                 csv_off = partner.path / csv_on.name
                 if not is_stats_file(csv_on):
@@ -42,10 +51,12 @@ def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
                     pairs.append((label, read_stats_csv(csv_on), read_stats_csv(csv_off)))
                 except StatsError as exc:
                     bad.append(str(exc))
-        notes += [f"{_leaf_label(leaf)}: only in -g" for leaf in off_by_key.values()]
-    notes += [f"not compared: {problem}" for problem in bad]
-    if not pairs and bad:
-        return _error(f"no statistics file could be read ({bad[0]})")
+        for leaves in off_by_key.values():
+            label = " ".join(x for x in (pair.label, _leaf_label(leaves[0])) if x)
+            notes.append(f"{label}: only in -g")
+    notes += [f"not compared: {problem}" for problem in refused + bad]
+    if not pairs and (bad or refused):
+        return _error(f"no statistics file could be compared ({(refused + bad)[0]})")
     if not pairs:
         return _error(
             "the two statistics trees share no graph and iteration; list them with "
@@ -84,11 +95,31 @@ def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
             print(f"note: {note}")
         print(f"note: {NEEDS_TENSORS}")
         print(f"\nsummary: {summary_path.resolve()}\ncsv:     {csv_path.resolve()}")
-    return 1 if first else 3 if bad else 0
+    return 1 if first else 3 if bad or refused or plan.unpaired else 0
 
 
 def _stats_key(leaf) -> tuple:
+    """A statistics leaf within its rank's pair (the pair is one rank: ``LeafPair.rank``)."""
     return (leaf.model, leaf.model_id, leaf.iteration)
+
+
+def _by_key(leaves) -> dict[tuple, list]:
+    found: dict[tuple, list] = {}
+    for leaf in leaves:
+        found.setdefault(_stats_key(leaf), []).append(leaf)
+    return found
+
+
+def _several(leaves, flag: str) -> str:
+    """What makes one side's folders of a graph and iteration several, and how to pick one."""
+    if len(leaves) < 2:
+        return ""
+    times = sorted({leaf.timestamp or "?" for leaf in leaves})
+    return (
+        f"{len(leaves)} statistics folders under {flag} (time folders {', '.join(times)}: "
+        f"re-runs or different processes, which one pairs with the other run's is not known; "
+        f"point {flag} at one time folder)"
+    )
 
 
 def _leaf_label(leaf) -> str:

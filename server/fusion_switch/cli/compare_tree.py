@@ -94,7 +94,9 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
     # process was handed by the --rank all run (--selection-note)
     chosen = [*(getattr(args, "selection_notes", None) or []), *selection.notes]
     if selection.kind == "stats":
-        return Plan("stats", selection=selection)
+        return Plan(
+            "stats", selection=selection, unpaired=selection.unpaired, notes=list(selection.notes)
+        )
     if iteration == "all":
         return _error("--iteration all is for statistics dumps; tensor dumps compare one iteration")
     every_rank = str(rank) == "all"
