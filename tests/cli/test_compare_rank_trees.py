@@ -454,3 +454,21 @@ def test_a_statistics_rank_on_one_side_only_is_said(tmp_path):
     assert result.returncode == 3, result.stdout + result.stderr
     notes = json.loads(result.stdout)["notes"]
     assert any("rank 1 has dumps under -m" in n and "not compared" in n for n in notes), notes
+
+
+def test_a_rank_compared_side_by_side_says_what_was_chosen_once(cases, tmp_path):
+    """Each rank's process chooses again in its leaf: a note it sees too (two iterations) was
+    written twice into its summary.json, unlike the same rank compared in turn."""
+    root = build(tmp_path, cases, [
+        ("on", "20260101120001/0/{model}/2/0", "clean"),
+        ("on", "20260101120001/1/{model}/2/0", "clean"),
+        ("off", "20260101120003/0/{model}/1/1", "clean"),
+        ("off", "20260101120003/1/{model}/1/1", "clean"),
+    ])  # fmt: skip
+    for way, workers in (("turn", "1"), ("side", "2")):
+        out = tmp_path / way
+        result = compare(cases, root, out, "--rank", "all", "--workers", workers)
+        assert result.returncode == 0, result.stdout + result.stderr
+        for rank in ("rank_0", "rank_1"):
+            said = [n for n in _notes(out / rank / "summary.json") if "iteration 1" in n]
+            assert len(said) == 1, (way, _notes(out / rank / "summary.json"))

@@ -91,8 +91,10 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
     for left in selection.unpaired:  # listed with the ranks' verdicts too
         _note(f"not compared: {left.why}")  # each reason names its rank
     # said in each comparison's outputs too (its summary.json notes), after what a rank's
-    # process was handed by the --rank all run (--selection-note)
-    chosen = [*(getattr(args, "selection_notes", None) or []), *selection.notes]
+    # process was handed by the --rank all run (--selection-note), which saw all its leaf's
+    # own choice can see: said once, as when the ranks run in turn in this process
+    handed = list(getattr(args, "selection_notes", None) or [])
+    chosen = [*handed, *(note for note in selection.notes if note not in handed)]
     if selection.kind == "stats":
         return Plan(
             "stats", selection=selection, unpaired=selection.unpaired, notes=list(selection.notes)
