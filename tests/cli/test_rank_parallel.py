@@ -1240,9 +1240,9 @@ def test_a_ranks_replay_left_out_by_the_budget_is_said_with_its_verdict(tree, tm
         args = [sys.executable, "-c", SIDE_BY_SIDE, *args[3:]]
     done = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert ("== rank 0: results in" in done.stderr) == (way == "in turn"), done.stderr
-    # the faulty rank's heuristic suspect: 1; the clean ranks, not proven clean: 3 (evidence
-    # missing, the worst of the run), never 0 without their replays
-    assert done.returncode == 3, done.stderr
+    # the faulty rank's heuristic suspect: 1, the run's status as in a single run (1 before
+    # 3); the clean ranks, not proven clean: 3 (evidence missing), never 0 without their replays
+    assert done.returncode == 1, done.stderr
     combined = json.loads((tmp_path / "out" / "ranks_summary.json").read_text())
     assert [r["status"] for r in combined["ranks"]] == [3, 1, 3]
     for rank in combined["ranks"]:

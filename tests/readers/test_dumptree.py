@@ -220,7 +220,7 @@ def test_pairs_across_sides_never_mix_ranks(cases, tmp_path):
     on = build_tree(tmp_path / "on", {(1, 0): clean.on_dump, (3, 0): bad.on_dump}, model_on)
     off = build_tree(tmp_path / "off", {(1, 0): clean.off_dump, (3, 0): clean.off_dump}, model_off)
     pairs = select_pairs(on, off, rank="all").pairs
-    assert [(p.rank, p.on[0].rank, p.off[0].rank) for p in pairs] == [(1, 1, 1), (3, 3, 3)]
+    assert [(p.rank, p.on[0].rank, p.off[0].rank) for p in pairs] == [("1", 1, 1), ("3", 3, 3)]
     (only,) = select_pairs(on, off, rank=3).pairs
     assert (only.on[0].rank, only.off[0].rank) == (3, 3)
     one_rank = build_tree(tmp_path / "off1", {(1, 0): clean.off_dump}, model_off)
@@ -228,27 +228,34 @@ def test_pairs_across_sides_never_mix_ranks(cases, tmp_path):
         select_pairs(on, one_rank)
 
 
-def test_rank_all_notes_a_reduction_once_not_once_per_rank(cases, tmp_path):
-    """Two runs dumped into one path: the newest time is taken for each rank, and said once
-    (it was said once per rank: eight lines for eight ranks); a rank that differs is named."""
+def test_several_process_starts_of_a_rank_are_reduced_only_for_a_single_comparison(cases, tmp_path):
+    """Two runs dumped into one path. A single comparison takes the newest time folder of the
+    rank and says so; ``--rank all`` refuses each such rank (CANN writes a time folder per
+    process start: a re-run, or another server's device with the same id, cannot be told
+    apart), naming the time folders, and compares the others."""
     _, clean, _ = cases
     model_on = clean.on_dump.parents[1].name
     model_off = clean.off_dump.parents[1].name
     on = tmp_path / "on"
     for time in ("20260101120000", "20260101130000"):
         build_tree(on, {(0, 0): clean.on_dump, (1, 0): clean.on_dump}, model_on, time=time)
-    off = build_tree(tmp_path / "off", {(0, 0): clean.off_dump, (1, 0): clean.off_dump}, model_off)
+    build_tree(on, {(2, 0): clean.on_dump}, model_on, time="20260101140000")
+    off_ranks = {(r, 0): clean.off_dump for r in (0, 1, 2)}
+    off = build_tree(tmp_path / "off", off_ranks, model_off)
     selection = select_pairs(on, off, rank="all")
-    assert [leaf.timestamp for p in selection.pairs for leaf in p.on] == ["20260101130000"] * 2
-    assert selection.notes == [
-        "-m: newest dump time 20260101130000 of 2 (20260101120000, 20260101130000)"
-    ]
-    build_tree(on, {(1, 0): clean.on_dump}, model_on, time="20260101140000")
-    notes = select_pairs(on, off, rank="all").notes
+    assert [(p.rank, p.on[0].timestamp) for p in selection.pairs] == [("2", "20260101140000")]
+    assert [(n.rank, n.status) for n in selection.unpaired] == [("0", 2), ("1", 2)]
+    for refused in selection.unpaired:
+        assert "2 process starts (time folders 20260101120000, 20260101130000)" in refused.why
+        assert str(on / "20260101130000") in refused.why
+    (single,) = select_pairs(on, off, rank="1").pairs
+    assert single.on[0].timestamp == "20260101130000"
+    notes = select_pairs(on, off, rank="1").notes
     assert notes == [
-        "-m: newest dump time 20260101130000 of 2 (20260101120000, 20260101130000) (rank 0)",
-        "-m: newest dump time 20260101140000 of 3 (20260101120000, 20260101130000, "
-        "20260101140000) (rank 1)",
+        "-m: rank 1 has dumps of 2 process starts (time folders 20260101120000, "
+        "20260101130000): the newest, 20260101130000, is compared (a re-run into the same "
+        "dump path); if they are different processes (two servers' device 0), point -m at "
+        "the time folder to compare"
     ]
 
 

@@ -176,6 +176,20 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="I",
         help="iteration to compare when the dump trees hold several ('all' for statistics)",
     )
+    req(  # what --rank all chose in the dump trees, handed to each rank's process
+        "--selection-note",
+        dest="selection_notes",
+        action="append",
+        default=None,
+        help=argparse.SUPPRESS,
+    )
+    req(
+        "--step",
+        default=None,
+        metavar="S",
+        help="training step to compare when the dump trees hold step folders above the time "
+        "folders (MindSpore O2 {step_id}/, msprobe step{N}/); the same step on both sides",
+    )
     req("--no-progress", action="store_true", help="no progress output on stderr")
     req(
         "--progress",
@@ -581,6 +595,9 @@ def _finish(
         if note is not None:
             outcome.notes.append(note)
             left_out = None if replay else note
+    # what was chosen in the dump trees, first: summary.json, --format json and the text
+    # verdict say it (a review: it reached stderr only)
+    outcome.notes[:0] = list(getattr(args, "selection_notes", None) or [])
     inputs = _given_inputs(
         args,
         outcome.on_dump_dir,
@@ -641,7 +658,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, progress: Progress | JsonLinesProgress) -> int:
-    from .compare_tree import die_with_rank_parent, plan_runs, run_per_rank, run_statistics
+    from .compare_statistics import run_statistics
+    from .compare_tree import die_with_rank_parent, plan_runs, run_per_rank
 
     die_with_rank_parent()  # when this is one rank of a `--rank all` run
     # at once, before the dump trees are walked and numpy is loaded (issue 16: within 1 s)

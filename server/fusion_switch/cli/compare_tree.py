@@ -1,10 +1,10 @@
-"""`compare` on dump trees: which leaves, which graph, one run per rank, statistics dumps.
+"""`compare` on dump trees: which leaves, which graph, one run per rank.
 
 Kept out of :mod:`.compare` (the single comparison and its output) so that the choice of inputs
 reads in one place: the ranks and iteration asked for (:mod:`..readers.dump_selection` refuses to
 guess), a graph picked from a folder by the ops it shares with the dump, ``--rank all`` as one
-comparison per rank into ``OUT/rank_R/`` plus ``OUT/ranks_summary.json``, and two statistics
-trees compared with :mod:`..compare.stats_compare`.
+comparison per rank into ``OUT/rank_R/`` plus ``OUT/ranks_summary.json``; two statistics trees
+are compared by :mod:`.compare_statistics`.
 """
 
 from __future__ import annotations
@@ -33,9 +33,12 @@ class Plan:
     runs: list[tuple[str, argparse.Namespace]] = field(default_factory=list)
     selection: object = None
     per_rank: bool = False  # --rank all: OUT/rank_R/ and ranks_summary.json, even for one rank
-    unpaired: list[tuple[str, str]] = field(default_factory=list)  # (rank, why): not compared
+    # the ranks not compared (readers.dump_selection.NotCompared: rank, why, status)
+    unpaired: list[Any] = field(default_factory=list)
     # (rank, why): no graph of the -f/-cf folder names its ops: unusable input, as for one run
     unpicked: list[tuple[str, str]] = field(default_factory=list)
+    # what was chosen in the dump trees, as said on stderr: ranks_summary.json's "notes"
+    notes: list[str] = field(default_factory=list)
 
 
 _error = tell_error
@@ -76,6 +79,7 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             iteration,
             # read only when a tree holds several models to choose from by the graph's name
             graph_names=(lambda: _graph_name(args.on_graph), lambda: _graph_name(args.off_graph)),
+            step=getattr(args, "step", None),
         )
     except NoDumpsError:
         return Plan("tensor", [("", args)])  # no dump files: the comparison says so, as before
@@ -84,18 +88,29 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
     leaves_on, leaves_off = (len(tree.leaves) for tree in selection.trees)
     for note in selection.notes:
         _note(note)
+    for left in selection.unpaired:  # listed with the ranks' verdicts too
+        _note(f"not compared: {left.why}")  # each reason names its rank
+    # said in each comparison's outputs too (its summary.json notes), after what a rank's
+    # process was handed by the --rank all run (--selection-note), which saw all its leaf's
+    # own choice can see: said once, as when the ranks run in turn in this process
+    handed = list(getattr(args, "selection_notes", None) or [])
+    chosen = [*handed, *(note for note in selection.notes if note not in handed)]
     if selection.kind == "stats":
-        return Plan("stats", selection=selection)
+        return Plan(
+            "stats", selection=selection, unpaired=selection.unpaired, notes=list(selection.notes)
+        )
     if iteration == "all":
         return _error("--iteration all is for statistics dumps; tensor dumps compare one iteration")
     every_rank = str(rank) == "all"
     plan = Plan("tensor", selection=selection, per_rank=every_rank, unpaired=selection.unpaired)
+    plan.notes = list(selection.notes)
     # --rank all lays its results out per rank even when one rank is on both sides (the
     # others are reported as not compared)
     several = len(selection.pairs) > 1 or every_rank
     scanned: dict[str, list[str]] = {}  # a leaf's dumped ops, for the picks
     for pair in selection.pairs:
         ns = copy.copy(args)
+        ns.selection_notes = list(chosen)
         on_leaf, off_leaf = pair.on[0], pair.off[0]
         if leaves_on > 1 or several:
             ns.on_dump = str(on_leaf.path)
@@ -137,6 +152,8 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
                         failed = str(exc)
                         break
                 _note(why)
+                ns.selection_notes.append(why)
+                plan.notes.append(f"{pair.label}: {why}" if several and pair.label else why)
                 setattr(ns, attr, str(picked))
         finally:
             if off_pick:
@@ -148,7 +165,7 @@ def plan_runs(args: argparse.Namespace) -> Plan | int:
             plan.unpicked.append((str(pair.rank) if pair.rank is not None else pair.label, failed))
             continue
         if several:
-            ns.out_dir = str(Path(args.out_dir) / f"rank_{pair.rank}")
+            ns.out_dir = str(Path(args.out_dir) / pair.folder)
         plan.runs.append((pair.label, ns))
     return plan
 
@@ -260,15 +277,18 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
                 results.append(_rank_result(label, ns, status, summary, error=error))
                 del outputs
                 free_left_to_exit()  # this rank's graphs and rows: not held over the next
-    results += [_unpaired_result(rank, why) for rank, why in plan.unpaired]
+    results += [_unpaired_result(n.rank, n.why, n.status) for n in plan.unpaired]
     # exit 2 (a review: 3 said "evidence missing" of a wrong graph folder, and dump again)
     results += [_unpaired_result(rank, why, BAD_INPUT) for rank, why in plan.unpicked]
     results.sort(key=_rank_order)
-    worst = max((r["status"] for r in results), default=0)
+    from ..diagnose.exit_status import ranks_exit_status
+
+    worst = ranks_exit_status(r["status"] for r in results)
     out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    combined = {"ranks": results, "exit_status": worst}
-    (out / RANKS_SUMMARY).write_text(json.dumps(combined, indent=1) + "\n", encoding="utf-8")
+    combined = {"ranks": results, "exit_status": worst, "notes": plan.notes}
+    written = _write_ranks_summary(out, combined)
+    if not written:
+        worst = BAD_INPUT  # the ranks' own outputs are written, the combined one is not
     if args.fmt == "json":
         json.dump(combined, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -279,8 +299,27 @@ def run_per_rank(args: argparse.Namespace, plan: Plan, runner, progress=None) ->
             where = f"\n   {r['out_dir']}" if r["out_dir"] else ""
             note = f"\n   {r['note']}" if r.get("note") else ""
             print(f"rank {r['rank']}: {r['verdict']}{blame}{note}{where}")
-        print(f"summary of all ranks: {(out / RANKS_SUMMARY).resolve()}")
+        for note in plan.notes:
+            print(f"note: {note}")
+        if written:
+            print(f"summary of all ranks: {(out / RANKS_SUMMARY).resolve()}")
     return worst
+
+
+def _write_ranks_summary(out: Path, combined: dict) -> bool:
+    """Write ``OUT/ranks_summary.json`` as every file we keep is written
+    (``workflow.safe_files``): all at once, a link planted at its name replaced, never written
+    through (a review: a plain write followed it); False after saying why it could not be."""
+    from ..workflow.safe_files import atomic_write_bytes
+
+    data = (json.dumps(combined, indent=1) + "\n").encode("utf-8", "backslashreplace")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(out / RANKS_SUMMARY, data)
+    except OSError as exc:
+        _error(f"cannot write {RANKS_SUMMARY} into {out}: {exc}")
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -360,14 +399,16 @@ def _rank_result(
 def _unpaired_result(rank: str, why: str, status: int = 3) -> dict:
     """A rank dumped on one side only (or a dump folder not under a rank folder): not compared,
     which makes the run's verdict "evidence missing" (3), never "no rule proven" (0); one
-    whose graph could not be picked: unusable input (2)."""
+    whose graph could not be picked, or whose dumps need the user's choice (several process
+    starts, no model folder named like the graph): unusable input (2)."""
     return {"rank": rank, "status": status, "out_dir": None, "verdict": f"not compared: {why}",
             "suspects": []}  # fmt: skip
 
 
 def _rank_order(result: dict) -> tuple:
-    rank = str(result["rank"])
-    return (0, int(rank), "") if rank.isdigit() else (1, 0, rank)
+    from ..readers.dumptree import natural_key
+
+    return natural_key(result["rank"])
 
 
 def rank_slots(args: argparse.Namespace, plan: Plan) -> int:
@@ -503,6 +544,8 @@ def rank_command(args: argparse.Namespace, ns: argparse.Namespace, workers: int,
         command += ["--fusion-result", str(ns.fusion_result)]
     if getattr(ns, "no_replay", False):
         command.append("--no-replay")
+    for note in getattr(ns, "selection_notes", None) or []:
+        command.append(f"--selection-note={note}")
     if budget:
         command += ["--memory-budget", str(budget)]
     return command
@@ -685,88 +728,3 @@ def die_with_rank_parent() -> None:
     # a new interpreter it started: the parent-death signal; forked from the fork server
     # (.rank_process), which outlives the run while a rank lives: a watch of its pid
     signal_when_parent_ends(int(parent), signal.SIGTERM)
-
-
-def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
-    """Two statistics trees: per op and tensor, what statistics allow."""
-    from ..compare.stats_compare import NEEDS_TENSORS, compare_stats, write_outputs
-    from ..readers.stats import StatsError, is_stats_file, read_stats_csv
-
-    pairs = []
-    notes = []
-    bad = []  # one bad file is said and stops nothing (a review: it stopped every pair)
-    for pair in plan.selection.pairs:  # type: ignore[attr-defined]
-        off_by_key = {_stats_key(leaf): leaf for leaf in pair.off}
-        for leaf in pair.on:
-            key = _stats_key(leaf)
-            partner = off_by_key.pop(key, None)
-            label = " ".join(x for x in (pair.label, _leaf_label(leaf)) if x)
-            if partner is None:
-                notes.append(f"{label}: only in -m")
-                continue
-            for csv_on in sorted(leaf.path.glob("*.csv")):
-                csv_off = partner.path / csv_on.name
-                if not is_stats_file(csv_on):
-                    continue
-                if not csv_off.is_file():
-                    notes.append(f"{label}: {csv_on.name} only in -m")
-                    continue
-                try:
-                    pairs.append((label, read_stats_csv(csv_on), read_stats_csv(csv_off)))
-                except StatsError as exc:
-                    bad.append(str(exc))
-        notes += [f"{_leaf_label(leaf)}: only in -g" for leaf in off_by_key.values()]
-    notes += [f"not compared: {problem}" for problem in bad]
-    if not pairs and bad:
-        return _error(f"no statistics file could be read ({bad[0]})")
-    if not pairs:
-        return _error(
-            "the two statistics trees share no graph and iteration; list them with "
-            "fusion-switch dumps and pass --iteration I (or all)"
-        )
-    threshold = 0.01
-    result = compare_stats(pairs, threshold)
-    result.notes[:0] = notes
-    csv_path, summary_path = write_outputs(result, args.out_dir)
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    counts = summary["counts"]
-    first = summary["first_divergence"]
-    if args.fmt == "json":
-        json.dump(summary, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print(
-            f"compared the statistics of {counts['compared']} tensors in {counts['ops']} ops "
-            f"({', '.join(summary['statistics'])}; drift = relative difference > {threshold:g})"
-        )
-        for status in ("drift", "nan_inf", "dtype", "shape", "only_on", "only_off"):
-            if counts.get(status):
-                print(f"  {status}: {counts[status]} tensors")
-        if first:
-            rel = ", ".join(
-                f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
-                for k, v in first["relative_difference"].items()
-            )
-            print(
-                f"first divergence in execution order: {first['op']} ({first['type']}) "
-                f"{first['tensor']} [{first['leaf']}]: {first['status']} ({rel})"
-            )
-        else:
-            print("no statistic drifts past the threshold")
-        for note in notes:
-            print(f"note: {note}")
-        print(f"note: {NEEDS_TENSORS}")
-        print(f"\nsummary: {summary_path.resolve()}\ncsv:     {csv_path.resolve()}")
-    return 1 if first else 3 if bad else 0
-
-
-def _stats_key(leaf) -> tuple:
-    return (leaf.model, leaf.model_id, leaf.iteration)
-
-
-def _leaf_label(leaf) -> str:
-    parts = [
-        f"graph {leaf.model_id}" if leaf.model_id is not None else "",
-        f"iteration {leaf.iteration}" if leaf.iteration is not None else "",
-    ]
-    return " ".join(p for p in parts if p)

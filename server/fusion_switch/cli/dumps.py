@@ -44,9 +44,11 @@ def describe_tree(path: str) -> dict:
         "kinds": tree.kinds,
         "timestamps": tree.values("timestamp"),
         "ranks": tree.ranks,
+        "rank_keys": tree.rank_keys,  # as --rank names them: node0/0 (see DumpLeaf.rank_key)
         "models": tree.values("model"),
         "model_ids": tree.values("model_id"),
         "iterations": tree.iterations,
+        "steps": tree.steps,  # step folders above the time folders (MindSpore O2, msprobe)
         "files": sum(leaf["files"] for leaf in leaves),
         "bytes": sum(leaf["bytes"] for leaf in leaves),
         "leaves": leaves,
@@ -59,6 +61,8 @@ def _leaf_details(leaf) -> dict:
         "kind": leaf.kind,
         "timestamp": leaf.timestamp,
         "rank": leaf.rank,
+        "rank_key": leaf.rank_key,
+        "step": leaf.step,
         "model": leaf.model,
         "model_id": leaf.model_id,
         "iteration": leaf.iteration,
@@ -195,12 +199,14 @@ def print_tree(listing: dict, stream) -> None:
         f"{listing['root']}: {len(leaves)} dump folders ({', '.join(listing['kinds'])}), "
         f"{listing['files']} files, {_size(listing['bytes'])}\n"
     )
+    plain = [str(r) for r in listing["ranks"]] == listing["rank_keys"]
     for name, key in (
         ("timestamps", "timestamps"),
-        ("ranks (device ids)", "ranks"),
+        ("ranks (device ids)", "ranks") if plain else ("ranks", "rank_keys"),
         ("models", "models"),
         ("model ids", "model_ids"),
         ("iterations", "iterations"),
+        ("steps", "steps"),
     ):
         if listing[key]:
             w(f"  {name}: {', '.join(map(str, listing[key]))}\n")
@@ -208,8 +214,9 @@ def print_tree(listing: dict, stream) -> None:
         where = ", ".join(
             f"{label} {leaf[key]}"
             for label, key in (
+                ("step", "step"),
                 ("time", "timestamp"),
-                ("rank", "rank"),
+                ("rank", "rank_key"),
                 ("model", "model"),
                 ("model id", "model_id"),
                 ("iteration", "iteration"),
@@ -235,11 +242,13 @@ def print_tree(listing: dict, stream) -> None:
             w(f"  note: {leaf['note']}\n")
         for problem in leaf.get("problems", []):
             w(f"  problem: {problem}\n")
-    if len(listing["ranks"]) > 1 or len(listing["iterations"]) > 1:
+    if len(listing["rank_keys"]) > 1 or len(listing["iterations"]) > 1:
         w(
             "\ncompare needs --rank R|all and --iteration I for a tree with several ranks or "
             "iterations\n"
         )
+    if len(listing["steps"]) > 1:
+        w("compare needs --step S for a tree with several steps\n")
 
 
 _KIND_NAMES = {"tensor": "tensor dumps", "stats": "statistics", "exception": "exception dumps"}

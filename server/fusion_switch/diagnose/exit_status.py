@@ -8,11 +8,13 @@ outputs diverge (a review: that last ended 0, the status of a clean run), a fuse
 dumped outputs neither a row nor the replay could judge, one that disagrees with its
 replay in a channel far smaller than its tensor's largest value, or ops dumped under -m that
 the fusion-on graph does not name (in no row: a review left that at 0 while the verdict said
-"not proven clean"); 0 otherwise."""
+"not proven clean"); 0 otherwise.
+
+``--rank all`` combines its ranks' statuses in that order (:func:`ranks_exit_status`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 NOTHING_COMPARED = "nothing compared"
@@ -28,6 +30,18 @@ def exit_status(summary: Mapping[str, Any]) -> int:
     if any(r.get("verdict") in ("undecided", "heuristic") for r in rules):
         return 1
     return 3 if not_proven_clean(summary) else 0
+
+
+def ranks_exit_status(statuses: Iterable[int]) -> int:
+    """``--rank all``'s status from its ranks', in the single run's order: 1 when any rank
+    proves (or suspects) a rule, whatever the others: its rule is the one to act on, and the
+    ranks that failed or lack evidence stay listed beside it (a review: the largest status
+    made a proven rule "evidence missing" when another rank was dumped on one side only);
+    else 2 when a rank could not be compared (unusable input, its process killed or crashed);
+    else 3 when a rank lacks evidence (not proven clean, or no dump to compare on a side);
+    0 only when every rank is 0."""
+    found = set(statuses)
+    return next((status for status in (1, 2, 3) if status in found), 0)
 
 
 def not_proven_clean(summary: Mapping[str, Any]) -> bool:
