@@ -297,3 +297,24 @@ def test_a_ranks_top_suspect_carries_its_label():
     assert top["verdict"] == "heuristic" and top["cannot_switch_off"] is True
     label = compare_tree._label(top)
     assert "heuristic" in label and "cannot be switched off" in label
+
+
+def test_statistics_outputs_replace_a_planted_link_never_write_through_it(tmp_path):
+    """A review: stats_compare.csv and stats_summary.json were written with open() and
+    write_text(), through a link planted in the output folder, over the file it points at;
+    summary.json and the CSV of tensor dumps replace such a link (README, DESIGN 2.5)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    victims = []
+    for name in ("stats_compare.csv", "stats_summary.json"):
+        victim = tmp_path / f"victim-{name}"
+        victim.write_text("keep me\n")
+        (out / name).symlink_to(victim)
+        victims.append(victim)
+    base = ["compare", "-m", str(STATS / "dump_data0"), "-g", str(STATS / "dump_data1")]
+    result = cli(*base, "-out", str(out), "--iteration", "39")
+    assert result.returncode in (0, 1), result.stderr
+    assert [v.read_text() for v in victims] == ["keep me\n", "keep me\n"]
+    assert not (out / "stats_summary.json").is_symlink()
+    assert json.loads((out / "stats_summary.json").read_text())["statistics"]
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]

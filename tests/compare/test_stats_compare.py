@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from fusion_switch.compare.stats_compare import compare_stats, write_outputs
+from fusion_switch.compare.stats_compare import compare_stats, rendered_outputs
 from fusion_switch.readers.stats import StatsError, read_stats_csv
 
 CANN_HEADER = (
@@ -71,9 +71,10 @@ def test_drift_nan_dtype_and_missing_tensors_in_execution_order(tmp_path):
     assert result.first_divergence().op_name == "b"
     counts = result.counts()
     assert (counts["compared"], counts["ops"], counts["drift"]) == (4, 6, 1)
-    csv_path, summary_path = write_outputs(result, tmp_path / "out")
-    assert csv_path.read_text().count("\n") == 7
-    assert "need tensor dumps" in summary_path.read_text()
+    (csv_path, csv_text), (summary_path, summary_text) = rendered_outputs(result, tmp_path)
+    assert (csv_path.name, summary_path.name) == ("stats_compare.csv", "stats_summary.json")
+    assert csv_text.count("\n") == 7
+    assert "need tensor dumps" in summary_text
 
 
 def test_a_bad_statistics_csv_names_file_and_line(tmp_path):

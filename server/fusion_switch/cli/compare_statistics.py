@@ -16,7 +16,8 @@ from .compare_tree import Plan
 
 def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
     """Two statistics trees: per op and tensor, what statistics allow."""
-    from ..compare.stats_compare import NEEDS_TENSORS, compare_stats, write_outputs
+    from ..compare.stats_compare import NEEDS_TENSORS, compare_stats, rendered_outputs
+    from ..diagnose.summary import write_together
     from ..readers.stats import StatsError, is_stats_file, read_stats_csv
 
     pairs = []
@@ -65,8 +66,9 @@ def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
     threshold = 0.01
     result = compare_stats(pairs, threshold)
     result.notes[:0] = notes
-    csv_path, summary_path = write_outputs(result, args.out_dir)
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    (csv_path, csv_text), (summary_path, summary_text) = rendered_outputs(result, args.out_dir)
+    write_together([(csv_path, csv_text), (summary_path, summary_text)])
+    summary = json.loads(summary_text)
     counts = summary["counts"]
     first = summary["first_divergence"]
     if args.fmt == "json":

@@ -10,6 +10,7 @@ distributions, and replaying a fused op need the tensors themselves: tensor dump
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -191,38 +192,41 @@ def _row_json(t: TensorStats) -> dict:
     }
 
 
-def write_outputs(result: StatsComparison, out_dir: str | os.PathLike) -> tuple[Path, Path]:
+def rendered_outputs(
+    result: StatsComparison, out_dir: str | os.PathLike
+) -> tuple[tuple[Path, str], tuple[Path, str]]:
+    """``(csv path, its text), (summary path, its text)`` for ``result`` in ``out_dir``; the
+    caller writes them as it writes summary.json (a link planted there is replaced, never
+    written through: a review), which this package cannot import."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     csv_path, summary_path = out / CSV_NAME, out / SUMMARY_NAME
     stats = result.statistics
-    with open(csv_path, "w", newline="", encoding="utf-8") as handle:
-        w = csv.writer(handle)
+    handle = io.StringIO(newline="")
+    w = csv.writer(handle)
+    w.writerow(
+        ["Leaf", "Op Name", "Op Type", "Tensor", "Occurrence", "Status", "Data Type"]
+        + [f"{s} (on)" for s in stats]
+        + [f"{s} (off)" for s in stats]
+        + [f"{s} relative difference" for s in stats]
+    )
+    for t in result.tensors:
         w.writerow(
-            ["Leaf", "Op Name", "Op Type", "Tensor", "Occurrence", "Status", "Data Type"]
-            + [f"{s} (on)" for s in stats]
-            + [f"{s} (off)" for s in stats]
-            + [f"{s} relative difference" for s in stats]
+            [
+                t.leaf,
+                t.op_name,
+                t.op_type,
+                f"{t.io}:{t.slot}",
+                t.occurrence,
+                t.status,
+                "/".join(dict.fromkeys(d for d in t.dtype if d)),
+            ]
+            + [_cell(t.on.get(s)) for s in stats]
+            + [_cell(t.off.get(s)) for s in stats]
+            + [_cell(t.rel.get(s)) for s in stats]
         )
-        for t in result.tensors:
-            w.writerow(
-                [
-                    t.leaf,
-                    t.op_name,
-                    t.op_type,
-                    f"{t.io}:{t.slot}",
-                    t.occurrence,
-                    t.status,
-                    "/".join(dict.fromkeys(d for d in t.dtype if d)),
-                ]
-                + [_cell(t.on.get(s)) for s in stats]
-                + [_cell(t.off.get(s)) for s in stats]
-                + [_cell(t.rel.get(s)) for s in stats]
-            )
     summary = result.summary()
     summary["csv"] = str(csv_path.resolve())
-    summary_path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    return csv_path, summary_path
+    return (csv_path, handle.getvalue()), (summary_path, json.dumps(summary, indent=1) + "\n")
 
 
 def _cell(v: float | None) -> str:
