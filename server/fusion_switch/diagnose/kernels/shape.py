@@ -99,6 +99,8 @@ def squeeze(inputs, *, axis=()):
     axes = [norm_axis(a, x.ndim, "axis") for a in int_list(axis, "axis")]
     if not axes:
         return [np.squeeze(x)]
+    if len(set(axes)) != len(axes):  # numpy raised ValueError (hypothesis found it)
+        raise KernelError(f"attribute axis={axis} repeats an axis")
     if any(x.shape[a] != 1 for a in axes):
         raise KernelError(f"attribute axis={axis} names an axis of x {x.shape} that is not 1")
     return [np.squeeze(x, axis=tuple(axes))]
