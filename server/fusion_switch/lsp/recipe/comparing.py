@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..documents import file_name
+from ..features import configuration
 from ..safety import log, show
 from . import annotations, republish, target
 from .command import CommandError, Refused, recipe_command
@@ -24,10 +25,15 @@ from .command import CommandError, Refused, recipe_command
 if TYPE_CHECKING:
     from ...workflow.job import CompareJob, ComparePaths
     from ..server import FusionSwitchServer
+    from ..settings import CompareSettings
 
 COMPARE = "fusionSwitch.compare"
 CANCEL_COMPARE = "fusionSwitch.cancelCompare"
 SHOW_REPORT = "fusionSwitch.showReport"
+RUNNING = (
+    "fusion-switch: a comparison is already running; wait for it to finish or cancel it "
+    "(fusionSwitch.cancelCompare)."
+)
 INPUTS = (
     ("onDump", "on_dump"),
     ("offDump", "off_dump"),
@@ -36,13 +42,15 @@ INPUTS = (
 )
 
 
-def compare_paths(ls: FusionSwitchServer, params: dict, cfg_path: Path) -> ComparePaths:
-    """Arguments first, then settings `fusionSwitch.compare.*`; relative to the workspace."""
+def compare_paths(
+    ls: FusionSwitchServer, params: dict, cfg_path: Path, settings: CompareSettings
+) -> ComparePaths:
+    """Arguments first, then the configuration's folder's settings `fusionSwitch.compare.*`;
+    relative to that workspace folder."""
     from ...workflow.job import ComparePaths
     from ...workflow.state_dir import state_dir
 
     folder = target.workspace_folder(ls, cfg_path)
-    settings = ls.state.settings.compare
 
     def resolve(value: str) -> Path:
         path = Path(os.path.expanduser(value))
@@ -135,13 +143,13 @@ async def compare(ls: FusionSwitchServer, params: dict):
     doc = target.config(ls, params, command=COMPARE)
     cfg_path = target.file_path(doc, command=COMPARE)
     if ls.state.compare_job is not None:
-        raise Refused(
-            "fusion-switch: a comparison is already running; wait for it to finish or cancel it "
-            "(fusionSwitch.cancelCompare)."
-        )
-    paths = compare_paths(ls, params, cfg_path)
+        raise Refused(RUNNING)
+    # the folder's settings as they are now (VS Code tells no change of a folder's value)
+    settings = (await configuration.folder_settings(ls, doc.uri, refresh=True)).compare
+    if ls.state.compare_job is not None:  # started while the settings were asked for
+        raise Refused(RUNNING)
+    paths = compare_paths(ls, params, cfg_path, settings)
     bar = ProgressBar(ls)
-    settings = ls.state.settings.compare
     job = CompareJob(
         paths, bar.report, memory_budget=settings.memory_budget, workers=settings.workers
     )
@@ -176,7 +184,7 @@ async def compare(ls: FusionSwitchServer, params: dict):
             log(ls, f"fusion-switch: could not keep the results next to {path}: {exc}")
     ls.state.attach_results(cfg_paths, summary)
     _remember_report(ls, summary.get("report"))
-    detected = ls.state.use_detected_target(summary.get("soc_version"))
+    detected = ls.state.use_detected_target(summary.get("soc_version"), doc.uri)
     bar.end(summary.get("verdict") or "done")
     if detected:
         annotations.tell_detected_target(ls, detected)
