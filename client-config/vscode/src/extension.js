@@ -25,6 +25,7 @@ const path = require('node:path');
 const { statusText } = require('./status');
 const { commandArguments } = require('./commandArgs');
 const { confirmationFor } = require('./confirm');
+const { statusOfFolder, targetSettingLevel } = require('./scopes');
 
 const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
 const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
@@ -57,15 +58,12 @@ async function activate(context) {
   }
 
   context.subscriptions.push(
-    vscode.window.onDidChangeActiveTextEditor(() => {
-      updateStatus();
-      sendSettings(); // the folder (and its settings) may have changed
-    }),
+    vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${SECTION}.server`)) {
         restart(context);
       } else if (event.affectsConfiguration(SECTION)) {
-        sendSettings();
+        tellSettingsChanged();
         updateStatus();
       }
     }),
@@ -167,10 +165,9 @@ async function doStart(context) {
       { scheme: 'file', language: LANGUAGE_ID },
       { scheme: 'untitled', language: LANGUAGE_ID },
     ],
-    // Settings are sent scoped to the folder of the active configuration (see sendSettings), so
-    // folder settings reach the server too; a plain configurationSection sync would send the
-    // unscoped (User + Workspace) values only.
-    initializationOptions: { [SECTION]: plainSettings() },
+    // The window's values (User + Workspace); the server asks for each configuration's folder
+    // itself (workspace/configuration with its scopeUri), see scopes.js.
+    initializationOptions: { [SECTION]: windowSettings() },
     outputChannel: output,
     traceOutputChannel: output,
     // Start failures are reported by showStartError with a fix; no second pop-up.
@@ -202,11 +199,6 @@ async function doStart(context) {
         }
         return next(command, withUri);
       },
-      workspace: {
-        // the server asks for section fusionSwitch without a scope: answer for the folder
-        configuration: (params, token, next) =>
-          next({ ...params, items: params.items.map((item) => scoped(item)) }, token),
-      },
     },
   };
   const current = new LanguageClient(CLIENT_ID, 'Fusion Switch', serverOptions, clientOptions);
@@ -225,7 +217,6 @@ async function doStart(context) {
         statusItem.command = 'fusionSwitch.showOutput';
       } else if (running) {
         statusItem.command = 'fusionSwitch.selectTarget';
-        lastSent = JSON.stringify({ [SECTION]: plainSettings() }); // sent as initializationOptions
         updateStatus();
       }
     }),
@@ -279,39 +270,20 @@ async function restart(context) {
   await start(context);
 }
 
-/** Where settings are read: the active configuration's folder, else the first folder. */
-function settingsScope() {
-  const editor = vscode.window.activeTextEditor;
-  if (editor && editor.document.languageId === LANGUAGE_ID) {
-    return editor.document.uri;
-  }
-  return vscode.workspace.workspaceFolders?.[0]?.uri;
+/** The fusionSwitch settings of the window (User < Workspace), as plain JSON. */
+function windowSettings() {
+  return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration(SECTION)));
 }
 
-/** The fusionSwitch settings (User < Workspace < folder) as plain JSON. */
-function plainSettings() {
-  return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration(SECTION, settingsScope())));
-}
-
-function scoped(item) {
-  const scope = settingsScope();
-  return item.scopeUri || !scope ? item : { ...item, scopeUri: scope.toString() };
-}
-
-let lastSent;
-/** Push the scoped settings to the server when they differ from what it last got. */
-function sendSettings() {
+/** Tells the server that settings changed, with no payload: it asks again for the window's
+ * and for each folder's (a payload would be one folder's values for the whole window). */
+function tellSettingsChanged() {
   if (!client || client.state !== State.Running) {
     return;
   }
-  const settings = { [SECTION]: plainSettings() };
-  const text = JSON.stringify(settings);
-  if (text !== lastSent) {
-    lastSent = text;
-    client.sendNotification('workspace/didChangeConfiguration', { settings }).catch((error) => {
-      output.warn(`Sending settings failed: ${error}`);
-    });
-  }
+  client.sendNotification('workspace/didChangeConfiguration', { settings: null }).catch((error) => {
+    output.warn(`Telling the server about changed settings failed: ${error}`);
+  });
 }
 
 function activeCfgUri() {
@@ -370,7 +342,7 @@ function updateStatus() {
   }
   if (client && client.state === State.Running) {
     const configured = vscode.workspace.getConfiguration(SECTION, editor.document.uri).get('target', '');
-    const { text, tooltip } = statusText(lastStatus, configured);
+    const { text, tooltip } = statusText(activeFolderStatus(editor.document.uri), configured);
     statusItem.text = text;
     statusItem.tooltip = tooltip;
   }
@@ -427,14 +399,23 @@ async function selectTarget(context) {
   if (chosen === undefined) {
     return;
   }
-  const inspect = settings.inspect('target');
-  const where =
-    inspect?.workspaceFolderValue !== undefined
-      ? vscode.ConfigurationTarget.WorkspaceFolder
-      : vscode.workspace.workspaceFolders
-        ? vscode.ConfigurationTarget.Workspace
-        : vscode.ConfigurationTarget.Global;
-  await settings.update('target', chosen.label, where);
+  await settings.update('target', chosen.label, targetLevel(settings, scope));
+}
+
+/** Where Select Target writes (see scopes.js): the active configuration's folder in a
+ * multi-root window. */
+function targetLevel(settings, scope) {
+  const level = targetSettingLevel({
+    folders: vscode.workspace.workspaceFolders?.length ?? 0,
+    inFolder: Boolean(scope && vscode.workspace.getWorkspaceFolder(scope)),
+    folderValue: settings.inspect('target')?.workspaceFolderValue,
+  });
+  return vscode.ConfigurationTarget[level];
+}
+
+/** The server's status for the folder of the configuration `uri` (see scopes.js). */
+function activeFolderStatus(uri) {
+  return statusOfFolder(lastStatus, vscode.workspace.getWorkspaceFolder(uri)?.uri.toString());
 }
 
 module.exports = { activate, deactivate };

@@ -4,7 +4,7 @@
 // when no server can start, the user gets the error with the fix.
 // Python: $FUSION_SWITCH_PYTHON, else the repository's .venv/bin/python.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -50,10 +50,11 @@ function defaults() {
   return settings;
 }
 
-/** Loads a fresh copy of the bundle wired to a new fake `vscode`, and activates it. */
-async function activate(settings) {
-  const folder = temporaryFolder('fusion-switch-vscode-');
-  const fake = createFake({ settings: { ...defaults(), ...settings }, folder });
+/** Loads a fresh copy of the bundle wired to a new fake `vscode`, and activates it.
+ * `folders`: the workspace folders with values of their own (default: one new folder). */
+async function activate(settings, folders) {
+  const folder = folders ? folders[0].path : temporaryFolder('fusion-switch-vscode-');
+  const fake = createFake({ settings: { ...defaults(), ...settings }, folder, folders });
   const load = Module._load;
   Module._load = function (request, ...rest) {
     return request === 'vscode' ? fake.vscode : load.call(this, request, ...rest);
@@ -234,5 +235,68 @@ describe('commands from menus and the palette', { skip }, () => {
     answers.openDialog = undefined; // cancelled: the fusion_result.json next to the file
     const result = await bisect(vscode.Uri.file(path));
     assert.deepEqual(result?.guilty?.map((g) => g.rule), ['SoftmaxFusionPass'], JSON.stringify(result));
+  });
+});
+
+const UB = `{
+  "Switch": {
+    "GraphFusion": {"ALL": "on"},
+    "UBFusion": {"ALL": "on"}
+  }
+}
+`;
+const UB_CODE = 'ub-unsupported-on-target';
+
+describe('multi-root windows', { skip }, () => {
+  // A review: the extension pushed the active folder's settings for the whole window (folder B
+  // checked with folder A's target; Compare on B with A's paths), and Select Target wrote the
+  // workspace's value, not the active configuration's folder's.
+  test("each folder's configuration is checked with its folder's settings; Select Target writes that folder", async () => {
+    const root = temporaryFolder('fusion-switch-multiroot-');
+    const [a, b] = [join(root, 'projA'), join(root, 'projB')];
+    for (const folder of [a, b]) {
+      mkdirSync(folder);
+      writeFileSync(join(folder, 'fusion_switch.cfg'), UB);
+    }
+    const { fake, extension } = await activate(
+      { 'fusionSwitch.server.pythonPath': python, 'fusionSwitch.trace.server': 'verbose' },
+      [
+        { path: a, settings: { 'fusionSwitch.target': 'Atlas 350' } },
+        { path: b, settings: { 'fusionSwitch.target': 'Ascend910B1' } },
+      ],
+    );
+    running.push(extension);
+    const { recorded, answers } = fake;
+    const initialize = recorded.log.find((l) => l.includes("Sending request 'initialize"));
+    const params = JSON.parse(initialize.slice(initialize.indexOf('Params: ') + 8));
+    // the window's values, not the first folder's
+    assert.equal(params.initializationOptions.fusionSwitch.target, '');
+
+    const codes = (document) =>
+      (recorded.diagnostics.get(document.uri.toString()) ?? []).map((d) => d.code?.value ?? d.code);
+    const docB = fake.open(join(b, 'fusion_switch.cfg'), 'fusion-switch', UB);
+    const docA = fake.open(join(a, 'fusion_switch.cfg'), 'fusion-switch', UB); // A is active
+    await until(() => codes(docA).includes(UB_CODE), "A's diagnostics for Atlas 350");
+    await until(() => codes(docB).length, "B's diagnostics");
+    await new Promise((r) => setTimeout(r, 500)); // any later publication for B
+    assert.ok(!codes(docB).includes(UB_CODE), JSON.stringify(codes(docB)));
+    const pushed = recorded.log.filter((l) => l.includes("Sending notification 'workspace/didChangeConfiguration'"));
+    assert.ok(!pushed.some((l) => l.includes('Atlas 350')), pushed.join('\n'));
+
+    fake.show(docB);
+    const status = recorded.statusItems.find((item) => item.id === 'fusionSwitch.status');
+    await until(() => /910B/.test(status.text), "B's target in the status bar");
+    answers.quickPick = 'Ascend950PR_9599';
+    await recorded.commands.get('fusionSwitch.selectTarget')();
+    assert.deepEqual(recorded.updates.at(-1), {
+      key: 'fusionSwitch.target',
+      value: 'Ascend950PR_9599',
+      target: fake.vscode.ConfigurationTarget.WorkspaceFolder,
+      folder: b,
+    });
+    // told that settings changed, the server asks B's folder again
+    await until(() => codes(docB).includes(UB_CODE), "B's diagnostics for its new target");
+    fake.show(docA);
+    await until(() => /Atlas 350/.test(status.text), "A's target in the status bar");
   });
 });

@@ -148,7 +148,24 @@ function textDocument(path, languageId, text) {
   };
 }
 
-function createFake({ settings, folder }) {
+/**
+ * @param {{settings: object, folder: string, folders?: {path: string, settings?: object}[]}} options
+ *   `settings`: the User (and Workspace) values, flat keys; `folders`: the workspace folders,
+ *   each with values of its own (default: `folder` alone, with none)
+ */
+function createFake({ settings, folder, folders }) {
+  const roots = (folders ?? [{ path: folder }]).map((f, index) => ({
+    path: f.path,
+    settings: f.settings ?? {},
+    workspaceFolder: { uri: Uri.file(f.path), name: f.path.split('/').pop(), index },
+  }));
+  /** The workspace folder holding a Uri, a document or a folder (innermost), if any. */
+  const rootOf = (scope) => {
+    const uri = scope && (scope.fsPath !== undefined ? scope : scope.uri);
+    if (!uri || typeof uri.fsPath !== 'string') return undefined;
+    const holding = roots.filter((r) => uri.fsPath === r.path || uri.fsPath.startsWith(`${r.path}/`));
+    return holding.sort((x, y) => y.path.length - x.path.length)[0];
+  };
   const recorded = {
     commands: new Map(), // id -> callback
     executed: [], // [id, ...args] of executeCommand
@@ -157,6 +174,8 @@ function createFake({ settings, folder }) {
     questions: [], // titles of the input boxes and dialogs shown
     statusItems: [],
     log: [],
+    updates: [], // {key, value, target, folder} of every settings update
+    notifications: [], // [method, params] the extension sent the server itself
   };
   const events = {
     openDocument: new EventEmitter(),
@@ -167,7 +186,8 @@ function createFake({ settings, folder }) {
   };
   const tabGroup = { tabs: [], isActive: true, viewColumn: 1 };
   const documents = [];
-  const answers = { inputBox: undefined, openDialog: undefined };
+  // what the user answers (undefined: the question was closed); quickPick: the label picked
+  const answers = { inputBox: undefined, openDialog: undefined, quickPick: undefined };
   const window = {
     activeTextEditor: undefined,
     visibleTextEditors: [],
@@ -212,35 +232,86 @@ function createFake({ settings, folder }) {
       recorded.questions.push(options.title);
       return answers.openDialog;
     },
+    showQuickPick: async (items, options) => {
+      recorded.questions.push(options?.title ?? options?.placeHolder);
+      const list = await items;
+      return list.find((item) => (typeof item === 'string' ? item : item.label) === answers.quickPick);
+    },
+    /** Shown: the item labelled `answers.quickPick` is accepted (typed first if not listed). */
+    createQuickPick: () => {
+      const accept = new EventEmitter();
+      const hidden = new EventEmitter();
+      const typed = new EventEmitter();
+      const pick = {
+        items: [],
+        selectedItems: [],
+        value: '',
+        onDidAccept: accept.event,
+        onDidHide: hidden.event,
+        onDidChangeValue: typed.event,
+        show() {
+          recorded.questions.push(pick.title);
+          const wanted = answers.quickPick;
+          if (wanted === undefined) return hidden.fire();
+          if (!pick.items.some((item) => item.label === wanted)) {
+            pick.value = wanted;
+            typed.fire(wanted);
+          }
+          pick.selectedItems = pick.items.filter((item) => item.label === wanted);
+          accept.fire();
+        },
+        hide: () => hidden.fire(),
+        dispose() {},
+      };
+      return pick;
+    },
   };
-  const configuration = (section) => {
+  const configuration = (section, scope) => {
     const prefix = section ? `${section}.` : '';
-    const lookup = (key) => settings[`${prefix}${key}`];
-    const nested = {};
-    for (const [key, value] of Object.entries(settings)) {
-      if (!key.startsWith(prefix)) continue;
-      const parts = key.slice(prefix.length).split('.');
-      let node = nested;
-      for (const part of parts.slice(0, -1)) node = node[part] ??= {};
-      node[parts.at(-1)] = value;
-    }
+    const root = rootOf(scope);
+    const layered = { ...settings, ...(root ? root.settings : {}) };
+    const nestedUnder = (start) => {
+      const nested = {};
+      for (const [key, value] of Object.entries(layered)) {
+        if (!key.startsWith(start)) continue;
+        const parts = key.slice(start.length).split('.');
+        let node = nested;
+        for (const part of parts.slice(0, -1)) node = node[part] ??= {};
+        node[parts.at(-1)] = value;
+      }
+      return nested;
+    };
+    // a key's value, or the object of the keys under it (get('fusionSwitch'), as VS Code)
+    const lookup = (key) => {
+      const value = layered[`${prefix}${key}`];
+      if (value !== undefined) return value;
+      const nested = nestedUnder(`${prefix}${key}.`);
+      return Object.keys(nested).length ? nested : undefined;
+    };
     return {
-      ...nested,
+      ...nestedUnder(prefix),
       get: (key, fallback) => (lookup(key) === undefined ? fallback : lookup(key)),
       has: (key) => lookup(key) !== undefined,
-      inspect: (key) => ({ key, globalValue: lookup(key) }),
-      update: async (key, value) => {
-        settings[`${prefix}${key}`] = value;
-        events.configuration.fire({ affectsConfiguration: (s) => `${prefix}${key}`.startsWith(s) });
+      inspect: (key) => ({
+        key,
+        globalValue: settings[`${prefix}${key}`],
+        workspaceFolderValue: root ? root.settings[`${prefix}${key}`] : undefined,
+      }),
+      update: async (key, value, target) => {
+        const full = `${prefix}${key}`;
+        const inFolder = target === enums.ConfigurationTarget.WorkspaceFolder && root;
+        recorded.updates.push({ key: full, value, target, folder: inFolder ? root.path : undefined });
+        (inFolder ? root.settings : settings)[full] = value;
+        events.configuration.fire({ affectsConfiguration: (s) => full.startsWith(s) });
       },
     };
   };
   const workspace = {
-    workspaceFolders: [{ uri: Uri.file(folder), name: 'project', index: 0 }],
+    workspaceFolders: roots.map((r) => r.workspaceFolder),
     textDocuments: documents,
     notebookDocuments: [],
     getConfiguration: configuration,
-    getWorkspaceFolder: () => workspace.workspaceFolders[0],
+    getWorkspaceFolder: (uri) => rootOf(uri)?.workspaceFolder,
     onDidOpenTextDocument: events.openDocument.event,
     onDidChangeConfiguration: events.configuration.event,
     applyEdit: async () => true,
@@ -328,13 +399,17 @@ function createFake({ settings, folder }) {
     events.tabs.fire({ opened: [tab], closed: [], changed: [] });
     documents.push(document);
     events.openDocument.fire(document);
+    show(document);
+    return document;
+  };
+  /** Makes an open document the active editor, as a user clicking its tab. */
+  const show = (document) => {
     window.activeTextEditor = { document, viewColumn: 1 };
     window.visibleTextEditors = [window.activeTextEditor];
     events.visibleEditors.fire(window.visibleTextEditors);
     events.activeEditor.fire(window.activeTextEditor);
-    return document;
   };
-  return { vscode, recorded, open, answers };
+  return { vscode, recorded, open, show, answers };
 }
 
 module.exports = { createFake };

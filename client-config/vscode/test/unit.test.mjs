@@ -12,6 +12,7 @@ const { chooseServer, probe, resolveExecutable, serverCandidates, startFailureMe
 );
 const { statusText } = require('../src/status.js');
 const { commandArguments } = require('../src/commandArgs.js');
+const { statusOfFolder, targetSettingLevel } = require('../src/scopes.js');
 
 const MODULE = ['-m', 'fusion_switch', 'serve'];
 
@@ -198,6 +199,42 @@ describe('confirmationFor', () => {
   });
   test('without a file it still asks', () => {
     assert.match(confirmationFor('fusionSwitch.allOff', [{}]).message, /the active configuration/);
+  });
+});
+
+describe('targetSettingLevel', () => {
+  // a review: in a multi-root window Select Target wrote the workspace's value, which every
+  // folder without its own then took
+  const table = [
+    [{ folders: 2, inFolder: true }, 'WorkspaceFolder'],
+    [{ folders: 2, inFolder: false }, 'Workspace'],
+    [{ folders: 1, inFolder: true }, 'Workspace'],
+    [{ folders: 1, inFolder: true, folderValue: 'Atlas 350' }, 'WorkspaceFolder'],
+    [{ folders: 1, inFolder: true, folderValue: '' }, 'WorkspaceFolder'],
+    [{ folders: 0, inFolder: false }, 'Global'],
+  ];
+  for (const [where, want] of table) {
+    test(JSON.stringify(where), () => assert.equal(targetSettingLevel(where), want));
+  }
+});
+
+describe('statusOfFolder', () => {
+  const status = {
+    target: 'Atlas A2',
+    catalogue: 'built-in',
+    suspects: 1,
+    folders: { 'file:///b': { target: 'Atlas 350', catalogue: 'built-in, team' } },
+  };
+  test("a folder with settings of its own shows its target and catalogue", () => {
+    const got = statusOfFolder(status, 'file:///b');
+    assert.equal(got.target, 'Atlas 350');
+    assert.equal(got.catalogue, 'built-in, team');
+    assert.equal(got.suspects, 1);
+  });
+  test("another folder, or none, shows the window's", () => {
+    assert.equal(statusOfFolder(status, 'file:///a'), status);
+    assert.equal(statusOfFolder(status, undefined), status);
+    assert.equal(statusOfFolder(undefined, 'file:///b'), undefined);
   });
 });
 
