@@ -9,6 +9,7 @@ child, and nothing of a cancelled run is published.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from pathlib import Path
@@ -149,9 +150,15 @@ async def compare(ls: FusionSwitchServer, params: dict):
     if ls.state.compare_job is not None:  # started while the settings were asked for
         raise Refused(RUNNING)
     paths = compare_paths(ls, params, cfg_path, settings)
+    rank, iteration = dump_selection(params, settings)
     bar = ProgressBar(ls)
     job = CompareJob(
-        paths, bar.report, memory_budget=settings.memory_budget, workers=settings.workers
+        paths,
+        bar.report,
+        memory_budget=settings.memory_budget,
+        workers=settings.workers,
+        rank=rank,
+        iteration=iteration,
     )
     ls.state.compare_job = job
     try:
@@ -174,7 +181,11 @@ async def compare(ls: FusionSwitchServer, params: dict):
         bar.end("failed")
         for line in outcome.stderr_tail:
             log(ls, f"fusion-switch compare: {line}")
-        raise CommandError(f"fusion-switch: the comparison failed: {outcome.message}")
+        message = f"fusion-switch: the comparison failed: {outcome.message}"
+        offered = await _offer_choice(ls, paths, rank, iteration, message)
+        if offered is not None:
+            return offered
+        raise CommandError(message)
     summary = annotate.compact_summary(outcome.summary or {})
     cfg_paths = [cfg_path] + [p for _, p in target.same_workspace(ls, cfg_path) if p != cfg_path]
     for path in cfg_paths:
@@ -195,6 +206,57 @@ async def compare(ls: FusionSwitchServer, params: dict):
         types.MessageType.Warning if annotate.alarming(summary) else types.MessageType.Info,
     )
     return annotate.brief(summary)
+
+
+def _selected(params: dict, key: str, setting: str) -> str:
+    """`rank` or `iteration`: the argument (text or a whole number), else the setting."""
+    value = params.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return str(value)
+    if value is not None and not isinstance(value, str):
+        raise CommandError(f"fusion-switch: compare: {key} must be text or a whole number")
+    return (value or "").strip() or setting
+
+
+def dump_selection(params: dict, settings: CompareSettings) -> tuple[str, str]:
+    """(rank, iteration) for `compare --rank/--iteration`: arguments first, then settings.
+    The editor compares one rank: `--rank all` makes one comparison per rank, each with its
+    own suspects, and a configuration shows the suspects of one comparison."""
+    rank = _selected(params, "rank", settings.rank)
+    iteration = _selected(params, "iteration", settings.iteration)
+    if rank.lower() == "all":
+        raise Refused(
+            'fusion-switch: compare: rank "all" is for the command line: --rank all compares '
+            "each rank on its own (OUT/rank_R/, ranks_summary.json), and a configuration shows "
+            "the suspects of one comparison. Run `fusion-switch compare ... --rank all` in a "
+            "terminal, then set fusionSwitch.compare.rank (or the argument rank) to the rank "
+            "whose suspects the editor should show."
+        )
+    if rank and not rank.isdecimal():
+        raise CommandError(
+            f"fusion-switch: compare: rank must be a device id (a whole number such as 0), "
+            f"got {rank!r}"
+        )
+    return rank, iteration
+
+
+async def _offer_choice(
+    ls: FusionSwitchServer, paths: ComparePaths, rank: str, iteration: str, message: str
+) -> dict | None:
+    """When the comparison needs a rank or an iteration named and the dumps hold values that
+    would work: the answer `{error, choose: {key: values}}`, the message naming the editor's
+    setting and argument (shown, unless the client offers the values itself); else None."""
+    from ...workflow.dump_choices import choice_needed, editor_hint
+
+    choice = await asyncio.to_thread(
+        choice_needed, paths.on_dump, paths.off_dump, rank, iteration, message
+    )
+    if choice is None:
+        return None
+    message = f"{message}. {editor_hint(choice)}"
+    if not ls.state.client.compare_choices:
+        show(ls, message, types.MessageType.Warning)
+    return {"error": message, "choose": {choice.key: choice.values}}
 
 
 def _remember_report(ls: FusionSwitchServer, report: object) -> None:
