@@ -26,6 +26,7 @@ const { statusText } = require('./status');
 const { commandArguments } = require('./commandArgs');
 const { confirmationFor } = require('./confirm');
 const { statusOfFolder, targetSettingLevel } = require('./scopes');
+const { choiceQuestion, pendingChoice, withChoice } = require('./compareChoices');
 
 const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
 const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
@@ -120,6 +121,33 @@ function compareWithNotification(run) {
   );
 }
 
+/**
+ * Runs the comparison; when the dumps hold several ranks or iterations (the answer's `choose`,
+ * see compareChoices.js), asks which with a quick pick and runs it again with the one picked.
+ * Closing the pick shows the server's message (which names the setting to use instead).
+ */
+async function compareWithChoices(run, args) {
+  let current = args;
+  for (let asked = 0; ; asked += 1) {
+    const result = await run(current);
+    const choice = pendingChoice(result);
+    if (!choice) {
+      return result;
+    }
+    const question = choiceQuestion(choice);
+    const picked =
+      asked < KEYS_TO_ASK
+        ? await vscode.window.showQuickPick(question.items, { ...question, ignoreFocusOut: true })
+        : undefined;
+    if (!picked) {
+      vscode.window.showWarningMessage(result.error);
+      return result;
+    }
+    current = withChoice(current, choice.key, picked.label);
+  }
+}
+const KEYS_TO_ASK = 2; // a rank, then an iteration
+
 /** bundled/launch.py when this is a platform-specific .vsix that carries the server. */
 function bundledLauncher(context) {
   const launcher = path.join(context.extensionPath, BUNDLED_LAUNCHER);
@@ -195,7 +223,7 @@ async function doStart(context) {
           }
         }
         if (command === 'fusionSwitch.compare') {
-          return compareWithNotification(() => next(command, withUri));
+          return compareWithChoices((args) => compareWithNotification(() => next(command, args)), withUri);
         }
         return next(command, withUri);
       },
@@ -245,7 +273,8 @@ const statusCapability = {
   fillClientCapabilities(capabilities) {
     capabilities.experimental = {
       ...(capabilities.experimental ?? {}),
-      [SECTION]: { statusNotification: STATUS_NOTIFICATION },
+      // compareChoices: a comparison's rank or iteration is asked with a quick pick here
+      [SECTION]: { statusNotification: STATUS_NOTIFICATION, compareChoices: true },
     };
   },
   initialize() {},

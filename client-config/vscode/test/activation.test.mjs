@@ -5,6 +5,7 @@
 // Python: $FUSION_SWITCH_PYTHON, else the repository's .venv/bin/python.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import Module, { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -298,5 +299,48 @@ describe('multi-root windows', { skip }, () => {
     await until(() => codes(docB).includes(UB_CODE), "B's diagnostics for its new target");
     fake.show(docA);
     await until(() => /Atlas 350/.test(status.text), "A's target in the status bar");
+  });
+});
+
+/** A generated comparison case whose dump folders hold ranks 0 and 1 (1 a copy of 0). */
+function caseWithTwoRanks(root) {
+  const code = `
+import json, shutil, sys
+from fusion_switch.synth.generator import generate_case
+case = generate_case(sys.argv[1], n_ops=40)
+roots = {}
+for side, leaf in (("on", case.on_dump), ("off", case.off_dump)):
+    rank0 = leaf.parents[2]
+    shutil.copytree(rank0, rank0.parent / "1")
+    roots[side] = str(rank0.parents[1])
+print(json.dumps({"onDump": roots["on"], "offDump": roots["off"], "onGraph": str(case.on_graph), "offGraph": str(case.off_graph)}))
+`;
+  return JSON.parse(execFileSync(python, ['-c', code, join(root, 'case')], { encoding: 'utf8' }));
+}
+
+describe('compare with several ranks', { skip }, () => {
+  // a review: the editor's comparison could not name a rank, yet was told to "pass --rank R"
+  test('asks which rank with a quick pick and compares that one', async () => {
+    const root = temporaryFolder('fusion-switch-ranks-');
+    const inputs = caseWithTwoRanks(root);
+    const settings = { 'fusionSwitch.server.pythonPath': python };
+    for (const [key, value] of Object.entries(inputs)) settings[`fusionSwitch.compare.${key}`] = value;
+    const { fake, extension, folder } = await activate(settings);
+    running.push(extension);
+    const { recorded, answers } = fake;
+    const path = join(folder, 'fusion_switch.cfg');
+    writeFileSync(path, CFG);
+    fake.open(path, 'fusion-switch', CFG);
+
+    answers.quickPick = undefined; // closed: the server's message, naming the setting
+    let result = await recorded.commands.get('fusionSwitch.compare')();
+    assert.deepEqual(result.choose, { rank: ['0', '1'] }, JSON.stringify(result));
+    assert.match(recorded.questions.at(-1), /compare which rank/);
+    await until(() => recorded.messages.some(([, text]) => /fusionSwitch\.compare\.rank/.test(text)), 'the message');
+    assert.equal(recorded.messages.filter(([, text]) => /fusionSwitch\.compare\.rank/.test(text)).length, 1);
+
+    answers.quickPick = '1';
+    result = await recorded.commands.get('fusionSwitch.compare')();
+    assert.ok(result && 'verdict' in result, JSON.stringify(result));
   });
 });

@@ -13,6 +13,7 @@ const { chooseServer, probe, resolveExecutable, serverCandidates, startFailureMe
 const { statusText } = require('../src/status.js');
 const { commandArguments } = require('../src/commandArgs.js');
 const { statusOfFolder, targetSettingLevel } = require('../src/scopes.js');
+const { choiceQuestion, pendingChoice, withChoice } = require('../src/compareChoices.js');
 
 const MODULE = ['-m', 'fusion_switch', 'serve'];
 
@@ -238,6 +239,32 @@ describe('statusOfFolder', () => {
   });
 });
 
+describe('compare choices', () => {
+  const table = [
+    [{ error: 'x', choose: { rank: ['0', '1'] } }, { key: 'rank', values: ['0', '1'] }],
+    [{ error: 'x', choose: { iteration: ['3', '10', 'all'] } }, { key: 'iteration', values: ['3', '10', 'all'] }],
+    [{ verdict: 'no suspect' }, undefined],
+    [{ error: 'x' }, undefined],
+    [{ error: 'x', choose: { rank: [] } }, undefined],
+    [{ error: 'x', choose: { rank: [0, 1] } }, undefined], // not as the server sends them
+    [{ error: 'x', choose: { other: ['a'] } }, undefined],
+    [undefined, undefined],
+  ];
+  for (const [result, want] of table) {
+    test(`pendingChoice(${JSON.stringify(result)})`, () => assert.deepEqual(pendingChoice(result), want));
+  }
+  test('the question names what is asked and the setting that answers it for good', () => {
+    const question = choiceQuestion({ key: 'rank', values: ['0', '1'] });
+    assert.match(question.title, /rank \(device id\)/);
+    assert.match(question.placeHolder, /fusionSwitch\.compare\.rank/);
+    assert.deepEqual(question.items.map((i) => i.label), ['0', '1']);
+  });
+  test('the value picked is added to the first argument', () => {
+    assert.deepEqual(withChoice([{ cfgUri: 'file:///c' }], 'rank', '1'), [{ cfgUri: 'file:///c', rank: '1' }]);
+    assert.deepEqual(withChoice([{ cfgUri: 'u', rank: '1' }], 'iteration', '5'), [{ cfgUri: 'u', rank: '1', iteration: '5' }]);
+  });
+});
+
 describe('setting scopes', () => {
   // Chosen so that User, Workspace and folder values all apply in a remote (Remote-SSH,
   // code-server) window: `resource` is read from every layer and can differ per folder;
@@ -253,6 +280,8 @@ describe('setting scopes', () => {
     'fusionSwitch.compare.output': 'resource',
     'fusionSwitch.compare.memoryBudget': 'machine-overridable',
     'fusionSwitch.compare.workers': 'machine-overridable',
+    'fusionSwitch.compare.rank': 'resource',
+    'fusionSwitch.compare.iteration': 'resource',
     'fusionSwitch.server.command': 'machine-overridable',
     'fusionSwitch.server.pythonPath': 'machine-overridable',
     'fusionSwitch.trace.server': 'window',
