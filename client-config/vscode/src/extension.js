@@ -27,6 +27,7 @@ const { commandArguments } = require('./commandArgs');
 const { confirmationFor } = require('./confirm');
 const { statusOfFolder, targetSettingLevel } = require('./scopes');
 const { choiceQuestion, pendingChoice, withChoice } = require('./compareChoices');
+const { showsReportHere, withReportPolicy } = require('./report');
 
 const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
 const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
@@ -148,6 +149,41 @@ async function compareWithChoices(run, args) {
 }
 const KEYS_TO_ASK = 2; // a rank, then an iteration
 
+/** The report panel, reused by the next Show Report while it is open. */
+let reportPanel;
+
+/**
+ * window/showDocument: in a remote or browser window the comparison report is shown here, in
+ * a webview (see report.js); anything else as vscode-languageclient does it.
+ */
+async function showDocumentHere(params, token, next) {
+  const where = { remoteName: vscode.env.remoteName, web: vscode.env.uiKind === vscode.UIKind.Web };
+  if (!showsReportHere(params, where)) {
+    return next(params, token);
+  }
+  try {
+    const uri = vscode.Uri.parse(params.uri);
+    const html = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+    const title = `Fusion Switch report (${path.basename(path.dirname(uri.fsPath))})`;
+    if (!reportPanel) {
+      reportPanel = vscode.window.createWebviewPanel('fusionSwitch.report', title, vscode.ViewColumn.Active, {
+        enableScripts: false,
+        localResourceRoots: [],
+      });
+      reportPanel.onDidDispose(() => {
+        reportPanel = undefined;
+      });
+    }
+    reportPanel.title = title;
+    reportPanel.webview.html = withReportPolicy(html);
+    reportPanel.reveal();
+    return { success: true };
+  } catch (error) {
+    output.warn(`Showing the report ${params.uri} failed: ${error}`);
+    return { success: false };
+  }
+}
+
 /** bundled/launch.py when this is a platform-specific .vsix that carries the server. */
 function bundledLauncher(context) {
   const launcher = path.join(context.extensionPath, BUNDLED_LAUNCHER);
@@ -226,6 +262,9 @@ async function doStart(context) {
           return compareWithChoices((args) => compareWithNotification(() => next(command, args)), withUri);
         }
         return next(command, withUri);
+      },
+      window: {
+        showDocument: (params, token, next) => showDocumentHere(params, token, next),
       },
     },
   };

@@ -132,6 +132,8 @@ const enums = {
   LogLevel: { Off: 0, Trace: 1, Debug: 2, Info: 3, Warning: 4, Error: 5 },
   DiagnosticTag: { Unnecessary: 1, Deprecated: 2 },
   TextDocumentSaveReason: { Manual: 1, AfterDelay: 2, FocusOut: 3 },
+  UIKind: { Desktop: 1, Web: 2 },
+  ViewColumn: { Active: -1, Beside: -2, One: 1 },
 };
 
 /** A text document as VS Code hands it to extensions. */
@@ -151,9 +153,10 @@ function textDocument(path, languageId, text) {
 /**
  * @param {{settings: object, folder: string, folders?: {path: string, settings?: object}[]}} options
  *   `settings`: the User (and Workspace) values, flat keys; `folders`: the workspace folders,
- *   each with values of its own (default: `folder` alone, with none)
+ *   each with values of its own (default: `folder` alone, with none); `remoteName`: as
+ *   vscode.env.remoteName in a Remote-SSH window ('ssh-remote')
  */
-function createFake({ settings, folder, folders }) {
+function createFake({ settings, folder, folders, remoteName }) {
   const roots = (folders ?? [{ path: folder }]).map((f, index) => ({
     path: f.path,
     settings: f.settings ?? {},
@@ -175,7 +178,8 @@ function createFake({ settings, folder, folders }) {
     statusItems: [],
     log: [],
     updates: [], // {key, value, target, folder} of every settings update
-    notifications: [], // [method, params] the extension sent the server itself
+    external: [], // URIs given to env.openExternal (the local browser)
+    webviews: [], // panels created: {viewType, title, options, webview: {html}}
   };
   const events = {
     openDocument: new EventEmitter(),
@@ -213,6 +217,24 @@ function createFake({ settings, folder, folders }) {
         logLevel: enums.LogLevel.Trace,
         onDidChangeLogLevel: new EventEmitter().event,
       };
+    },
+    createWebviewPanel: (viewType, title, column, options) => {
+      const disposed = new EventEmitter();
+      const panel = {
+        viewType,
+        title,
+        column,
+        options,
+        webview: { html: '' },
+        revealed: 0,
+        reveal() {
+          panel.revealed += 1;
+        },
+        onDidDispose: disposed.event,
+        dispose: () => disposed.fire(),
+      };
+      recorded.webviews.push(panel);
+      return panel;
     },
     createStatusBarItem: (id) => {
       const item = { id, shown: false, show() { this.shown = true; }, hide() { this.shown = false; }, dispose() {} };
@@ -315,6 +337,7 @@ function createFake({ settings, folder, folders }) {
     onDidOpenTextDocument: events.openDocument.event,
     onDidChangeConfiguration: events.configuration.event,
     applyEdit: async () => true,
+    fs: { readFile: async (uri) => new Uint8Array(readFileSync(uri.fsPath)) },
     // opened without an editor (as VS Code does for openTextDocument): synced, not shown
     openTextDocument: async (uri) => {
       const document = textDocument(uri.fsPath, 'fusion-switch', readFileSync(uri.fsPath, 'utf8'));
@@ -363,7 +386,18 @@ function createFake({ settings, folder, folders }) {
   };
   const known = {
     version: '1.91.0',
-    env: { appName: 'Fake Code', language: 'en', openExternal: async () => true, machineId: 'test' },
+    env: {
+      appName: 'Fake Code',
+      language: 'en',
+      machineId: 'test',
+      remoteName,
+      uiKind: enums.UIKind.Desktop,
+      // what VS Code answers even when the local browser cannot open the file
+      openExternal: async (uri) => {
+        recorded.external.push(uri.toString());
+        return true;
+      },
+    },
     extensions: { getExtension: () => undefined },
     Disposable,
     EventEmitter,

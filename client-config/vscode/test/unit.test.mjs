@@ -14,6 +14,7 @@ const { statusText } = require('../src/status.js');
 const { commandArguments } = require('../src/commandArgs.js');
 const { statusOfFolder, targetSettingLevel } = require('../src/scopes.js');
 const { choiceQuestion, pendingChoice, withChoice } = require('../src/compareChoices.js');
+const { REPORT_CSP, showsReportHere, withReportPolicy } = require('../src/report.js');
 
 const MODULE = ['-m', 'fusion_switch', 'serve'];
 
@@ -262,6 +263,31 @@ describe('compare choices', () => {
   test('the value picked is added to the first argument', () => {
     assert.deepEqual(withChoice([{ cfgUri: 'file:///c' }], 'rank', '1'), [{ cfgUri: 'file:///c', rank: '1' }]);
     assert.deepEqual(withChoice([{ cfgUri: 'u', rank: '1' }], 'iteration', '5'), [{ cfgUri: 'u', rank: '1', iteration: '5' }]);
+  });
+});
+
+describe('the report in a remote window', () => {
+  const report = { uri: 'file:///srv/p/.fusion-switch/fusion_switch.cfg.compare/report.html', external: true };
+  const table = [
+    [report, { remoteName: 'ssh-remote' }, true],
+    [report, { web: true }, true], // code-server, vscode.dev: the browser is not the host
+    [report, {}, false], // local: the default browser opens it
+    [{ ...report, external: false }, { remoteName: 'ssh-remote' }, false],
+    [{ ...report, uri: 'https://example.com/report.html' }, { remoteName: 'ssh-remote' }, false],
+    [{ ...report, uri: 'file:///srv/p/summary.json' }, { remoteName: 'ssh-remote' }, false],
+  ];
+  for (const [params, where, want] of table) {
+    test(`showsReportHere(${params.uri}, external ${params.external}, ${JSON.stringify(where)})`, () => {
+      assert.equal(showsReportHere(params, where), want);
+    });
+  }
+  test('the policy comes first in the head and lets no script run or anything load', () => {
+    const html = withReportPolicy('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><script>x()</script></head><body>r</body></html>');
+    assert.match(html, /^<!DOCTYPE html><html lang="en"><head><meta http-equiv="Content-Security-Policy"/);
+    assert.ok(html.indexOf('Content-Security-Policy') < html.indexOf('<script>'));
+    assert.match(REPORT_CSP, /default-src 'none'/);
+    assert.doesNotMatch(REPORT_CSP, /script-src|unsafe-eval/);
+    assert.match(withReportPolicy('just text'), /^<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy"[^>]*><\/head><body>just text/);
   });
 });
 

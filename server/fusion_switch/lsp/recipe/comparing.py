@@ -279,7 +279,8 @@ async def cancel_compare(ls: FusionSwitchServer, params: dict):
 
 @recipe_command(SHOW_REPORT)
 async def show_report(ls: FusionSwitchServer, params: dict):
-    """Open the HTML report in the browser (`window/showDocument`, external) or say where it is."""
+    """Open the HTML report in the browser (`window/showDocument`, external) and say where it
+    is (our VS Code extension shows it in a webview in a remote window)."""
     doc = target.config(ls, params, command=SHOW_REPORT)
     summary = annotations.results(ls, doc)
     report = summary.get("report") if summary else None
@@ -298,11 +299,13 @@ async def show_report(ls: FusionSwitchServer, params: dict):
             f"fusion-switch: not opening {path}: no comparison of yours wrote it (or it changed "
             "since). Run fusionSwitch.compare to make a report."
         )
+    shown = False
     if ls.state.client.show_document:
         result = await ls.window_show_document_async(
             types.ShowDocumentParams(uri=path.as_uri(), external=True)
         )
-        if result is not None and result.success:
-            return {"shown": True, "report": report}
+        shown = result is not None and result.success
+    # the path always: an editor that says it opened the report may have opened nothing (VS
+    # Code over Remote-SSH hands the remote path to the local browser and reports success)
     show(ls, f"fusion-switch: the comparison report is {path}", types.MessageType.Info)
-    return {"shown": False, "report": report}
+    return {"shown": shown, "report": report}
