@@ -28,6 +28,7 @@ const { confirmationFor } = require('./confirm');
 const { statusOfFolder, targetSettingLevel } = require('./scopes');
 const { choiceQuestion, pendingChoice, withChoice } = require('./compareChoices');
 const { showsReportHere, withReportPolicy } = require('./report');
+const { LONG_RUNS, restartQuestion } = require('./longRuns');
 
 const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
 const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
@@ -52,7 +53,7 @@ async function activate(context) {
 
   const handlers = {
     'fusionSwitch.selectTarget': () => selectTarget(context),
-    'fusionSwitch.restartServer': () => restart(context),
+    'fusionSwitch.restartServer': () => restartUnlessBusy(context),
     'fusionSwitch.showOutput': () => output.show(true),
   };
   for (const id of CLIENT_COMMANDS) {
@@ -63,7 +64,7 @@ async function activate(context) {
     vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${SECTION}.server`)) {
-        restart(context);
+        restartUnlessBusy(context);
       } else if (event.affectsConfiguration(SECTION)) {
         tellSettingsChanged();
         updateStatus();
@@ -102,24 +103,60 @@ async function pythonFromExtension() {
   }
 }
 
+/** The long commands running (kind → how many), and the restart waiting for them to end. */
+const inFlight = new Map();
+let restartWhenIdle;
+
 /**
  * The language client shows work-done progress in the status bar only (no cancel button), so
- * the comparison also gets a notification whose Cancel asks the server to stop it.
+ * a comparison or bisection also gets a notification whose Cancel asks the server to stop it
+ * (see longRuns.js); while it runs, a restart of the server is asked about first.
  */
-function compareWithNotification(run) {
-  return vscode.window.withProgress(
-    {
-      location: vscode.ProgressLocation.Notification,
-      title: 'Fusion Switch: comparing fusion on vs off',
-      cancellable: true,
-    },
+function runWithNotification(command, run) {
+  const { kind, title, cancel } = LONG_RUNS[command];
+  inFlight.set(kind, (inFlight.get(kind) ?? 0) + 1);
+  const shown = vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
     (_progress, token) => {
       token.onCancellationRequested(() => {
-        vscode.commands.executeCommand('fusionSwitch.cancelCompare');
+        vscode.commands.executeCommand(cancel);
       });
       return run();
     },
   );
+  return Promise.resolve(shown).finally(() => {
+    const left = inFlight.get(kind) - 1;
+    if (left > 0) {
+      inFlight.set(kind, left);
+    } else {
+      inFlight.delete(kind);
+    }
+    if (inFlight.size === 0 && restartWhenIdle) {
+      const go = restartWhenIdle;
+      restartWhenIdle = undefined;
+      go();
+    }
+  });
+}
+
+/** Restarts the server (its settings changed, or Restart Server), asking first while a
+ * comparison or bisection runs: a restart stops it. Not now: once it ends. */
+async function restartUnlessBusy(context) {
+  const question = restartQuestion([...inFlight.keys()]);
+  if (!question) {
+    return restart(context);
+  }
+  const answer = await vscode.window.showWarningMessage(
+    question.message,
+    { modal: true, detail: question.detail },
+    question.now,
+    question.later,
+  );
+  if (answer === question.now || inFlight.size === 0) {
+    return restart(context); // asked to, or it ended while the question was open
+  }
+  restartWhenIdle = () => restart(context);
+  output.info('The server restarts with its new settings once the running command ends.');
 }
 
 /**
@@ -259,7 +296,10 @@ async function doStart(context) {
           }
         }
         if (command === 'fusionSwitch.compare') {
-          return compareWithChoices((args) => compareWithNotification(() => next(command, args)), withUri);
+          return compareWithChoices((args) => runWithNotification(command, () => next(command, args)), withUri);
+        }
+        if (command === 'fusionSwitch.bisect') {
+          return runWithNotification(command, () => next(command, withUri));
         }
         return next(command, withUri);
       },

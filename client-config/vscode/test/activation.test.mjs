@@ -384,3 +384,49 @@ describe('Show Report', { skip }, () => {
     });
   }
 });
+
+describe('a running bisection', { skip }, () => {
+  // a review: its progress showed only in the status bar, with no Cancel button, and a change
+  // of fusionSwitch.server.* restarted the server under it, killing it without a word
+  test('shows a notification whose Cancel stops it; a server setting changed meanwhile waits for it', async () => {
+    const { fake, extension, folder } = await activate({ 'fusionSwitch.server.pythonPath': python });
+    running.push(extension);
+    const { recorded, answers, vscode } = fake;
+    const path = join(folder, 'fusion_switch.cfg');
+    writeFileSync(path, CFG);
+    fake.open(path, 'fusion-switch', CFG);
+    const fired = { SoftmaxFusionPass: { effect_times: '1', match_times: '1' } };
+    writeFileSync(join(folder, 'fusion_result.json'), JSON.stringify({ session_and_graph_id_0_0: { graph_fusion: fired } }));
+    const fakeJob = join(repoRoot, 'tests', 'cli', 'fake_job.py');
+    const state = join(folder, 'job-state');
+    answers.inputBox = `FAKE_MODE=slow FAKE_SLEEP=60 FAKE_STATE='${state}' '${python}' '${fakeJob}' {cfg}`;
+    answers.openDialog = undefined;
+    const bisection = recorded.commands.get('fusionSwitch.bisect')(vscode.Uri.file(path));
+    const notification = await until(
+      () =>
+        recorded.progress.find(
+          (p) => p.options.location === vscode.ProgressLocation.Notification && /bisect/i.test(p.options.title ?? ''),
+        ),
+      'the notification (the client shows the work-done progress in the status bar only)',
+    );
+    assert.equal(notification.options.cancellable, true);
+    await until(() => existsSync(state), 'the job running');
+
+    const starts = () => recorded.log.filter((l) => l.includes('Starting ')).length;
+    const before = starts();
+    await vscode.workspace.getConfiguration('fusionSwitch').update('server.pythonPath', python, 1);
+    await until(() => recorded.messages.some(([, text]) => /bisection is running/.test(text)), 'the question');
+    assert.equal(starts(), before, 'not restarted under the bisection');
+
+    notification.cancel();
+    const result = await bisection;
+    assert.ok(recorded.executed.some(([id]) => id === 'fusionSwitch.cancelBisect'), JSON.stringify(recorded.executed));
+    assert.ok(result && !result.error, JSON.stringify(result));
+    assert.equal(readFileSync(path, 'utf8'), CFG, 'the file is put back');
+    const runningAgain = () =>
+      recorded.executed.filter(([id, key, value]) => id === 'setContext' && key === 'fusionSwitch.serverRunning' && value).length;
+    const ran = runningAgain();
+    await until(() => starts() > before, 'the restart once it ended');
+    await until(() => runningAgain() > ran, 'the server running again');
+  });
+});

@@ -179,6 +179,7 @@ function createFake({ settings, folder, folders, remoteName }) {
     log: [],
     updates: [], // {key, value, target, folder} of every settings update
     external: [], // URIs given to env.openExternal (the local browser)
+    progress: [], // {options, cancel(), done} of every window.withProgress
     webviews: [], // panels created: {viewType, title, options, webview: {html}}
   };
   const events = {
@@ -244,7 +245,15 @@ function createFake({ settings, folder, folders, remoteName }) {
     showErrorMessage: async (text) => void recorded.messages.push(['error', text]),
     showWarningMessage: async (text) => void recorded.messages.push(['warning', text]),
     showInformationMessage: async (text) => void recorded.messages.push(['info', text]),
-    withProgress: (_options, task) => task({ report() {} }, new CancellationTokenSource().token),
+    // recorded with a `cancel()` that acts as the notification's Cancel button
+    withProgress: (options, task) => {
+      const source = new CancellationTokenSource();
+      const run = { options, cancel: () => source.cancel(), done: false };
+      recorded.progress.push(run);
+      return Promise.resolve(task({ report() {} }, source.token)).finally(() => {
+        run.done = true;
+      });
+    },
     // what the user answers, set by a test (undefined: the question was closed)
     showInputBox: async (options) => {
       recorded.questions.push(options.title ?? options.prompt);

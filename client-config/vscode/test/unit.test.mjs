@@ -15,6 +15,7 @@ const { commandArguments } = require('../src/commandArgs.js');
 const { statusOfFolder, targetSettingLevel } = require('../src/scopes.js');
 const { choiceQuestion, pendingChoice, withChoice } = require('../src/compareChoices.js');
 const { REPORT_CSP, showsReportHere, withReportPolicy } = require('../src/report.js');
+const { LONG_RUNS, restartQuestion } = require('../src/longRuns.js');
 
 const MODULE = ['-m', 'fusion_switch', 'serve'];
 
@@ -289,6 +290,36 @@ describe('the report in a remote window', () => {
     assert.doesNotMatch(REPORT_CSP, /script-src|unsafe-eval/);
     assert.match(withReportPolicy('just text'), /^<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy"[^>]*><\/head><body>just text/);
   });
+});
+
+describe('long commands', () => {
+  test('compare and bisect each get a notification whose Cancel is their cancel command', () => {
+    assert.equal(LONG_RUNS['fusionSwitch.compare'].cancel, 'fusionSwitch.cancelCompare');
+    assert.equal(LONG_RUNS['fusionSwitch.bisect'].cancel, 'fusionSwitch.cancelBisect');
+    const manifest = require('../package.json');
+    const contributed = manifest.contributes.commands.map((c) => c.command);
+    for (const [command, run] of Object.entries(LONG_RUNS)) {
+      assert.ok(contributed.includes(command) && contributed.includes(run.cancel), command);
+    }
+  });
+  const table = [
+    [[], undefined],
+    [['bisection'], /^Fusion Switch: a bisection is running; restart/],
+    [['comparison'], /^Fusion Switch: a comparison is running; restart/],
+    [['comparison', 'bisection'], /^Fusion Switch: a comparison and a bisection are running; restart/],
+  ];
+  for (const [kinds, want] of table) {
+    test(`restartQuestion(${JSON.stringify(kinds)})`, () => {
+      const question = restartQuestion(kinds);
+      if (want === undefined) {
+        assert.equal(question, undefined);
+      } else {
+        assert.match(question.message, want);
+        assert.match(question.detail, /stops it/);
+        assert.notEqual(question.now, question.later);
+      }
+    });
+  }
 });
 
 describe('setting scopes', () => {
