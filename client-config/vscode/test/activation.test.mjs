@@ -109,7 +109,10 @@ describe('activation with the real server', { skip }, () => {
     const initialize = recorded.log.find((l) => l.includes("Sending request 'initialize"));
     assert.ok(initialize, 'trace.server honoured');
     const params = JSON.parse(initialize.slice(initialize.indexOf('Params: ') + 8));
-    assert.deepEqual(params.capabilities.experimental.fusionSwitch, { statusNotification: 'fusionSwitch/status' });
+    assert.deepEqual(params.capabilities.experimental.fusionSwitch, {
+      statusNotification: 'fusionSwitch/status',
+      compareChoices: true, // the rank or iteration is asked with a quick pick here
+    });
     assert.equal(params.initializationOptions.fusionSwitch.target, 'Ascend950PR_9599');
     assert.equal('server' in params.initializationOptions.fusionSwitch, true); // whole section
     // Server commands are registered by the client from executeCommandProvider.
