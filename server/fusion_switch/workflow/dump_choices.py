@@ -57,8 +57,8 @@ def _common(first: list, second: list) -> list[str]:
 def editor_hint(choice: Choice) -> str:
     """What to do from the editor (its message replaces the command line's flag)."""
     values = ", ".join(choice.values)
-    what = "ranks (device ids)" if choice.key == "rank" else "iterations"
+    what = "device ids" if choice.key == "rank" else "iterations"
     return (
         f"From the editor: set {SETTING[choice.key]} or give the compare command the argument "
-        f'"{choice.key}": one of {values} (the {what} dumped on both sides).'
+        f'"{choice.key}": one of {values} ({what} dumped on both sides).'
     )
