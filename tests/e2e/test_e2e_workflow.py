@@ -205,6 +205,9 @@ async def test_compare_annotates_and_apply_suspects_edits(session, case, tmp_pat
     else:
         assert report["shown"] is True
         assert session.client.shown_documents[-1].external is True
+        # said even when the editor says it opened it: over Remote-SSH VS Code "opened" a
+        # path of the remote host in the local browser, where it does not exist (a review)
+        assert str(tmp_path / "out" / "report.html") in session.client.messages[-1].message
     session.close(uri)
 
 

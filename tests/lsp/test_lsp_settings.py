@@ -36,6 +36,14 @@ BASE = Settings(target="Atlas A2", extra_files=("/a.json",))
         ({"compare": {"workers": " 3 "}}, Settings(compare=CompareSettings(workers=3))),
         ({"fusionSwitch.compare.workers": 0}, Settings()),  # every core
         ({"compare": {"workers": ""}}, Settings()),  # Emacs sends "" for a key left unset
+        (
+            {"compare": {"rank": 1, "iteration": " 7 "}},
+            Settings(compare=CompareSettings(rank="1", iteration="7")),
+        ),
+        (
+            {"fusionSwitch.compare.iteration": "all"},
+            Settings(compare=CompareSettings(iteration="all")),
+        ),
         ({}, Settings()),
         (None, Settings()),
         ("garbage", Settings()),
@@ -96,6 +104,8 @@ def test_settings_table_is_complete_and_well_formed() -> None:
         "fusionSwitch.compare.output",
         "fusionSwitch.compare.memoryBudget",
         "fusionSwitch.compare.workers",
+        "fusionSwitch.compare.rank",
+        "fusionSwitch.compare.iteration",
         "fusionSwitch.trace.server",
     }
     for key, spec in SETTINGS.items():

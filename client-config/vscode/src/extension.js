@@ -25,6 +25,10 @@ const path = require('node:path');
 const { statusText } = require('./status');
 const { commandArguments } = require('./commandArgs');
 const { confirmationFor } = require('./confirm');
+const { statusOfFolder, targetSettingLevel } = require('./scopes');
+const { choiceQuestion, pendingChoice, withChoice } = require('./compareChoices');
+const { showsReportHere, withReportPolicy } = require('./report');
+const { LONG_RUNS, restartQuestion } = require('./longRuns');
 
 const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
 const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
@@ -49,7 +53,7 @@ async function activate(context) {
 
   const handlers = {
     'fusionSwitch.selectTarget': () => selectTarget(context),
-    'fusionSwitch.restartServer': () => restart(context),
+    'fusionSwitch.restartServer': () => restartUnlessBusy(context),
     'fusionSwitch.showOutput': () => output.show(true),
   };
   for (const id of CLIENT_COMMANDS) {
@@ -57,15 +61,12 @@ async function activate(context) {
   }
 
   context.subscriptions.push(
-    vscode.window.onDidChangeActiveTextEditor(() => {
-      updateStatus();
-      sendSettings(); // the folder (and its settings) may have changed
-    }),
+    vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${SECTION}.server`)) {
-        restart(context);
+        restartUnlessBusy(context);
       } else if (event.affectsConfiguration(SECTION)) {
-        sendSettings();
+        tellSettingsChanged();
         updateStatus();
       }
     }),
@@ -102,24 +103,122 @@ async function pythonFromExtension() {
   }
 }
 
+/** The long commands running (kind → how many), and the restart waiting for them to end. */
+const inFlight = new Map();
+let restartWhenIdle;
+
 /**
  * The language client shows work-done progress in the status bar only (no cancel button), so
- * the comparison also gets a notification whose Cancel asks the server to stop it.
+ * a comparison or bisection also gets a notification whose Cancel asks the server to stop it
+ * (see longRuns.js); while it runs, a restart of the server is asked about first.
  */
-function compareWithNotification(run) {
-  return vscode.window.withProgress(
-    {
-      location: vscode.ProgressLocation.Notification,
-      title: 'Fusion Switch: comparing fusion on vs off',
-      cancellable: true,
-    },
+function runWithNotification(command, run) {
+  const { kind, title, cancel } = LONG_RUNS[command];
+  inFlight.set(kind, (inFlight.get(kind) ?? 0) + 1);
+  const shown = vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
     (_progress, token) => {
       token.onCancellationRequested(() => {
-        vscode.commands.executeCommand('fusionSwitch.cancelCompare');
+        vscode.commands.executeCommand(cancel);
       });
       return run();
     },
   );
+  return Promise.resolve(shown).finally(() => {
+    const left = inFlight.get(kind) - 1;
+    if (left > 0) {
+      inFlight.set(kind, left);
+    } else {
+      inFlight.delete(kind);
+    }
+    if (inFlight.size === 0 && restartWhenIdle) {
+      const go = restartWhenIdle;
+      restartWhenIdle = undefined;
+      go();
+    }
+  });
+}
+
+/** Restarts the server (its settings changed, or Restart Server), asking first while a
+ * comparison or bisection runs: a restart stops it. Not now: once it ends. */
+async function restartUnlessBusy(context) {
+  const question = restartQuestion([...inFlight.keys()]);
+  if (!question) {
+    return restart(context);
+  }
+  const answer = await vscode.window.showWarningMessage(
+    question.message,
+    { modal: true, detail: question.detail },
+    question.now,
+    question.later,
+  );
+  if (answer === question.now || inFlight.size === 0) {
+    return restart(context); // asked to, or it ended while the question was open
+  }
+  restartWhenIdle = () => restart(context);
+  output.info('The server restarts with its new settings once the running command ends.');
+}
+
+/**
+ * Runs the comparison; when the dumps hold several ranks or iterations (the answer's `choose`,
+ * see compareChoices.js), asks which with a quick pick and runs it again with the one picked.
+ * Closing the pick shows the server's message (which names the setting to use instead).
+ */
+async function compareWithChoices(run, args) {
+  let current = args;
+  for (let asked = 0; ; asked += 1) {
+    const result = await run(current);
+    const choice = pendingChoice(result);
+    if (!choice) {
+      return result;
+    }
+    const question = choiceQuestion(choice);
+    const picked =
+      asked < KEYS_TO_ASK
+        ? await vscode.window.showQuickPick(question.items, { ...question, ignoreFocusOut: true })
+        : undefined;
+    if (!picked) {
+      vscode.window.showWarningMessage(result.error);
+      return result;
+    }
+    current = withChoice(current, choice.key, picked.label);
+  }
+}
+const KEYS_TO_ASK = 2; // a rank, then an iteration
+
+/** The report panel, reused by the next Show Report while it is open. */
+let reportPanel;
+
+/**
+ * window/showDocument: in a remote or browser window the comparison report is shown here, in
+ * a webview (see report.js); anything else as vscode-languageclient does it.
+ */
+async function showDocumentHere(params, token, next) {
+  const where = { remoteName: vscode.env.remoteName, web: vscode.env.uiKind === vscode.UIKind.Web };
+  if (!showsReportHere(params, where)) {
+    return next(params, token);
+  }
+  try {
+    const uri = vscode.Uri.parse(params.uri);
+    const html = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+    const title = `Fusion Switch report (${path.basename(path.dirname(uri.fsPath))})`;
+    if (!reportPanel) {
+      reportPanel = vscode.window.createWebviewPanel('fusionSwitch.report', title, vscode.ViewColumn.Active, {
+        enableScripts: false,
+        localResourceRoots: [],
+      });
+      reportPanel.onDidDispose(() => {
+        reportPanel = undefined;
+      });
+    }
+    reportPanel.title = title;
+    reportPanel.webview.html = withReportPolicy(html);
+    reportPanel.reveal();
+    return { success: true };
+  } catch (error) {
+    output.warn(`Showing the report ${params.uri} failed: ${error}`);
+    return { success: false };
+  }
 }
 
 /** bundled/launch.py when this is a platform-specific .vsix that carries the server. */
@@ -167,10 +266,9 @@ async function doStart(context) {
       { scheme: 'file', language: LANGUAGE_ID },
       { scheme: 'untitled', language: LANGUAGE_ID },
     ],
-    // Settings are sent scoped to the folder of the active configuration (see sendSettings), so
-    // folder settings reach the server too; a plain configurationSection sync would send the
-    // unscoped (User + Workspace) values only.
-    initializationOptions: { [SECTION]: plainSettings() },
+    // The window's values (User + Workspace); the server asks for each configuration's folder
+    // itself (workspace/configuration with its scopeUri), see scopes.js.
+    initializationOptions: { [SECTION]: windowSettings() },
     outputChannel: output,
     traceOutputChannel: output,
     // Start failures are reported by showStartError with a fix; no second pop-up.
@@ -198,14 +296,15 @@ async function doStart(context) {
           }
         }
         if (command === 'fusionSwitch.compare') {
-          return compareWithNotification(() => next(command, withUri));
+          return compareWithChoices((args) => runWithNotification(command, () => next(command, args)), withUri);
+        }
+        if (command === 'fusionSwitch.bisect') {
+          return runWithNotification(command, () => next(command, withUri));
         }
         return next(command, withUri);
       },
-      workspace: {
-        // the server asks for section fusionSwitch without a scope: answer for the folder
-        configuration: (params, token, next) =>
-          next({ ...params, items: params.items.map((item) => scoped(item)) }, token),
+      window: {
+        showDocument: (params, token, next) => showDocumentHere(params, token, next),
       },
     },
   };
@@ -225,7 +324,6 @@ async function doStart(context) {
         statusItem.command = 'fusionSwitch.showOutput';
       } else if (running) {
         statusItem.command = 'fusionSwitch.selectTarget';
-        lastSent = JSON.stringify({ [SECTION]: plainSettings() }); // sent as initializationOptions
         updateStatus();
       }
     }),
@@ -254,7 +352,8 @@ const statusCapability = {
   fillClientCapabilities(capabilities) {
     capabilities.experimental = {
       ...(capabilities.experimental ?? {}),
-      [SECTION]: { statusNotification: STATUS_NOTIFICATION },
+      // compareChoices: a comparison's rank or iteration is asked with a quick pick here
+      [SECTION]: { statusNotification: STATUS_NOTIFICATION, compareChoices: true },
     };
   },
   initialize() {},
@@ -279,39 +378,20 @@ async function restart(context) {
   await start(context);
 }
 
-/** Where settings are read: the active configuration's folder, else the first folder. */
-function settingsScope() {
-  const editor = vscode.window.activeTextEditor;
-  if (editor && editor.document.languageId === LANGUAGE_ID) {
-    return editor.document.uri;
-  }
-  return vscode.workspace.workspaceFolders?.[0]?.uri;
+/** The fusionSwitch settings of the window (User < Workspace), as plain JSON. */
+function windowSettings() {
+  return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration(SECTION)));
 }
 
-/** The fusionSwitch settings (User < Workspace < folder) as plain JSON. */
-function plainSettings() {
-  return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration(SECTION, settingsScope())));
-}
-
-function scoped(item) {
-  const scope = settingsScope();
-  return item.scopeUri || !scope ? item : { ...item, scopeUri: scope.toString() };
-}
-
-let lastSent;
-/** Push the scoped settings to the server when they differ from what it last got. */
-function sendSettings() {
+/** Tells the server that settings changed, with no payload: it asks again for the window's
+ * and for each folder's (a payload would be one folder's values for the whole window). */
+function tellSettingsChanged() {
   if (!client || client.state !== State.Running) {
     return;
   }
-  const settings = { [SECTION]: plainSettings() };
-  const text = JSON.stringify(settings);
-  if (text !== lastSent) {
-    lastSent = text;
-    client.sendNotification('workspace/didChangeConfiguration', { settings }).catch((error) => {
-      output.warn(`Sending settings failed: ${error}`);
-    });
-  }
+  client.sendNotification('workspace/didChangeConfiguration', { settings: null }).catch((error) => {
+    output.warn(`Telling the server about changed settings failed: ${error}`);
+  });
 }
 
 function activeCfgUri() {
@@ -370,7 +450,7 @@ function updateStatus() {
   }
   if (client && client.state === State.Running) {
     const configured = vscode.workspace.getConfiguration(SECTION, editor.document.uri).get('target', '');
-    const { text, tooltip } = statusText(lastStatus, configured);
+    const { text, tooltip } = statusText(activeFolderStatus(editor.document.uri), configured);
     statusItem.text = text;
     statusItem.tooltip = tooltip;
   }
@@ -427,14 +507,23 @@ async function selectTarget(context) {
   if (chosen === undefined) {
     return;
   }
-  const inspect = settings.inspect('target');
-  const where =
-    inspect?.workspaceFolderValue !== undefined
-      ? vscode.ConfigurationTarget.WorkspaceFolder
-      : vscode.workspace.workspaceFolders
-        ? vscode.ConfigurationTarget.Workspace
-        : vscode.ConfigurationTarget.Global;
-  await settings.update('target', chosen.label, where);
+  await settings.update('target', chosen.label, targetLevel(settings, scope));
+}
+
+/** Where Select Target writes (see scopes.js): the active configuration's folder in a
+ * multi-root window. */
+function targetLevel(settings, scope) {
+  const level = targetSettingLevel({
+    folders: vscode.workspace.workspaceFolders?.length ?? 0,
+    inFolder: Boolean(scope && vscode.workspace.getWorkspaceFolder(scope)),
+    folderValue: settings.inspect('target')?.workspaceFolderValue,
+  });
+  return vscode.ConfigurationTarget[level];
+}
+
+/** The server's status for the folder of the configuration `uri` (see scopes.js). */
+function activeFolderStatus(uri) {
+  return statusOfFolder(lastStatus, vscode.workspace.getWorkspaceFolder(uri)?.uri.toString());
 }
 
 module.exports = { activate, deactivate };

@@ -4,12 +4,13 @@
 // when no server can start, the user gets the error with the fix.
 // Python: $FUSION_SWITCH_PYTHON, else the repository's .venv/bin/python.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import Module, { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, afterEach, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const { createFake } = require('./fakeVscode.cjs');
@@ -50,10 +51,12 @@ function defaults() {
   return settings;
 }
 
-/** Loads a fresh copy of the bundle wired to a new fake `vscode`, and activates it. */
-async function activate(settings) {
-  const folder = temporaryFolder('fusion-switch-vscode-');
-  const fake = createFake({ settings: { ...defaults(), ...settings }, folder });
+/** Loads a fresh copy of the bundle wired to a new fake `vscode`, and activates it.
+ * `folders`: the workspace folders with values of their own (default: one new folder);
+ * `options`: more for the fake (`remoteName`). */
+async function activate(settings, folders, options = {}) {
+  const folder = folders ? folders[0].path : temporaryFolder('fusion-switch-vscode-');
+  const fake = createFake({ settings: { ...defaults(), ...settings }, folder, folders, ...options });
   const load = Module._load;
   Module._load = function (request, ...rest) {
     return request === 'vscode' ? fake.vscode : load.call(this, request, ...rest);
@@ -106,7 +109,10 @@ describe('activation with the real server', { skip }, () => {
     const initialize = recorded.log.find((l) => l.includes("Sending request 'initialize"));
     assert.ok(initialize, 'trace.server honoured');
     const params = JSON.parse(initialize.slice(initialize.indexOf('Params: ') + 8));
-    assert.deepEqual(params.capabilities.experimental.fusionSwitch, { statusNotification: 'fusionSwitch/status' });
+    assert.deepEqual(params.capabilities.experimental.fusionSwitch, {
+      statusNotification: 'fusionSwitch/status',
+      compareChoices: true, // the rank or iteration is asked with a quick pick here
+    });
     assert.equal(params.initializationOptions.fusionSwitch.target, 'Ascend950PR_9599');
     assert.equal('server' in params.initializationOptions.fusionSwitch, true); // whole section
     // Server commands are registered by the client from executeCommandProvider.
@@ -234,5 +240,196 @@ describe('commands from menus and the palette', { skip }, () => {
     answers.openDialog = undefined; // cancelled: the fusion_result.json next to the file
     const result = await bisect(vscode.Uri.file(path));
     assert.deepEqual(result?.guilty?.map((g) => g.rule), ['SoftmaxFusionPass'], JSON.stringify(result));
+  });
+});
+
+const UB = `{
+  "Switch": {
+    "GraphFusion": {"ALL": "on"},
+    "UBFusion": {"ALL": "on"}
+  }
+}
+`;
+const UB_CODE = 'ub-unsupported-on-target';
+
+describe('multi-root windows', { skip }, () => {
+  // A review: the extension pushed the active folder's settings for the whole window (folder B
+  // checked with folder A's target; Compare on B with A's paths), and Select Target wrote the
+  // workspace's value, not the active configuration's folder's.
+  test("each folder's configuration is checked with its folder's settings; Select Target writes that folder", async () => {
+    const root = temporaryFolder('fusion-switch-multiroot-');
+    const [a, b] = [join(root, 'projA'), join(root, 'projB')];
+    for (const folder of [a, b]) {
+      mkdirSync(folder);
+      writeFileSync(join(folder, 'fusion_switch.cfg'), UB);
+    }
+    const { fake, extension } = await activate(
+      { 'fusionSwitch.server.pythonPath': python, 'fusionSwitch.trace.server': 'verbose' },
+      [
+        { path: a, settings: { 'fusionSwitch.target': 'Atlas 350' } },
+        { path: b, settings: { 'fusionSwitch.target': 'Ascend910B1' } },
+      ],
+    );
+    running.push(extension);
+    const { recorded, answers } = fake;
+    const initialize = recorded.log.find((l) => l.includes("Sending request 'initialize"));
+    const params = JSON.parse(initialize.slice(initialize.indexOf('Params: ') + 8));
+    // the window's values, not the first folder's
+    assert.equal(params.initializationOptions.fusionSwitch.target, '');
+
+    const codes = (document) =>
+      (recorded.diagnostics.get(document.uri.toString()) ?? []).map((d) => d.code?.value ?? d.code);
+    const docB = fake.open(join(b, 'fusion_switch.cfg'), 'fusion-switch', UB);
+    const docA = fake.open(join(a, 'fusion_switch.cfg'), 'fusion-switch', UB); // A is active
+    await until(() => codes(docA).includes(UB_CODE), "A's diagnostics for Atlas 350");
+    await until(() => codes(docB).length, "B's diagnostics");
+    await new Promise((r) => setTimeout(r, 500)); // any later publication for B
+    assert.ok(!codes(docB).includes(UB_CODE), JSON.stringify(codes(docB)));
+    const pushed = recorded.log.filter((l) => l.includes("Sending notification 'workspace/didChangeConfiguration'"));
+    assert.ok(!pushed.some((l) => l.includes('Atlas 350')), pushed.join('\n'));
+
+    fake.show(docB);
+    const status = recorded.statusItems.find((item) => item.id === 'fusionSwitch.status');
+    await until(() => /910B/.test(status.text), "B's target in the status bar");
+    answers.quickPick = 'Ascend950PR_9599';
+    await recorded.commands.get('fusionSwitch.selectTarget')();
+    assert.deepEqual(recorded.updates.at(-1), {
+      key: 'fusionSwitch.target',
+      value: 'Ascend950PR_9599',
+      target: fake.vscode.ConfigurationTarget.WorkspaceFolder,
+      folder: b,
+    });
+    // told that settings changed, the server asks B's folder again
+    await until(() => codes(docB).includes(UB_CODE), "B's diagnostics for its new target");
+    fake.show(docA);
+    await until(() => /Atlas 350/.test(status.text), "A's target in the status bar");
+  });
+});
+
+/** A generated comparison case whose dump folders hold ranks 0 and 1 (1 a copy of 0). */
+function caseWithTwoRanks(root) {
+  const code = `
+import json, shutil, sys
+from fusion_switch.synth.generator import generate_case
+case = generate_case(sys.argv[1], n_ops=40)
+roots = {}
+for side, leaf in (("on", case.on_dump), ("off", case.off_dump)):
+    rank0 = leaf.parents[2]
+    shutil.copytree(rank0, rank0.parent / "1")
+    roots[side] = str(rank0.parents[1])
+print(json.dumps({"onDump": roots["on"], "offDump": roots["off"], "onGraph": str(case.on_graph), "offGraph": str(case.off_graph)}))
+`;
+  return JSON.parse(execFileSync(python, ['-c', code, join(root, 'case')], { encoding: 'utf8' }));
+}
+
+describe('compare with several ranks', { skip }, () => {
+  // a review: the editor's comparison could not name a rank, yet was told to "pass --rank R"
+  test('asks which rank with a quick pick and compares that one', async () => {
+    const root = temporaryFolder('fusion-switch-ranks-');
+    const inputs = caseWithTwoRanks(root);
+    const settings = { 'fusionSwitch.server.pythonPath': python };
+    for (const [key, value] of Object.entries(inputs)) settings[`fusionSwitch.compare.${key}`] = value;
+    const { fake, extension, folder } = await activate(settings);
+    running.push(extension);
+    const { recorded, answers } = fake;
+    const path = join(folder, 'fusion_switch.cfg');
+    writeFileSync(path, CFG);
+    fake.open(path, 'fusion-switch', CFG);
+
+    answers.quickPick = undefined; // closed: the server's message, naming the setting
+    let result = await recorded.commands.get('fusionSwitch.compare')();
+    assert.deepEqual(result.choose, { rank: ['0', '1'] }, JSON.stringify(result));
+    assert.match(recorded.questions.at(-1), /compare which rank/);
+    await until(() => recorded.messages.some(([, text]) => /fusionSwitch\.compare\.rank/.test(text)), 'the message');
+    assert.equal(recorded.messages.filter(([, text]) => /fusionSwitch\.compare\.rank/.test(text)).length, 1);
+
+    answers.quickPick = '1';
+    result = await recorded.commands.get('fusionSwitch.compare')();
+    assert.ok(result && 'verdict' in result, JSON.stringify(result));
+  });
+});
+
+describe('Show Report', { skip }, () => {
+  // a review: over Remote-SSH the report's remote path went to the local browser, which could
+  // not open it, and VS Code answered success
+  for (const remoteName of ['ssh-remote', undefined]) {
+    test(`in a ${remoteName ? 'remote' : 'local'} window`, async () => {
+      const root = temporaryFolder('fusion-switch-report-');
+      const inputs = caseWithTwoRanks(root);
+      const settings = { 'fusionSwitch.server.pythonPath': python, 'fusionSwitch.compare.rank': '0' };
+      for (const [key, value] of Object.entries(inputs)) settings[`fusionSwitch.compare.${key}`] = value;
+      const { fake, extension, folder } = await activate(settings, undefined, { remoteName });
+      running.push(extension);
+      const { recorded } = fake;
+      const path = join(folder, 'fusion_switch.cfg');
+      writeFileSync(path, CFG);
+      fake.open(path, 'fusion-switch', CFG);
+      const compared = await recorded.commands.get('fusionSwitch.compare')();
+      assert.ok(compared && compared.report, JSON.stringify(compared));
+
+      const shown = await recorded.commands.get('fusionSwitch.showReport')();
+      assert.equal(shown.shown, true, JSON.stringify(shown));
+      // the server says where it is either way
+      await until(() => recorded.messages.some(([, text]) => text.includes(compared.report)), 'the path');
+      if (remoteName) {
+        assert.deepEqual(recorded.external, []);
+        const [panel] = recorded.webviews;
+        assert.equal(panel.options.enableScripts, false);
+        assert.match(panel.webview.html, /<head><meta http-equiv="Content-Security-Policy" content="default-src 'none'/);
+        assert.match(panel.webview.html, /fusion-switch comparison/);
+        await recorded.commands.get('fusionSwitch.showReport')();
+        assert.equal(recorded.webviews.length, 1, 'the panel is reused');
+        assert.equal(panel.revealed, 2);
+      } else {
+        assert.deepEqual(recorded.external, [pathToFileURL(compared.report).href]);
+        assert.deepEqual(recorded.webviews, []);
+      }
+    });
+  }
+});
+
+describe('a running bisection', { skip }, () => {
+  // a review: its progress showed only in the status bar, with no Cancel button, and a change
+  // of fusionSwitch.server.* restarted the server under it, killing it without a word
+  test('shows a notification whose Cancel stops it; a server setting changed meanwhile waits for it', async () => {
+    const { fake, extension, folder } = await activate({ 'fusionSwitch.server.pythonPath': python });
+    running.push(extension);
+    const { recorded, answers, vscode } = fake;
+    const path = join(folder, 'fusion_switch.cfg');
+    writeFileSync(path, CFG);
+    fake.open(path, 'fusion-switch', CFG);
+    const fired = { SoftmaxFusionPass: { effect_times: '1', match_times: '1' } };
+    writeFileSync(join(folder, 'fusion_result.json'), JSON.stringify({ session_and_graph_id_0_0: { graph_fusion: fired } }));
+    const fakeJob = join(repoRoot, 'tests', 'cli', 'fake_job.py');
+    const state = join(folder, 'job-state');
+    answers.inputBox = `FAKE_MODE=slow FAKE_SLEEP=60 FAKE_STATE='${state}' '${python}' '${fakeJob}' {cfg}`;
+    answers.openDialog = undefined;
+    const bisection = recorded.commands.get('fusionSwitch.bisect')(vscode.Uri.file(path));
+    const notification = await until(
+      () =>
+        recorded.progress.find(
+          (p) => p.options.location === vscode.ProgressLocation.Notification && /bisect/i.test(p.options.title ?? ''),
+        ),
+      'the notification (the client shows the work-done progress in the status bar only)',
+    );
+    assert.equal(notification.options.cancellable, true);
+    await until(() => existsSync(state), 'the job running');
+
+    const starts = () => recorded.log.filter((l) => l.includes('Starting ')).length;
+    const before = starts();
+    await vscode.workspace.getConfiguration('fusionSwitch').update('server.pythonPath', python, 1);
+    await until(() => recorded.messages.some(([, text]) => /bisection is running/.test(text)), 'the question');
+    assert.equal(starts(), before, 'not restarted under the bisection');
+
+    notification.cancel();
+    const result = await bisection;
+    assert.ok(recorded.executed.some(([id]) => id === 'fusionSwitch.cancelBisect'), JSON.stringify(recorded.executed));
+    assert.ok(result && !result.error, JSON.stringify(result));
+    assert.equal(readFileSync(path, 'utf8'), CFG, 'the file is put back');
+    const runningAgain = () =>
+      recorded.executed.filter(([id, key, value]) => id === 'setContext' && key === 'fusionSwitch.serverRunning' && value).length;
+    const ran = runningAgain();
+    await until(() => starts() > before, 'the restart once it ended');
+    await until(() => runningAgain() > ran, 'the server running again');
   });
 });

@@ -132,6 +132,8 @@ const enums = {
   LogLevel: { Off: 0, Trace: 1, Debug: 2, Info: 3, Warning: 4, Error: 5 },
   DiagnosticTag: { Unnecessary: 1, Deprecated: 2 },
   TextDocumentSaveReason: { Manual: 1, AfterDelay: 2, FocusOut: 3 },
+  UIKind: { Desktop: 1, Web: 2 },
+  ViewColumn: { Active: -1, Beside: -2, One: 1 },
 };
 
 /** A text document as VS Code hands it to extensions. */
@@ -148,7 +150,25 @@ function textDocument(path, languageId, text) {
   };
 }
 
-function createFake({ settings, folder }) {
+/**
+ * @param {{settings: object, folder: string, folders?: {path: string, settings?: object}[]}} options
+ *   `settings`: the User (and Workspace) values, flat keys; `folders`: the workspace folders,
+ *   each with values of its own (default: `folder` alone, with none); `remoteName`: as
+ *   vscode.env.remoteName in a Remote-SSH window ('ssh-remote')
+ */
+function createFake({ settings, folder, folders, remoteName }) {
+  const roots = (folders ?? [{ path: folder }]).map((f, index) => ({
+    path: f.path,
+    settings: f.settings ?? {},
+    workspaceFolder: { uri: Uri.file(f.path), name: f.path.split('/').pop(), index },
+  }));
+  /** The workspace folder holding a Uri, a document or a folder (innermost), if any. */
+  const rootOf = (scope) => {
+    const uri = scope && (scope.fsPath !== undefined ? scope : scope.uri);
+    if (!uri || typeof uri.fsPath !== 'string') return undefined;
+    const holding = roots.filter((r) => uri.fsPath === r.path || uri.fsPath.startsWith(`${r.path}/`));
+    return holding.sort((x, y) => y.path.length - x.path.length)[0];
+  };
   const recorded = {
     commands: new Map(), // id -> callback
     executed: [], // [id, ...args] of executeCommand
@@ -157,6 +177,10 @@ function createFake({ settings, folder }) {
     questions: [], // titles of the input boxes and dialogs shown
     statusItems: [],
     log: [],
+    updates: [], // {key, value, target, folder} of every settings update
+    external: [], // URIs given to env.openExternal (the local browser)
+    progress: [], // {options, cancel(), done} of every window.withProgress
+    webviews: [], // panels created: {viewType, title, options, webview: {html}}
   };
   const events = {
     openDocument: new EventEmitter(),
@@ -167,7 +191,8 @@ function createFake({ settings, folder }) {
   };
   const tabGroup = { tabs: [], isActive: true, viewColumn: 1 };
   const documents = [];
-  const answers = { inputBox: undefined, openDialog: undefined };
+  // what the user answers (undefined: the question was closed); quickPick: the label picked
+  const answers = { inputBox: undefined, openDialog: undefined, quickPick: undefined };
   const window = {
     activeTextEditor: undefined,
     visibleTextEditors: [],
@@ -194,6 +219,24 @@ function createFake({ settings, folder }) {
         onDidChangeLogLevel: new EventEmitter().event,
       };
     },
+    createWebviewPanel: (viewType, title, column, options) => {
+      const disposed = new EventEmitter();
+      const panel = {
+        viewType,
+        title,
+        column,
+        options,
+        webview: { html: '' },
+        revealed: 0,
+        reveal() {
+          panel.revealed += 1;
+        },
+        onDidDispose: disposed.event,
+        dispose: () => disposed.fire(),
+      };
+      recorded.webviews.push(panel);
+      return panel;
+    },
     createStatusBarItem: (id) => {
       const item = { id, shown: false, show() { this.shown = true; }, hide() { this.shown = false; }, dispose() {} };
       recorded.statusItems.push(item);
@@ -202,7 +245,15 @@ function createFake({ settings, folder }) {
     showErrorMessage: async (text) => void recorded.messages.push(['error', text]),
     showWarningMessage: async (text) => void recorded.messages.push(['warning', text]),
     showInformationMessage: async (text) => void recorded.messages.push(['info', text]),
-    withProgress: (_options, task) => task({ report() {} }, new CancellationTokenSource().token),
+    // recorded with a `cancel()` that acts as the notification's Cancel button
+    withProgress: (options, task) => {
+      const source = new CancellationTokenSource();
+      const run = { options, cancel: () => source.cancel(), done: false };
+      recorded.progress.push(run);
+      return Promise.resolve(task({ report() {} }, source.token)).finally(() => {
+        run.done = true;
+      });
+    },
     // what the user answers, set by a test (undefined: the question was closed)
     showInputBox: async (options) => {
       recorded.questions.push(options.title ?? options.prompt);
@@ -212,38 +263,90 @@ function createFake({ settings, folder }) {
       recorded.questions.push(options.title);
       return answers.openDialog;
     },
+    showQuickPick: async (items, options) => {
+      recorded.questions.push(options?.title ?? options?.placeHolder);
+      const list = await items;
+      return list.find((item) => (typeof item === 'string' ? item : item.label) === answers.quickPick);
+    },
+    /** Shown: the item labelled `answers.quickPick` is accepted (typed first if not listed). */
+    createQuickPick: () => {
+      const accept = new EventEmitter();
+      const hidden = new EventEmitter();
+      const typed = new EventEmitter();
+      const pick = {
+        items: [],
+        selectedItems: [],
+        value: '',
+        onDidAccept: accept.event,
+        onDidHide: hidden.event,
+        onDidChangeValue: typed.event,
+        show() {
+          recorded.questions.push(pick.title);
+          const wanted = answers.quickPick;
+          if (wanted === undefined) return hidden.fire();
+          if (!pick.items.some((item) => item.label === wanted)) {
+            pick.value = wanted;
+            typed.fire(wanted);
+          }
+          pick.selectedItems = pick.items.filter((item) => item.label === wanted);
+          accept.fire();
+        },
+        hide: () => hidden.fire(),
+        dispose() {},
+      };
+      return pick;
+    },
   };
-  const configuration = (section) => {
+  const configuration = (section, scope) => {
     const prefix = section ? `${section}.` : '';
-    const lookup = (key) => settings[`${prefix}${key}`];
-    const nested = {};
-    for (const [key, value] of Object.entries(settings)) {
-      if (!key.startsWith(prefix)) continue;
-      const parts = key.slice(prefix.length).split('.');
-      let node = nested;
-      for (const part of parts.slice(0, -1)) node = node[part] ??= {};
-      node[parts.at(-1)] = value;
-    }
+    const root = rootOf(scope);
+    const layered = { ...settings, ...(root ? root.settings : {}) };
+    const nestedUnder = (start) => {
+      const nested = {};
+      for (const [key, value] of Object.entries(layered)) {
+        if (!key.startsWith(start)) continue;
+        const parts = key.slice(start.length).split('.');
+        let node = nested;
+        for (const part of parts.slice(0, -1)) node = node[part] ??= {};
+        node[parts.at(-1)] = value;
+      }
+      return nested;
+    };
+    // a key's value, or the object of the keys under it (get('fusionSwitch'), as VS Code)
+    const lookup = (key) => {
+      const value = layered[`${prefix}${key}`];
+      if (value !== undefined) return value;
+      const nested = nestedUnder(`${prefix}${key}.`);
+      return Object.keys(nested).length ? nested : undefined;
+    };
     return {
-      ...nested,
+      ...nestedUnder(prefix),
       get: (key, fallback) => (lookup(key) === undefined ? fallback : lookup(key)),
       has: (key) => lookup(key) !== undefined,
-      inspect: (key) => ({ key, globalValue: lookup(key) }),
-      update: async (key, value) => {
-        settings[`${prefix}${key}`] = value;
-        events.configuration.fire({ affectsConfiguration: (s) => `${prefix}${key}`.startsWith(s) });
+      inspect: (key) => ({
+        key,
+        globalValue: settings[`${prefix}${key}`],
+        workspaceFolderValue: root ? root.settings[`${prefix}${key}`] : undefined,
+      }),
+      update: async (key, value, target) => {
+        const full = `${prefix}${key}`;
+        const inFolder = target === enums.ConfigurationTarget.WorkspaceFolder && root;
+        recorded.updates.push({ key: full, value, target, folder: inFolder ? root.path : undefined });
+        (inFolder ? root.settings : settings)[full] = value;
+        events.configuration.fire({ affectsConfiguration: (s) => full.startsWith(s) });
       },
     };
   };
   const workspace = {
-    workspaceFolders: [{ uri: Uri.file(folder), name: 'project', index: 0 }],
+    workspaceFolders: roots.map((r) => r.workspaceFolder),
     textDocuments: documents,
     notebookDocuments: [],
     getConfiguration: configuration,
-    getWorkspaceFolder: () => workspace.workspaceFolders[0],
+    getWorkspaceFolder: (uri) => rootOf(uri)?.workspaceFolder,
     onDidOpenTextDocument: events.openDocument.event,
     onDidChangeConfiguration: events.configuration.event,
     applyEdit: async () => true,
+    fs: { readFile: async (uri) => new Uint8Array(readFileSync(uri.fsPath)) },
     // opened without an editor (as VS Code does for openTextDocument): synced, not shown
     openTextDocument: async (uri) => {
       const document = textDocument(uri.fsPath, 'fusion-switch', readFileSync(uri.fsPath, 'utf8'));
@@ -292,7 +395,18 @@ function createFake({ settings, folder }) {
   };
   const known = {
     version: '1.91.0',
-    env: { appName: 'Fake Code', language: 'en', openExternal: async () => true, machineId: 'test' },
+    env: {
+      appName: 'Fake Code',
+      language: 'en',
+      machineId: 'test',
+      remoteName,
+      uiKind: enums.UIKind.Desktop,
+      // what VS Code answers even when the local browser cannot open the file
+      openExternal: async (uri) => {
+        recorded.external.push(uri.toString());
+        return true;
+      },
+    },
     extensions: { getExtension: () => undefined },
     Disposable,
     EventEmitter,
@@ -328,13 +442,17 @@ function createFake({ settings, folder }) {
     events.tabs.fire({ opened: [tab], closed: [], changed: [] });
     documents.push(document);
     events.openDocument.fire(document);
+    show(document);
+    return document;
+  };
+  /** Makes an open document the active editor, as a user clicking its tab. */
+  const show = (document) => {
     window.activeTextEditor = { document, viewColumn: 1 };
     window.visibleTextEditors = [window.activeTextEditor];
     events.visibleEditors.fire(window.visibleTextEditors);
     events.activeEditor.fire(window.activeTextEditor);
-    return document;
   };
-  return { vscode, recorded, open, answers };
+  return { vscode, recorded, open, show, answers };
 }
 
 module.exports = { createFake };

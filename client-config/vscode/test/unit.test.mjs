@@ -12,6 +12,10 @@ const { chooseServer, probe, resolveExecutable, serverCandidates, startFailureMe
 );
 const { statusText } = require('../src/status.js');
 const { commandArguments } = require('../src/commandArgs.js');
+const { statusOfFolder, targetSettingLevel } = require('../src/scopes.js');
+const { choiceQuestion, pendingChoice, withChoice } = require('../src/compareChoices.js');
+const { REPORT_CSP, showsReportHere, withReportPolicy } = require('../src/report.js');
+const { LONG_RUNS, restartQuestion } = require('../src/longRuns.js');
 
 const MODULE = ['-m', 'fusion_switch', 'serve'];
 
@@ -201,6 +205,123 @@ describe('confirmationFor', () => {
   });
 });
 
+describe('targetSettingLevel', () => {
+  // a review: in a multi-root window Select Target wrote the workspace's value, which every
+  // folder without its own then took
+  const table = [
+    [{ folders: 2, inFolder: true }, 'WorkspaceFolder'],
+    [{ folders: 2, inFolder: false }, 'Workspace'],
+    [{ folders: 1, inFolder: true }, 'Workspace'],
+    [{ folders: 1, inFolder: true, folderValue: 'Atlas 350' }, 'WorkspaceFolder'],
+    [{ folders: 1, inFolder: true, folderValue: '' }, 'WorkspaceFolder'],
+    [{ folders: 0, inFolder: false }, 'Global'],
+  ];
+  for (const [where, want] of table) {
+    test(JSON.stringify(where), () => assert.equal(targetSettingLevel(where), want));
+  }
+});
+
+describe('statusOfFolder', () => {
+  const status = {
+    target: 'Atlas A2',
+    catalogue: 'built-in',
+    suspects: 1,
+    folders: { 'file:///b': { target: 'Atlas 350', catalogue: 'built-in, team' } },
+  };
+  test("a folder with settings of its own shows its target and catalogue", () => {
+    const got = statusOfFolder(status, 'file:///b');
+    assert.equal(got.target, 'Atlas 350');
+    assert.equal(got.catalogue, 'built-in, team');
+    assert.equal(got.suspects, 1);
+  });
+  test("another folder, or none, shows the window's", () => {
+    assert.equal(statusOfFolder(status, 'file:///a'), status);
+    assert.equal(statusOfFolder(status, undefined), status);
+    assert.equal(statusOfFolder(undefined, 'file:///b'), undefined);
+  });
+});
+
+describe('compare choices', () => {
+  const table = [
+    [{ error: 'x', choose: { rank: ['0', '1'] } }, { key: 'rank', values: ['0', '1'] }],
+    [{ error: 'x', choose: { iteration: ['3', '10', 'all'] } }, { key: 'iteration', values: ['3', '10', 'all'] }],
+    [{ verdict: 'no suspect' }, undefined],
+    [{ error: 'x' }, undefined],
+    [{ error: 'x', choose: { rank: [] } }, undefined],
+    [{ error: 'x', choose: { rank: [0, 1] } }, undefined], // not as the server sends them
+    [{ error: 'x', choose: { other: ['a'] } }, undefined],
+    [undefined, undefined],
+  ];
+  for (const [result, want] of table) {
+    test(`pendingChoice(${JSON.stringify(result)})`, () => assert.deepEqual(pendingChoice(result), want));
+  }
+  test('the question names what is asked and the setting that answers it for good', () => {
+    const question = choiceQuestion({ key: 'rank', values: ['0', '1'] });
+    assert.match(question.title, /rank \(device id\)/);
+    assert.match(question.placeHolder, /fusionSwitch\.compare\.rank/);
+    assert.deepEqual(question.items.map((i) => i.label), ['0', '1']);
+  });
+  test('the value picked is added to the first argument', () => {
+    assert.deepEqual(withChoice([{ cfgUri: 'file:///c' }], 'rank', '1'), [{ cfgUri: 'file:///c', rank: '1' }]);
+    assert.deepEqual(withChoice([{ cfgUri: 'u', rank: '1' }], 'iteration', '5'), [{ cfgUri: 'u', rank: '1', iteration: '5' }]);
+  });
+});
+
+describe('the report in a remote window', () => {
+  const report = { uri: 'file:///srv/p/.fusion-switch/fusion_switch.cfg.compare/report.html', external: true };
+  const table = [
+    [report, { remoteName: 'ssh-remote' }, true],
+    [report, { web: true }, true], // code-server, vscode.dev: the browser is not the host
+    [report, {}, false], // local: the default browser opens it
+    [{ ...report, external: false }, { remoteName: 'ssh-remote' }, false],
+    [{ ...report, uri: 'https://example.com/report.html' }, { remoteName: 'ssh-remote' }, false],
+    [{ ...report, uri: 'file:///srv/p/summary.json' }, { remoteName: 'ssh-remote' }, false],
+  ];
+  for (const [params, where, want] of table) {
+    test(`showsReportHere(${params.uri}, external ${params.external}, ${JSON.stringify(where)})`, () => {
+      assert.equal(showsReportHere(params, where), want);
+    });
+  }
+  test('the policy comes first in the head and lets no script run or anything load', () => {
+    const html = withReportPolicy('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><script>x()</script></head><body>r</body></html>');
+    assert.match(html, /^<!DOCTYPE html><html lang="en"><head><meta http-equiv="Content-Security-Policy"/);
+    assert.ok(html.indexOf('Content-Security-Policy') < html.indexOf('<script>'));
+    assert.match(REPORT_CSP, /default-src 'none'/);
+    assert.doesNotMatch(REPORT_CSP, /script-src|unsafe-eval/);
+    assert.match(withReportPolicy('just text'), /^<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy"[^>]*><\/head><body>just text/);
+  });
+});
+
+describe('long commands', () => {
+  test('compare and bisect each get a notification whose Cancel is their cancel command', () => {
+    assert.equal(LONG_RUNS['fusionSwitch.compare'].cancel, 'fusionSwitch.cancelCompare');
+    assert.equal(LONG_RUNS['fusionSwitch.bisect'].cancel, 'fusionSwitch.cancelBisect');
+    const manifest = require('../package.json');
+    const contributed = manifest.contributes.commands.map((c) => c.command);
+    for (const [command, run] of Object.entries(LONG_RUNS)) {
+      assert.ok(contributed.includes(command) && contributed.includes(run.cancel), command);
+    }
+  });
+  const table = [
+    [[], undefined],
+    [['bisection'], /^Fusion Switch: a bisection is running; restart/],
+    [['comparison'], /^Fusion Switch: a comparison is running; restart/],
+    [['comparison', 'bisection'], /^Fusion Switch: a comparison and a bisection are running; restart/],
+  ];
+  for (const [kinds, want] of table) {
+    test(`restartQuestion(${JSON.stringify(kinds)})`, () => {
+      const question = restartQuestion(kinds);
+      if (want === undefined) {
+        assert.equal(question, undefined);
+      } else {
+        assert.match(question.message, want);
+        assert.match(question.detail, /stops it/);
+        assert.notEqual(question.now, question.later);
+      }
+    });
+  }
+});
+
 describe('setting scopes', () => {
   // Chosen so that User, Workspace and folder values all apply in a remote (Remote-SSH,
   // code-server) window: `resource` is read from every layer and can differ per folder;
@@ -216,6 +337,8 @@ describe('setting scopes', () => {
     'fusionSwitch.compare.output': 'resource',
     'fusionSwitch.compare.memoryBudget': 'machine-overridable',
     'fusionSwitch.compare.workers': 'machine-overridable',
+    'fusionSwitch.compare.rank': 'resource',
+    'fusionSwitch.compare.iteration': 'resource',
     'fusionSwitch.server.command': 'machine-overridable',
     'fusionSwitch.server.pythonPath': 'machine-overridable',
     'fusionSwitch.trace.server': 'window',

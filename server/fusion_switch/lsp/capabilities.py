@@ -48,6 +48,9 @@ class ClientFeatures:
     inlay_hints: bool = False
     inlay_hint_refresh: bool = False
     status_notification: str | None = None  # experimental.fusionSwitch.statusNotification
+    # experimental.fusionSwitch.compareChoices: the client offers the ranks or iterations a
+    # comparison needs named itself (our VS Code extension: a quick pick), no message shown
+    compare_choices: bool = False
 
     @classmethod
     def from_capabilities(cls, caps: types.ClientCapabilities | None) -> ClientFeatures:
@@ -88,14 +91,20 @@ class ClientFeatures:
             inlay_hints=get_capability(caps, "text_document.inlay_hint", None) is not None,
             inlay_hint_refresh=has("workspace.inlay_hint.refresh_support"),
             status_notification=_status_notification(caps.experimental),
+            compare_choices=_ours(caps.experimental).get("compareChoices") is True,
         )
+
+
+def _ours(experimental) -> dict:
+    """`experimental.fusionSwitch`, what our VS Code extension announces (else empty)."""
+    ours = experimental.get("fusionSwitch") if isinstance(experimental, dict) else None
+    return ours if isinstance(ours, dict) else {}
 
 
 def _status_notification(experimental) -> str | None:
     """The method of our status notification, when the client announced it (our VS Code
     extension sends `experimental.fusionSwitch = {"statusNotification": "fusionSwitch/status"}`)."""
-    ours = experimental.get("fusionSwitch") if isinstance(experimental, dict) else None
-    method = ours.get("statusNotification") if isinstance(ours, dict) else None
+    method = _ours(experimental).get("statusNotification")
     return method if isinstance(method, str) and method else None
 
 

@@ -17,17 +17,22 @@ RELOAD_CATALOGUE = "fusionSwitch.reloadCatalogue"
 
 
 @command(RELOAD_CATALOGUE)
-async def reload_catalogue(ls, *_):  # unannotated: pygls resolves command annotations
-    """Re-read the built-in and extra catalogues and re-validate every open configuration."""
+async def reload_catalogue(ls, *args):  # unannotated: pygls resolves command annotations
+    """Re-read the built-in and extra catalogues and re-validate every open configuration;
+    answers with the catalogue and target of `cfgUri`'s folder (else the window's)."""
     from .features import configuration
 
     configuration.adopt(ls, ls.state.settings, force_reload=True)
     state = ls.state
+    first = args[0] if args else None
+    uri = first.get("cfgUri") if isinstance(first, dict) else None
+    uri = uri if isinstance(uri, str) else None
+    catalogue, target = state.catalogue_for(uri), state.target_for(uri)
     return {
-        "rules": len(state.catalogue),
-        "origins": list(state.catalogue.origins),
-        "errors": [str(e) for e in state.catalogue_errors],
-        "target": state.target.label if state.target else None,
+        "rules": len(catalogue),
+        "origins": list(catalogue.origins),
+        "errors": [str(e) for e in state.catalogue_errors_for(uri)],
+        "target": target.label if target else None,
     }
 
 

@@ -311,6 +311,16 @@ class FusionSwitchServer(LanguageServer):
     def __init__(self, protocol_cls: type[FusionSwitchProtocol] = FusionSwitchProtocol) -> None:
         super().__init__(NAME, __version__, protocol_cls=protocol_cls)
         self.state = ServerState()
+        self.state.scopes.workspace = self._workspace_folders
+
+    def _workspace_folders(self) -> tuple[list[str], str | None]:
+        """The workspace folders' URIs and the root path, as the client declared them (and
+        changed them since); none before `initialize`."""
+        try:
+            workspace = self.workspace
+        except RuntimeError:
+            return [], None
+        return [folder.uri for folder in workspace.folders.values()], workspace.root_path
 
     def capture_client(self, params: types.InitializeParams) -> None:
         self.state.client = ClientFeatures.from_capabilities(params.capabilities)

@@ -78,6 +78,23 @@ SETTINGS: dict[str, dict[str, Any]] = {
             "--workers). 0 means one per core."
         ),
     },
+    "fusionSwitch.compare.rank": {
+        "type": "string",
+        "default": "",
+        "description": (
+            "Rank (device id) to compare when the dump folders hold several (compare --rank). "
+            "Empty: the only one there. The editor compares one rank at a time: --rank all is "
+            "for the command line."
+        ),
+    },
+    "fusionSwitch.compare.iteration": {
+        "type": "string",
+        "default": "",
+        "description": (
+            "Iteration to compare when the dump folders hold several (compare --iteration); "
+            "all compares every iteration of statistics dumps. Empty: the only one there."
+        ),
+    },
     "fusionSwitch.trace.server": {
         "type": "string",
         "enum": ["off", "messages", "verbose"],
@@ -97,6 +114,8 @@ class CompareSettings:
     output: str = ""
     memory_budget: str = ""  # as typed (4G); checked when read, passed to compare as it is
     workers: int = 0  # 0: one per core (compare's default)
+    rank: str = ""  # --rank: a device id; empty: the only one there
+    iteration: str = ""  # --iteration; empty: the only one there
 
 
 @dataclass(frozen=True)
@@ -179,6 +198,13 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         )
         return current
 
+    def choice(obj: dict, key: str, current: str) -> str:
+        """A rank or iteration, typed as text or as a number (Helix's TOML, Emacs)."""
+        value = obj.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return str(value)
+        return text(obj, key, f"fusionSwitch.compare.{key}", current)
+
     target = text(section, "target", "fusionSwitch.target", base.target)
 
     extra_files = base.extra_files
@@ -205,6 +231,8 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
             output=text(cmp_raw, "output", "fusionSwitch.compare.output", compare.output),
             memory_budget=size(cmp_raw, "memoryBudget", compare.memory_budget),
             workers=count(cmp_raw, "workers", compare.workers),
+            rank=choice(cmp_raw, "rank", compare.rank),
+            iteration=choice(cmp_raw, "iteration", compare.iteration),
         )
     elif cmp_raw is not None:
         problems.append("fusionSwitch.compare must be an object; ignored")

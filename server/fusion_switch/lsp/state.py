@@ -41,6 +41,7 @@ from lsprotocol import types
 
 from .capabilities import ClientFeatures
 from .documents import DocumentStore, OpenDocument
+from .scopes import Key, Scopes
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -199,19 +200,18 @@ async def run_for_request(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 class ServerState:
     def __init__(self) -> None:
         self.documents = DocumentStore()
-        self.settings = Settings()
+        self.settings = Settings()  # the window's; a folder's answer goes over it (`scopes`)
+        self.scopes = Scopes()
         self.client = ClientFeatures()
         self.encoding: str = types.PositionEncodingKind.Utf16
-        self._catalogue: Catalogue | None = None  # built-in, loaded on first use
-        self.catalogue_errors: list[CatalogueError] = []
-        self.cann_label = "CANN install not looked for yet"
-        self.target: Target | None = None
+        # catalogues by their resolved extra files, each loaded on first use (built-in: ())
+        self._catalogues: dict[tuple[str, ...], _Loaded] = {}
+        self._live: dict[Key, _Live] = {None: _Live(Settings(), (), None)}
         self.generation = 0
         self.initialized = False  # `initialized` arrived: notifications may be sent
         self.results = ComparisonResults()
         self.compare_job: Any = None  # the running workflow.job.CompareJob, if any
         self.bisect_job: Any = None  # the running workflow.bisect_job.BisectJob, if any
-        self.detected_target: str | None = None  # soc_version from the graphs, when in use
         self.validations: dict[str, asyncio.Task] = {}  # uri → background validation
         self.debouncing: set[str] = set()  # uris whose validation waits for edits to settle
         self.last_checked: dict[str, float] = {}  # uri → loop time its last check started
@@ -222,19 +222,62 @@ class ServerState:
         self._announced: set[tuple[str, str]] = set()
 
     # context and analyses ------------------------------------------------------------
-    @property
-    def catalogue(self) -> Catalogue:
-        if self._catalogue is None:  # built-in + the user's CANN install, if one is found
+    def _loaded(self, files: tuple[str, ...]) -> _Loaded:
+        """The catalogue with these extra files: built-in + the user's CANN install, if one
+        is found, + the files (loaded once per set of files)."""
+        loaded = self._catalogues.get(files)
+        if loaded is None:
             from ..catalogue.cann import load_catalogue_with_cann
 
-            self._catalogue, self.catalogue_errors, cann = load_catalogue_with_cann()
-            self.cann_label = cann.label
-        return self._catalogue
+            catalogue, errors, cann = load_catalogue_with_cann(list(files))
+            loaded = self._catalogues[files] = _Loaded(catalogue, errors, cann.label)
+        return loaded
 
-    def context(self) -> Context:
+    def _scope(self, uri: str | None) -> _Live:
+        return self._live.get(self.scopes.key_of(uri)) or self._live[None]
+
+    @property
+    def catalogue(self) -> Catalogue:
+        """The window's catalogue (a document's: `catalogue_for`)."""
+        return self._loaded(self._live[None].extra_files).catalogue
+
+    @property
+    def catalogue_errors(self) -> list[CatalogueError]:
+        return self._loaded(self._live[None].extra_files).errors
+
+    def catalogue_errors_for(self, uri: str | None) -> list[CatalogueError]:
+        return self._loaded(self._scope(uri).extra_files).errors
+
+    @property
+    def cann_label(self) -> str:
+        loaded = self._catalogues.get(self._live[None].extra_files)
+        return loaded.cann_label if loaded else "CANN install not looked for yet"
+
+    @property
+    def target(self) -> Target | None:
+        """The window's target (a document's: `target_for`)."""
+        return self._live[None].target
+
+    @property
+    def detected_target(self) -> str | None:
+        return self._live[None].detected_target
+
+    def settings_for(self, uri: str | None) -> Settings:
+        """The settings a document is checked and compared with (its folder's, see `scopes`)."""
+        return self._scope(uri).settings
+
+    def catalogue_for(self, uri: str | None) -> Catalogue:
+        return self._loaded(self._scope(uri).extra_files).catalogue
+
+    def target_for(self, uri: str | None) -> Target | None:
+        return self._scope(uri).target
+
+    def context(self, uri: str | None = None) -> Context:
+        """What the checks of this document depend on (the window's without a document)."""
         from ..cfg.model import Context
 
-        return Context(catalogue=self.catalogue, target=self.target)
+        scope = self._scope(uri)
+        return Context(catalogue=self._loaded(scope.extra_files).catalogue, target=scope.target)
 
     def preload(self) -> None:
         """Load what the first check needs (the catalogue and its name index, the parser and
@@ -309,7 +352,8 @@ class ServerState:
         cached = self._cached(doc, complete=not defer_suggestions)
         if cached is None:
             text = doc.text
-            cached = cfg.analyse(text, self.context(), defer_suggestions=defer_suggestions)
+            context = self.context(doc.uri)
+            cached = cfg.analyse(text, context, defer_suggestions=defer_suggestions)
             self._store(doc.uri, self.generation, cached, text)
         return cached
 
@@ -386,7 +430,8 @@ class ServerState:
 
         lane.running = job
         logger.debug("analysing %s (%d characters) on the worker thread", uri, len(job.text))
-        done = asyncio.wrap_future(_ANALYSER.submit(0, cfg.analyse, job.text, self.context()))
+        context = self.context(uri)
+        done = asyncio.wrap_future(_ANALYSER.submit(0, cfg.analyse, job.text, context))
         done.add_done_callback(functools.partial(self._finished, uri, lane, job))
 
     def _finished(self, uri: str, lane: _Lane, job: _Job, done: asyncio.Future) -> None:
@@ -475,44 +520,78 @@ class ServerState:
 
     # settings ------------------------------------------------------------------------
     def apply_settings(self, settings: Settings, *, force_reload: bool = False) -> SettingsOutcome:
-        """Adopt new settings: reload the catalogue if its files changed, resolve the target."""
-        outcome = SettingsOutcome()
-        old = self.settings
+        """Adopt new window settings (every folder without an answer of its own, and the keys
+        a folder's answer leaves out): reload catalogues whose files changed, resolve targets."""
         self.settings = settings
-        # the catalogue package is imported only when something changed: the default settings
-        # of `initialize` must not delay its answer (see `preload`)
-        if force_reload or settings.extra_files != old.extra_files:
-            from ..catalogue.cann import load_catalogue_with_cann
+        return self.refresh_scopes(force_reload=force_reload)
 
-            self._catalogue, self.catalogue_errors, cann = load_catalogue_with_cann(
-                list(settings.extra_files)
-            )
-            self.cann_label = cann.label
-            for error in self.catalogue_errors:
-                key = (error.path, error.message)
-                if key not in self._announced or force_reload:
-                    self._announced.add(key)
-                    outcome.warnings.append(
-                        f"fusion-switch: extra catalogue {error.path} was not loaded: "
-                        f"{error.message}. The other catalogues are in use."
-                    )
-            outcome.revalidate = True
-        if force_reload or settings.target != old.target:
-            from ..catalogue import known_target_names, resolve_target
+    def apply_folder_answer(self, folder: str, answer: Any) -> SettingsOutcome:
+        """The client's answer for a workspace folder (a scoped `workspace/configuration`
+        item); null or not an object: the folder takes the window's settings."""
+        if isinstance(answer, dict):
+            self.scopes.answers[folder] = answer
+        else:
+            self.scopes.answers.pop(folder, None)
+        return self.refresh_scopes()
 
-            self.detected_target = None
-            target = resolve_target(settings.target) if settings.target else None
-            if settings.target and target is None:
-                outcome.warnings.append(
-                    f"fusion-switch: unknown target {settings.target!r} in fusionSwitch.target; "
-                    "target checks are off. Known targets: " + ", ".join(known_target_names())
-                )
-            if target != self.target:
+    def refresh_scopes(self, *, force_reload: bool = False) -> SettingsOutcome:
+        """Bring every key's catalogue and target up to date with its settings. The catalogue
+        package is imported only when something changed: the default settings of `initialize`
+        must not delay its answer (see `preload`)."""
+        outcome = SettingsOutcome()
+        if force_reload:
+            self._catalogues.clear()
+        scopes = self.scopes.scopes(self.settings)
+        window_target = scopes[None].settings.target
+        live: dict[Key, _Live] = {}
+        for key, scope in scopes.items():
+            before = self._live.get(key)
+            where = f" (workspace folder {scope.folder})" if key is not None else ""
+            files = scope.extra_files
+            if before is None or force_reload or files != before.extra_files:
+                if files or force_reload:
+                    self._announce(self._loaded(files).errors, force_reload, outcome)
+                outcome.revalidate = True  # a new key, or its catalogue changed
+            text = scope.settings.target
+            if before is not None and not force_reload and text == before.settings.target:
+                target, detected = before.target, before.detected_target
+            elif before is None and text == window_target:  # said for the window already
+                target, detected = live[None].target, live[None].detected_target
+            else:
+                target, detected = self._resolve(text, where, outcome), None
+            if before is not None and target != before.target:
                 outcome.revalidate = True
-            self.target = target
+            live[key] = _Live(scope.settings, files, target, detected)
+        if set(live) != set(self._live):
+            outcome.revalidate = True  # a folder's answer was withdrawn
+        self._live = live
         if outcome.revalidate:
             self.generation += 1
         return outcome
+
+    def _announce(self, errors, force_reload: bool, outcome: SettingsOutcome) -> None:
+        for error in errors:
+            key = (error.path, error.message)
+            if key not in self._announced or force_reload:
+                self._announced.add(key)
+                outcome.warnings.append(
+                    f"fusion-switch: extra catalogue {error.path} was not loaded: "
+                    f"{error.message}. The other catalogues are in use."
+                )
+
+    @staticmethod
+    def _resolve(text: str, where: str, outcome: SettingsOutcome) -> Target | None:
+        if not text:
+            return None
+        from ..catalogue import known_target_names, resolve_target
+
+        target = resolve_target(text)
+        if target is None:
+            outcome.warnings.append(
+                f"fusion-switch: unknown target {text!r} in fusionSwitch.target{where}; "
+                "target checks are off. Known targets: " + ", ".join(known_target_names())
+            )
+        return target
 
     def attach_results(self, cfg_paths: list[Path], summary: dict) -> None:
         """A newer comparison replaces the results of these configurations (and their
@@ -521,40 +600,70 @@ class ServerState:
             self.results.put(path, summary)
         self.generation += 1
 
-    def use_detected_target(self, soc_version: str | None) -> str | None:
-        """Adopt the graphs' soc_version when fusionSwitch.target is empty; returns the label
-        when this changed the target in force (the caller tells the user)."""
+    def use_detected_target(self, soc_version: str | None, uri: str | None = None) -> str | None:
+        """Adopt the graphs' soc_version for the settings of the compared configuration
+        (`uri`: its folder's, else the window's) when their fusionSwitch.target is empty;
+        returns the label when this changed the target in force (the caller tells the user)."""
         from ..catalogue import resolve_target
 
-        if self.settings.target or not soc_version:
+        scope = self._scope(uri)
+        if scope.settings.target or not soc_version:
             return None
         target = resolve_target(soc_version)
-        if target is None or target == self.target:
+        if target is None or target == scope.target:
             return None
-        self.target = target
-        self.detected_target = soc_version
+        scope.target = target
+        scope.detected_target = soc_version
         self.generation += 1
         return target.label
 
     def status(self) -> dict:
-        """The payload of the `fusionSwitch/status` notification."""
-        origins = ", ".join(self.catalogue.origins) or "built-in"
-        payload: dict[str, Any] = {
-            "target": self.target.label if self.target else None,
-            "catalogue": origins,
-        }
+        """The payload of the `fusionSwitch/status` notification: the window's target and
+        catalogue, and under `folders` each workspace folder's that has settings of its own."""
+        payload: dict[str, Any] = self._status_of(self._live[None])
+        folders = {key: self._status_of(live) for key, live in self._live.items() if key}
+        if folders:
+            payload["folders"] = folders
         if self.results.last_suspects is not None:
             payload["suspects"], payload["proven"] = self.results.last_suspects
         return payload
 
-    def describe(self) -> str:
+    def _status_of(self, live: _Live) -> dict[str, Any]:
+        catalogue = self._loaded(live.extra_files).catalogue
+        return {
+            "target": live.target.label if live.target else None,
+            "catalogue": ", ".join(catalogue.origins) or "built-in",
+        }
+
+    def describe(self, uri: str | None = None) -> str:
         """One line saying which target and catalogue are in force (logged after changes)."""
-        target = self.target.label if self.target else "none"
-        origins = ", ".join(self.catalogue.origins) or "built-in"
+        scope = self._scope(uri)
+        loaded = self._loaded(scope.extra_files)
+        target = scope.target.label if scope.target else "none"
+        origins = ", ".join(loaded.catalogue.origins) or "built-in"
         return (
-            f"fusion-switch: target {target}; catalogue {len(self.catalogue)} rules from "
-            f"{origins}; {self.cann_label}"
+            f"fusion-switch: target {target}; catalogue {len(loaded.catalogue)} rules from "
+            f"{origins}; {loaded.cann_label}"
         )
+
+
+@dataclass
+class _Loaded:
+    """A catalogue as loaded, with what went wrong and which CANN install it read."""
+
+    catalogue: Catalogue
+    errors: list[CatalogueError]
+    cann_label: str
+
+
+@dataclass
+class _Live:
+    """What one key's documents are checked with (see `scopes`)."""
+
+    settings: Settings
+    extra_files: tuple[str, ...]  # resolved
+    target: Target | None
+    detected_target: str | None = None  # soc_version from the graphs, when in use
 
 
 class ComparisonResults:

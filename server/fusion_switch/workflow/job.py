@@ -69,13 +69,21 @@ ProgressCallback = Callable[[int, int, str], None]
 
 
 def command_line(
-    paths: ComparePaths, python: str | None = None, memory_budget: str = "", workers: int = 0
+    paths: ComparePaths,
+    python: str | None = None,
+    memory_budget: str = "",
+    workers: int = 0,
+    rank: str = "",
+    iteration: str = "",
 ) -> list[str]:
     """The `compare` run: JSON summary on stdout, progress as JSON lines on stderr;
     ``memory_budget`` as the user typed it (empty: no limit); ``workers`` comparing
-    processes (0: compare's default, one per core)."""
+    processes (0: compare's default, one per core); ``rank`` and ``iteration`` the dump
+    trees' rank (device id) and iteration to compare (empty: the only one there)."""
     limits = ["--memory-budget", memory_budget] if memory_budget else []
     limits += ["--workers", str(workers)] if workers else []
+    limits += ["--rank", rank] if rank else []
+    limits += ["--iteration", iteration] if iteration else []
     return [
         python or sys.executable,
         "-m",
@@ -142,10 +150,12 @@ class CompareJob:
         env: dict[str, str] | None = None,
         memory_budget: str = "",
         workers: int = 0,
+        rank: str = "",
+        iteration: str = "",
     ) -> None:
         self.paths = paths
         self.on_progress = on_progress
-        self.argv = command_line(paths, python, memory_budget, workers)
+        self.argv = command_line(paths, python, memory_budget, workers, rank, iteration)
         self.env = env
         self.cancelled = False
         self._process: asyncio.subprocess.Process | None = None

@@ -45,7 +45,7 @@ def register(server: FusionSwitchServer) -> None:
         analysis = await ls.state.analysis_async(doc)
         if analysis.document.text != asked:
             return []  # analysed after an edit: its spans are not the converter's
-        ctx = ls.state.context()
+        ctx = ls.state.context(doc.uri)
         only = list(params.context.only) if params.context.only else None
         from ...workflow import annotate
 

@@ -41,4 +41,4 @@ def register(server: FusionSwitchServer) -> None:
         doc, conv = found
         parsed = await ls.state.document_async(doc)
         offset = conv.offset(params.position)
-        return await compute(doc, completion_json, parsed, offset, ls.state.context(), conv)
+        return await compute(doc, completion_json, parsed, offset, ls.state.context(doc.uri), conv)

@@ -102,8 +102,8 @@ def validate(ls: FusionSwitchServer, doc: OpenDocument, *, immediately: bool = F
     follows it: see `state`). So a flood of edits costs a few checks a second and requests
     (completion) do not wait behind a queue of stale ones. `immediately`: no waiting (a newly
     opened document)."""
-    if ls.state.client.pull_diagnostics:
-        return
+    if ls.state.client.pull_diagnostics or ls.state.scopes.waiting(doc.uri):
+        return  # (waiting: checked once the client said which settings its folder has)
     state = ls.state
     uri = doc.uri
     previous = state.validations.get(uri)
@@ -215,6 +215,9 @@ def register(server: FusionSwitchServer) -> None:
         doc = ls.state.documents.get(params.text_document.uri)
         if doc is None:
             return _empty_report()
+        answer = ls.state.scopes.pending(doc.uri)  # its folder's settings, asked at didOpen
+        if answer is not None:
+            await asyncio.shield(answer)
         result_id = ls.state.result_id(doc)
         if params.previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)

@@ -30,7 +30,7 @@ def register(server: FusionSwitchServer) -> None:
             cfg.hover,
             parsed,
             conv.offset(params.position),
-            ls.state.context(),
+            ls.state.context(doc.uri),
             evidence=annotations.evidence(ls, doc) or None,
         )
         return conv.hover(info) if info is not None else None

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..safety import guarded
-from . import diagnostics
+from . import configuration, diagnostics
 
 if TYPE_CHECKING:
     from ..server import FusionSwitchServer
@@ -20,7 +20,8 @@ def register(server: FusionSwitchServer) -> None:
         item = params.text_document
         if ls.state.documents.open(item.uri, item.language_id, item.version, item.text):
             ls.state.forget(item.uri)
-            diagnostics.validate(ls, ls.state.documents.get(item.uri), immediately=True)
+            if not configuration.ask_first(ls, item.uri):  # else checked once it answered
+                diagnostics.validate(ls, ls.state.documents.get(item.uri), immediately=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guarded()

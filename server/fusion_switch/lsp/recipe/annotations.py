@@ -25,7 +25,7 @@ def results(ls: FusionSwitchServer, doc: OpenDocument) -> dict | None:
         from ...catalogue.rules import mark_unswitchable
 
         named = [*(summary.get("suspects") or []), *(summary.get("unverified_rules") or [])]
-        mark_unswitchable(named, ls.state.catalogue)
+        mark_unswitchable(named, ls.state.catalogue_for(doc.uri))
     return summary
 
 

@@ -9,6 +9,7 @@ child, and nothing of a cancelled run is published.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..documents import file_name
+from ..features import configuration
 from ..safety import log, show
 from . import annotations, republish, target
 from .command import CommandError, Refused, recipe_command
@@ -24,10 +26,15 @@ from .command import CommandError, Refused, recipe_command
 if TYPE_CHECKING:
     from ...workflow.job import CompareJob, ComparePaths
     from ..server import FusionSwitchServer
+    from ..settings import CompareSettings
 
 COMPARE = "fusionSwitch.compare"
 CANCEL_COMPARE = "fusionSwitch.cancelCompare"
 SHOW_REPORT = "fusionSwitch.showReport"
+RUNNING = (
+    "fusion-switch: a comparison is already running; wait for it to finish or cancel it "
+    "(fusionSwitch.cancelCompare)."
+)
 INPUTS = (
     ("onDump", "on_dump"),
     ("offDump", "off_dump"),
@@ -36,13 +43,15 @@ INPUTS = (
 )
 
 
-def compare_paths(ls: FusionSwitchServer, params: dict, cfg_path: Path) -> ComparePaths:
-    """Arguments first, then settings `fusionSwitch.compare.*`; relative to the workspace."""
+def compare_paths(
+    ls: FusionSwitchServer, params: dict, cfg_path: Path, settings: CompareSettings
+) -> ComparePaths:
+    """Arguments first, then the configuration's folder's settings `fusionSwitch.compare.*`;
+    relative to that workspace folder."""
     from ...workflow.job import ComparePaths
     from ...workflow.state_dir import state_dir
 
     folder = target.workspace_folder(ls, cfg_path)
-    settings = ls.state.settings.compare
 
     def resolve(value: str) -> Path:
         path = Path(os.path.expanduser(value))
@@ -135,15 +144,21 @@ async def compare(ls: FusionSwitchServer, params: dict):
     doc = target.config(ls, params, command=COMPARE)
     cfg_path = target.file_path(doc, command=COMPARE)
     if ls.state.compare_job is not None:
-        raise Refused(
-            "fusion-switch: a comparison is already running; wait for it to finish or cancel it "
-            "(fusionSwitch.cancelCompare)."
-        )
-    paths = compare_paths(ls, params, cfg_path)
+        raise Refused(RUNNING)
+    # the folder's settings as they are now (VS Code tells no change of a folder's value)
+    settings = (await configuration.folder_settings(ls, doc.uri, refresh=True)).compare
+    if ls.state.compare_job is not None:  # started while the settings were asked for
+        raise Refused(RUNNING)
+    paths = compare_paths(ls, params, cfg_path, settings)
+    rank, iteration = dump_selection(params, settings)
     bar = ProgressBar(ls)
-    settings = ls.state.settings.compare
     job = CompareJob(
-        paths, bar.report, memory_budget=settings.memory_budget, workers=settings.workers
+        paths,
+        bar.report,
+        memory_budget=settings.memory_budget,
+        workers=settings.workers,
+        rank=rank,
+        iteration=iteration,
     )
     ls.state.compare_job = job
     try:
@@ -166,7 +181,11 @@ async def compare(ls: FusionSwitchServer, params: dict):
         bar.end("failed")
         for line in outcome.stderr_tail:
             log(ls, f"fusion-switch compare: {line}")
-        raise CommandError(f"fusion-switch: the comparison failed: {outcome.message}")
+        message = f"fusion-switch: the comparison failed: {outcome.message}"
+        offered = await _offer_choice(ls, paths, rank, iteration, message)
+        if offered is not None:
+            return offered
+        raise CommandError(message)
     summary = annotate.compact_summary(outcome.summary or {})
     cfg_paths = [cfg_path] + [p for _, p in target.same_workspace(ls, cfg_path) if p != cfg_path]
     for path in cfg_paths:
@@ -176,7 +195,7 @@ async def compare(ls: FusionSwitchServer, params: dict):
             log(ls, f"fusion-switch: could not keep the results next to {path}: {exc}")
     ls.state.attach_results(cfg_paths, summary)
     _remember_report(ls, summary.get("report"))
-    detected = ls.state.use_detected_target(summary.get("soc_version"))
+    detected = ls.state.use_detected_target(summary.get("soc_version"), doc.uri)
     bar.end(summary.get("verdict") or "done")
     if detected:
         annotations.tell_detected_target(ls, detected)
@@ -187,6 +206,57 @@ async def compare(ls: FusionSwitchServer, params: dict):
         types.MessageType.Warning if annotate.alarming(summary) else types.MessageType.Info,
     )
     return annotate.brief(summary)
+
+
+def _selected(params: dict, key: str, setting: str) -> str:
+    """`rank` or `iteration`: the argument (text or a whole number), else the setting."""
+    value = params.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return str(value)
+    if value is not None and not isinstance(value, str):
+        raise CommandError(f"fusion-switch: compare: {key} must be text or a whole number")
+    return (value or "").strip() or setting
+
+
+def dump_selection(params: dict, settings: CompareSettings) -> tuple[str, str]:
+    """(rank, iteration) for `compare --rank/--iteration`: arguments first, then settings.
+    The editor compares one rank: `--rank all` makes one comparison per rank, each with its
+    own suspects, and a configuration shows the suspects of one comparison."""
+    rank = _selected(params, "rank", settings.rank)
+    iteration = _selected(params, "iteration", settings.iteration)
+    if rank.lower() == "all":
+        raise Refused(
+            'fusion-switch: compare: rank "all" is for the command line: --rank all compares '
+            "each rank on its own (OUT/rank_R/, ranks_summary.json), and a configuration shows "
+            "the suspects of one comparison. Run `fusion-switch compare ... --rank all` in a "
+            "terminal, then set fusionSwitch.compare.rank (or the argument rank) to the rank "
+            "whose suspects the editor should show."
+        )
+    if rank and not rank.isdecimal():
+        raise CommandError(
+            f"fusion-switch: compare: rank must be a device id (a whole number such as 0), "
+            f"got {rank!r}"
+        )
+    return rank, iteration
+
+
+async def _offer_choice(
+    ls: FusionSwitchServer, paths: ComparePaths, rank: str, iteration: str, message: str
+) -> dict | None:
+    """When the comparison needs a rank or an iteration named and the dumps hold values that
+    would work: the answer `{error, choose: {key: values}}`, the message naming the editor's
+    setting and argument (shown, unless the client offers the values itself); else None."""
+    from ...workflow.dump_choices import choice_needed, editor_hint
+
+    choice = await asyncio.to_thread(
+        choice_needed, paths.on_dump, paths.off_dump, rank, iteration, message
+    )
+    if choice is None:
+        return None
+    message = f"{message}. {editor_hint(choice)}"
+    if not ls.state.client.compare_choices:
+        show(ls, message, types.MessageType.Warning)
+    return {"error": message, "choose": {choice.key: choice.values}}
 
 
 def _remember_report(ls: FusionSwitchServer, report: object) -> None:
@@ -209,7 +279,8 @@ async def cancel_compare(ls: FusionSwitchServer, params: dict):
 
 @recipe_command(SHOW_REPORT)
 async def show_report(ls: FusionSwitchServer, params: dict):
-    """Open the HTML report in the browser (`window/showDocument`, external) or say where it is."""
+    """Open the HTML report in the browser (`window/showDocument`, external) and say where it
+    is (our VS Code extension shows it in a webview in a remote window)."""
     doc = target.config(ls, params, command=SHOW_REPORT)
     summary = annotations.results(ls, doc)
     report = summary.get("report") if summary else None
@@ -228,11 +299,13 @@ async def show_report(ls: FusionSwitchServer, params: dict):
             f"fusion-switch: not opening {path}: no comparison of yours wrote it (or it changed "
             "since). Run fusionSwitch.compare to make a report."
         )
+    shown = False
     if ls.state.client.show_document:
         result = await ls.window_show_document_async(
             types.ShowDocumentParams(uri=path.as_uri(), external=True)
         )
-        if result is not None and result.success:
-            return {"shown": True, "report": report}
+        shown = result is not None and result.success
+    # the path always: an editor that says it opened the report may have opened nothing (VS
+    # Code over Remote-SSH hands the remote path to the local browser and reports success)
     show(ls, f"fusion-switch: the comparison report is {path}", types.MessageType.Info)
-    return {"shown": False, "report": report}
+    return {"shown": shown, "report": report}

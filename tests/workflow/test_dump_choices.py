@@ -1,0 +1,80 @@
+"""What the editor offers when a comparison needs a rank or an iteration named: the values both
+dump trees hold, from the folder layout alone (`workflow.dump_choices`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fusion_switch.workflow.dump_choices import Choice, choice_needed, editor_hint
+
+NAME = "Conv2D.conv1.3.1.1700000000000000"
+
+
+def tree(root: Path, leaves: list[tuple[int, str]]) -> Path:
+    """A dump tree {time}/{rank}/{model}/{model id}/{iteration}/ with one dump file per leaf."""
+    for rank, iteration in leaves:
+        leaf = root / "20260101120000" / str(rank) / "ge_default_1" / "1" / iteration
+        leaf.mkdir(parents=True, exist_ok=True)
+        (leaf / NAME).write_bytes(b"")
+    return root
+
+
+RANK_MESSAGE = "-m x: holds 2 ranks (device ids 0, 1); pass --rank R to compare one of them"
+ITERATION_MESSAGE = "-m x: holds 2 iterations (0, 1); pass --iteration I to compare one of them"
+
+
+@pytest.mark.parametrize(
+    ("on", "off", "rank", "iteration", "message", "expected"),
+    [
+        # ranks on both sides only (rank 2 is on one side: --rank 2 would fail)
+        (
+            [(0, "0"), (1, "0"), (2, "0")],
+            [(0, "0"), (1, "0")],
+            "",
+            "",
+            RANK_MESSAGE,
+            ("rank", ["0", "1"]),
+        ),
+        # a rank given: the iterations of that rank on both sides
+        (
+            [(0, "0"), (0, "1"), (1, "5")],
+            [(0, "0"), (0, "1"), (0, "2")],
+            "0",
+            "",
+            ITERATION_MESSAGE,
+            ("iteration", ["0", "1"]),
+        ),
+        # one rank: its iterations
+        (
+            [(0, "3"), (0, "10")],
+            [(0, "3"), (0, "10")],
+            "",
+            "",
+            ITERATION_MESSAGE,
+            ("iteration", ["3", "10"]),
+        ),
+        # the child's error is about something else: nothing to pick
+        ([(0, "0"), (1, "0")], [(0, "0"), (1, "0")], "", "", "-cf g.json: no such file", None),
+        # already given: nothing to pick
+        ([(0, "0"), (1, "0")], [(0, "0"), (1, "0")], "1", "", RANK_MESSAGE, None),
+        # no rank on both sides: nothing that would work
+        ([(0, "0"), (1, "0")], [(2, "0"), (3, "0")], "", "", RANK_MESSAGE, None),
+    ],
+)
+def test_the_values_on_both_sides(tmp_path, on, off, rank, iteration, message, expected) -> None:
+    found = choice_needed(
+        tree(tmp_path / "on", on), tree(tmp_path / "off", off), rank, iteration, message
+    )
+    assert (None if found is None else (found.key, found.values)) == expected
+
+
+def test_a_missing_folder_offers_nothing(tmp_path: Path) -> None:
+    assert choice_needed(tmp_path / "no", tmp_path / "none", "", "", RANK_MESSAGE) is None
+
+
+def test_the_hint_names_the_setting_and_the_argument() -> None:
+    hint = editor_hint(Choice("rank", ["0", "1"]))
+    assert "fusionSwitch.compare.rank" in hint and '"rank"' in hint and "0, 1" in hint
+    hint = editor_hint(Choice("iteration", ["3", "10"]))
+    assert "fusionSwitch.compare.iteration" in hint and '"iteration"' in hint
