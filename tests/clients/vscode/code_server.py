@@ -50,7 +50,9 @@ def _code_server() -> str:
 
 def _vsix() -> Path:
     out = ROOT / "client-config" / "vscode" / "out"
-    found = sorted(out.glob("fusion-switch-*.vsix")) if out.is_dir() else []
+    # the universal .vsix (fusion-switch-<version>.vsix): a platform one built by another test
+    # sorts after it and carries the server of the cached wheelhouse (a helper found it)
+    found = sorted(out.glob("fusion-switch-[0-9]*.vsix")) if out.is_dir() else []
     if not found or os.environ.get("FUSION_SWITCH_REBUILD_VSIX"):
         subprocess.run(
             ["bash", str(ROOT / "scripts" / "package_vscode.sh")],
@@ -58,7 +60,7 @@ def _vsix() -> Path:
             capture_output=True,
             env={**os.environ, "SKIP_NPM_CI": "1"},
         )
-        found = sorted(out.glob("fusion-switch-*.vsix"))
+        found = sorted(out.glob("fusion-switch-[0-9]*.vsix"))
     return found[-1]
 
 

@@ -1,8 +1,8 @@
 """The platform-specific .vsix (scripts/package_vscode.sh --target) starts its bundled server in
 code-server when the configured interpreter has no fusion-switch installed (issue 15).
 
-Builds the wheelhouse for this machine's platform and Python when the cache has none, and the
-platform .vsix from it (about a minute each).
+Builds the wheelhouse for this machine's platform and Python when the cache has none or holds
+another server than this checkout's, and the platform .vsix from it (about a minute each).
 """
 
 from __future__ import annotations
@@ -23,10 +23,25 @@ CFG = (
 )
 
 
+def _sources(package) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(package)): path.read_bytes()
+        for path in sorted(package.rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
+
+
+def _bundle_is_current(bundled) -> bool:
+    """The cached bundle's server is this checkout's: the cache outlives the clone, and an old
+    bundle made the bundled .vsix run an old server (a helper found it)."""
+    ours = ROOT / "server" / "fusion_switch"
+    return bundled.is_dir() and _sources(bundled) == _sources(ours)
+
+
 @pytest.fixture(scope="module")
 def platform_vsix():
     offline = CACHE / "offline"
-    if not (offline / "bundle" / PLATFORM / "libs" / ABI / "fusion_switch").is_dir():
+    if not _bundle_is_current(offline / "bundle" / PLATFORM / "libs" / ABI / "fusion_switch"):
         subprocess.run(
             ["bash", str(ROOT / "scripts" / "build_wheelhouse.sh"), str(offline)],
             check=True,
