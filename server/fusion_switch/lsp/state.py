@@ -521,6 +521,14 @@ class ServerState:
             self.results.put(path, summary)
         self.generation += 1
 
+    def detach_results(self, cfg_path: Path) -> bool:
+        """A newer run names no rule for this configuration (statistics dumps): its earlier
+        results are taken off. Whether there were any."""
+        had = self.results.get(cfg_path) is not None
+        self.results.drop(cfg_path)
+        self.generation += 1
+        return had
+
     def use_detected_target(self, soc_version: str | None) -> str | None:
         """Adopt the graphs' soc_version when fusionSwitch.target is empty; returns the label
         when this changed the target in force (the caller tells the user)."""
@@ -581,6 +589,9 @@ class ComparisonResults:
     def put(self, cfg_path: Path, summary: dict) -> None:
         self._by_path[cfg_path] = summary
         self.last_suspects = _suspect_counts(summary)
+
+    def drop(self, cfg_path: Path) -> None:
+        self._by_path[cfg_path] = None
 
 
 def _suspect_counts(summary: dict) -> tuple[int, int]:

@@ -167,6 +167,8 @@ async def compare(ls: FusionSwitchServer, params: dict):
         for line in outcome.stderr_tail:
             log(ls, f"fusion-switch compare: {line}")
         raise CommandError(f"fusion-switch: the comparison failed: {outcome.message}")
+    if outcome.kind != "tensors":
+        return _names_no_rule(ls, doc, cfg_path, outcome, bar, paths.output)
     summary = annotate.compact_summary(outcome.summary or {})
     cfg_paths = [cfg_path] + [p for _, p in target.same_workspace(ls, cfg_path) if p != cfg_path]
     for path in cfg_paths:
@@ -187,6 +189,44 @@ async def compare(ls: FusionSwitchServer, params: dict):
         types.MessageType.Warning if annotate.alarming(summary) else types.MessageType.Info,
     )
     return annotate.brief(summary)
+
+
+def _names_no_rule(
+    ls: FusionSwitchServer, doc, cfg_path: Path, outcome, bar: ProgressBar, output: Path
+) -> dict:
+    """A run whose result blames no rule of this configuration (statistics dumps; one result
+    per rank): shown as what it is, and the configuration's earlier marks taken off, so that
+    no older verdict stands as this run's (a review: a statistics run showed the previous
+    tensor run's suspects as new)."""
+    from ...workflow import stats_result
+    from ...workflow.results import clear_results
+
+    dropped = ls.state.detach_results(cfg_path)
+    try:
+        clear_results(cfg_path)
+    except OSError as exc:
+        log(ls, f"fusion-switch: could not remove the old results next to {cfg_path}: {exc}")
+    summary = outcome.summary or {}
+    name = file_name(doc.uri)
+    if outcome.kind == "statistics":
+        bar.end("statistics compared")
+        republish.refresh(ls)
+        show(
+            ls,
+            stats_result.message(summary, name, dropped=dropped),
+            types.MessageType.Warning if outcome.exit_code else types.MessageType.Info,
+        )
+        return stats_result.brief(summary)
+    bar.end("done")
+    republish.refresh(ls)
+    show(
+        ls,
+        f"fusion-switch: the comparison wrote one result per rank (ranks_summary.json in "
+        f"{output}); the editor marks the rules "
+        f"of one rank's comparison only, so no rule is marked in {name}.",
+        types.MessageType.Warning if outcome.exit_code else types.MessageType.Info,
+    )
+    return {"kind": outcome.kind, "suspects": [], **summary}
 
 
 def _remember_report(ls: FusionSwitchServer, report: object) -> None:
