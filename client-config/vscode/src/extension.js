@@ -35,7 +35,7 @@ let client;
 let output;
 /** @type {vscode.StatusBarItem} */
 let statusItem;
-/** @type {{target?: unknown, catalogue?: unknown, suspects?: unknown} | undefined} */
+/** @type {{target?: unknown, catalogue?: unknown, files?: unknown} | undefined} */
 let lastStatus;
 let starting;
 
@@ -370,7 +370,7 @@ function updateStatus() {
   }
   if (client && client.state === State.Running) {
     const configured = vscode.workspace.getConfiguration(SECTION, editor.document.uri).get('target', '');
-    const { text, tooltip } = statusText(lastStatus, configured);
+    const { text, tooltip } = statusText(lastStatus, configured, editor.document.uri.toString());
     statusItem.text = text;
     statusItem.tooltip = tooltip;
   }

@@ -147,7 +147,7 @@ describe('status bar', { skip }, () => {
     const status = fake.recorded.statusItems.find((item) => item.id === 'fusionSwitch.status');
     const path = join(folder, 'fusion_switch.cfg');
     fake.open(path, 'fusion-switch', CFG);
-    await until(() => status.text.includes('Atlas 350'), 'the status notification');
+    await until(() => status.text.includes('$(warning)'), "the status notification with the file's counts");
     assert.equal(status.text, '$(circuit-board) Atlas 350 (Ascend950PR_9599) $(warning) 2');
     assert.match(status.tooltip, /Catalogue: 674 rules from built-in/);
     assert.match(status.tooltip, /Suspected rules from the last comparison: 2/);

@@ -114,21 +114,28 @@ describe('chooseServer', () => {
 });
 
 describe('statusText', () => {
+  // the server counts per open configuration (`files`); the status bar shows the active one's
+  const U = 'file:///w/modelA/fusion_switch.cfg';
+  const counts = (entry) => ({ files: [{ uri: 'file:///w/modelB/fusion_switch.cfg', suspects: 9, proven: 9 }, { uri: U, ...entry }] });
   const table = [
     [undefined, '', '$(circuit-board) no target', /waiting for the server/],
     [undefined, 'Ascend950PR_9599', '$(circuit-board) Ascend950PR_9599', /target: Ascend950PR_9599/],
     [{ target: null, catalogue: 'built-in (674 rules)' }, '', '$(circuit-board) no target', /Catalogue: built-in \(674 rules\)/],
-    [{ target: 'Atlas 350', catalogue: 'built-in', suspects: 2 }, 'x', '$(circuit-board) Atlas 350 $(warning) 2', /Suspected rules from the last comparison: 2/],
+    [{ target: 'Atlas 350', catalogue: 'built-in', ...counts({ suspects: 2 }) }, 'x', '$(circuit-board) Atlas 350 $(warning) 2', /Suspected rules from the last comparison: 2/],
     [{ target: { given: 'Ascend910B1', product: 'Atlas A2' }, catalogue: { name: 'cann' } }, '', '$(circuit-board) Ascend910B1', /Catalogue: cann/],
-    [{ target: 'A3', catalogue: 'c', suspects: 0 }, '', '$(circuit-board) A3', /last comparison: 0/],
+    [{ target: 'A3', catalogue: 'c', ...counts({ suspects: 0 }) }, '', '$(circuit-board) A3', /last comparison: 0/],
     // proven by replay apart from the labelled guesses of a run without it
-    [{ target: 'A3', catalogue: 'c', suspects: 3, proven: 1 }, '', '$(circuit-board) A3 $(warning) 1 $(question) 2', /3 \(1 proven by replay, 2 not proven\)/],
-    [{ target: 'A3', catalogue: 'c', suspects: 2, proven: 0 }, '', '$(circuit-board) A3 $(question) 2', /2 \(0 proven by replay, 2 not proven\)/],
-    [{ target: 'A3', catalogue: 'c', suspects: 1, proven: 1 }, '', '$(circuit-board) A3 $(warning) 1', /1 \(1 proven by replay, 0 not proven\)/],
+    [{ target: 'A3', catalogue: 'c', ...counts({ suspects: 3, proven: 1 }) }, '', '$(circuit-board) A3 $(warning) 1 $(question) 2', /3 \(1 proven by replay, 2 not proven\)/],
+    [{ target: 'A3', catalogue: 'c', ...counts({ suspects: 2, proven: 0 }) }, '', '$(circuit-board) A3 $(question) 2', /2 \(0 proven by replay, 2 not proven\)/],
+    [{ target: 'A3', catalogue: 'c', ...counts({ suspects: 1, proven: 1 }) }, '', '$(circuit-board) A3 $(warning) 1', /1 \(1 proven by replay, 0 not proven\)/],
+    // another file's comparison is not this file's (a review: model A's count showed on B)
+    [{ target: 'A3', catalogue: 'c', files: [{ uri: 'file:///w/modelB/fusion_switch.cfg', suspects: 2, proven: 2 }] }, '', '$(circuit-board) A3', /^(?![\s\S]*Suspected)/],
+    // a count not said to be this file's (an older server's latest comparison) is not shown
+    [{ target: 'A3', catalogue: 'c', suspects: 2, proven: 2 }, '', '$(circuit-board) A3', /^(?![\s\S]*Suspected)/],
   ];
   for (const [status, configured, text, tooltip] of table) {
     test(`${JSON.stringify(status)} + ${JSON.stringify(configured)}`, () => {
-      const got = statusText(status, configured);
+      const got = statusText(status, configured, U);
       assert.equal(got.text, text);
       assert.match(got.tooltip, tooltip);
     });

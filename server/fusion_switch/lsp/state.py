@@ -514,11 +514,11 @@ class ServerState:
             self.generation += 1
         return outcome
 
-    def attach_results(self, cfg_paths: list[Path], summary: dict) -> None:
-        """A newer comparison replaces the results of these configurations (and their
-        annotations: the generation moves, so pull clients re-fetch diagnostics)."""
-        for path in cfg_paths:
-            self.results.put(path, summary)
+    def attach_results(self, cfg_path: Path, summary: dict) -> None:
+        """A newer comparison replaces the results of the configuration it was made for, and
+        of no other (and their annotations: the generation moves, so pull clients re-fetch
+        diagnostics)."""
+        self.results.put(cfg_path, summary)
         self.generation += 1
 
     def detach_results(self, cfg_path: Path) -> bool:
@@ -551,9 +551,23 @@ class ServerState:
             "target": self.target.label if self.target else None,
             "catalogue": origins,
         }
-        if self.results.last_suspects is not None:
-            payload["suspects"], payload["proven"] = self.results.last_suspects
+        payload["files"] = self.suspect_counts()
         return payload
+
+    def suspect_counts(self) -> list[dict[str, Any]]:
+        """Per open configuration with comparison results (`uri`): the rules they suspect and,
+        of them, the ones the replay proves. Per file: a status bar shows the active file's
+        own count (a review: it showed the latest comparison's on every file)."""
+        from pygls.uris import to_fs_path
+
+        out: list[dict[str, Any]] = []
+        for doc in self.documents:
+            path = to_fs_path(doc.uri)
+            summary = self.results.get(Path(path)) if path else None
+            if summary is not None:
+                suspects, proven = _suspect_counts(summary)
+                out.append({"uri": doc.uri, "suspects": suspects, "proven": proven})
+        return out
 
     def describe(self) -> str:
         """One line saying which target and catalogue are in force (logged after changes)."""
@@ -571,8 +585,7 @@ class ComparisonResults:
 
     def __init__(self) -> None:
         self._by_path: dict[Path, dict | None] = {}
-        # (suspected rules, of them proven by replay) of the latest comparison seen
-        self.last_suspects: tuple[int, int] | None = None
+        self.last_compared: Path | None = None  # the configuration compared last, if any
 
     def get(self, cfg_path: Path | None) -> dict | None:
         if cfg_path is None:
@@ -580,15 +593,12 @@ class ComparisonResults:
         if cfg_path not in self._by_path:
             from ..workflow.results import load_results
 
-            summary = load_results(cfg_path)
-            self._by_path[cfg_path] = summary
-            if summary is not None and self.last_suspects is None:
-                self.last_suspects = _suspect_counts(summary)
+            self._by_path[cfg_path] = load_results(cfg_path)
         return self._by_path[cfg_path]
 
     def put(self, cfg_path: Path, summary: dict) -> None:
         self._by_path[cfg_path] = summary
-        self.last_suspects = _suspect_counts(summary)
+        self.last_compared = cfg_path
 
     def drop(self, cfg_path: Path) -> None:
         self._by_path[cfg_path] = None

@@ -170,13 +170,13 @@ async def compare(ls: FusionSwitchServer, params: dict):
     if outcome.kind != "tensors":
         return _names_no_rule(ls, doc, cfg_path, outcome, bar, paths.output)
     summary = annotate.compact_summary(outcome.summary or {})
-    cfg_paths = [cfg_path] + [p for _, p in target.same_workspace(ls, cfg_path) if p != cfg_path]
-    for path in cfg_paths:
-        try:
-            save_results(path, summary)
-        except OSError as exc:
-            log(ls, f"fusion-switch: could not keep the results next to {path}: {exc}")
-    ls.state.attach_results(cfg_paths, summary)
+    # the compared configuration's results, and no other open one's (a review: every cfg of
+    # the folder got them, and applySuspects switched model A's rule off in model B)
+    try:
+        save_results(cfg_path, summary, doc.uri)
+    except OSError as exc:
+        log(ls, f"fusion-switch: could not keep the results next to {cfg_path}: {exc}")
+    ls.state.attach_results(cfg_path, summary)
     _remember_report(ls, summary.get("report"))
     detected = ls.state.use_detected_target(summary.get("soc_version"))
     bar.end(summary.get("verdict") or "done")

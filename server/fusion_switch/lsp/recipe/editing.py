@@ -250,6 +250,29 @@ async def restore(ls: FusionSwitchServer, params: dict):
     return {"applied": True}
 
 
+def _no_results(ls: FusionSwitchServer, doc, name: str) -> str:
+    """Why there is nothing to apply to this file: results are applied only to the
+    configuration they were made for (a review: model A's applied to model B's cfg)."""
+    from ...workflow.results import foreign_results
+
+    path = target.path_of(doc.uri)
+    other = foreign_results(path) if path is not None else None
+    last = ls.state.results.last_compared
+    if other is not None:
+        return (
+            f"fusion-switch: nothing applied to {name}: the comparison results kept beside it "
+            f"were made for {other}, not for this file. Run fusionSwitch.compare for {name} "
+            "to get its own."
+        )
+    if last is not None and last != path:
+        return (
+            f"fusion-switch: nothing applied to {name}: it has no comparison results; the last "
+            f"comparison was made for {last}, and its results apply to that file only. Run "
+            f"fusionSwitch.compare for {name} first."
+        )
+    return f"fusion-switch: no comparison results for {name} yet; run fusionSwitch.compare first."
+
+
 @recipe_command(APPLY_SUSPECTS)
 async def apply_suspects(ls: FusionSwitchServer, params: dict):
     """Switch the suspected rules off (all, or `rules`), adding entries and sections. Only
@@ -267,9 +290,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
     name = file_name(doc.uri)
     summary = annotations.results(ls, doc)
     if not summary:
-        raise Refused(
-            f"fusion-switch: no comparison results for {name} yet; run fusionSwitch.compare first."
-        )
+        raise Refused(_no_results(ls, doc, name))
     rules = params.get("rules")
     if rules is not None and not (
         isinstance(rules, list) and all(isinstance(r, str) for r in rules)
