@@ -82,11 +82,14 @@ async def test_editor_all_off_then_terminal_apply_ends_the_recipe(session, tmp_p
     switch = json.loads(path.read_bytes())["Switch"]
     assert switch["GraphFusion"][RULE] == "off"
     assert switch["UBFusion"] == {"ALL": "on"}  # the user's configuration, not the all-off one
-    # and the editor can step back through the terminal's change
+    # and the editor's restore goes back to the user's own configuration, from before all off
+    # (the apply's version, the all-off file, is there to choose)
     session.close(uri)
     uri = open_path(session, path)
     result = await execute(session, "fusionSwitch.restore", cfgUri=uri)
-    assert result["applied"] is True
+    assert result["applied"] is True and result["version"] == 1, result
+    assert session.texts[uri].encode() == ORIGINAL.encode()
+    result = await execute(session, "fusionSwitch.restore", cfgUri=uri, version=2)
     all_off = json.loads(session.texts[uri])["Switch"]
     assert all_off == {"GraphFusion": {"ALL": "off"}, "UBFusion": {"ALL": "off"}}
     session.close(uri)

@@ -202,11 +202,8 @@ class History:
         return found[-1] if found else None
 
     def default(self, holding: bytes | None = None) -> Version | None:
-        """What `restore` brings back when not told: the state before our last change that was
-        not itself a restore (so restoring twice does not undo the first restore; an explicit
-        version number does)."""
-        found = [v for v in self.versions(holding) if v.kind != "restore"]
-        return found[-1] if found else None
+        """What `restore` brings back when not told (see :func:`default_version`)."""
+        return default_version(self.versions(holding))
 
     def get(self, number: int, holding: bytes | None = None) -> Version:
         for v in self.versions(holding):
@@ -562,6 +559,31 @@ def _held(version: Version, holding: bytes | None) -> bool:
     if version.on_disk is None or holding is None:
         return False
     return digest(holding) != version.on_disk
+
+
+def default_version(versions: list[Version]) -> Version | None:
+    """What `restore` brings back when not told: the state before our last change that was
+    not itself a restore (so restoring twice does not undo the first restore; an explicit
+    version number does). When that change applied suspects to the all-off file (in the
+    configuration from before 'all off': the recipe's end), the state before 'all off', the
+    user's own configuration, not the all-off file (a review: restore brought that back, and
+    clients that pass no version number could not reach the user's own)."""
+    found = [v for v in versions if v.kind != "restore"]
+    if not found:
+        return None
+    return made_from_all_off(versions, found[-1]) or found[-1]
+
+
+def made_from_all_off(versions: list[Version], version: Version) -> Version | None:
+    """The 'all off' version an 'apply' `version` was made from: the one just before it,
+    whose change wrote exactly the file the apply replaced. None for any other change."""
+    if version.kind != "apply" or version.digest is None or version not in versions:
+        return None
+    at = versions.index(version)
+    prior = versions[at - 1] if at > 0 else None
+    if prior is not None and prior.kind == "all-off" and prior.wrote_digest(version.digest):
+        return prior
+    return None
 
 
 def describe(version: Version) -> str:

@@ -231,8 +231,11 @@ def _safe_latest(path, holding: bytes) -> Version | None:
 @recipe_command(RESTORE)
 async def restore(ls: FusionSwitchServer, params: dict):
     """The exact text from before our last change (also after a restart, and also when the
-    change was made by `fusion-switch` in a terminal): `version` picks another one."""
+    change was made by `fusion-switch` in a terminal); after 'Turn Suspected Rules Off' on the
+    all-off file, the user's configuration from before 'all off'. `version` picks another
+    one; `list: true` returns the versions to choose from and changes nothing."""
     from ...workflow.history import HistoryError, Untrusted
+    from ...workflow.restore_choice import choices, default_note
 
     doc = target.config(ls, params, command=RESTORE)
     path = target.file_path(doc, command=RESTORE)
@@ -244,11 +247,14 @@ async def restore(ls: FusionSwitchServer, params: dict):
         raise CommandError("fusion-switch: restore: version must be a version number.")
     try:
         versions = history.versions(holding)
+        if params.get("list") is True:
+            return choices(versions)
         version = history.get(number, holding) if number is not None else history.default(holding)
         if version is None and versions:
             raise Refused(
                 f"fusion-switch: nothing to restore for {name}: its history holds only "
-                'restores; name the version to bring back ({"version": N}).'
+                'restores; name the version to bring back ({"version": N}; {"list": true} '
+                "lists them)."
             )
         if version is None:
             raise Refused(f"fusion-switch: nothing to restore for {name}: it has no history.")
@@ -258,7 +264,7 @@ async def restore(ls: FusionSwitchServer, params: dict):
     except HistoryError as exc:
         raise Refused(f"fusion-switch: {exc}") from None
     which = f"'{_label(version)}' (version {version.number})"
-    note = ""
+    note = default_note(versions, version) if number is None else ""
     if data is None:
         raise Refused(
             f"fusion-switch: {name} did not exist before change {version.number}; delete the "
