@@ -25,6 +25,7 @@ const path = require('node:path');
 const { statusText } = require('./status');
 const { commandArguments } = require('./commandArgs');
 const { confirmationFor } = require('./confirm');
+const { createRecipeSaver } = require('./recipeEdits');
 
 const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
 const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
@@ -122,6 +123,12 @@ function compareWithNotification(run) {
   );
 }
 
+let saver;
+function recipeSaver() {
+  saver ??= createRecipeSaver(vscode.workspace, (message) => output.warn(message));
+  return saver;
+}
+
 /** bundled/launch.py when this is a platform-specific .vsix that carries the server. */
 function bundledLauncher(context) {
   const launcher = path.join(context.extensionPath, BUNDLED_LAUNCHER);
@@ -200,9 +207,11 @@ async function doStart(context) {
         if (command === 'fusionSwitch.compare') {
           return compareWithNotification(() => next(command, withUri));
         }
-        return next(command, withUri);
+        return recipeSaver().around(command, withUri, () => next(command, withUri));
       },
       workspace: {
+        // the recipe's edits are saved when the file had no unsaved changes (src/recipeEdits.js)
+        handleApplyEdit: (params, next) => recipeSaver().handleApplyEdit(params, next),
         // the server asks for section fusionSwitch without a scope: answer for the folder
         configuration: (params, token, next) =>
           next({ ...params, items: params.items.map((item) => scoped(item)) }, token),

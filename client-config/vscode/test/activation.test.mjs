@@ -236,3 +236,46 @@ describe('commands from menus and the palette', { skip }, () => {
     assert.deepEqual(result?.guilty?.map((g) => g.rule), ['SoftmaxFusionPass'], JSON.stringify(result));
   });
 });
+
+// The recipe's edits reach VS Code as workspace/applyEdit, which it applies to the buffer and
+// never saves; the server said "all fusion is off, build" of a file left unchanged on disk (a
+// review). A configuration without unsaved changes is saved after the edit, and told so.
+const USER = `{
+  "Switch": {
+    "GraphFusion": {
+      "AvgPoolFusionPass": "off"
+    }
+  }
+}
+`;
+
+async function openWithServer(fake, folder) {
+  const path = join(folder, 'fusion_switch.cfg');
+  writeFileSync(path, USER);
+  await until(() => fake.recorded.commands.has('fusionSwitch.allOff'), 'the server\'s commands');
+  const document = fake.open(path, 'fusion-switch', USER);
+  return { path, document };
+}
+
+describe('recipe edits from VS Code', { skip }, () => {
+  test('an edit to a file without unsaved changes is saved; one with them is left', async () => {
+    const { fake, extension, folder } = await activate({ 'fusionSwitch.server.pythonPath': python });
+    running.push(extension);
+    const { recorded } = fake;
+    const { path, document } = await openWithServer(fake, folder);
+    const allOff = await recorded.commands.get('fusionSwitch.allOff')({ confirmed: true });
+    assert.equal(allOff?.saved, true, JSON.stringify([allOff, recorded.messages]));
+    assert.equal(document.isDirty, false);
+    assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).Switch.GraphFusion, { ALL: 'off' });
+    assert.match(recorded.messages.at(-1)[1], /all fusion is off in fusion_switch\.cfg \(saved\)/);
+
+    // the user types without saving: restore replaces the buffer and leaves saving to them
+    document.replaceText(document.getText().replace('"ALL": "off"', '"ALL": "on"'));
+    const onDisk = readFileSync(path, 'utf8');
+    const restored = await recorded.commands.get('fusionSwitch.restore')({ force: true });
+    assert.equal(restored?.saved, false, JSON.stringify([restored, recorded.messages]));
+    assert.equal(document.getText(), USER);
+    assert.equal(readFileSync(path, 'utf8'), onDisk, 'not saved over the user\'s unsaved edits');
+    assert.match(recorded.messages.at(-1)[1], /in the editor only: save fusion_switch\.cfg/);
+  });
+});

@@ -6,7 +6,7 @@
 'use strict';
 
 const { pathToFileURL, fileURLToPath } = require('node:url');
-const { readFileSync } = require('node:fs');
+const { readFileSync, writeFileSync } = require('node:fs');
 
 
 /** A callable, constructible object whose every property is another one (returns itself). */
@@ -118,6 +118,27 @@ class TabInputTextDiff {}
 class TabInputCustom {}
 class TabInputNotebook {}
 
+class TextEdit {
+  constructor(range, newText) {
+    this.range = range;
+    this.newText = newText;
+  }
+}
+
+/** What vscode-languageclient builds from a protocol WorkspaceEdit: text edits per document. */
+class WorkspaceEdit {
+  constructor() {
+    this._entries = [];
+  }
+  set(uri, edits) {
+    // [TextEdit, metadata] pairs or plain TextEdits
+    this._entries.push([uri, edits.map((e) => (Array.isArray(e) ? e[0] : e))]);
+  }
+  entries() {
+    return this._entries;
+  }
+}
+
 class Diagnostic {
   constructor(range, message, severity) {
     Object.assign(this, { range, message, severity });
@@ -134,18 +155,51 @@ const enums = {
   TextDocumentSaveReason: { Manual: 1, AfterDelay: 2, FocusOut: 3 },
 };
 
-/** A text document as VS Code hands it to extensions. */
-function textDocument(path, languageId, text) {
-  return {
+/** The offset of a Position in `text` (UTF-16 units, as the server's positions). */
+function offsetAt(text, position) {
+  const lines = text.split('\n');
+  let offset = 0;
+  for (let i = 0; i < position.line && i < lines.length; i++) offset += lines[i].length + 1;
+  return offset + position.character;
+}
+
+function endOf(text) {
+  const lines = text.split('\n');
+  return new Position(lines.length - 1, lines.at(-1).length);
+}
+
+/** A text document as VS Code hands it to extensions: its buffer (`getText`) changes with
+ * edits (`isDirty` then) and is written to disk by `save()`, as VS Code does. */
+function textDocument(path, languageId, text, events) {
+  const document = {
     uri: Uri.file(path),
     fileName: path,
     languageId,
     version: 1,
     isClosed: false,
     isUntitled: false,
+    isDirty: false,
     getText: () => text,
-    lineCount: text.split('\n').length,
+    get lineCount() {
+      return text.split('\n').length;
+    },
+    /** Replace the whole buffer, as typing or an applied edit does. */
+    replaceText(newText) {
+      const range = new Range(new Position(0, 0), endOf(text));
+      const change = { range, rangeOffset: 0, rangeLength: text.length, text: newText };
+      text = newText;
+      document.version += 1;
+      document.isDirty = true;
+      events?.changeDocument.fire({ document, contentChanges: [change], reason: undefined });
+    },
+    save: async () => {
+      writeFileSync(path, text);
+      document.isDirty = false;
+      events?.saveDocument.fire(document);
+      return true;
+    },
   };
+  return document;
 }
 
 function createFake({ settings, folder }) {
@@ -155,6 +209,7 @@ function createFake({ settings, folder }) {
     diagnostics: new Map(), // uri string -> Diagnostic[]
     messages: [], // [level, text]
     questions: [], // titles of the input boxes and dialogs shown
+    picks: [], // {items, title} of each quick pick shown
     statusItems: [],
     log: [],
   };
@@ -164,10 +219,13 @@ function createFake({ settings, folder }) {
     configuration: new EventEmitter(),
     tabs: new EventEmitter(),
     visibleEditors: new EventEmitter(),
+    changeDocument: new EventEmitter(),
+    saveDocument: new EventEmitter(),
   };
   const tabGroup = { tabs: [], isActive: true, viewColumn: 1 };
   const documents = [];
-  const answers = { inputBox: undefined, openDialog: undefined };
+  // quickPick: a function of the items shown, giving the one picked (undefined: closed)
+  const answers = { inputBox: undefined, openDialog: undefined, quickPick: () => undefined };
   const window = {
     activeTextEditor: undefined,
     visibleTextEditors: [],
@@ -212,6 +270,10 @@ function createFake({ settings, folder }) {
       recorded.questions.push(options.title);
       return answers.openDialog;
     },
+    showQuickPick: async (items, options) => {
+      recorded.picks.push({ items: await items, title: options?.title ?? options?.placeHolder });
+      return answers.quickPick(await items);
+    },
   };
   const configuration = (section) => {
     const prefix = section ? `${section}.` : '';
@@ -243,10 +305,29 @@ function createFake({ settings, folder }) {
     getWorkspaceFolder: () => workspace.workspaceFolders[0],
     onDidOpenTextDocument: events.openDocument.event,
     onDidChangeConfiguration: events.configuration.event,
-    applyEdit: async () => true,
+    onDidChangeTextDocument: events.changeDocument.event,
+    onDidSaveTextDocument: events.saveDocument.event,
+    // applied to the open documents' buffers, never saved (as VS Code does)
+    applyEdit: async (edit) => {
+      for (const [uri, edits] of edit.entries ? edit.entries() : []) {
+        const document = documents.find((d) => d.uri.toString() === uri.toString());
+        if (!document) return false;
+        let text = document.getText();
+        const spans = edits.map((e) => [offsetAt(text, e.range.start), offsetAt(text, e.range.end), e.newText]);
+        for (const [start, end, newText] of spans.sort((a, b) => b[0] - a[0])) {
+          text = text.slice(0, start) + newText + text.slice(end);
+        }
+        document.replaceText(text);
+      }
+      return true;
+    },
+    save: async (uri) => {
+      const document = documents.find((d) => d.uri.toString() === uri.toString());
+      return document && (await document.save()) ? uri : undefined;
+    },
     // opened without an editor (as VS Code does for openTextDocument): synced, not shown
     openTextDocument: async (uri) => {
-      const document = textDocument(uri.fsPath, 'fusion-switch', readFileSync(uri.fsPath, 'utf8'));
+      const document = textDocument(uri.fsPath, 'fusion-switch', readFileSync(uri.fsPath, 'utf8'), events);
       documents.push(document);
       events.openDocument.fire(document);
       return document;
@@ -301,6 +382,8 @@ function createFake({ settings, folder }) {
     Uri,
     Position,
     Range,
+    TextEdit,
+    WorkspaceEdit,
     Diagnostic,
     TabInputText,
     TabInputTextDiff,
@@ -322,7 +405,7 @@ function createFake({ settings, folder }) {
   }
   /** Opens a document in a tab and makes it the active editor, as a user opening the file. */
   const open = (path, languageId, text) => {
-    const document = textDocument(path, languageId, text);
+    const document = textDocument(path, languageId, text, events);
     const tab = { input: new TabInputText(document.uri), label: path, isActive: true };
     tabGroup.tabs.push(tab);
     events.tabs.fire({ opened: [tab], closed: [], changed: [] });

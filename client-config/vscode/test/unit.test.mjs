@@ -12,6 +12,7 @@ const { chooseServer, probe, resolveExecutable, serverCandidates, startFailureMe
 );
 const { statusText } = require('../src/status.js');
 const { commandArguments } = require('../src/commandArgs.js');
+const { createRecipeSaver, editedUris } = require('../src/recipeEdits.js');
 
 const MODULE = ['-m', 'fusion_switch', 'serve'];
 
@@ -140,6 +141,59 @@ describe('statusText', () => {
       assert.match(got.tooltip, tooltip);
     });
   }
+});
+
+describe('recipe edits are saved when the file had no unsaved changes', () => {
+  const A = 'file:///w/a/fusion_switch.cfg';
+  const B = 'file:///w/b/fusion_switch.cfg';
+  const doc = (uri, isDirty) => {
+    const d = { uri: { toString: () => uri }, isDirty, saved: 0 };
+    d.save = async () => {
+      d.saved += 1;
+      d.isDirty = false;
+      return true;
+    };
+    return d;
+  };
+  const edit = (uri) => ({ edit: { documentChanges: [{ textDocument: { uri, version: 1 }, edits: [] }] } });
+  const applied = (document) => async () => {
+    document.isDirty = true; // VS Code applies the edit to the buffer, unsaved
+    return { applied: true };
+  };
+
+  test('editedUris reads both WorkspaceEdit shapes', () => {
+    assert.deepEqual(editedUris(edit(A).edit), [A]);
+    assert.deepEqual(editedUris({ changes: { [B]: [] } }), [B]);
+    assert.deepEqual(editedUris(undefined), []);
+  });
+
+  for (const [name, command, dirtyBefore, accepted, saves] of [
+    ['all off on a clean file is saved', 'fusionSwitch.allOff', false, true, 1],
+    ['apply suspects on a clean file is saved', 'fusionSwitch.applySuspects', false, true, 1],
+    ['restore on a clean file is saved', 'fusionSwitch.restore', false, true, 1],
+    ["a file with the user's unsaved edits is not saved", 'fusionSwitch.allOff', true, true, 0],
+    ['an edit the editor refused saves nothing', 'fusionSwitch.allOff', false, false, 0],
+    ['other commands save nothing', 'fusionSwitch.bisect', false, true, 0],
+  ]) {
+    test(name, async () => {
+      const a = doc(A, dirtyBefore);
+      const saver = createRecipeSaver({ textDocuments: [a] });
+      await saver.around(command, [{ cfgUri: A }], () =>
+        saver.handleApplyEdit(edit(A), accepted ? applied(a) : async () => ({ applied: false })),
+      );
+      assert.equal(a.saved, saves);
+    });
+  }
+
+  test('only the commanded file is saved, and only while its command runs', async () => {
+    const a = doc(A, false);
+    const b = doc(B, false);
+    const saver = createRecipeSaver({ textDocuments: [a, b] });
+    await saver.around('fusionSwitch.allOff', [{ cfgUri: A }], () => saver.handleApplyEdit(edit(B), applied(b)));
+    assert.equal(b.saved, 0);
+    await saver.handleApplyEdit(edit(A), applied(a)); // no command of ours running
+    assert.equal(a.saved, 0);
+  });
 });
 
 describe('commandArguments', () => {
