@@ -26,6 +26,7 @@ const { statusText } = require('./status');
 const { commandArguments } = require('./commandArgs');
 const { confirmationFor } = require('./confirm');
 const { createRecipeSaver } = require('./recipeEdits');
+const { choosesVersion, withChosenVersion } = require('./restorePick');
 
 const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
 const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
@@ -129,6 +130,15 @@ function recipeSaver() {
   return saver;
 }
 
+/** Which version Restore Configuration brings back, when the history holds several. */
+function pickRestoreVersion(items) {
+  return vscode.window.showQuickPick(items, {
+    title: 'Fusion Switch: restore the configuration as it was before which change?',
+    placeHolder: 'The default comes first',
+    ignoreFocusOut: true,
+  });
+}
+
 /** bundled/launch.py when this is a platform-specific .vsix that carries the server. */
 function bundledLauncher(context) {
   const launcher = path.join(context.extensionPath, BUNDLED_LAUNCHER);
@@ -206,6 +216,12 @@ async function doStart(context) {
         }
         if (command === 'fusionSwitch.compare') {
           return compareWithNotification(() => next(command, withUri));
+        }
+        if (choosesVersion(command, withUri)) {
+          withUri = await withChosenVersion(withUri, (listing) => next(command, listing), pickRestoreVersion);
+          if (!withUri) {
+            return undefined; // the user closed the pick: nothing is restored
+          }
         }
         return recipeSaver().around(command, withUri, () => next(command, withUri));
       },

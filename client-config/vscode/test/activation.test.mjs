@@ -278,4 +278,29 @@ describe('recipe edits from VS Code', { skip }, () => {
     assert.equal(readFileSync(path, 'utf8'), onDisk, 'not saved over the user\'s unsaved edits');
     assert.match(recorded.messages.at(-1)[1], /in the editor only: save fusion_switch\.cfg/);
   });
+
+  test('Restore Configuration asks which version when the history holds several', async () => {
+    const { fake, extension, folder } = await activate({ 'fusionSwitch.server.pythonPath': python });
+    running.push(extension);
+    const { recorded, answers } = fake;
+    const { document } = await openWithServer(fake, folder);
+    await recorded.commands.get('fusionSwitch.allOff')({ confirmed: true });
+    const restore = recorded.commands.get('fusionSwitch.restore');
+    assert.equal((await restore())?.applied, true); // one version: nothing to choose
+    assert.equal(recorded.picks.length, 0);
+    assert.equal(document.getText(), USER);
+
+    answers.quickPick = () => undefined; // closed: nothing is restored
+    assert.equal(await restore(), undefined);
+    assert.equal(document.getText(), USER);
+    const [{ items }] = recorded.picks;
+    assert.deepEqual(items.map((i) => i.version), [1, 2]); // the default first
+    assert.match(items[0].label, /Before change 1: all fusion off/);
+    assert.match(items[0].detail, /Default/);
+
+    answers.quickPick = (shown) => shown.find((i) => i.version === 2); // before the restore
+    const chosen = await restore();
+    assert.equal(chosen?.version, 2, JSON.stringify(chosen));
+    assert.match(document.getText(), /"ALL": "off"/);
+  });
 });

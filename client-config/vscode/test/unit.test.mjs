@@ -13,6 +13,7 @@ const { chooseServer, probe, resolveExecutable, serverCandidates, startFailureMe
 const { statusText } = require('../src/status.js');
 const { commandArguments } = require('../src/commandArgs.js');
 const { createRecipeSaver, editedUris } = require('../src/recipeEdits.js');
+const { choosesVersion, restoreItems, withChosenVersion } = require('../src/restorePick.js');
 
 const MODULE = ['-m', 'fusion_switch', 'serve'];
 
@@ -193,6 +194,45 @@ describe('recipe edits are saved when the file had no unsaved changes', () => {
     assert.equal(b.saved, 0);
     await saver.handleApplyEdit(edit(A), applied(a)); // no command of ours running
     assert.equal(a.saved, 0);
+  });
+});
+
+describe('restore picks a version', () => {
+  const listed = {
+    versions: [
+      { version: 2, label: 'apply suspects: R (GraphFusion) off', who: 'editor', when: '2026-12-07 10:00:00', default: false },
+      { version: 1, label: 'all fusion off', who: 'cli', when: '2026-12-07 09:00:00', default: true },
+    ],
+    default: 1,
+  };
+
+  test('asks only when no version is given', () => {
+    assert.equal(choosesVersion('fusionSwitch.restore', [{ cfgUri: 'u' }]), true);
+    assert.equal(choosesVersion('fusionSwitch.restore', [{ cfgUri: 'u', version: 2 }]), false);
+    assert.equal(choosesVersion('fusionSwitch.restore', [{ cfgUri: 'u', list: true }]), false);
+    assert.equal(choosesVersion('fusionSwitch.allOff', [{ cfgUri: 'u' }]), false);
+  });
+
+  test('items: the default first, each saying what it brings back', () => {
+    const items = restoreItems(listed);
+    assert.deepEqual(items.map((i) => i.version), [1, 2]);
+    assert.equal(items[0].label, 'Before change 1: all fusion off');
+    assert.match(items[0].detail, /Default/);
+    assert.equal(items[1].detail, undefined);
+    assert.equal(items[1].description, 'editor · 2026-12-07 10:00:00');
+    assert.equal(restoreItems({ versions: [listed.versions[1]] }), undefined); // nothing to choose
+    assert.equal(restoreItems({ error: 'no history' }), undefined);
+  });
+
+  test('the chosen version is passed on; a closed pick restores nothing', async () => {
+    const list = async (args) => {
+      assert.deepEqual(args, [{ cfgUri: 'u', list: true }]);
+      return listed;
+    };
+    const args = [{ cfgUri: 'u' }];
+    assert.deepEqual(await withChosenVersion(args, list, async (items) => items[1]), [{ cfgUri: 'u', version: 2 }]);
+    assert.equal(await withChosenVersion(args, list, async () => undefined), undefined);
+    assert.equal(await withChosenVersion(args, async () => ({ versions: [] }), async () => assert.fail('asked')), args);
   });
 });
 
