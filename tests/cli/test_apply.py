@@ -98,10 +98,11 @@ def test_after_all_off_applies_to_the_users_configuration(tmp_path):
         "UBFusion": {"ALL": "on"},
         "GraphFusion": {"ZetaRule": "on", "AlphaRule": "off", GRAPH_RULE: "off"},
     }
-    # a review: the plain restore goes back to the all-off file; the hint names the version
-    # that holds the user's own configuration
-    assert f"fusion-switch restore {cfg} --version 1" in done.stdout, done.stdout
-    assert fs("restore", cfg, "--version", "1", "--yes").returncode == 0
+    # the plain restore goes back to the user's own configuration (from before 'off --all');
+    # the hint says so and names the version that holds the all-off file
+    assert f"'fusion-switch restore {cfg}' brings that configuration back" in done.stdout
+    assert f"fusion-switch restore {cfg} --version 2" in done.stdout, done.stdout
+    assert fs("restore", cfg, "--yes").returncode == 0
     assert cfg.read_bytes() == USER_CFG
 
 

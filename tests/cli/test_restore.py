@@ -93,3 +93,27 @@ def test_a_file_saved_in_another_encoding_can_still_be_restored(tmp_path):
     done = fs("restore", cfg, "--yes")
     assert done.returncode == 0, done.stderr
     assert cfg.read_bytes() == USER_CFG
+
+
+def test_restore_after_apply_from_all_off_brings_back_the_user_s_own(tmp_path):
+    """`apply` on the all-off file switches the rules off in the configuration from before
+    'off --all'; its version holds the all-off file. Restore's default is then the user's own
+    configuration (a review: it brought back the all-off file), and it says which version."""
+    cfg = user_cfg(tmp_path)
+    assert fs("off", cfg, "--all").returncode == 0
+    summary = tmp_path / "summary.json"
+    summary.write_text(
+        json.dumps(
+            {"rules": [{"rule": GRAPH_RULE, "section": "GraphFusion", "verdict": "introduces"}]}
+        )
+    )
+    assert fs("apply", summary, cfg, "--yes").returncode == 0
+    assert json.loads(cfg.read_bytes())["Switch"]["GraphFusion"][GRAPH_RULE] == "off"
+    done = fs("restore", cfg, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert cfg.read_bytes() == USER_CFG
+    assert "change 1" in done.stdout and "your own configuration" in done.stdout, done.stdout
+    twice = fs("restore", cfg, "--yes")
+    assert twice.returncode == 0 and "already as version 1" in twice.stdout, twice.stdout
+    assert fs("restore", cfg, "--version", "2", "--yes").returncode == 0  # the all-off file
+    assert json.loads(cfg.read_bytes())["Switch"]["GraphFusion"] == {"ALL": "off"}

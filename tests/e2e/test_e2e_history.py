@@ -42,9 +42,11 @@ async def test_terminal_all_off_is_restored_by_the_editor(session, tmp_path):
     assert fs("off", path, "--all").returncode == 0
     uri = open_path(session, path)  # the editor opens the all-off file
     result = await execute(session, "fusionSwitch.restore", cfgUri=uri)
-    assert result == {"applied": True}, result
+    assert result["applied"] is True, result
     assert session.texts[uri].encode() == ORIGINAL.encode()
     history = History(path)
+    assert [(v.who, v.kind) for v in history.versions()] == [("cli", "all-off")]  # not saved
+    path.write_bytes(session.texts[uri].encode())  # the editor saves
     assert [(v.who, v.kind) for v in history.versions()] == [
         ("cli", "all-off"),
         ("editor", "restore"),
@@ -80,11 +82,14 @@ async def test_editor_all_off_then_terminal_apply_ends_the_recipe(session, tmp_p
     switch = json.loads(path.read_bytes())["Switch"]
     assert switch["GraphFusion"][RULE] == "off"
     assert switch["UBFusion"] == {"ALL": "on"}  # the user's configuration, not the all-off one
-    # and the editor can step back through the terminal's change
+    # and the editor's restore goes back to the user's own configuration, from before all off
+    # (the apply's version, the all-off file, is there to choose)
     session.close(uri)
     uri = open_path(session, path)
     result = await execute(session, "fusionSwitch.restore", cfgUri=uri)
-    assert result == {"applied": True}
+    assert result["applied"] is True and result["version"] == 1, result
+    assert session.texts[uri].encode() == ORIGINAL.encode()
+    result = await execute(session, "fusionSwitch.restore", cfgUri=uri, version=2)
     all_off = json.loads(session.texts[uri])["Switch"]
     assert all_off == {"GraphFusion": {"ALL": "off"}, "UBFusion": {"ALL": "off"}}
     session.close(uri)

@@ -69,14 +69,18 @@ async def test_all_off_and_restore_round_trip_the_exact_text(session, tmp_path):
     expected = cfg.all_off_text(cfg.parse(original))
     assert session.texts[uri] == expected
     history = History(path)
-    assert history.content(history.latest()) == original.encode()
+    # not saved: the file on disk never held the change, and the terminal does not list it;
+    # the editor, holding the text, does
+    assert history.versions() == [] and path.read_bytes() == original.encode()
+    held = session.texts[uri].encode()
+    assert history.content(history.latest(held)) == original.encode()
     again = await execute(session, "fusionSwitch.allOff", cfgUri=uri)
     assert again["alreadyAllOff"] is True  # the user's text is not recorded over
-    assert [v.kind for v in history.versions()] == ["all-off"]
-    assert history.latest().who == "editor"
+    assert [v.kind for v in history.versions(held)] == ["all-off"]
+    assert history.latest(held).who == "editor"
 
     result = await execute(session, "fusionSwitch.restore", cfgUri=uri)
-    assert result == {"applied": True}
+    assert result["applied"] is True
     assert session.texts[uri] == original
     refused = await execute(session, "fusionSwitch.restore", cfgUri=uri)
     assert "nothing to restore" in refused["error"]
@@ -97,13 +101,13 @@ async def test_restore_after_hand_edits_asks_before_clobbering(session, tmp_path
     assert len(session.editor.questions) == (1 if asks else 0)
     if asks:  # the user confirms
         session.editor.answer = "Restore anyway"
-        assert await execute(session, "fusionSwitch.restore", cfgUri=uri) == {"applied": True}
+        assert (await execute(session, "fusionSwitch.restore", cfgUri=uri))["applied"] is True
         session.editor.answer = None
         assert session.texts[uri] == USER_CFG
         await execute(session, "fusionSwitch.allOff", cfgUri=uri)
         session.change(uri, [types.TextDocumentContentChangeWholeDocument(text=edited)], edited)
     forced = await execute(session, "fusionSwitch.restore", cfgUri=uri, force=True)
-    assert forced == {"applied": True}
+    assert forced["applied"] is True
     assert session.texts[uri] == USER_CFG
     session.close(uri)
 
@@ -257,6 +261,7 @@ async def test_whole_recipe_all_off_compare_apply(session, case, tmp_path):
     assert session.texts[uri] == cfg.apply_edits(
         USER_CFG, cfg.set_switches(cfg.parse(USER_CFG), changes)
     )
+    path.write_bytes(session.texts[uri].encode())  # the user saves
     latest = History(path).latest()  # recorded, so the CLI can undo it too
     assert (latest.kind, latest.who) == ("apply", "editor")
     methods = [(d, m) for d, kind, m, _ in session.recorder.since(mark) if kind != "response"]

@@ -197,7 +197,7 @@ async def test_a_restarted_server_shows_saved_results_and_restores(session, case
         diagnostics = await fresh.diagnostics(uri)
         assert [d for d in by_code(diagnostics, "fusion-suspect") if INJECTED[1] in d.message]
         result = await execute(fresh, "fusionSwitch.restore", cfgUri=uri)
-        assert result == {"applied": True}
+        assert result["applied"] is True
         assert fresh.texts[uri] == USER_CFG
         await client.shutdown_session()
     finally:

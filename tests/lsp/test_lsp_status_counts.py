@@ -22,7 +22,13 @@ from fusion_switch.lsp.state import ServerState
 )
 def test_the_status_counts_proven_rules_apart(tmp_path: Path, suspects, counts) -> None:
     state = ServerState()
-    assert "suspects" not in state.status()
-    state.results.put(tmp_path / "fusion_switch.cfg", {"suspects": suspects})
+    cfg, other = tmp_path / "fusion_switch.cfg", tmp_path / "other" / "fusion_switch.cfg"
+    for path in (cfg, other):
+        state.documents.open(path.as_uri(), "json", 1, "{}")
+    assert state.status()["files"] == []
+    state.results.put(cfg, {"suspects": suspects})
     status = state.status()
-    assert (status["suspects"], status["proven"]) == counts
+    # per file: the other open configuration has no count of its own (a review: the latest
+    # comparison's count was shown on every file)
+    assert status["files"] == [{"uri": cfg.as_uri(), "suspects": counts[0], "proven": counts[1]}]
+    assert "suspects" not in status

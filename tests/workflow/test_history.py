@@ -96,3 +96,65 @@ def test_old_all_off_backup_becomes_the_first_version(tmp_path):
     assert len(versions) == 1 and versions[0].kind == "all-off"
     assert History(cfg).content(versions[0]) == b"user\n"
     assert not old.exists()
+
+
+def _buffer_change(history, before, after, kind="all-off"):
+    return history.record(before, after, who="editor", kind=kind, why=kind, in_buffer=True)
+
+
+def test_a_change_in_an_editor_s_buffer_is_listed_once_the_file_holds_it(tmp_path):
+    """The terminal lists what the file went through; the editor, holding its buffer, also
+    what the buffer did; a save lists it for good (see the module's notes)."""
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(b"mine")
+    history = History(cfg)
+    v1 = _buffer_change(history, b"mine", b"off")
+    assert v1.pending and history.versions() == []  # the file never held it
+    assert [v.number for v in history.versions(holding=b"off")] == [1]
+    assert history.versions(holding=b"mine") == []  # undone in the buffer
+    v2 = _buffer_change(history, b"off", b"applied", kind="apply")  # same buffer: kept
+    assert [v.number for v in history.versions(holding=b"applied")] == [1, 2]
+    cfg.write_bytes(b"applied")  # saved
+    assert [v.number for v in history.versions()] == [1, 2]
+    history.settle()
+    index = json.loads(history.index_path.read_text())["versions"]
+    assert [v.get("pending", False) for v in index] == [False, False]
+    assert history.content(v2) == b"off"
+
+
+def test_another_writer_drops_a_buffer_change_the_file_never_held(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(b"mine")
+    history = History(cfg)
+    _buffer_change(history, b"mine", b"off")
+    history.record(
+        b"mine", b"cli", who="cli", kind="off", why="off A", then=lambda: cfg.write_bytes(b"cli")
+    )
+    assert [(v.number, v.who) for v in history.versions(holding=b"off")] == [(1, "cli")]
+
+
+def test_a_buffer_change_the_file_already_holds_is_listed_at_once(tmp_path):
+    cfg = tmp_path / "fusion_switch.cfg"
+    cfg.write_bytes(b"result")  # a bisection wrote it; the buffer held text typed meanwhile
+    history = History(cfg)
+    version = _buffer_change(history, b"typed", b"result", kind="edit")
+    assert not version.pending and [v.number for v in history.versions()] == [1]
+
+
+@pytest.mark.parametrize(
+    ("changes", "default"),
+    [
+        ([("all-off", b"mine", b"off")], 1),
+        ([("all-off", b"mine", b"off"), ("apply", b"off", b"applied")], 1),  # recipe's end
+        ([("off", b"mine", b"off"), ("apply", b"off", b"applied")], 2),  # not from 'all off'
+        ([("all-off", b"mine", b"off"), ("apply", b"edited", b"applied")], 2),  # edited since
+        ([("all-off", b"mine", b"off"), ("apply", b"off", b"ap"), ("restore", b"ap", b"mine")], 1),
+    ],
+)
+def test_restore_s_default(tmp_path, changes, default):
+    from fusion_switch.workflow.history import default_version
+
+    history = History(tmp_path / "fusion_switch.cfg")
+    for kind, before, after in changes:
+        history.record(before, after, who="cli", kind=kind, why=kind)
+    assert default_version(history.versions()).number == default

@@ -17,7 +17,7 @@ const CLIENT_SETTINGS = Object.freeze([
   'fusionSwitch.trace.server',
 ]);
 
-/** Custom notification the server may send: {target, catalogue, suspects?}. */
+/** Custom notification the server may send: {target, catalogue, files: [{uri, suspects, proven}]}. */
 const STATUS_NOTIFICATION = 'fusionSwitch/status';
 
 const LANGUAGE_ID = 'fusion-switch';

@@ -29,6 +29,8 @@ const { statusOfFolder, targetSettingLevel } = require('./scopes');
 const { choiceQuestion, pendingChoice, withChoice } = require('./compareChoices');
 const { showsReportHere, withReportPolicy } = require('./report');
 const { LONG_RUNS, restartQuestion } = require('./longRuns');
+const { createRecipeSaver } = require('./recipeEdits');
+const { choosesVersion, withChosenVersion } = require('./restorePick');
 
 const CLIENT_ID = 'fusionSwitch'; // also the prefix of the fusionSwitch.trace.server setting
 const RUNNING_CONTEXT = 'fusionSwitch.serverRunning';
@@ -39,7 +41,7 @@ let client;
 let output;
 /** @type {vscode.StatusBarItem} */
 let statusItem;
-/** @type {{target?: unknown, catalogue?: unknown, suspects?: unknown} | undefined} */
+/** @type {{target?: unknown, catalogue?: unknown, files?: unknown} | undefined} */
 let lastStatus;
 let starting;
 
@@ -221,6 +223,21 @@ async function showDocumentHere(params, token, next) {
   }
 }
 
+let saver;
+function recipeSaver() {
+  saver ??= createRecipeSaver(vscode.workspace, (message) => output.warn(message));
+  return saver;
+}
+
+/** Which version Restore Configuration brings back, when the history holds several. */
+function pickRestoreVersion(items) {
+  return vscode.window.showQuickPick(items, {
+    title: 'Fusion Switch: restore the configuration as it was before which change?',
+    placeHolder: 'The default comes first',
+    ignoreFocusOut: true,
+  });
+}
+
 /** bundled/launch.py when this is a platform-specific .vsix that carries the server. */
 function bundledLauncher(context) {
   const launcher = path.join(context.extensionPath, BUNDLED_LAUNCHER);
@@ -301,10 +318,20 @@ async function doStart(context) {
         if (command === 'fusionSwitch.bisect') {
           return runWithNotification(command, () => next(command, withUri));
         }
-        return next(command, withUri);
+        if (choosesVersion(command, withUri)) {
+          withUri = await withChosenVersion(withUri, (listing) => next(command, listing), pickRestoreVersion);
+          if (!withUri) {
+            return undefined; // the user closed the pick: nothing is restored
+          }
+        }
+        return recipeSaver().around(command, withUri, () => next(command, withUri));
       },
       window: {
         showDocument: (params, token, next) => showDocumentHere(params, token, next),
+      },
+      workspace: {
+        // the recipe's edits are saved when the file had no unsaved changes (src/recipeEdits.js)
+        handleApplyEdit: (params, next) => recipeSaver().handleApplyEdit(params, next),
       },
     },
   };
@@ -450,7 +477,11 @@ function updateStatus() {
   }
   if (client && client.state === State.Running) {
     const configured = vscode.workspace.getConfiguration(SECTION, editor.document.uri).get('target', '');
-    const { text, tooltip } = statusText(activeFolderStatus(editor.document.uri), configured);
+    const { text, tooltip } = statusText(
+      activeFolderStatus(editor.document.uri),
+      configured,
+      editor.document.uri.toString(),
+    );
     statusItem.text = text;
     statusItem.tooltip = tooltip;
   }

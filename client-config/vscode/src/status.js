@@ -1,5 +1,6 @@
 // Text of the status bar item, from the server's `fusionSwitch/status` notification
-// ({target, catalogue, suspects?, proven?}) or, before it arrives, from the fusionSwitch.target setting.
+// ({target, catalogue, files: [{uri, suspects, proven}]}: the comparison counts of each open
+// configuration) or, before it arrives, from the fusionSwitch.target setting.
 'use strict';
 
 /** A display name for a target or catalogue sent as a string or a small object. */
@@ -17,18 +18,27 @@ function label(value) {
   return '';
 }
 
+/** The counts of the file `uri` in the status, if the server sent any for it: a comparison
+ * belongs to the configuration it was made for (a review: model A's count showed on B). */
+function countsOf(status, uri) {
+  const files = status && Array.isArray(status.files) ? status.files : [];
+  return files.find((entry) => entry && typeof entry === 'object' && entry.uri === uri);
+}
+
 /**
- * @param {{target?: unknown, catalogue?: unknown, suspects?: unknown, proven?: unknown} | undefined} status
+ * @param {{target?: unknown, catalogue?: unknown, files?: unknown} | undefined} status
  * @param {string} configuredTarget  fusionSwitch.target of the active document's folder
+ * @param {string} [uri]  the active configuration's URI
  * @returns {{text: string, tooltip: string}}
  */
-function statusText(status, configuredTarget) {
+function statusText(status, configuredTarget, uri) {
   const target = label(status ? status.target : undefined) || label(configuredTarget);
   const catalogue = label(status ? status.catalogue : undefined);
-  const suspects = status && Number.isInteger(status.suspects) ? status.suspects : undefined;
-  // of them proven by replay; the rest are labelled guesses (an older server sends none)
+  const counts = countsOf(status, uri);
+  const suspects = counts && Number.isInteger(counts.suspects) ? counts.suspects : undefined;
+  // of them proven by replay; the rest are labelled guesses
   const proven =
-    status && Number.isInteger(status.proven) ? Math.min(status.proven, suspects ?? 0) : undefined;
+    counts && Number.isInteger(counts.proven) ? Math.min(counts.proven, suspects ?? 0) : undefined;
   let text = `$(circuit-board) ${target || 'no target'}`;
   if (suspects !== undefined && suspects > 0) {
     if (proven === undefined) {
@@ -58,4 +68,4 @@ function statusText(status, configuredTarget) {
   return { text, tooltip: lines.join('\n') };
 }
 
-module.exports = { label, statusText };
+module.exports = { label, statusText, countsOf };

@@ -153,7 +153,7 @@ describe('status bar', { skip }, () => {
     const status = fake.recorded.statusItems.find((item) => item.id === 'fusionSwitch.status');
     const path = join(folder, 'fusion_switch.cfg');
     fake.open(path, 'fusion-switch', CFG);
-    await until(() => status.text.includes('Atlas 350'), 'the status notification');
+    await until(() => status.text.includes('$(warning)'), "the status notification with the file's counts");
     assert.equal(status.text, '$(circuit-board) Atlas 350 (Ascend950PR_9599) $(warning) 2');
     assert.match(status.tooltip, /Catalogue: 674 rules from built-in/);
     assert.match(status.tooltip, /Suspected rules from the last comparison: 2/);
@@ -431,5 +431,73 @@ describe('a running bisection', { skip }, () => {
     const ran = runningAgain();
     await until(() => starts() > before, 'the restart once it ended');
     await until(() => runningAgain() > ran, 'the server running again');
+  });
+});
+
+// The recipe's edits reach VS Code as workspace/applyEdit, which it applies to the buffer and
+// never saves; the server said "all fusion is off, build" of a file left unchanged on disk (a
+// review). A configuration without unsaved changes is saved after the edit, and told so.
+const USER = `{
+  "Switch": {
+    "GraphFusion": {
+      "AvgPoolFusionPass": "off"
+    }
+  }
+}
+`;
+
+async function openWithServer(fake, folder) {
+  const path = join(folder, 'fusion_switch.cfg');
+  writeFileSync(path, USER);
+  await until(() => fake.recorded.commands.has('fusionSwitch.allOff'), 'the server\'s commands');
+  const document = fake.open(path, 'fusion-switch', USER);
+  return { path, document };
+}
+
+describe('recipe edits from VS Code', { skip }, () => {
+  test('an edit to a file without unsaved changes is saved; one with them is left', async () => {
+    const { fake, extension, folder } = await activate({ 'fusionSwitch.server.pythonPath': python });
+    running.push(extension);
+    const { recorded } = fake;
+    const { path, document } = await openWithServer(fake, folder);
+    const allOff = await recorded.commands.get('fusionSwitch.allOff')({ confirmed: true });
+    assert.equal(allOff?.saved, true, JSON.stringify([allOff, recorded.messages]));
+    assert.equal(document.isDirty, false);
+    assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')).Switch.GraphFusion, { ALL: 'off' });
+    assert.match(recorded.messages.at(-1)[1], /all fusion is off in fusion_switch\.cfg \(saved\)/);
+
+    // the user types without saving: restore replaces the buffer and leaves saving to them
+    document.replaceText(document.getText().replace('"ALL": "off"', '"ALL": "on"'));
+    const onDisk = readFileSync(path, 'utf8');
+    const restored = await recorded.commands.get('fusionSwitch.restore')({ force: true });
+    assert.equal(restored?.saved, false, JSON.stringify([restored, recorded.messages]));
+    assert.equal(document.getText(), USER);
+    assert.equal(readFileSync(path, 'utf8'), onDisk, 'not saved over the user\'s unsaved edits');
+    assert.match(recorded.messages.at(-1)[1], /in the editor only: save fusion_switch\.cfg/);
+  });
+
+  test('Restore Configuration asks which version when the history holds several', async () => {
+    const { fake, extension, folder } = await activate({ 'fusionSwitch.server.pythonPath': python });
+    running.push(extension);
+    const { recorded, answers } = fake;
+    const { document } = await openWithServer(fake, folder);
+    await recorded.commands.get('fusionSwitch.allOff')({ confirmed: true });
+    const restore = recorded.commands.get('fusionSwitch.restore');
+    assert.equal((await restore())?.applied, true); // one version: nothing to choose
+    assert.equal(recorded.picks.length, 0);
+    assert.equal(document.getText(), USER);
+
+    answers.quickPick = () => undefined; // closed: nothing is restored
+    assert.equal(await restore(), undefined);
+    assert.equal(document.getText(), USER);
+    const [{ items }] = recorded.picks;
+    assert.deepEqual(items.map((i) => i.version), [1, 2]); // the default first
+    assert.match(items[0].label, /Before change 1: all fusion off/);
+    assert.match(items[0].detail, /Default/);
+
+    answers.quickPick = (shown) => shown.find((i) => i.version === 2); // before the restore
+    const chosen = await restore();
+    assert.equal(chosen?.version, 2, JSON.stringify(chosen));
+    assert.match(document.getText(), /"ALL": "off"/);
   });
 });

@@ -6,7 +6,7 @@
 'use strict';
 
 const { pathToFileURL, fileURLToPath } = require('node:url');
-const { readFileSync } = require('node:fs');
+const { readFileSync, writeFileSync } = require('node:fs');
 
 
 /** A callable, constructible object whose every property is another one (returns itself). */
@@ -118,6 +118,27 @@ class TabInputTextDiff {}
 class TabInputCustom {}
 class TabInputNotebook {}
 
+class TextEdit {
+  constructor(range, newText) {
+    this.range = range;
+    this.newText = newText;
+  }
+}
+
+/** What vscode-languageclient builds from a protocol WorkspaceEdit: text edits per document. */
+class WorkspaceEdit {
+  constructor() {
+    this._entries = [];
+  }
+  set(uri, edits) {
+    // [TextEdit, metadata] pairs or plain TextEdits
+    this._entries.push([uri, edits.map((e) => (Array.isArray(e) ? e[0] : e))]);
+  }
+  entries() {
+    return this._entries;
+  }
+}
+
 class Diagnostic {
   constructor(range, message, severity) {
     Object.assign(this, { range, message, severity });
@@ -136,18 +157,51 @@ const enums = {
   ViewColumn: { Active: -1, Beside: -2, One: 1 },
 };
 
-/** A text document as VS Code hands it to extensions. */
-function textDocument(path, languageId, text) {
-  return {
+/** The offset of a Position in `text` (UTF-16 units, as the server's positions). */
+function offsetAt(text, position) {
+  const lines = text.split('\n');
+  let offset = 0;
+  for (let i = 0; i < position.line && i < lines.length; i++) offset += lines[i].length + 1;
+  return offset + position.character;
+}
+
+function endOf(text) {
+  const lines = text.split('\n');
+  return new Position(lines.length - 1, lines.at(-1).length);
+}
+
+/** A text document as VS Code hands it to extensions: its buffer (`getText`) changes with
+ * edits (`isDirty` then) and is written to disk by `save()`, as VS Code does. */
+function textDocument(path, languageId, text, events) {
+  const document = {
     uri: Uri.file(path),
     fileName: path,
     languageId,
     version: 1,
     isClosed: false,
     isUntitled: false,
+    isDirty: false,
     getText: () => text,
-    lineCount: text.split('\n').length,
+    get lineCount() {
+      return text.split('\n').length;
+    },
+    /** Replace the whole buffer, as typing or an applied edit does. */
+    replaceText(newText) {
+      const range = new Range(new Position(0, 0), endOf(text));
+      const change = { range, rangeOffset: 0, rangeLength: text.length, text: newText };
+      text = newText;
+      document.version += 1;
+      document.isDirty = true;
+      events?.changeDocument.fire({ document, contentChanges: [change], reason: undefined });
+    },
+    save: async () => {
+      writeFileSync(path, text);
+      document.isDirty = false;
+      events?.saveDocument.fire(document);
+      return true;
+    },
   };
+  return document;
 }
 
 /**
@@ -175,6 +229,7 @@ function createFake({ settings, folder, folders, remoteName }) {
     diagnostics: new Map(), // uri string -> Diagnostic[]
     messages: [], // [level, text]
     questions: [], // titles of the input boxes and dialogs shown
+    picks: [], // {items, title} of each quick pick shown
     statusItems: [],
     log: [],
     updates: [], // {key, value, target, folder} of every settings update
@@ -188,11 +243,15 @@ function createFake({ settings, folder, folders, remoteName }) {
     configuration: new EventEmitter(),
     tabs: new EventEmitter(),
     visibleEditors: new EventEmitter(),
+    changeDocument: new EventEmitter(),
+    saveDocument: new EventEmitter(),
   };
   const tabGroup = { tabs: [], isActive: true, viewColumn: 1 };
   const documents = [];
-  // what the user answers (undefined: the question was closed); quickPick: the label picked
+  // what the user answers (undefined: the question was closed); quickPick: the label picked,
+  // or a function of the items shown giving the one picked
   const answers = { inputBox: undefined, openDialog: undefined, quickPick: undefined };
+  const labelOf = (item) => (typeof item === 'string' ? item : item.label);
   const window = {
     activeTextEditor: undefined,
     visibleTextEditors: [],
@@ -266,7 +325,9 @@ function createFake({ settings, folder, folders, remoteName }) {
     showQuickPick: async (items, options) => {
       recorded.questions.push(options?.title ?? options?.placeHolder);
       const list = await items;
-      return list.find((item) => (typeof item === 'string' ? item : item.label) === answers.quickPick);
+      recorded.picks.push({ items: list, title: options?.title ?? options?.placeHolder });
+      if (typeof answers.quickPick === 'function') return answers.quickPick(list);
+      return list.find((item) => labelOf(item) === answers.quickPick);
     },
     /** Shown: the item labelled `answers.quickPick` is accepted (typed first if not listed). */
     createQuickPick: () => {
@@ -282,7 +343,8 @@ function createFake({ settings, folder, folders, remoteName }) {
         onDidChangeValue: typed.event,
         show() {
           recorded.questions.push(pick.title);
-          const wanted = answers.quickPick;
+          const answer = answers.quickPick;
+          const wanted = typeof answer === 'function' ? answer(pick.items)?.label : answer;
           if (wanted === undefined) return hidden.fire();
           if (!pick.items.some((item) => item.label === wanted)) {
             pick.value = wanted;
@@ -345,11 +407,30 @@ function createFake({ settings, folder, folders, remoteName }) {
     getWorkspaceFolder: (uri) => rootOf(uri)?.workspaceFolder,
     onDidOpenTextDocument: events.openDocument.event,
     onDidChangeConfiguration: events.configuration.event,
-    applyEdit: async () => true,
+    onDidChangeTextDocument: events.changeDocument.event,
+    onDidSaveTextDocument: events.saveDocument.event,
+    // applied to the open documents' buffers, never saved (as VS Code does)
+    applyEdit: async (edit) => {
+      for (const [uri, edits] of edit.entries ? edit.entries() : []) {
+        const document = documents.find((d) => d.uri.toString() === uri.toString());
+        if (!document) return false;
+        let text = document.getText();
+        const spans = edits.map((e) => [offsetAt(text, e.range.start), offsetAt(text, e.range.end), e.newText]);
+        for (const [start, end, newText] of spans.sort((a, b) => b[0] - a[0])) {
+          text = text.slice(0, start) + newText + text.slice(end);
+        }
+        document.replaceText(text);
+      }
+      return true;
+    },
+    save: async (uri) => {
+      const document = documents.find((d) => d.uri.toString() === uri.toString());
+      return document && (await document.save()) ? uri : undefined;
+    },
     fs: { readFile: async (uri) => new Uint8Array(readFileSync(uri.fsPath)) },
     // opened without an editor (as VS Code does for openTextDocument): synced, not shown
     openTextDocument: async (uri) => {
-      const document = textDocument(uri.fsPath, 'fusion-switch', readFileSync(uri.fsPath, 'utf8'));
+      const document = textDocument(uri.fsPath, 'fusion-switch', readFileSync(uri.fsPath, 'utf8'), events);
       documents.push(document);
       events.openDocument.fire(document);
       return document;
@@ -415,6 +496,8 @@ function createFake({ settings, folder, folders, remoteName }) {
     Uri,
     Position,
     Range,
+    TextEdit,
+    WorkspaceEdit,
     Diagnostic,
     TabInputText,
     TabInputTextDiff,
@@ -436,7 +519,7 @@ function createFake({ settings, folder, folders, remoteName }) {
   }
   /** Opens a document in a tab and makes it the active editor, as a user opening the file. */
   const open = (path, languageId, text) => {
-    const document = textDocument(path, languageId, text);
+    const document = textDocument(path, languageId, text, events);
     const tab = { input: new TabInputText(document.uri), label: path, isActive: true };
     tabGroup.tabs.push(tab);
     events.tabs.fire({ opened: [tab], closed: [], changed: [] });

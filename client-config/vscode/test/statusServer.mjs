@@ -1,5 +1,6 @@
 // A minimal stdio language server for the activation test: answers initialize and, once the
-// client says `initialized`, sends `fusionSwitch/status` if the client announced it in
+// client says `initialized` (and for each opened document, with its counts), sends
+// `fusionSwitch/status` if the client announced it in
 // `capabilities.experimental.fusionSwitch.statusNotification`. `--silent`: never sends it.
 import {
   createMessageConnection,
@@ -14,16 +15,24 @@ const connection = createMessageConnection(
 let experimental;
 connection.onRequest('initialize', (params) => {
   experimental = params.capabilities.experimental;
-  return { capabilities: {}, serverInfo: { name: 'status-test-server' } };
+  return { capabilities: { textDocumentSync: 1 }, serverInfo: { name: 'status-test-server' } };
 });
+const status = (files) => ({
+  target: 'Atlas 350 (Ascend950PR_9599)',
+  catalogue: '674 rules from built-in',
+  files,
+});
+const announced = () =>
+  !process.argv.includes('--silent') && experimental?.fusionSwitch?.statusNotification === 'fusionSwitch/status';
 connection.onNotification('initialized', () => {
-  const silent = process.argv.includes('--silent');
-  if (!silent && experimental?.fusionSwitch?.statusNotification === 'fusionSwitch/status') {
-    connection.sendNotification('fusionSwitch/status', {
-      target: 'Atlas 350 (Ascend950PR_9599)',
-      catalogue: '674 rules from built-in',
-      suspects: 2,
-    });
+  if (announced()) {
+    connection.sendNotification('fusionSwitch/status', status([]));
+  }
+});
+// as the server does: the counts of each open configuration with comparison results
+connection.onNotification('textDocument/didOpen', ({ textDocument }) => {
+  if (announced()) {
+    connection.sendNotification('fusionSwitch/status', status([{ uri: textDocument.uri, suspects: 2 }]));
   }
 });
 connection.onRequest('shutdown', () => null);

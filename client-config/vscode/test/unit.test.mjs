@@ -16,6 +16,8 @@ const { statusOfFolder, targetSettingLevel } = require('../src/scopes.js');
 const { choiceQuestion, pendingChoice, withChoice } = require('../src/compareChoices.js');
 const { REPORT_CSP, showsReportHere, withReportPolicy } = require('../src/report.js');
 const { LONG_RUNS, restartQuestion } = require('../src/longRuns.js');
+const { createRecipeSaver, editedUris } = require('../src/recipeEdits.js');
+const { choosesVersion, restoreItems, withChosenVersion } = require('../src/restorePick.js');
 
 const MODULE = ['-m', 'fusion_switch', 'serve'];
 
@@ -118,25 +120,124 @@ describe('chooseServer', () => {
 });
 
 describe('statusText', () => {
+  // the server counts per open configuration (`files`); the status bar shows the active one's
+  const U = 'file:///w/modelA/fusion_switch.cfg';
+  const counts = (entry) => ({ files: [{ uri: 'file:///w/modelB/fusion_switch.cfg', suspects: 9, proven: 9 }, { uri: U, ...entry }] });
   const table = [
     [undefined, '', '$(circuit-board) no target', /waiting for the server/],
     [undefined, 'Ascend950PR_9599', '$(circuit-board) Ascend950PR_9599', /target: Ascend950PR_9599/],
     [{ target: null, catalogue: 'built-in (674 rules)' }, '', '$(circuit-board) no target', /Catalogue: built-in \(674 rules\)/],
-    [{ target: 'Atlas 350', catalogue: 'built-in', suspects: 2 }, 'x', '$(circuit-board) Atlas 350 $(warning) 2', /Suspected rules from the last comparison: 2/],
+    [{ target: 'Atlas 350', catalogue: 'built-in', ...counts({ suspects: 2 }) }, 'x', '$(circuit-board) Atlas 350 $(warning) 2', /Suspected rules from the last comparison: 2/],
     [{ target: { given: 'Ascend910B1', product: 'Atlas A2' }, catalogue: { name: 'cann' } }, '', '$(circuit-board) Ascend910B1', /Catalogue: cann/],
-    [{ target: 'A3', catalogue: 'c', suspects: 0 }, '', '$(circuit-board) A3', /last comparison: 0/],
+    [{ target: 'A3', catalogue: 'c', ...counts({ suspects: 0 }) }, '', '$(circuit-board) A3', /last comparison: 0/],
     // proven by replay apart from the labelled guesses of a run without it
-    [{ target: 'A3', catalogue: 'c', suspects: 3, proven: 1 }, '', '$(circuit-board) A3 $(warning) 1 $(question) 2', /3 \(1 proven by replay, 2 not proven\)/],
-    [{ target: 'A3', catalogue: 'c', suspects: 2, proven: 0 }, '', '$(circuit-board) A3 $(question) 2', /2 \(0 proven by replay, 2 not proven\)/],
-    [{ target: 'A3', catalogue: 'c', suspects: 1, proven: 1 }, '', '$(circuit-board) A3 $(warning) 1', /1 \(1 proven by replay, 0 not proven\)/],
+    [{ target: 'A3', catalogue: 'c', ...counts({ suspects: 3, proven: 1 }) }, '', '$(circuit-board) A3 $(warning) 1 $(question) 2', /3 \(1 proven by replay, 2 not proven\)/],
+    [{ target: 'A3', catalogue: 'c', ...counts({ suspects: 2, proven: 0 }) }, '', '$(circuit-board) A3 $(question) 2', /2 \(0 proven by replay, 2 not proven\)/],
+    [{ target: 'A3', catalogue: 'c', ...counts({ suspects: 1, proven: 1 }) }, '', '$(circuit-board) A3 $(warning) 1', /1 \(1 proven by replay, 0 not proven\)/],
+    // another file's comparison is not this file's (a review: model A's count showed on B)
+    [{ target: 'A3', catalogue: 'c', files: [{ uri: 'file:///w/modelB/fusion_switch.cfg', suspects: 2, proven: 2 }] }, '', '$(circuit-board) A3', /^(?![\s\S]*Suspected)/],
+    // a count not said to be this file's (an older server's latest comparison) is not shown
+    [{ target: 'A3', catalogue: 'c', suspects: 2, proven: 2 }, '', '$(circuit-board) A3', /^(?![\s\S]*Suspected)/],
   ];
   for (const [status, configured, text, tooltip] of table) {
     test(`${JSON.stringify(status)} + ${JSON.stringify(configured)}`, () => {
-      const got = statusText(status, configured);
+      const got = statusText(status, configured, U);
       assert.equal(got.text, text);
       assert.match(got.tooltip, tooltip);
     });
   }
+});
+
+describe('recipe edits are saved when the file had no unsaved changes', () => {
+  const A = 'file:///w/a/fusion_switch.cfg';
+  const B = 'file:///w/b/fusion_switch.cfg';
+  const doc = (uri, isDirty) => {
+    const d = { uri: { toString: () => uri }, isDirty, saved: 0 };
+    d.save = async () => {
+      d.saved += 1;
+      d.isDirty = false;
+      return true;
+    };
+    return d;
+  };
+  const edit = (uri) => ({ edit: { documentChanges: [{ textDocument: { uri, version: 1 }, edits: [] }] } });
+  const applied = (document) => async () => {
+    document.isDirty = true; // VS Code applies the edit to the buffer, unsaved
+    return { applied: true };
+  };
+
+  test('editedUris reads both WorkspaceEdit shapes', () => {
+    assert.deepEqual(editedUris(edit(A).edit), [A]);
+    assert.deepEqual(editedUris({ changes: { [B]: [] } }), [B]);
+    assert.deepEqual(editedUris(undefined), []);
+  });
+
+  for (const [name, command, dirtyBefore, accepted, saves] of [
+    ['all off on a clean file is saved', 'fusionSwitch.allOff', false, true, 1],
+    ['apply suspects on a clean file is saved', 'fusionSwitch.applySuspects', false, true, 1],
+    ['restore on a clean file is saved', 'fusionSwitch.restore', false, true, 1],
+    ["a file with the user's unsaved edits is not saved", 'fusionSwitch.allOff', true, true, 0],
+    ['an edit the editor refused saves nothing', 'fusionSwitch.allOff', false, false, 0],
+    ['other commands save nothing', 'fusionSwitch.bisect', false, true, 0],
+  ]) {
+    test(name, async () => {
+      const a = doc(A, dirtyBefore);
+      const saver = createRecipeSaver({ textDocuments: [a] });
+      await saver.around(command, [{ cfgUri: A }], () =>
+        saver.handleApplyEdit(edit(A), accepted ? applied(a) : async () => ({ applied: false })),
+      );
+      assert.equal(a.saved, saves);
+    });
+  }
+
+  test('only the commanded file is saved, and only while its command runs', async () => {
+    const a = doc(A, false);
+    const b = doc(B, false);
+    const saver = createRecipeSaver({ textDocuments: [a, b] });
+    await saver.around('fusionSwitch.allOff', [{ cfgUri: A }], () => saver.handleApplyEdit(edit(B), applied(b)));
+    assert.equal(b.saved, 0);
+    await saver.handleApplyEdit(edit(A), applied(a)); // no command of ours running
+    assert.equal(a.saved, 0);
+  });
+});
+
+describe('restore picks a version', () => {
+  const listed = {
+    versions: [
+      { version: 2, label: 'apply suspects: R (GraphFusion) off', who: 'editor', when: '2026-12-07 10:00:00', default: false },
+      { version: 1, label: 'all fusion off', who: 'cli', when: '2026-12-07 09:00:00', default: true },
+    ],
+    default: 1,
+  };
+
+  test('asks only when no version is given', () => {
+    assert.equal(choosesVersion('fusionSwitch.restore', [{ cfgUri: 'u' }]), true);
+    assert.equal(choosesVersion('fusionSwitch.restore', [{ cfgUri: 'u', version: 2 }]), false);
+    assert.equal(choosesVersion('fusionSwitch.restore', [{ cfgUri: 'u', list: true }]), false);
+    assert.equal(choosesVersion('fusionSwitch.allOff', [{ cfgUri: 'u' }]), false);
+  });
+
+  test('items: the default first, each saying what it brings back', () => {
+    const items = restoreItems(listed);
+    assert.deepEqual(items.map((i) => i.version), [1, 2]);
+    assert.equal(items[0].label, 'Before change 1: all fusion off');
+    assert.match(items[0].detail, /Default/);
+    assert.equal(items[1].detail, undefined);
+    assert.equal(items[1].description, 'editor · 2026-12-07 10:00:00');
+    assert.equal(restoreItems({ versions: [listed.versions[1]] }), undefined); // nothing to choose
+    assert.equal(restoreItems({ error: 'no history' }), undefined);
+  });
+
+  test('the chosen version is passed on; a closed pick restores nothing', async () => {
+    const list = async (args) => {
+      assert.deepEqual(args, [{ cfgUri: 'u', list: true }]);
+      return listed;
+    };
+    const args = [{ cfgUri: 'u' }];
+    assert.deepEqual(await withChosenVersion(args, list, async (items) => items[1]), [{ cfgUri: 'u', version: 2 }]);
+    assert.equal(await withChosenVersion(args, list, async () => undefined), undefined);
+    assert.equal(await withChosenVersion(args, async () => ({ versions: [] }), async () => assert.fail('asked')), args);
+  });
 });
 
 describe('commandArguments', () => {
@@ -225,14 +326,14 @@ describe('statusOfFolder', () => {
   const status = {
     target: 'Atlas A2',
     catalogue: 'built-in',
-    suspects: 1,
+    files: [{ uri: 'file:///b/fusion_switch.cfg', suspects: 1, proven: 1 }],
     folders: { 'file:///b': { target: 'Atlas 350', catalogue: 'built-in, team' } },
   };
   test("a folder with settings of its own shows its target and catalogue", () => {
     const got = statusOfFolder(status, 'file:///b');
     assert.equal(got.target, 'Atlas 350');
     assert.equal(got.catalogue, 'built-in, team');
-    assert.equal(got.suspects, 1);
+    assert.deepEqual(got.files, status.files); // each file's counts, whichever folder
   });
   test("another folder, or none, shows the window's", () => {
     assert.equal(statusOfFolder(status, 'file:///a'), status);

@@ -135,16 +135,18 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if version is None:
         print(f"fusion-switch: {cfg.path}: those rules are already off.")
+    elif base:  # a plain restore goes back to the user's own, from before 'off --all'
+        print(
+            f"fusion-switch: switched off {names} in {cfg.path}, in your configuration from "
+            f"before 'off --all' (version {base[1].number}); 'fusion-switch restore {cfg.path}' "
+            f"brings that configuration back, and the all-off file is version {version.number}:"
+            f" fusion-switch restore {cfg.path} --version {version.number}"
+        )
     else:
         print(
             f"fusion-switch: switched off {names} in {cfg.path} (previous file: version "
             f"{version.number}; undo with: fusion-switch restore {cfg.path})"
         )
-        if base:  # a plain restore goes back to the all-off file
-            print(
-                f"fusion-switch: your configuration from before 'off --all' is version "
-                f"{base[1].number}: fusion-switch restore {cfg.path} --version {base[1].number}"
-            )
     say_json(cfg.path, text, changes, catalogue, version)
     say_rejected(cfg.path, after)
     if not base:

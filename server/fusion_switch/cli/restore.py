@@ -1,6 +1,8 @@
 """`fusion-switch restore CFG [--version N] [--list] [--yes]`: bring back a configuration from
 its edit history, byte for byte (default: the state before our last change that was not a
-restore, so restoring twice is harmless; --version N undoes a restore).
+restore, so restoring twice is harmless; after `apply` on the all-off file, which switches the
+suspects off in the configuration from before `off --all`, the state before `off --all`: the
+user's own configuration, as the editor's restore; --version N undoes a restore).
 
 Only files the history index names, with the content digest it recorded, are applied; anything
 else in the history folder is refused (an interactive user may confirm a changed version).
@@ -95,14 +97,18 @@ def run(args: argparse.Namespace) -> int:
     except HistoryError as exc:
         print(f"fusion-switch restore: {exc}", file=sys.stderr)
         return 1
+    from ..workflow.restore_choice import default_note
+
+    note = default_note(versions, version) if args.version is None else ""
+    note = f" ({version.why}): {note}" if note else ""
     if data == cfg.data:
-        print(f"fusion-switch: {cfg.path} is already as version {version.number} had it.")
+        print(f"fusion-switch: {cfg.path} is already as version {version.number} had it{note}.")
         return 0
     edited = versions[-1].wrote(cfg.data) is False
     what = "remove the file (it did not exist then)" if data is None else "replace the file"
     question = (
         f"Restore {cfg.path} to its state before change {version.number} "
-        f"({version.why}, {version.when}, by {version.who})? This will {what}."
+        f"({version.why}, {version.when}, by {version.who}){note}? This will {what}."
     )
     if edited:
         question += " The file was edited since fusion-switch last wrote it; those edits are kept"
@@ -122,5 +128,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"fusion-switch restore: {exc}", file=sys.stderr)
         return 2
     undo = f" (undo: fusion-switch restore {cfg.path})" if recorded else ""
-    print(f"fusion-switch: {cfg.path} restored to its state before change {version.number}{undo}.")
+    print(
+        f"fusion-switch: {cfg.path} restored to its state before change {version.number}"
+        f"{note}{undo}."
+    )
     return 0

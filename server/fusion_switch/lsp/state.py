@@ -593,12 +593,20 @@ class ServerState:
             )
         return target
 
-    def attach_results(self, cfg_paths: list[Path], summary: dict) -> None:
-        """A newer comparison replaces the results of these configurations (and their
-        annotations: the generation moves, so pull clients re-fetch diagnostics)."""
-        for path in cfg_paths:
-            self.results.put(path, summary)
+    def attach_results(self, cfg_path: Path, summary: dict) -> None:
+        """A newer comparison replaces the results of the configuration it was made for, and
+        of no other (and their annotations: the generation moves, so pull clients re-fetch
+        diagnostics)."""
+        self.results.put(cfg_path, summary)
         self.generation += 1
+
+    def detach_results(self, cfg_path: Path) -> bool:
+        """A newer run names no rule for this configuration (statistics dumps): its earlier
+        results are taken off. Whether there were any."""
+        had = self.results.get(cfg_path) is not None
+        self.results.drop(cfg_path)
+        self.generation += 1
+        return had
 
     def use_detected_target(self, soc_version: str | None, uri: str | None = None) -> str | None:
         """Adopt the graphs' soc_version for the settings of the compared configuration
@@ -619,13 +627,13 @@ class ServerState:
 
     def status(self) -> dict:
         """The payload of the `fusionSwitch/status` notification: the window's target and
-        catalogue, and under `folders` each workspace folder's that has settings of its own."""
+        catalogue, under `folders` each workspace folder's that has settings of its own, and
+        under `files` each open configuration's suspect counts (`suspect_counts`)."""
         payload: dict[str, Any] = self._status_of(self._live[None])
         folders = {key: self._status_of(live) for key, live in self._live.items() if key}
         if folders:
             payload["folders"] = folders
-        if self.results.last_suspects is not None:
-            payload["suspects"], payload["proven"] = self.results.last_suspects
+        payload["files"] = self.suspect_counts()
         return payload
 
     def _status_of(self, live: _Live) -> dict[str, Any]:
@@ -634,6 +642,21 @@ class ServerState:
             "target": live.target.label if live.target else None,
             "catalogue": ", ".join(catalogue.origins) or "built-in",
         }
+
+    def suspect_counts(self) -> list[dict[str, Any]]:
+        """Per open configuration with comparison results (`uri`): the rules they suspect and,
+        of them, the ones the replay proves. Per file: a status bar shows the active file's
+        own count (a review: it showed the latest comparison's on every file)."""
+        from pygls.uris import to_fs_path
+
+        out: list[dict[str, Any]] = []
+        for doc in self.documents:
+            path = to_fs_path(doc.uri)
+            summary = self.results.get(Path(path)) if path else None
+            if summary is not None:
+                suspects, proven = _suspect_counts(summary)
+                out.append({"uri": doc.uri, "suspects": suspects, "proven": proven})
+        return out
 
     def describe(self, uri: str | None = None) -> str:
         """One line saying which target and catalogue are in force (logged after changes)."""
@@ -672,8 +695,7 @@ class ComparisonResults:
 
     def __init__(self) -> None:
         self._by_path: dict[Path, dict | None] = {}
-        # (suspected rules, of them proven by replay) of the latest comparison seen
-        self.last_suspects: tuple[int, int] | None = None
+        self.last_compared: Path | None = None  # the configuration compared last, if any
 
     def get(self, cfg_path: Path | None) -> dict | None:
         if cfg_path is None:
@@ -681,15 +703,15 @@ class ComparisonResults:
         if cfg_path not in self._by_path:
             from ..workflow.results import load_results
 
-            summary = load_results(cfg_path)
-            self._by_path[cfg_path] = summary
-            if summary is not None and self.last_suspects is None:
-                self.last_suspects = _suspect_counts(summary)
+            self._by_path[cfg_path] = load_results(cfg_path)
         return self._by_path[cfg_path]
 
     def put(self, cfg_path: Path, summary: dict) -> None:
         self._by_path[cfg_path] = summary
-        self.last_suspects = _suspect_counts(summary)
+        self.last_compared = cfg_path
+
+    def drop(self, cfg_path: Path) -> None:
+        self._by_path[cfg_path] = None
 
 
 def _suspect_counts(summary: dict) -> tuple[int, int]:

@@ -21,9 +21,23 @@ taken off. So a process stopped anywhere (SIGKILL, a full disk, a power cut) lea
 that says what happened: a pending version is listed only when the configuration does not
 hold the bytes from before it any more (it holds what the change wrote, or later edits: the
 change is then kept, its previous bytes being the user's); while the file still holds those
-bytes, it is not listed, and the next change under the lock drops it with its file. An
-interrupt (Ctrl-C; SIGTERM and SIGHUP, which the command line makes one) drops it at once.
+bytes, it is not listed, and the next change under the lock drops it with its file.
+An interrupt (Ctrl-C; SIGTERM and SIGHUP, which the command line makes one) drops it at once.
 Indexes without the mark (every earlier version's) read as before.
+
+A change the editor makes (`record(..., in_buffer=True)`) goes to its buffer, not to the file:
+the file CANN reads changes only when the user saves. Its version is pending too, with the
+digest of the file on disk when it was recorded (`on_disk`), and is listed once that file
+changed (saved), never before: the terminal's `restore` neither lists a change that is only in
+an editor nor measures the file against it (a review: it said "already as version 1 had it"
+of a file that never held the change). The editor, which holds the text, passes it as
+`holding`: a pending version of the buffer is listed for it while its text differs from the
+file as it was then. Pending on disk rather than recorded on save: the text from before is
+kept at once, so a server that ends before the save (the editor saves its buffer later) loses
+nothing the user wrote. The next record by another writer drops a buffer's pending version
+the file never held (the change was discarded, or overwritten from the terminal); one made
+from the same buffer keeps it pending; a change the file already holds (a bisection wrote the
+file) is recorded as written.
 
 The old single backup (`<cfg>.before-all-off.json`, kept by earlier versions) is read once and
 turned into the first version.
@@ -86,6 +100,9 @@ class Version:
     at: float
     rules: tuple[str, ...] = ()
     pending: bool = False  # its change is being written (or a process died writing it)
+    # a change made in an editor's buffer: the digest of the file on disk when it was recorded
+    # ("absent": there was none); pending until the file is seen changed from it (saved)
+    on_disk: str | None = None
 
     @property
     def when(self) -> str:
@@ -97,9 +114,20 @@ class Version:
 
     def wrote(self, data: bytes | None) -> bool:
         """Whether `data` (the configuration now) is exactly what this change wrote."""
-        if data is None:
+        return self.wrote_digest(None if data is None else digest(data))
+
+    def wrote_digest(self, found: str | None) -> bool:
+        """Whether bytes of digest `found` (None: no file) are exactly what this change wrote."""
+        if found is None:
             return self.after_digest == "absent"
-        return digest(data).startswith(self.after_digest) and len(self.after_digest) >= 16
+        return found.startswith(self.after_digest) and len(self.after_digest) >= 16
+
+    @property
+    def held_before(self) -> str:
+        """The digest of the file on disk before this change ("absent": there was none)."""
+        if self.on_disk is not None:
+            return self.on_disk
+        return self.digest if self.file is not None and self.digest else "absent"
 
     def to_json(self) -> dict:
         out = {
@@ -116,6 +144,8 @@ class Version:
         }
         if self.pending:
             out["pending"] = True
+        if self.on_disk is not None:
+            out["on_disk"] = self.on_disk
         return out
 
     @classmethod
@@ -132,6 +162,7 @@ class Version:
             at=float(obj.get("at", 0.0)),
             rules=tuple(str(r) for r in obj.get("rules") or ()),
             pending=obj.get("pending") is True,
+            on_disk=None if obj.get("on_disk") is None else str(obj["on_disk"]),
         )
 
 
@@ -158,28 +189,27 @@ class History:
 
     # ------------------------------------------------------------------ reading
 
-    def versions(self) -> list[Version]:
+    def versions(self, holding: bytes | None = None) -> list[Version]:
         """Recorded versions, oldest first. A missing index means no history (after migrating
-        an old all-off backup, when there is one)."""
+        an old all-off backup, when there is one). ``holding``: the text an editor holds for
+        the file (its buffer, as it would be saved), which lists the buffer's own changes not
+        saved yet; without it, the file on disk is what counts."""
         self._migrate_old_backup()
-        return self._shown(self._read_index())
+        return self._shown(self._read_index(), holding)
 
-    def latest(self) -> Version | None:
-        found = self.versions()
+    def latest(self, holding: bytes | None = None) -> Version | None:
+        found = self.versions(holding)
         return found[-1] if found else None
 
-    def default(self) -> Version | None:
-        """What `restore` brings back when not told: the state before our last change that was
-        not itself a restore (so restoring twice does not undo the first restore; an explicit
-        version number does)."""
-        found = [v for v in self.versions() if v.kind != "restore"]
-        return found[-1] if found else None
+    def default(self, holding: bytes | None = None) -> Version | None:
+        """What `restore` brings back when not told (see :func:`default_version`)."""
+        return default_version(self.versions(holding))
 
-    def get(self, number: int) -> Version:
-        for v in self.versions():
+    def get(self, number: int, holding: bytes | None = None) -> Version:
+        for v in self.versions(holding):
             if v.number == number:
                 return v
-        known = ", ".join(str(v.number) for v in self.versions()) or "none"
+        known = ", ".join(str(v.number) for v in self.versions(holding)) or "none"
         raise HistoryError(
             f"{self.cfg_path.name} has no version {number} in its history (versions: {known}); "
             f"list them with 'fusion-switch restore {self.cfg_path} --list'"
@@ -236,9 +266,14 @@ class History:
         why: str,
         rules: tuple[str, ...] | list[str] = (),
         then: Callable[[], None] | None = None,
+        in_buffer: bool = False,
     ) -> Version:
         """Keep `before` as a new version whose change wrote `after`. Call it *before*
         writing `after`, so that a crash in between loses nothing.
+
+        ``in_buffer``: the change is made in an editor's buffer (`before` is its text), not
+        written here; the version is pending until the file on disk changes (see the module's
+        notes), or listed at once when the file already holds `after`.
 
         ``then`` writes `after`, under the history's lock, once the file is found to hold
         `before` still (else :class:`Changed`; nothing recorded or written): a user's save
@@ -247,8 +282,11 @@ class History:
         raises, the version is dropped again, unless the file holds `after` all the same."""
         if who not in WHO:
             raise ValueError(f"who must be one of {WHO}")
+        if in_buffer and then is not None:
+            raise ValueError("a change in an editor's buffer is not written here")
         with self._locked():
-            if then is not None and self._on_disk() != before:
+            now = self._on_disk()
+            if then is not None and now != before:
                 raise Changed(
                     f"{self.cfg_path} changed since fusion-switch read it (saved while this "
                     "command waited, or changed by another command); nothing was written: "
@@ -256,7 +294,9 @@ class History:
                 )
             self._migrate_old_backup()
             found = self._read_index()
-            versions = self._settled(found)  # the lock is ours: no writer of a pending is alive
+            # the lock is ours: no writer of a pending is alive (but an editor may still save
+            # the buffer this change is made from: its earlier changes there stay pending)
+            versions = self._settled(found, before if in_buffer else None)
             dropped = {v.file for v in found} - {v.file for v in versions}
             number = versions[-1].number + 1 if versions else 1
             name = None if before is None else f"v{number:04d}.before"
@@ -271,7 +311,8 @@ class History:
                 why=why,
                 at=time.time(),
                 rules=tuple(rules),
-                pending=then is not None,
+                pending=then is not None or (in_buffer and now != after),
+                on_disk=_digest_of(now) if in_buffer and now != after else None,
             )
             if then is None:  # the editor writes: its previous bytes first, then the index
                 self._write_before(name, before)
@@ -330,29 +371,55 @@ class History:
         except (OSError, HistoryError):
             pass
 
-    def _shown(self, versions: list[Version]) -> list[Version]:
-        """`versions` as listed: a pending one only when its change was written."""
+    def _shown(self, versions: list[Version], holding: bytes | None = None) -> list[Version]:
+        """`versions` as listed: a pending one only when its change was written (or, for an
+        editor ``holding`` the buffer it was made in, while that buffer differs from the file
+        as it was then)."""
         if not any(v.pending for v in versions):
             return versions
-        return [v for v in versions if not v.pending or self._was_written(v)]
+        return [v for v in versions if not v.pending or self._was_written(v) or _held(v, holding)]
 
-    def _settled(self, versions: list[Version]) -> list[Version]:
-        """`versions` with every pending one decided for good (under the lock, its writer
-        gone): kept as written, or dropped."""
-        return [dataclasses.replace(v, pending=False) for v in self._shown(versions)]
+    def _settled(self, versions: list[Version], holding: bytes | None = None) -> list[Version]:
+        """`versions` with every pending one decided (under the lock, its writer gone): kept
+        as written, or dropped; one still only in the buffer ``holding`` (the editor records
+        from it) stays pending: it may yet be saved."""
+        out = []
+        for v in versions:
+            if not v.pending:
+                out.append(v)
+            elif self._was_written(v):
+                out.append(dataclasses.replace(v, pending=False))
+            elif _held(v, holding):
+                out.append(v)
+        return out
+
+    def settle(self, holding: bytes | None = None) -> None:
+        """Decide the pending versions now (the editor saw its buffer saved): the changes the
+        file holds are listed for good. Never raises: they are decided again on the next
+        record, and listed by the file meanwhile."""
+        try:
+            with self._locked():
+                found = self._read_index()
+                if not any(v.pending for v in found):
+                    return
+                versions = self._settled(found, holding)
+                if versions != found:
+                    self._write_index(versions)
+                    self._remove(*{v.file for v in found} - {v.file for v in versions})
+        except (OSError, HistoryError, UnsafePath):
+            pass
 
     def _was_written(self, version: Version) -> bool:
         """Whether a pending version's change may have been written: the file no longer holds
-        the bytes from before it (it holds the change, or later edits, or cannot be read)."""
+        the bytes from before it (it holds the change, or later edits, or cannot be read); for
+        a change made in an editor's buffer: the file changed since it was recorded (saved)."""
         try:
             now = read_regular(self.cfg_path)
         except FileNotFoundError:
-            return version.file is not None
+            return version.held_before != "absent"
         except (OSError, UnsafePath):
             return True
-        if version.file is None:
-            return True
-        return digest(now) != version.digest
+        return digest(now) != version.held_before
 
     def _on_disk(self) -> bytes | None:
         try:
@@ -480,6 +547,43 @@ class History:
                 raise
             with contextlib.suppress(OSError):
                 old.unlink()
+
+
+def _digest_of(data: bytes | None) -> str:
+    return "absent" if data is None else digest(data)
+
+
+def _held(version: Version, holding: bytes | None) -> bool:
+    """Whether an editor holding ``holding`` holds `version`'s change: it was made in a
+    buffer, and the buffer differs from the file as it was when the change was recorded."""
+    if version.on_disk is None or holding is None:
+        return False
+    return digest(holding) != version.on_disk
+
+
+def default_version(versions: list[Version]) -> Version | None:
+    """What `restore` brings back when not told: the state before our last change that was
+    not itself a restore (so restoring twice does not undo the first restore; an explicit
+    version number does). When that change applied suspects to the all-off file (in the
+    configuration from before 'all off': the recipe's end), the state before 'all off', the
+    user's own configuration, not the all-off file (a review: restore brought that back, and
+    clients that pass no version number could not reach the user's own)."""
+    found = [v for v in versions if v.kind != "restore"]
+    if not found:
+        return None
+    return made_from_all_off(versions, found[-1]) or found[-1]
+
+
+def made_from_all_off(versions: list[Version], version: Version) -> Version | None:
+    """The 'all off' version an 'apply' `version` was made from: the one just before it,
+    whose change wrote exactly the file the apply replaced. None for any other change."""
+    if version.kind != "apply" or version.digest is None or version not in versions:
+        return None
+    at = versions.index(version)
+    prior = versions[at - 1] if at > 0 else None
+    if prior is not None and prior.kind == "all-off" and prior.wrote_digest(version.digest):
+        return prior
+    return None
 
 
 def describe(version: Version) -> str:

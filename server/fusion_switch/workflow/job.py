@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SUMMARY_NAME = "summary.json"  # as diagnose/summary.py writes it (not imported: numpy)
 # Exit statuses of `fusion-switch compare` (see cli/compare.py).
 NO_SUSPECT, SUSPECTS, BAD_INPUT, EVIDENCE_MISSING, INTERRUPTED = 0, 1, 2, 3, 130
 # a run that wrote its summary: its verdict, complete or not (evidence missing: said in it)
@@ -56,13 +55,17 @@ class ComparePaths:
 
 @dataclass
 class JobOutcome:
-    """How the run ended. `status`: "done", "cancelled" or "failed"."""
+    """How the run ended. `status`: "done", "cancelled" or "failed". A finished run's
+    `summary` is what the child reported on stdout about *this* run, and `kind` what it is:
+    "tensors" (a tensor comparison with its verdict), "statistics" (statistics dumps: a first
+    divergence, no rule blamed) or "ranks" (`--rank all`: one result per rank)."""
 
     status: str
     exit_code: int | None = None
     summary: dict | None = None
     message: str = ""
     stderr_tail: list[str] = field(default_factory=list)
+    kind: str = "tensors"
 
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -187,7 +190,6 @@ class CompareJob:
                 process.kill()
 
     async def run(self) -> JobOutcome:
-        summary_path = self.paths.output / SUMMARY_NAME
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self.argv,
@@ -212,13 +214,7 @@ class CompareJob:
         if self.cancelled or code == INTERRUPTED:
             return JobOutcome("cancelled", code, message="comparison cancelled")
         if code in FINISHED:
-            try:
-                summary = json.loads(summary_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                return JobOutcome(
-                    "failed", code, message=f"cannot read {summary_path}: {exc}", stderr_tail=tail
-                )
-            return JobOutcome("done", code, summary=summary)
+            return finished(code, stdout, tail)
         errors = [line for line in tail if "error" in line.lower()] or tail
         if code == BAD_INPUT:
             detail = _verdict(stdout) or (errors[-1] if errors else "the inputs cannot be compared")
@@ -262,6 +258,47 @@ class CompareJob:
 
     async def _read_stderr(self, stream: asyncio.StreamReader, tail: list[str]) -> None:
         await read_child_stderr(stream, tail, self)
+
+
+def finished(code: int, stdout: bytes, tail: list[str]) -> JobOutcome:
+    """A run that ended with a result: what the child printed on stdout (`--format json`).
+
+    Never a file of the output folder read by its name: that folder is reused from run to run,
+    and a run of another kind (statistics dumps write `stats_summary.json`) left the previous
+    run's `summary.json` there, which the editor then showed as the new verdict (a review)."""
+    data = reported(stdout)
+    kind = None if data is None else result_kind(data)
+    if data is None or kind is None:
+        return JobOutcome(
+            "failed",
+            code,
+            message=(
+                f"the comparison ended (exit status {code}) without reporting its result on "
+                "stdout; nothing is shown rather than an older run's summary"
+            ),
+            stderr_tail=tail,
+        )
+    return JobOutcome("done", code, summary=data, kind=kind)
+
+
+def reported(stdout: bytes) -> dict | None:
+    """The JSON object a `compare --format json` run printed on stdout, or None."""
+    try:
+        data = json.loads(stdout.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def result_kind(data: dict) -> str | None:
+    """ "statistics", "ranks" or "tensors" for what `compare` reports; None: none of them."""
+    if data.get("kind") == "statistics":
+        return "statistics"
+    if isinstance(data.get("ranks"), list):
+        return "ranks"
+    if isinstance(data.get("verdict"), str):
+        return "tensors"
+    return None
 
 
 def _retrieved(future: asyncio.Future) -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..recipe import annotations
 from ..safety import guarded
 from . import configuration, diagnostics
 
@@ -22,6 +23,9 @@ def register(server: FusionSwitchServer) -> None:
             ls.state.forget(item.uri)
             if not configuration.ask_first(ls, item.uri):  # else checked once it answered
                 diagnostics.validate(ls, ls.state.documents.get(item.uri), immediately=True)
+            counts = ls.state.suspect_counts() if ls.state.client.status_notification else []
+            if any(entry["uri"] == item.uri for entry in counts):
+                annotations.send_status(ls)  # the status bar counts per file: this one's
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guarded()

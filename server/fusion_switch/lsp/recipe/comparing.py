@@ -186,14 +186,16 @@ async def compare(ls: FusionSwitchServer, params: dict):
         if offered is not None:
             return offered
         raise CommandError(message)
+    if outcome.kind != "tensors":
+        return _names_no_rule(ls, doc, cfg_path, outcome, bar, paths.output)
     summary = annotate.compact_summary(outcome.summary or {})
-    cfg_paths = [cfg_path] + [p for _, p in target.same_workspace(ls, cfg_path) if p != cfg_path]
-    for path in cfg_paths:
-        try:
-            save_results(path, summary)
-        except OSError as exc:
-            log(ls, f"fusion-switch: could not keep the results next to {path}: {exc}")
-    ls.state.attach_results(cfg_paths, summary)
+    # the compared configuration's results, and no other open one's (a review: every cfg of
+    # the folder got them, and applySuspects switched model A's rule off in model B)
+    try:
+        save_results(cfg_path, summary, doc.uri)
+    except OSError as exc:
+        log(ls, f"fusion-switch: could not keep the results next to {cfg_path}: {exc}")
+    ls.state.attach_results(cfg_path, summary)
     _remember_report(ls, summary.get("report"))
     detected = ls.state.use_detected_target(summary.get("soc_version"), doc.uri)
     bar.end(summary.get("verdict") or "done")
@@ -257,6 +259,44 @@ async def _offer_choice(
     if not ls.state.client.compare_choices:
         show(ls, message, types.MessageType.Warning)
     return {"error": message, "choose": {choice.key: choice.values}}
+
+
+def _names_no_rule(
+    ls: FusionSwitchServer, doc, cfg_path: Path, outcome, bar: ProgressBar, output: Path
+) -> dict:
+    """A run whose result blames no rule of this configuration (statistics dumps; one result
+    per rank): shown as what it is, and the configuration's earlier marks taken off, so that
+    no older verdict stands as this run's (a review: a statistics run showed the previous
+    tensor run's suspects as new)."""
+    from ...workflow import stats_result
+    from ...workflow.results import clear_results
+
+    dropped = ls.state.detach_results(cfg_path)
+    try:
+        clear_results(cfg_path)
+    except OSError as exc:
+        log(ls, f"fusion-switch: could not remove the old results next to {cfg_path}: {exc}")
+    summary = outcome.summary or {}
+    name = file_name(doc.uri)
+    if outcome.kind == "statistics":
+        bar.end("statistics compared")
+        republish.refresh(ls)
+        show(
+            ls,
+            stats_result.message(summary, name, dropped=dropped),
+            types.MessageType.Warning if outcome.exit_code else types.MessageType.Info,
+        )
+        return stats_result.brief(summary)
+    bar.end("done")
+    republish.refresh(ls)
+    show(
+        ls,
+        f"fusion-switch: the comparison wrote one result per rank (ranks_summary.json in "
+        f"{output}); the editor marks the rules "
+        f"of one rank's comparison only, so no rule is marked in {name}.",
+        types.MessageType.Warning if outcome.exit_code else types.MessageType.Info,
+    )
+    return {"kind": outcome.kind, "suspects": [], **summary}
 
 
 def _remember_report(ls: FusionSwitchServer, report: object) -> None:

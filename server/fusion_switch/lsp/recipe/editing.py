@@ -5,6 +5,13 @@ same edit history as the command line (workflow/history.py, `who="editor"`): a c
 here is restorable with `fusion-switch restore`, and one made there with fusionSwitch.restore.
 The previous text is recorded before the edit is sent; if the editor refuses the edit, the
 version is dropped again.
+
+An editor does not save what `workspace/applyEdit` changes, and CANN reads the file on disk: a
+change is said to be saved only when the file holds it once the edit is answered (our VS Code
+extension saves a file that had no unsaved changes), else to be in the editor, to be saved
+before building. Its version is pending until the file changes (`History.record(in_buffer=
+True)`): the terminal lists only what the file went through, the editor (`holding` its text)
+also what its buffer did.
 """
 
 from __future__ import annotations
@@ -61,6 +68,26 @@ def _label(version: Version) -> str:
     return "all off" if version.kind == "all-off" else version.why
 
 
+def _saved(path, text: str) -> bool:
+    """Whether the file on disk holds ``text`` (as the editor saves it)."""
+    from ...workflow.safe_files import read_regular
+
+    try:
+        return read_regular(path) == _as_saved(path, text)
+    except Exception:  # unreadable, gone, unsafe: not saved
+        return False
+
+
+def _kept(name: str, saved: bool) -> str:
+    """How the change stands, said after it: saved, or to be saved before building."""
+    if saved:
+        return " Saved."
+    return (
+        f" The change is in the editor only: save {name} before you build (CANN reads the "
+        "file on disk)."
+    )
+
+
 async def _recorded_replace(
     ls: FusionSwitchServer, doc, path, new_text: str, label: str, **record
 ) -> Version | None:
@@ -74,7 +101,11 @@ async def _recorded_replace(
     history = _history(path)
     try:
         version = history.record(
-            _as_saved(path, doc.text), _as_saved(path, new_text), who="editor", **record
+            _as_saved(path, doc.text),
+            _as_saved(path, new_text),
+            who="editor",
+            in_buffer=True,
+            **record,
         )
     except (HistoryError, UnsafePath, OSError) as exc:
         raise CommandError(
@@ -91,6 +122,8 @@ async def _recorded_replace(
         raise CommandError(
             f"fusion-switch: the editor did not apply the edit to {file_name(doc.uri)}."
         )
+    if _saved(path, new_text):  # the editor saved it: listed for the terminal too, for good
+        history.settle(_as_saved(path, new_text))
     return version
 
 
@@ -131,9 +164,10 @@ async def all_off(ls: FusionSwitchServer, params: dict):
     name = file_name(doc.uri)
     analysis = await ls.state.analysis_async(doc)
     new_text = cfg.all_off_text(analysis.document)
-    latest = _safe_latest(path)
+    holding = _as_saved(path, doc.text)
+    latest = _safe_latest(path, holding)
     if new_text == doc.text or (
-        latest is not None and latest.kind == "all-off" and latest.wrote(_as_saved(path, doc.text))
+        latest is not None and latest.kind == "all-off" and latest.wrote(holding)
     ):
         show(
             ls,
@@ -160,25 +194,36 @@ async def all_off(ls: FusionSwitchServer, params: dict):
         if kept
         else ""
     )
-    show(
-        ls,
-        f"fusion-switch: all fusion is off in {name}.{still} Build and dump the fusion-off "
-        "model, then run 'Restore Configuration' (fusionSwitch.restore, or 'fusion-switch "
-        "restore' in a terminal) to get your configuration back.",
-        types.MessageType.Info,
+    saved = _saved(path, new_text)
+    restore = (
+        "run 'Restore Configuration' (fusionSwitch.restore, or 'fusion-switch restore' in a "
+        "terminal) to get your configuration back."
     )
+    if saved:
+        text = (
+            f"fusion-switch: all fusion is off in {name} (saved).{still} Build and dump the "
+            f"fusion-off model, then {restore}"
+        )
+    else:
+        text = (
+            f"fusion-switch: all fusion is off in the editor's {name}, not yet on disk: save "
+            f"it before you build (CANN reads the file).{still} Then build and dump the "
+            f"fusion-off model, and {restore}"
+        )
+    show(ls, text, types.MessageType.Info if saved else types.MessageType.Warning)
     return {
         "applied": True,
         "version": version.number if version else None,
         "keptOnByCann": [f"{s}:{r}" for s, r in kept],
+        "saved": saved,
     }
 
 
-def _safe_latest(path) -> Version | None:
+def _safe_latest(path, holding: bytes) -> Version | None:
     from ...workflow.history import HistoryError
 
     try:
-        return _history(path).latest()
+        return _history(path).latest(holding)
     except HistoryError:
         return None
 
@@ -186,19 +231,31 @@ def _safe_latest(path) -> Version | None:
 @recipe_command(RESTORE)
 async def restore(ls: FusionSwitchServer, params: dict):
     """The exact text from before our last change (also after a restart, and also when the
-    change was made by `fusion-switch` in a terminal): `version` picks another one."""
+    change was made by `fusion-switch` in a terminal); after 'Turn Suspected Rules Off' on the
+    all-off file, the user's configuration from before 'all off'. `version` picks another
+    one; `list: true` returns the versions to choose from and changes nothing."""
     from ...workflow.history import HistoryError, Untrusted
+    from ...workflow.restore_choice import choices, default_note
 
     doc = target.config(ls, params, command=RESTORE)
     path = target.file_path(doc, command=RESTORE)
     name = file_name(doc.uri)
     history = _history(path)
+    holding = _as_saved(path, doc.text)
     number = params.get("version")
     if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
         raise CommandError("fusion-switch: restore: version must be a version number.")
     try:
-        versions = history.versions()
-        version = history.get(number) if number is not None else history.default()
+        versions = history.versions(holding)
+        if params.get("list") is True:
+            return choices(versions)
+        version = history.get(number, holding) if number is not None else history.default(holding)
+        if version is None and versions:
+            raise Refused(
+                f"fusion-switch: nothing to restore for {name}: its history holds only "
+                'restores; name the version to bring back ({"version": N}; {"list": true} '
+                "lists them)."
+            )
         if version is None:
             raise Refused(f"fusion-switch: nothing to restore for {name}: it has no history.")
         data = history.content(version)
@@ -206,6 +263,8 @@ async def restore(ls: FusionSwitchServer, params: dict):
         raise Refused(f"fusion-switch: {exc}. Nothing was changed.") from None
     except HistoryError as exc:
         raise Refused(f"fusion-switch: {exc}") from None
+    which = f"'{_label(version)}' (version {version.number})"
+    note = default_note(versions, version) if number is None else ""
     if data is None:
         raise Refused(
             f"fusion-switch: {name} did not exist before change {version.number}; delete the "
@@ -220,10 +279,10 @@ async def restore(ls: FusionSwitchServer, params: dict):
     if text == doc.text:
         raise Refused(
             f"fusion-switch: nothing to restore for {name}: it is already as it was before "
-            f"'{_label(version)}'."
+            f"{which}" + (f": {note}." if note else ".")
         )
     newest = versions[-1]
-    if not newest.wrote(_as_saved(path, doc.text)):
+    if not newest.wrote(holding):
         question = (
             f"fusion-switch: {name} was edited since '{_label(newest)}' ({newest.when}); "
             "restoring replaces those edits with the configuration from before (they are "
@@ -242,12 +301,38 @@ async def restore(ls: FusionSwitchServer, params: dict):
         kind="restore",
         why=f"restore version {version.number}",
     )
+    saved = _saved(path, text)
     show(
         ls,
-        f"fusion-switch: {name} is back as it was before '{_label(version)}'.",
-        types.MessageType.Info,
+        f"fusion-switch: {name} is back as it was before {which}"
+        + (f": {note}." if note else ".")
+        + _kept(name, saved),
+        types.MessageType.Info if saved else types.MessageType.Warning,
     )
-    return {"applied": True}
+    return {"applied": True, "version": version.number, "saved": saved}
+
+
+def _no_results(ls: FusionSwitchServer, doc, name: str) -> str:
+    """Why there is nothing to apply to this file: results are applied only to the
+    configuration they were made for (a review: model A's applied to model B's cfg)."""
+    from ...workflow.results import foreign_results
+
+    path = target.path_of(doc.uri)
+    other = foreign_results(path) if path is not None else None
+    last = ls.state.results.last_compared
+    if other is not None:
+        return (
+            f"fusion-switch: nothing applied to {name}: the comparison results kept beside it "
+            f"were made for {other}, not for this file. Run fusionSwitch.compare for {name} "
+            "to get its own."
+        )
+    if last is not None and last != path:
+        return (
+            f"fusion-switch: nothing applied to {name}: it has no comparison results; the last "
+            f"comparison was made for {last}, and its results apply to that file only. Run "
+            f"fusionSwitch.compare for {name} first."
+        )
+    return f"fusion-switch: no comparison results for {name} yet; run fusionSwitch.compare first."
 
 
 @recipe_command(APPLY_SUSPECTS)
@@ -267,9 +352,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
     name = file_name(doc.uri)
     summary = annotations.results(ls, doc)
     if not summary:
-        raise Refused(
-            f"fusion-switch: no comparison results for {name} yet; run fusionSwitch.compare first."
-        )
+        raise Refused(_no_results(ls, doc, name))
     rules = params.get("rules")
     if rules is not None and not (
         isinstance(rules, list) and all(isinstance(r, str) for r in rules)
@@ -285,7 +368,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
     path = target.path_of(doc.uri)
     base_text = None
     if path is not None:
-        latest = _safe_latest(path)
+        latest = _safe_latest(path, _as_saved(path, doc.text))
         all_off = latest is not None and latest.kind == "all-off"
         if all_off and latest.wrote(_as_saved(path, doc.text)):
             try:
@@ -343,5 +426,10 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
             raise CommandError(f"fusion-switch: the editor did not apply the edit to {name}.")
         note, restored = _json_note(analysis.document, name, changes, ls.state.catalogue), False
         _say_still_all_off(ls, name, cfg.apply_edits(analysis.document.text, edits))
-    show(ls, f"fusion-switch: switched off {rule_names} in {name}{note}.", types.MessageType.Info)
-    return {"applied": True, "changes": listed, "restoredFromAllOff": restored}
+    saved = path is not None and _saved(path, new_text)
+    show(
+        ls,
+        f"fusion-switch: switched off {rule_names} in {name}{note}.{_kept(name, saved)}",
+        types.MessageType.Info if saved else types.MessageType.Warning,
+    )
+    return {"applied": True, "changes": listed, "restoredFromAllOff": restored, "saved": saved}

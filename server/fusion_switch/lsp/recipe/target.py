@@ -91,14 +91,3 @@ def workspace_folder(ls: FusionSwitchServer, path: Path) -> Path:
     if root and path.is_relative_to(root):
         return Path(root)
     return path.parent
-
-
-def same_workspace(ls: FusionSwitchServer, path: Path) -> list[tuple[OpenDocument, Path]]:
-    """The open configurations in the workspace folder of `path` (itself included)."""
-    folder = workspace_folder(ls, path)
-    out = []
-    for doc in ls.state.documents:
-        other = path_of(doc.uri)
-        if other is not None and (other == path or workspace_folder(ls, other) == folder):
-            out.append((doc, other))
-    return out
