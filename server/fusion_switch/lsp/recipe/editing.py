@@ -187,7 +187,7 @@ async def all_off(ls: FusionSwitchServer, params: dict):
     )
     from ...workflow.switching import kept_on_by_cann
 
-    kept = kept_on_by_cann(ls.state.catalogue)
+    kept = kept_on_by_cann(ls.state.catalogue_for(doc.uri))
     still = (
         f" CANN's own fusion configuration switches on {', '.join(r for _, r in kept)}, which "
         "beats ALL: they stay on (switch them off by name to include them)."
@@ -378,9 +378,10 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
                 base_text = None
     rule_names = ", ".join(f"{r} ({s})" for s, r, _ in changes)
     why = f"apply suspects: {rule_names} off"
+    catalogue = ls.state.catalogue_for(doc.uri)  # the folder's (its extra files), not the window's
     if base_text is not None:
         base = cfg.parse(base_text)
-        edits = cfg.set_switches(base, changes, ls.state.catalogue)
+        edits = cfg.set_switches(base, changes, catalogue)
         if not edits and base.has_syntax_errors:
             raise CommandError(
                 f"fusion-switch: the configuration saved before 'all off' has syntax errors; "
@@ -398,7 +399,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
             rules=[f"{s}:{r}" for s, r, _ in changes],
         )
         note = " (in the configuration from before 'all off', which is now restored)"
-        note += _json_note(base, name, changes, ls.state.catalogue)
+        note += _json_note(base, name, changes, catalogue)
         restored = True
     else:
         analysis = await ls.state.analysis_async(doc)
@@ -407,7 +408,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
                 f"fusion-switch: {name} changed while the suspects were being applied; "
                 "nothing was changed: run the command again."
             )
-        edits = cfg.set_switches(analysis.document, changes, ls.state.catalogue)
+        edits = cfg.set_switches(analysis.document, changes, catalogue)
         if not edits and analysis.document.has_syntax_errors:
             raise CommandError(f"fusion-switch: fix the syntax errors in {name} first.")
         if path is not None:
@@ -424,7 +425,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
             )
         elif not await apply_edits(ls, doc, edits, "Fusion Switch: turn suspected rules off"):
             raise CommandError(f"fusion-switch: the editor did not apply the edit to {name}.")
-        note, restored = _json_note(analysis.document, name, changes, ls.state.catalogue), False
+        note, restored = _json_note(analysis.document, name, changes, catalogue), False
         _say_still_all_off(ls, name, cfg.apply_edits(analysis.document.text, edits))
     saved = path is not None and _saved(path, new_text)
     show(
