@@ -5,8 +5,6 @@ recipe the editor started."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from e2e_support import SERVER
@@ -14,6 +12,7 @@ from fusion_switch.workflow.history import History
 from workflow_support import (
     USER_CFG,
     execute,
+    fs,
     open_path,
     workflow_fixtures,
     write_cfg,
@@ -26,15 +25,6 @@ RULE = "AAMatMulNzToNdFusionPass"
 
 
 workflow_client, session = workflow_fixtures(SERVER, ("visual-studio-code", "neovim@v0.7.0"))
-
-
-def fs(*args) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "fusion_switch", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 async def test_terminal_all_off_is_restored_by_the_editor(session, tmp_path):

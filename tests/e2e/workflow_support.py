@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +174,16 @@ def workflow_fixtures(
         return workflow_client.session
 
     return workflow_client, session
+
+
+def fs(*args) -> subprocess.CompletedProcess:
+    """`fusion-switch ARGS` in a terminal."""
+    return subprocess.run(
+        [sys.executable, "-m", "fusion_switch", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 async def execute(session: Session, command: str, **arguments) -> Any:

@@ -5,10 +5,10 @@ an edit it applied, as our VS Code extension does."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -19,22 +19,31 @@ if str(E2E) not in sys.path:
     sys.path.insert(0, str(E2E))
 
 from e2e_support import Session, start  # noqa: E402
-from workflow_support import Editor, execute, open_path, write_cfg  # noqa: E402
+from fusion_switch.workflow.results import save_results  # noqa: E402
+from workflow_support import Editor, execute, fs, open_path, write_cfg  # noqa: E402
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "fusion_switch", "serve"])
 STATUS = "fusionSwitch/status"
 
-__all__ = ["STATUS", "Editor", "execute", "fs", "open_path", "recipe_fixture", "write_cfg"]
+__all__ = [
+    "STATUS",
+    "Editor",
+    "execute",
+    "fs",
+    "open_path",
+    "proven_cfg",
+    "recipe_fixtures",
+    "write_cfg",
+]
 
 
-def fs(*args) -> subprocess.CompletedProcess:
-    """`fusion-switch ARGS` in a terminal."""
-    return subprocess.run(
-        [sys.executable, "-m", "fusion_switch", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def proven_cfg(folder: Path, text: str, rule: str) -> Path:
+    """A cfg of ``text`` in ``folder`` with saved comparison results proving ``rule`` (a
+    GraphFusion rule the replay says introduces the error)."""
+    path = write_cfg(folder, text)
+    suspect = {"rule": rule, "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
+    save_results(path, {"verdict": f"proven by replay: {rule}", "suspects": [suspect]})
+    return path
 
 
 def _capabilities() -> types.ClientCapabilities:
@@ -55,9 +64,10 @@ def _plain(params) -> dict:
     return dict(vars(params))
 
 
-def recipe_fixture():
-    """A module's ``session``: one server, a VS Code-like client announcing the status
-    notification (``session.statuses``), an `Editor` applying edits (``session.editor``), and
+def recipe_fixtures():
+    """A module's ``recipe_client, session`` (``recipe_client, session = recipe_fixtures()``):
+    one server, a VS Code-like client announcing the status notification
+    (``session.statuses``), an `Editor` applying edits (``session.editor``), and
     ``session.save_edits`` (default False): save a document to disk after applying an edit."""
 
     @pytest_lsp.fixture(config=SERVER, scope="module")
@@ -88,8 +98,8 @@ def recipe_fixture():
         yield
         await lsp_client.shutdown_session()
 
-    return recipe_client
+    @pytest.fixture(scope="module")
+    def session(recipe_client) -> Session:
+        return recipe_client.session
 
-
-def session_of(client: LanguageClient) -> Session:
-    return client.session
+    return recipe_client, session

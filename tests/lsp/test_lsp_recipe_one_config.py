@@ -13,17 +13,12 @@ import pytest
 from fusion_switch.synth.generator import generate_case
 from fusion_switch.workflow.results import load_results, save_results
 from fusion_switch.workflow.state_dir import state_file
-from recipe_stdio import execute, open_path, recipe_fixture, write_cfg
+from recipe_stdio import execute, open_path, recipe_fixtures, write_cfg
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-recipe_client = recipe_fixture()
+recipe_client, session = recipe_fixtures()
 CFG = '{\n  "Switch": {\n    "GraphFusion": {\n      "ALL": "on"\n    }\n  }\n}\n'
 RULE = "ConvBatchnormFusionPass"  # generate_case's injected fault
-
-
-@pytest.fixture(scope="module")
-def session(recipe_client):
-    return recipe_client.session
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,10 @@ Now Restore's default after such an apply is the user's configuration from befor
 from __future__ import annotations
 
 import pytest
-from fusion_switch.workflow.results import save_results
-from recipe_stdio import execute, fs, open_path, recipe_fixture, write_cfg
+from recipe_stdio import execute, fs, open_path, proven_cfg, recipe_fixtures
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-recipe_client = recipe_fixture()
+recipe_client, session = recipe_fixtures()
 USER = (
     '{\n  "Switch": {\n    "GraphFusion": {\n      "AvgPoolFusionPass": "off"\n    },\n'
     '    "UBFusion": {\n      "ALL": "on"\n    }\n  }\n}\n'
@@ -20,16 +19,9 @@ USER = (
 RULE = "ConvBatchnormFusionPass"
 
 
-@pytest.fixture(scope="module")
-def session(recipe_client):
-    return recipe_client.session
-
-
 async def _recipe(session, tmp_path):
     """All off, saved; results proving RULE; its suspects applied, saved: (path, uri)."""
-    path = write_cfg(tmp_path, USER)
-    suspect = {"rule": RULE, "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
-    save_results(path, {"verdict": f"proven by replay: {RULE}", "suspects": [suspect]})
+    path = proven_cfg(tmp_path, USER, RULE)
     uri = open_path(session, path)
     assert (await execute(session, "fusionSwitch.allOff", cfgUri=uri))["applied"] is True
     path.write_bytes(session.texts[uri].encode())

@@ -15,21 +15,15 @@ import json
 
 import pytest
 from fusion_switch.workflow.history import History
-from fusion_switch.workflow.results import save_results
-from recipe_stdio import execute, fs, open_path, recipe_fixture, write_cfg
+from recipe_stdio import execute, fs, open_path, proven_cfg, recipe_fixtures, write_cfg
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-recipe_client = recipe_fixture()
+recipe_client, session = recipe_fixtures()
 USER = (
     '{\n  "Switch": {\n    "GraphFusion": {\n      "ConvBatchnormFusionPass": "on"\n    },\n'
     '    "UBFusion": {\n      "ALL": "on"\n    }\n  }\n}\n'
 )
 RULE = "ConvBatchnormFusionPass"
-
-
-@pytest.fixture(scope="module")
-def session(recipe_client):
-    return recipe_client.session
 
 
 @pytest.fixture
@@ -70,9 +64,7 @@ async def test_an_unsaved_all_off_is_said_to_be_in_the_editor_only(session, tmp_
 
 
 async def test_a_saved_edit_is_said_saved_and_listed_at_once(session, saving, tmp_path):
-    path = write_cfg(tmp_path, USER)
-    suspect = {"rule": RULE, "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
-    save_results(path, {"verdict": f"proven by replay: {RULE}", "suspects": [suspect]})
+    path = proven_cfg(tmp_path, USER, RULE)
     uri = open_path(session, path)
     result = await execute(session, "fusionSwitch.allOff", cfgUri=uri)
     assert result["saved"] is True, result
@@ -90,9 +82,7 @@ async def test_a_saved_edit_is_said_saved_and_listed_at_once(session, saving, tm
 
 
 async def test_an_unsaved_apply_suspects_and_restore_say_so(session, tmp_path):
-    path = write_cfg(tmp_path, USER)
-    suspect = {"rule": RULE, "section": "GraphFusion", "verdict": "introduces", "ops": ["x"]}
-    save_results(path, {"verdict": f"proven by replay: {RULE}", "suspects": [suspect]})
+    path = proven_cfg(tmp_path, USER, RULE)
     uri = open_path(session, path)
     applied = await execute(session, "fusionSwitch.applySuspects", cfgUri=uri)
     assert applied["saved"] is False, applied

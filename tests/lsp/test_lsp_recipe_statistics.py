@@ -14,17 +14,12 @@ from pathlib import Path
 import pytest
 from fusion_switch.synth.generator import generate_case
 from fusion_switch.workflow.results import load_results
-from recipe_stdio import execute, open_path, recipe_fixture, write_cfg
+from recipe_stdio import execute, open_path, recipe_fixtures, write_cfg
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-recipe_client = recipe_fixture()
+recipe_client, session = recipe_fixtures()
 STATS = Path(__file__).resolve().parents[1] / "data" / "real" / "stats_dumps" / "msinsight-mnist"
 CFG = '{\n  "Switch": {\n    "GraphFusion": {\n      "ALL": "on"\n    }\n  }\n}\n'
-
-
-@pytest.fixture(scope="module")
-def session(recipe_client):
-    return recipe_client.session
 
 
 @pytest.fixture(scope="module")
