@@ -78,3 +78,18 @@ def test_the_hint_names_the_setting_and_the_argument() -> None:
     assert "fusionSwitch.compare.rank" in hint and '"rank"' in hint and "0, 1" in hint
     hint = editor_hint(Choice("iteration", ["3", "10"]))
     assert "fusionSwitch.compare.iteration" in hint and '"iteration"' in hint
+
+
+def test_two_servers_device_zero_are_two_ranks_to_pick(tmp_path: Path) -> None:
+    """A reread of the round's merges: a rank is its folders above the time folder and its
+    device id (`node0/0`), as `--rank` takes it; the pick offered the device ids, here one "0"
+    that `--rank` refuses for naming two ranks, and matched a given rank against the device id
+    only, so `node1/0`'s iterations were never offered."""
+    for side in ("on", "off"):
+        for node, iteration in (("node0", "3"), ("node1", "3"), ("node1", "4")):
+            tree(tmp_path / side / node, [(0, iteration)])
+    on, off = tmp_path / "on", tmp_path / "off"
+    ranks = choice_needed(on, off, "", "", RANK_MESSAGE)
+    assert ranks is not None and (ranks.key, ranks.values) == ("rank", ["node0/0", "node1/0"])
+    iterations = choice_needed(on, off, "node1/0", "", ITERATION_MESSAGE)
+    assert iterations is not None and iterations.values == ["3", "4"]

@@ -26,20 +26,23 @@ def choice_needed(
     ``--rank`` and none was given, else an iteration when it names ``--iteration`` and none was
     given; None when no value is dumped on both sides (a pick could not help) or the trees
     cannot be read."""
-    from ..readers.dumptree import DumpTreeError, scan_dump_tree
+    from ..readers.dumptree import DumpTreeError, leaves_of_rank, scan_dump_tree
 
     try:
         trees = scan_dump_tree(on_dump), scan_dump_tree(off_dump)
     except (DumpTreeError, OSError):
         return None
     if not rank and _FLAG["rank"] in message:
-        values = _common(*(tree.values("rank") for tree in trees))
+        values = _common(*(tree.rank_keys for tree in trees))
         return Choice("rank", values) if len(values) > 1 else None
     if not iteration and _FLAG["iteration"] in message:
         sides = []
         for tree in trees:
-            leaves = [leaf for leaf in tree.leaves if not rank or str(leaf.rank) == rank]
-            if not rank and len(tree.values("rank")) > 1:
+            try:  # the rank as `compare --rank` reads it (a key, or a device id of one rank)
+                leaves = leaves_of_rank(tree.leaves, rank, "") if rank else tree.leaves
+            except DumpTreeError:
+                leaves = []
+            if not rank and len(tree.rank_keys) > 1:
                 return None  # a rank is missing first
             sides.append(tree.values("iteration", leaves))
         values = _common(*sides)
@@ -57,7 +60,7 @@ def _common(first: list, second: list) -> list[str]:
 def editor_hint(choice: Choice) -> str:
     """What to do from the editor (its message replaces the command line's flag)."""
     values = ", ".join(choice.values)
-    what = "device ids" if choice.key == "rank" else "iterations"
+    what = "ranks" if choice.key == "rank" else "iterations"
     return (
         f"From the editor: set {SETTING[choice.key]} or give the compare command the argument "
         f'"{choice.key}": one of {values} ({what} dumped on both sides).'
