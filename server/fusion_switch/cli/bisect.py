@@ -656,8 +656,8 @@ class Bisect:
             if version
             else ""
         )
-        also = switching.ignored_by_ge(self.base_text, self.catalogue) if note else []
-        exactly = "" if set(also) - set(guilty) else "exactly "  # GE reads more lines now
+        more = switching.now_obeyed_by_ge(self.base_text, changes, self.catalogue)
+        exactly = "" if more else "exactly "  # GE obeys more of the file's lines now
         print(f"fusion-switch: {self.cfg.path} now switches off {exactly}{names}{undo}.")
         if note:
             print(f"fusion-switch: {note}.")

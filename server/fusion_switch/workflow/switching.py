@@ -175,20 +175,28 @@ JSON_NOTE = (
 
 def json_note(path, text: str, changes: Sequence[Change], catalogue: Catalogue) -> str:
     """What to say when :func:`switched_text` rewrites ``text`` as JSON ('' when it does not):
-    :data:`JSON_NOTE`, and the lines GE ignored that it now reads (:func:`ignored_by_ge`)."""
+    :data:`JSON_NOTE`, and the lines GE now obeys (:func:`now_obeyed_by_ge`)."""
     rules = ge_needs_json(text, changes, catalogue)
     if not rules:
         return ""
     note = JSON_NOTE.format(path=path, rules=", ".join(rules))
-    switched = {(s, r) for s, r, _ in changes}
-    now_read = [r for s, r in ignored_by_ge(text, catalogue) if (s, r) not in switched]
-    now_read += ["ALL"] if sections_all_off(text) else []  # FE read it; GE did not
+    now_read = now_obeyed_by_ge(text, changes, catalogue)
     if now_read:
         note += (
             f"; GE now switches {', '.join(now_read)} off too, as the file says, which it "
             "ignored in the line format"
         )
     return note
+
+
+def now_obeyed_by_ge(text: str, changes: Sequence[Change], catalogue: Catalogue) -> list[str]:
+    """The "off" lines of ``text`` GE ignored and obeys once ``changes`` rewrite it as JSON:
+    :func:`ignored_by_ge` beyond ``changes``, and ``ALL`` (FE read it; GE did not)."""
+    if not ge_needs_json(text, changes, catalogue):
+        return []
+    switched = {(s, r) for s, r, _ in changes}
+    now_read = [r for s, r in ignored_by_ge(text, catalogue) if (s, r) not in switched]
+    return now_read + (["ALL"] if sections_all_off(text) else [])
 
 
 def kept_on_by_cann(catalogue: Catalogue) -> list[tuple[str, str]]:
