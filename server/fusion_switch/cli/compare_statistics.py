@@ -19,6 +19,7 @@ def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
     from ..compare.stats_compare import NEEDS_TENSORS, compare_stats, rendered_outputs
     from ..diagnose.summary import write_together
     from ..readers.stats import StatsError, is_stats_file, read_stats_csv
+    from ..workflow.stats_result import divergence
 
     pairs = []
     # what was chosen in the trees, and the ranks not compared (a review: stderr only)
@@ -83,14 +84,7 @@ def run_statistics(args: argparse.Namespace, plan: Plan) -> int:
             if counts.get(status):
                 print(f"  {status}: {counts[status]} tensors")
         if first:
-            rel = ", ".join(
-                f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
-                for k, v in first["relative_difference"].items()
-            )
-            print(
-                f"first divergence in execution order: {first['op']} ({first['type']}) "
-                f"{first['tensor']} [{first['leaf']}]: {first['status']} ({rel})"
-            )
+            print(f"first divergence in execution order: {divergence(first)}")
         else:
             print("no statistic drifts past the threshold")
         for note in notes:

@@ -26,6 +26,18 @@ def first_divergence(summary: dict) -> dict | None:
     return first if isinstance(first, dict) else None
 
 
+def divergence(first: dict) -> str:
+    """The first divergence of a summary: op (type) tensor [leaf]: status (differences); as
+    the command line and the editor both say it."""
+    rel = first.get("relative_difference")
+    detail = ", ".join(f"{k} {_number(v)}" for k, v in rel.items()) if isinstance(rel, dict) else ""
+    where = f" [{first['leaf']}]" if first.get("leaf") else ""
+    return (
+        f"{first.get('op')} ({first.get('type')}) {first.get('tensor')}{where}: "
+        f"{first.get('status')}" + (f" ({detail})" if detail else "")
+    )
+
+
 def verdict(summary: dict) -> str:
     """One line: the first tensor whose statistics drift, or that none does."""
     counts = summary.get("counts") if isinstance(summary.get("counts"), dict) else {}
@@ -33,14 +45,7 @@ def verdict(summary: dict) -> str:
     first = first_divergence(summary)
     if first is None:
         return f"statistics of {compared} tensors compared: none drifts past the threshold"
-    rel = first.get("relative_difference")
-    detail = ", ".join(f"{k} {_number(v)}" for k, v in rel.items()) if isinstance(rel, dict) else ""
-    where = f" [{first['leaf']}]" if first.get("leaf") else ""
-    return (
-        f"statistics of {compared} tensors compared: first divergence at {first.get('op')} "
-        f"({first.get('type')}) {first.get('tensor')}{where}: {first.get('status')}"
-        + (f" ({detail})" if detail else "")
-    )
+    return f"statistics of {compared} tensors compared: first divergence at {divergence(first)}"
 
 
 def message(summary: dict, cfg_name: str, *, dropped: bool) -> str:
