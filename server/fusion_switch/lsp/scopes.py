@@ -72,8 +72,10 @@ class Scopes:
     def folder_of(self, uri: str | None) -> str | None:
         """The URI of the innermost workspace folder holding the document, or None."""
         path = path_of(uri) if uri else None
-        if path is None:
-            return None
+        return None if path is None else self.folder_holding(path)
+
+    def folder_holding(self, path: Path) -> str | None:
+        """The URI of the innermost workspace folder holding ``path``, or None."""
         best: tuple[str, int] | None = None
         for folder in self.workspace()[0]:
             folder_path = path_of(folder)

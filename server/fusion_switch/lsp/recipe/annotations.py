@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..safety import log
-from .target import path_of
+from ..scopes import path_of
 
 if TYPE_CHECKING:
     from ...cfg import CfgDocument, Finding

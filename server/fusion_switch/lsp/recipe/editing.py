@@ -22,6 +22,7 @@ from lsprotocol import types
 
 from ..documents import file_name
 from ..safety import show
+from ..scopes import path_of
 from . import annotations, target
 from .command import CommandError, Refused, apply_edits, confirm, recipe_command, replace_text
 
@@ -317,7 +318,7 @@ def _no_results(ls: FusionSwitchServer, doc, name: str) -> str:
     configuration they were made for (a review: model A's applied to model B's cfg)."""
     from ...workflow.results import foreign_results
 
-    path = target.path_of(doc.uri)
+    path = path_of(doc.uri)
     other = foreign_results(path) if path is not None else None
     last = ls.state.results.last_compared
     if other is not None:
@@ -365,7 +366,7 @@ async def apply_suspects(ls: FusionSwitchServer, params: dict):
             f"fusion-switch: the last comparison suspects no rule to switch off in {name}."
         )
     listed = [{"section": s, "rule": r, "value": v} for s, r, v in changes]
-    path = target.path_of(doc.uri)
+    path = path_of(doc.uri)
     base_text = None
     if path is not None:
         latest = _safe_latest(path, _as_saved(path, doc.text))

@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pygls.uris import to_fs_path
-
 from ..documents import OpenDocument, file_name
+from ..scopes import path_of
 
 if TYPE_CHECKING:
     from ..server import FusionSwitchServer
@@ -34,11 +33,6 @@ def arguments(args: tuple) -> dict[str, Any]:
         "fusion-switch: commands take one object argument such as "
         f'{{"cfgUri": "file:///…/fusion_switch.cfg"}}, got {type(first).__name__}'
     )
-
-
-def path_of(uri: str) -> Path | None:
-    path = to_fs_path(uri)
-    return Path(path) if path else None
 
 
 def config(ls: FusionSwitchServer, params: dict[str, Any], *, command: str) -> OpenDocument:
@@ -80,13 +74,10 @@ def file_path(doc: OpenDocument, *, command: str) -> Path:
 
 def workspace_folder(ls: FusionSwitchServer, path: Path) -> Path:
     """The innermost workspace folder holding `path`; else the root; else the file's folder."""
-    candidates = []
-    for folder in ls.workspace.folders.values():
-        folder_path = path_of(folder.uri)
-        if folder_path is not None and path.is_relative_to(folder_path):
-            candidates.append(folder_path)
-    if candidates:
-        return max(candidates, key=lambda p: len(p.parts))
+    folder = ls.state.scopes.folder_holding(path)
+    folder_path = path_of(folder) if folder is not None else None
+    if folder_path is not None:
+        return folder_path
     root = ls.workspace.root_path
     if root and path.is_relative_to(root):
         return Path(root)
