@@ -7,6 +7,8 @@ which it could not. When the dumps hold several, the answer lists the values on 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -32,6 +34,27 @@ def ranks(tmp_path_factory) -> dict:
         again = rank1 / leaf.relative_to(rank0)
         shutil.copytree(again, again.parent / "1")
         roots[side] = rank0.parents[1]
+    return {
+        "onDump": str(roots["on"]),
+        "offDump": str(roots["off"]),
+        "onGraph": str(case.on_graph),
+        "offGraph": str(case.off_graph),
+    }
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory) -> dict:
+    """A generated case dumped on two servers, each with a device 0: ranks `node0/0` and
+    `node1/0` (each a copy of the case's time folder under `node0/`, `node1/`)."""
+    base = tmp_path_factory.mktemp("servers")
+    case = generate_case(base / "case", n_ops=40)
+    roots = {}
+    for side, leaf in (("on", case.on_dump), ("off", case.off_dump)):
+        time = leaf.parents[3]
+        root = base / side
+        for node in ("node0", "node1"):
+            shutil.copytree(time, root / node / time.name, copy_function=os.link)
+        roots[side] = root
     return {
         "onDump": str(roots["on"]),
         "offDump": str(roots["off"]),
@@ -106,7 +129,8 @@ async def test_the_settings_name_them_and_rank_all_is_refused(tmp_path, ranks) -
         assert "--rank all" in result["error"] and "fusion-switch compare" in result["error"]
         assert "choose" not in result
         result = await _compare(client, {"cfgUri": uri, "rank": "first"})
-        assert "rank must be a device id" in result["error"], result
+        assert "a rank is a device id such as 0" in result["error"], result
+        assert "node0/0" in result["error"] and "'first'" in result["error"], result
 
         # a client that offers the values itself is not shown the message as well
         before = len(client.messages)
@@ -114,5 +138,23 @@ async def test_the_settings_name_them_and_rank_all_is_refused(tmp_path, ranks) -
         assert result["choose"] == {"iteration": ["0", "1"]}, result
         said = [m.message for m in client.messages[before:]]
         assert not any("fusionSwitch.compare.iteration" in m for m in said), said
+    finally:
+        await client.shutdown_session()
+
+
+async def test_the_ranks_offered_are_the_ranks_taken(tmp_path, servers) -> None:
+    """A reread: the pick offered `node0/0` and `node1/0` (two servers' device 0, as `--rank`
+    names them), and the editor refused the one picked: "rank must be a device id"."""
+    client, uri = await _session(tmp_path, picks=True)
+    try:
+        result = await _compare(client, {"cfgUri": uri, **servers})
+        assert result["choose"] == {"rank": ["node0/0", "node1/0"]}, result
+
+        out = tmp_path / "out"
+        picked = {"cfgUri": uri, **servers, "rank": "node0/0", "output": str(out)}
+        result = await _compare(client, picked)
+        assert "verdict" in result, result
+        inputs = json.loads((out / "summary.json").read_text(encoding="utf-8"))["inputs"]
+        assert "/node0/" in inputs["on_dump"] and "/node0/" in inputs["off_dump"], inputs
     finally:
         await client.shutdown_session()

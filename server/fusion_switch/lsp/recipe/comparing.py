@@ -234,12 +234,20 @@ def dump_selection(params: dict, settings: CompareSettings) -> tuple[str, str]:
             "terminal, then set fusionSwitch.compare.rank (or the argument rank) to the rank "
             "whose suspects the editor should show."
         )
-    if rank and not rank.isdecimal():
+    if rank and not _rank_shaped(rank):
         raise CommandError(
-            f"fusion-switch: compare: rank must be a device id (a whole number such as 0), "
-            f"got {rank!r}"
+            "fusion-switch: compare: a rank is a device id such as 0, or the folders above the "
+            "time folder and the device id such as node0/0, as `fusion-switch dumps` lists "
+            f"them; got {rank!r}"
         )
     return rank, iteration
+
+
+def _rank_shaped(rank: str) -> bool:
+    """A rank as `compare --rank` takes it (`readers.dumptree` rank_key): a device id, under
+    folder names when the tree tells two servers' devices apart (`node0/0`)."""
+    *folders, device = rank.split("/")
+    return device.isdecimal() and all(f and f not in (".", "..") for f in folders)
 
 
 async def _offer_choice(
