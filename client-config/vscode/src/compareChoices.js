@@ -28,7 +28,7 @@ function pendingChoice(result) {
 
 /** The quick pick's title and items for a choice. */
 function choiceQuestion({ key, values }) {
-  const what = key === 'rank' ? 'rank (device id)' : 'iteration';
+  const what = key === 'rank' ? 'rank (device id, or folders/device id)' : 'iteration';
   return {
     title: `Fusion Switch: the dumps hold several; compare which ${what}?`,
     placeHolder: `Set fusionSwitch.compare.${key} to skip this question`,

@@ -358,7 +358,7 @@ describe('compare choices', () => {
   }
   test('the question names what is asked and the setting that answers it for good', () => {
     const question = choiceQuestion({ key: 'rank', values: ['0', '1'] });
-    assert.match(question.title, /rank \(device id\)/);
+    assert.match(question.title, /rank \(device id, or folders\/device id\)/);
     assert.match(question.placeHolder, /fusionSwitch\.compare\.rank/);
     assert.deepEqual(question.items.map((i) => i.label), ['0', '1']);
   });

@@ -82,9 +82,10 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "type": "string",
         "default": "",
         "description": (
-            "Rank (device id) to compare when the dump folders hold several (compare --rank). "
-            "Empty: the only one there. The editor compares one rank at a time: --rank all is "
-            "for the command line."
+            "Rank to compare when the dump folders hold several (compare --rank): a device id "
+            "such as 0, or the folders above the time folder and the device id such as node0/0 "
+            "(two servers' device 0), as fusion-switch dumps lists them. Empty: the only one "
+            "there. The editor compares one rank at a time: --rank all is for the command line."
         ),
     },
     "fusionSwitch.compare.iteration": {
@@ -114,7 +115,7 @@ class CompareSettings:
     output: str = ""
     memory_budget: str = ""  # as typed (4G); checked when read, passed to compare as it is
     workers: int = 0  # 0: one per core (compare's default)
-    rank: str = ""  # --rank: a device id; empty: the only one there
+    rank: str = ""  # --rank: 0 or node0/0 (folders, device id); empty: the only one there
     iteration: str = ""  # --iteration; empty: the only one there
 
 

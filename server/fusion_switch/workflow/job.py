@@ -82,7 +82,8 @@ def command_line(
     """The `compare` run: JSON summary on stdout, progress as JSON lines on stderr;
     ``memory_budget`` as the user typed it (empty: no limit); ``workers`` comparing
     processes (0: compare's default, one per core); ``rank`` and ``iteration`` the dump
-    trees' rank (device id) and iteration to compare (empty: the only one there)."""
+    trees' rank (``0`` or ``node0/0``, as ``--rank`` takes it) and iteration to compare
+    (empty: the only one there)."""
     limits = ["--memory-budget", memory_budget] if memory_budget else []
     limits += ["--workers", str(workers)] if workers else []
     limits += ["--rank", rank] if rank else []
