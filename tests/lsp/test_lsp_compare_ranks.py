@@ -1,8 +1,9 @@
-"""The editor's compare names a rank and an iteration (arguments `rank`, `iteration`, settings
-`fusionSwitch.compare.rank` / `.iteration`). A review found the editor told to "pass --rank R",
-which it could not. When the dumps hold several, the answer lists the values on both sides
-(`choose`, for VS Code's quick pick) and the message says which setting or argument to give;
-`--rank all` is refused with the way to run it. Over stdio with pytest-lsp."""
+"""The editor's compare names a training step, a rank and an iteration (arguments `step`,
+`rank`, `iteration`, settings `fusionSwitch.compare.step` / `.rank` / `.iteration`). A review
+found the editor told to "pass --rank R", which it could not. When the dumps hold several, the
+answer lists the values on both sides (`choose`, for VS Code's quick pick) and the message says
+which setting or argument to give; `--rank all` is refused with the way to run it. Over stdio
+with pytest-lsp."""
 
 from __future__ import annotations
 
@@ -54,6 +55,27 @@ def servers(tmp_path_factory) -> dict:
         root = base / side
         for node in ("node0", "node1"):
             shutil.copytree(time, root / node / time.name, copy_function=os.link)
+        roots[side] = root
+    return {
+        "onDump": str(roots["on"]),
+        "offDump": str(roots["off"]),
+        "onGraph": str(case.on_graph),
+        "offGraph": str(case.off_graph),
+    }
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory) -> dict:
+    """A generated case laid out as MindSpore's Ascend O2 dump, `{step}/{time}/{device}/...`,
+    with steps 0 and 1 on both sides (each a copy of the case's time folder)."""
+    base = tmp_path_factory.mktemp("steps")
+    case = generate_case(base / "case", n_ops=40)
+    roots = {}
+    for side, leaf in (("on", case.on_dump), ("off", case.off_dump)):
+        time = leaf.parents[3]
+        root = base / side
+        for step in ("0", "1"):
+            shutil.copytree(time, root / step / time.name, copy_function=os.link)
         roots[side] = root
     return {
         "onDump": str(roots["on"]),
@@ -156,5 +178,34 @@ async def test_the_ranks_offered_are_the_ranks_taken(tmp_path, servers) -> None:
         assert "verdict" in result, result
         inputs = json.loads((out / "summary.json").read_text(encoding="utf-8"))["inputs"]
         assert "/node0/" in inputs["on_dump"] and "/node0/" in inputs["off_dump"], inputs
+    finally:
+        await client.shutdown_session()
+
+
+async def test_several_steps_are_offered_and_one_is_compared(tmp_path, steps) -> None:
+    """`compare` refuses a tree of several training steps and says "pass --step S", which an
+    editor user could not: the steps dumped on both sides are offered (argument `step`,
+    setting `fusionSwitch.compare.step`), and the one picked is compared."""
+    client, uri = await _session(tmp_path)
+    try:
+        result = await _compare(client, {"cfgUri": uri, **steps})
+        assert result["choose"] == {"step": ["0", "1"]}, result
+        assert "fusionSwitch.compare.step" in result["error"] and '"step"' in result["error"]
+
+        out = tmp_path / "out"
+        result = await _compare(client, {"cfgUri": uri, **steps, "step": "1", "output": str(out)})
+        assert "verdict" in result, result
+        inputs = json.loads((out / "summary.json").read_text(encoding="utf-8"))["inputs"]
+        assert "/1/" in inputs["on_dump"] and "/1/" in inputs["off_dump"], inputs
+    finally:
+        await client.shutdown_session()
+
+    settings = {"compare": {**steps, "step": "0", "output": str(tmp_path / "set")}}
+    client, uri = await _session(tmp_path, settings, picks=True)
+    try:
+        result = await _compare(client, {"cfgUri": uri})
+        assert "verdict" in result, result
+        inputs = json.loads((tmp_path / "set" / "summary.json").read_text(encoding="utf-8"))
+        assert "/0/" in inputs["inputs"]["on_dump"], inputs
     finally:
         await client.shutdown_session()

@@ -440,6 +440,7 @@ describe('setting scopes', () => {
     'fusionSwitch.compare.workers': 'machine-overridable',
     'fusionSwitch.compare.rank': 'resource',
     'fusionSwitch.compare.iteration': 'resource',
+    'fusionSwitch.compare.step': 'resource',
     'fusionSwitch.server.command': 'machine-overridable',
     'fusionSwitch.server.pythonPath': 'machine-overridable',
     'fusionSwitch.trace.server': 'window',
