@@ -58,8 +58,8 @@ or a product name such as Atlas 350.  Empty: no target-specific checks."
 (defcustom fusion-switch-compare-paths nil
   "Comparison inputs, relative to the project root, as a plist.
 Keys: :onDump :offDump :onGraph :offGraph :output, :memoryBudget (4G, 512M),
-:workers (comparing processes; 0 or unset: one per core), and :rank and :iteration
-\(the dump folders' rank and iteration, when they hold several)."
+:workers (comparing processes; 0 or unset: one per core), and :rank, :iteration and
+:step (the dump folders' rank, iteration and training step, when they hold several)."
   :type 'plist
   :safe #'listp)
 
@@ -77,7 +77,7 @@ Keys: :onDump :offDump :onGraph :offGraph :output, :memoryBudget (4G, 512M),
         (list :target fusion-switch-target
               :catalogue (list :extraFiles (vconcat fusion-switch-catalogue-extra-files))
               :compare (cl-loop for key in '(:onDump :offDump :onGraph :offGraph :output
-                                                 :memoryBudget :workers :rank :iteration)
+                                                 :memoryBudget :workers :rank :iteration :step)
                                 collect key
                                 collect (or (plist-get fusion-switch-compare-paths key) "")))))
 

@@ -31,7 +31,7 @@ local defaults = {
       target = '',
       catalogue = { extraFiles = {} },
       compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '',
-        memoryBudget = '', workers = 0, rank = '', iteration = '' },
+        memoryBudget = '', workers = 0, rank = '', iteration = '', step = '' },
     },
   },
   on_attach = nil, -- function(client, bufnr), e.g. your keymaps

@@ -43,7 +43,7 @@ require('lspconfig').fusion_switch.setup({
       target = 'Ascend950PR_9599', -- --soc_version or product name, '' for none
       catalogue = { extraFiles = {} },
       compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '',
-        memoryBudget = '', workers = 0, rank = '', iteration = '' },
+        memoryBudget = '', workers = 0, rank = '', iteration = '', step = '' },
     },
   },
 })

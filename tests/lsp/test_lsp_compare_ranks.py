@@ -1,12 +1,15 @@
-"""The editor's compare names a rank and an iteration (arguments `rank`, `iteration`, settings
-`fusionSwitch.compare.rank` / `.iteration`). A review found the editor told to "pass --rank R",
-which it could not. When the dumps hold several, the answer lists the values on both sides
-(`choose`, for VS Code's quick pick) and the message says which setting or argument to give;
-`--rank all` is refused with the way to run it. Over stdio with pytest-lsp."""
+"""The editor's compare names a training step, a rank and an iteration (arguments `step`,
+`rank`, `iteration`, settings `fusionSwitch.compare.step` / `.rank` / `.iteration`). A review
+found the editor told to "pass --rank R", which it could not. When the dumps hold several, the
+answer lists the values on both sides (`choose`, for VS Code's quick pick) and the message says
+which setting or argument to give; `--rank all` is refused with the way to run it. Over stdio
+with pytest-lsp."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -32,6 +35,48 @@ def ranks(tmp_path_factory) -> dict:
         again = rank1 / leaf.relative_to(rank0)
         shutil.copytree(again, again.parent / "1")
         roots[side] = rank0.parents[1]
+    return {
+        "onDump": str(roots["on"]),
+        "offDump": str(roots["off"]),
+        "onGraph": str(case.on_graph),
+        "offGraph": str(case.off_graph),
+    }
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory) -> dict:
+    """A generated case dumped on two servers, each with a device 0: ranks `node0/0` and
+    `node1/0` (each a copy of the case's time folder under `node0/`, `node1/`)."""
+    base = tmp_path_factory.mktemp("servers")
+    case = generate_case(base / "case", n_ops=40)
+    roots = {}
+    for side, leaf in (("on", case.on_dump), ("off", case.off_dump)):
+        time = leaf.parents[3]
+        root = base / side
+        for node in ("node0", "node1"):
+            shutil.copytree(time, root / node / time.name, copy_function=os.link)
+        roots[side] = root
+    return {
+        "onDump": str(roots["on"]),
+        "offDump": str(roots["off"]),
+        "onGraph": str(case.on_graph),
+        "offGraph": str(case.off_graph),
+    }
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory) -> dict:
+    """A generated case laid out as MindSpore's Ascend O2 dump, `{step}/{time}/{device}/...`,
+    with steps 0 and 1 on both sides (each a copy of the case's time folder)."""
+    base = tmp_path_factory.mktemp("steps")
+    case = generate_case(base / "case", n_ops=40)
+    roots = {}
+    for side, leaf in (("on", case.on_dump), ("off", case.off_dump)):
+        time = leaf.parents[3]
+        root = base / side
+        for step in ("0", "1"):
+            shutil.copytree(time, root / step / time.name, copy_function=os.link)
+        roots[side] = root
     return {
         "onDump": str(roots["on"]),
         "offDump": str(roots["off"]),
@@ -106,7 +151,8 @@ async def test_the_settings_name_them_and_rank_all_is_refused(tmp_path, ranks) -
         assert "--rank all" in result["error"] and "fusion-switch compare" in result["error"]
         assert "choose" not in result
         result = await _compare(client, {"cfgUri": uri, "rank": "first"})
-        assert "rank must be a device id" in result["error"], result
+        assert "a rank is a device id such as 0" in result["error"], result
+        assert "node0/0" in result["error"] and "'first'" in result["error"], result
 
         # a client that offers the values itself is not shown the message as well
         before = len(client.messages)
@@ -114,5 +160,52 @@ async def test_the_settings_name_them_and_rank_all_is_refused(tmp_path, ranks) -
         assert result["choose"] == {"iteration": ["0", "1"]}, result
         said = [m.message for m in client.messages[before:]]
         assert not any("fusionSwitch.compare.iteration" in m for m in said), said
+    finally:
+        await client.shutdown_session()
+
+
+async def test_the_ranks_offered_are_the_ranks_taken(tmp_path, servers) -> None:
+    """A reread: the pick offered `node0/0` and `node1/0` (two servers' device 0, as `--rank`
+    names them), and the editor refused the one picked: "rank must be a device id"."""
+    client, uri = await _session(tmp_path, picks=True)
+    try:
+        result = await _compare(client, {"cfgUri": uri, **servers})
+        assert result["choose"] == {"rank": ["node0/0", "node1/0"]}, result
+
+        out = tmp_path / "out"
+        picked = {"cfgUri": uri, **servers, "rank": "node0/0", "output": str(out)}
+        result = await _compare(client, picked)
+        assert "verdict" in result, result
+        inputs = json.loads((out / "summary.json").read_text(encoding="utf-8"))["inputs"]
+        assert "/node0/" in inputs["on_dump"] and "/node0/" in inputs["off_dump"], inputs
+    finally:
+        await client.shutdown_session()
+
+
+async def test_several_steps_are_offered_and_one_is_compared(tmp_path, steps) -> None:
+    """`compare` refuses a tree of several training steps and says "pass --step S", which an
+    editor user could not: the steps dumped on both sides are offered (argument `step`,
+    setting `fusionSwitch.compare.step`), and the one picked is compared."""
+    client, uri = await _session(tmp_path)
+    try:
+        result = await _compare(client, {"cfgUri": uri, **steps})
+        assert result["choose"] == {"step": ["0", "1"]}, result
+        assert "fusionSwitch.compare.step" in result["error"] and '"step"' in result["error"]
+
+        out = tmp_path / "out"
+        result = await _compare(client, {"cfgUri": uri, **steps, "step": "1", "output": str(out)})
+        assert "verdict" in result, result
+        inputs = json.loads((out / "summary.json").read_text(encoding="utf-8"))["inputs"]
+        assert "/1/" in inputs["on_dump"] and "/1/" in inputs["off_dump"], inputs
+    finally:
+        await client.shutdown_session()
+
+    settings = {"compare": {**steps, "step": "0", "output": str(tmp_path / "set")}}
+    client, uri = await _session(tmp_path, settings, picks=True)
+    try:
+        result = await _compare(client, {"cfgUri": uri})
+        assert "verdict" in result, result
+        inputs = json.loads((tmp_path / "set" / "summary.json").read_text(encoding="utf-8"))
+        assert "/0/" in inputs["inputs"]["on_dump"], inputs
     finally:
         await client.shutdown_session()

@@ -44,6 +44,8 @@ BASE = Settings(target="Atlas A2", extra_files=("/a.json",))
             {"fusionSwitch.compare.iteration": "all"},
             Settings(compare=CompareSettings(iteration="all")),
         ),
+        ({"compare": {"step": 3}}, Settings(compare=CompareSettings(step="3"))),  # Helix's TOML
+        ({"fusionSwitch.compare.step": " step1 "}, Settings(compare=CompareSettings(step="step1"))),
         ({}, Settings()),
         (None, Settings()),
         ("garbage", Settings()),
@@ -106,6 +108,7 @@ def test_settings_table_is_complete_and_well_formed() -> None:
         "fusionSwitch.compare.workers",
         "fusionSwitch.compare.rank",
         "fusionSwitch.compare.iteration",
+        "fusionSwitch.compare.step",
         "fusionSwitch.trace.server",
     }
     for key, spec in SETTINGS.items():

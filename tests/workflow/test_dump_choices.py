@@ -1,5 +1,5 @@
-"""What the editor offers when a comparison needs a rank or an iteration named: the values both
-dump trees hold, from the folder layout alone (`workflow.dump_choices`)."""
+"""What the editor offers when a comparison needs a step, a rank or an iteration named: the
+values both dump trees hold, from the folder layout alone (`workflow.dump_choices`)."""
 
 from __future__ import annotations
 
@@ -93,3 +93,41 @@ def test_two_servers_device_zero_are_two_ranks_to_pick(tmp_path: Path) -> None:
     assert ranks is not None and (ranks.key, ranks.values) == ("rank", ["node0/0", "node1/0"])
     iterations = choice_needed(on, off, "node1/0", "", ITERATION_MESSAGE)
     assert iterations is not None and iterations.values == ["3", "4"]
+
+
+STEP_MESSAGE = (
+    "-m x: holds 2 steps (0, 1: the step folders above the time folders); pass --step S to "
+    "compare one of them, the same step on both sides"
+)
+
+
+def stepped(root: Path, leaves: list[tuple[str, int, str]]) -> Path:
+    """MindSpore's Ascend O2 layout, {step}/{time}/{rank}/{model}/{model id}/{iteration}/."""
+    for step, rank, iteration in leaves:
+        tree(root / step, [(rank, iteration)])
+    return root
+
+
+def test_a_step_is_asked_first_then_the_rank_of_that_step(tmp_path: Path) -> None:
+    """Steps are chosen before ranks (`select_leaves`): the steps on both sides are offered
+    (step 2 is on one side only), and once a step is given (`1` or `step1`, as `--step` takes
+    it), the ranks and iterations offered are that step's (iteration 9 is step 0's)."""
+    both = [("0", 0, "0"), ("0", 1, "9"), ("1", 0, "0"), ("1", 1, "4"), ("1", 1, "5")]
+    on = stepped(tmp_path / "on", [*both, ("2", 0, "0")])
+    off = stepped(tmp_path / "off", both)
+    found = choice_needed(on, off, "", "", STEP_MESSAGE)
+    assert found is not None and (found.key, found.values) == ("step", ["0", "1"])
+    assert choice_needed(on, off, "", "", STEP_MESSAGE, step="1") is None  # already given
+    ranks = choice_needed(on, off, "", "", RANK_MESSAGE, step="1")
+    assert ranks is not None and (ranks.key, ranks.values) == ("rank", ["0", "1"])
+    iterations = choice_needed(on, off, "1", "", ITERATION_MESSAGE, step="step1")
+    assert iterations is not None and iterations.values == ["4", "5"]
+    # while a step is missing, no rank or iteration of all steps together is offered
+    assert choice_needed(on, off, "", "", RANK_MESSAGE) is None
+    assert choice_needed(on, off, "1", "", ITERATION_MESSAGE) is None
+
+
+def test_the_step_hint_names_its_setting_and_argument() -> None:
+    hint = editor_hint(Choice("step", ["0", "1"]))
+    assert "fusionSwitch.compare.step" in hint and '"step"' in hint and "0, 1" in hint
+    assert "steps dumped on both sides" in hint

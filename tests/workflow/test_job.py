@@ -211,12 +211,14 @@ def test_a_task_cancelled_mid_run_leaves_no_unread_error(tmp_path: Path, case, c
     assert not [r for r in caplog.records if "never retrieved" in r.getMessage()], caplog.text
 
 
-def test_the_rank_and_iteration_reach_the_command_line(tmp_path: Path, case) -> None:
-    """fusionSwitch.compare.rank / .iteration (or the command's arguments): the editor names
-    the dump trees' rank and iteration as `compare --rank/--iteration` does; empty: none."""
+def test_the_rank_iteration_and_step_reach_the_command_line(tmp_path: Path, case) -> None:
+    """fusionSwitch.compare.rank / .iteration / .step (or the command's arguments): the editor
+    names the dump trees' rank, iteration and step as `compare --rank/--iteration/--step`
+    does; empty: none."""
     given = paths(case, tmp_path / "out")
     argv = CompareJob(given).argv
-    assert "--rank" not in argv and "--iteration" not in argv
-    argv = CompareJob(given, rank="1", iteration="20").argv
-    assert argv[argv.index("--rank") + 1] == "1"
+    assert not {"--rank", "--iteration", "--step"} & set(argv)
+    argv = CompareJob(given, rank="node0/1", iteration="20", step="3").argv
+    assert argv[argv.index("--rank") + 1] == "node0/1"
     assert argv[argv.index("--iteration") + 1] == "20"
+    assert argv[argv.index("--step") + 1] == "3"

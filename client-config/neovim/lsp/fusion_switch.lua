@@ -13,7 +13,7 @@ return {
       target = '', -- e.g. 'Ascend950PR_9599'
       catalogue = { extraFiles = {} },
       compare = { onDump = '', offDump = '', onGraph = '', offGraph = '', output = '',
-        memoryBudget = '', workers = 0, rank = '', iteration = '' },
+        memoryBudget = '', workers = 0, rank = '', iteration = '', step = '' },
     },
   },
 }

@@ -1,11 +1,17 @@
-// The rank or iteration a comparison needs named (a review: the editor was told to "pass
-// --rank R", which it cannot). The server answers `{error, choose: {rank: ["0", "1"]}}` when
-// the dump folders hold several and lists the values dumped on both sides; the extension asks
-// with a quick pick and runs the comparison again with the one picked (the argument `rank` or
-// `iteration`, over fusionSwitch.compare.rank / .iteration). Pure parts, unit-tested.
+// The training step, rank or iteration a comparison needs named (a review: the editor was told
+// to "pass --rank R", which it cannot). The server answers `{error, choose: {rank: ["0", "1"]}}`
+// when the dump folders hold several and lists the values dumped on both sides; the extension
+// asks with a quick pick and runs the comparison again with the one picked (the argument
+// `step`, `rank` or `iteration`, over fusionSwitch.compare.step / .rank / .iteration). Pure
+// parts, unit-tested.
 'use strict';
 
-const KEYS = Object.freeze(['rank', 'iteration']);
+const KEYS = Object.freeze(['step', 'rank', 'iteration']);
+const WHAT = Object.freeze({
+  step: 'training step',
+  rank: 'rank (device id, or folders/device id)',
+  iteration: 'iteration',
+});
 
 /**
  * What the answer asks to choose, if anything.
@@ -28,7 +34,7 @@ function pendingChoice(result) {
 
 /** The quick pick's title and items for a choice. */
 function choiceQuestion({ key, values }) {
-  const what = key === 'rank' ? 'rank (device id)' : 'iteration';
+  const what = WHAT[key] ?? key;
   return {
     title: `Fusion Switch: the dumps hold several; compare which ${what}?`,
     placeHolder: `Set fusionSwitch.compare.${key} to skip this question`,

@@ -162,8 +162,9 @@ async function restartUnlessBusy(context) {
 }
 
 /**
- * Runs the comparison; when the dumps hold several ranks or iterations (the answer's `choose`,
- * see compareChoices.js), asks which with a quick pick and runs it again with the one picked.
+ * Runs the comparison; when the dumps hold several steps, ranks or iterations (the answer's
+ * `choose`, see compareChoices.js), asks which with a quick pick and runs it again with the one
+ * picked.
  * Closing the pick shows the server's message (which names the setting to use instead).
  */
 async function compareWithChoices(run, args) {
@@ -186,7 +187,7 @@ async function compareWithChoices(run, args) {
     current = withChoice(current, choice.key, picked.label);
   }
 }
-const KEYS_TO_ASK = 2; // a rank, then an iteration
+const KEYS_TO_ASK = 3; // a step, then a rank, then an iteration
 
 /** The report panel, reused by the next Show Report while it is open. */
 let reportPanel;
@@ -379,7 +380,7 @@ const statusCapability = {
   fillClientCapabilities(capabilities) {
     capabilities.experimental = {
       ...(capabilities.experimental ?? {}),
-      // compareChoices: a comparison's rank or iteration is asked with a quick pick here
+      // compareChoices: a comparison's step, rank or iteration is asked with a quick pick here
       [SECTION]: { statusNotification: STATUS_NOTIFICATION, compareChoices: true },
     };
   },

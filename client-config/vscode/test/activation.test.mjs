@@ -111,7 +111,7 @@ describe('activation with the real server', { skip }, () => {
     const params = JSON.parse(initialize.slice(initialize.indexOf('Params: ') + 8));
     assert.deepEqual(params.capabilities.experimental.fusionSwitch, {
       statusNotification: 'fusionSwitch/status',
-      compareChoices: true, // the rank or iteration is asked with a quick pick here
+      compareChoices: true, // the step, rank or iteration is asked with a quick pick here
     });
     assert.equal(params.initializationOptions.fusionSwitch.target, 'Ascend950PR_9599');
     assert.equal('server' in params.initializationOptions.fusionSwitch, true); // whole section

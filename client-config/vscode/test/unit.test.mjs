@@ -346,6 +346,7 @@ describe('compare choices', () => {
   const table = [
     [{ error: 'x', choose: { rank: ['0', '1'] } }, { key: 'rank', values: ['0', '1'] }],
     [{ error: 'x', choose: { iteration: ['3', '10', 'all'] } }, { key: 'iteration', values: ['3', '10', 'all'] }],
+    [{ error: 'x', choose: { step: ['0', '1'] } }, { key: 'step', values: ['0', '1'] }], // a training step
     [{ verdict: 'no suspect' }, undefined],
     [{ error: 'x' }, undefined],
     [{ error: 'x', choose: { rank: [] } }, undefined],
@@ -358,13 +359,20 @@ describe('compare choices', () => {
   }
   test('the question names what is asked and the setting that answers it for good', () => {
     const question = choiceQuestion({ key: 'rank', values: ['0', '1'] });
-    assert.match(question.title, /rank \(device id\)/);
+    assert.match(question.title, /rank \(device id, or folders\/device id\)/);
     assert.match(question.placeHolder, /fusionSwitch\.compare\.rank/);
+    assert.deepEqual(question.items.map((i) => i.label), ['0', '1']);
+  });
+  test('a step is asked as a training step, with its setting', () => {
+    const question = choiceQuestion({ key: 'step', values: ['0', '1'] });
+    assert.match(question.title, /training step/);
+    assert.match(question.placeHolder, /fusionSwitch\.compare\.step/);
     assert.deepEqual(question.items.map((i) => i.label), ['0', '1']);
   });
   test('the value picked is added to the first argument', () => {
     assert.deepEqual(withChoice([{ cfgUri: 'file:///c' }], 'rank', '1'), [{ cfgUri: 'file:///c', rank: '1' }]);
     assert.deepEqual(withChoice([{ cfgUri: 'u', rank: '1' }], 'iteration', '5'), [{ cfgUri: 'u', rank: '1', iteration: '5' }]);
+    assert.deepEqual(withChoice([{ cfgUri: 'u' }], 'step', '1'), [{ cfgUri: 'u', step: '1' }]);
   });
 });
 
@@ -440,6 +448,7 @@ describe('setting scopes', () => {
     'fusionSwitch.compare.workers': 'machine-overridable',
     'fusionSwitch.compare.rank': 'resource',
     'fusionSwitch.compare.iteration': 'resource',
+    'fusionSwitch.compare.step': 'resource',
     'fusionSwitch.server.command': 'machine-overridable',
     'fusionSwitch.server.pythonPath': 'machine-overridable',
     'fusionSwitch.trace.server': 'window',

@@ -167,8 +167,9 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "--rank",
         default=None,
         metavar="R|all",
-        help="device id to compare when the dump trees hold several ranks; 'all' compares "
-        "each rank with the same rank (results in OUT/rank_R/)",
+        help="rank to compare when the dump trees hold several: a device id (0), or the folders "
+        "above the time folder and the device id (node0/0) as `dumps` lists them; 'all' "
+        "compares each rank with the same rank (results in OUT/rank_R/)",
     )
     req(
         "--iteration",

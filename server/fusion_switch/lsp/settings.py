@@ -82,9 +82,10 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "type": "string",
         "default": "",
         "description": (
-            "Rank (device id) to compare when the dump folders hold several (compare --rank). "
-            "Empty: the only one there. The editor compares one rank at a time: --rank all is "
-            "for the command line."
+            "Rank to compare when the dump folders hold several (compare --rank): a device id "
+            "such as 0, or the folders above the time folder and the device id such as node0/0 "
+            "(two servers' device 0), as fusion-switch dumps lists them. Empty: the only one "
+            "there. The editor compares one rank at a time: --rank all is for the command line."
         ),
     },
     "fusionSwitch.compare.iteration": {
@@ -93,6 +94,15 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "description": (
             "Iteration to compare when the dump folders hold several (compare --iteration); "
             "all compares every iteration of statistics dumps. Empty: the only one there."
+        ),
+    },
+    "fusionSwitch.compare.step": {
+        "type": "string",
+        "default": "",
+        "description": (
+            "Training step to compare when the dump folders hold step folders above the time "
+            "folders (compare --step; MindSpore O2 {step_id}/, msprobe step{N}/): 1 or step1, "
+            "the same step on both sides. Empty: the only one there."
         ),
     },
     "fusionSwitch.trace.server": {
@@ -114,8 +124,9 @@ class CompareSettings:
     output: str = ""
     memory_budget: str = ""  # as typed (4G); checked when read, passed to compare as it is
     workers: int = 0  # 0: one per core (compare's default)
-    rank: str = ""  # --rank: a device id; empty: the only one there
+    rank: str = ""  # --rank: 0 or node0/0 (folders, device id); empty: the only one there
     iteration: str = ""  # --iteration; empty: the only one there
+    step: str = ""  # --step: a training step (1 or step1); empty: the only one there
 
 
 @dataclass(frozen=True)
@@ -199,7 +210,7 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         return current
 
     def choice(obj: dict, key: str, current: str) -> str:
-        """A rank or iteration, typed as text or as a number (Helix's TOML, Emacs)."""
+        """A rank, iteration or step, typed as text or as a number (Helix's TOML, Emacs)."""
         value = obj.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return str(value)
@@ -233,6 +244,7 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
             workers=count(cmp_raw, "workers", compare.workers),
             rank=choice(cmp_raw, "rank", compare.rank),
             iteration=choice(cmp_raw, "iteration", compare.iteration),
+            step=choice(cmp_raw, "step", compare.step),
         )
     elif cmp_raw is not None:
         problems.append("fusionSwitch.compare must be an object; ignored")

@@ -78,15 +78,18 @@ def command_line(
     workers: int = 0,
     rank: str = "",
     iteration: str = "",
+    step: str = "",
 ) -> list[str]:
     """The `compare` run: JSON summary on stdout, progress as JSON lines on stderr;
     ``memory_budget`` as the user typed it (empty: no limit); ``workers`` comparing
     processes (0: compare's default, one per core); ``rank`` and ``iteration`` the dump
-    trees' rank (device id) and iteration to compare (empty: the only one there)."""
+    trees' rank (``0`` or ``node0/0``, as ``--rank`` takes it) and iteration to compare, and
+    ``step`` their training step (``--step``; empty: the only one there)."""
     limits = ["--memory-budget", memory_budget] if memory_budget else []
     limits += ["--workers", str(workers)] if workers else []
     limits += ["--rank", rank] if rank else []
     limits += ["--iteration", iteration] if iteration else []
+    limits += ["--step", step] if step else []
     return [
         python or sys.executable,
         "-m",
@@ -155,10 +158,11 @@ class CompareJob:
         workers: int = 0,
         rank: str = "",
         iteration: str = "",
+        step: str = "",
     ) -> None:
         self.paths = paths
         self.on_progress = on_progress
-        self.argv = command_line(paths, python, memory_budget, workers, rank, iteration)
+        self.argv = command_line(paths, python, memory_budget, workers, rank, iteration, step)
         self.env = env
         self.cancelled = False
         self._process: asyncio.subprocess.Process | None = None

@@ -150,15 +150,14 @@ async def compare(ls: FusionSwitchServer, params: dict):
     if ls.state.compare_job is not None:  # started while the settings were asked for
         raise Refused(RUNNING)
     paths = compare_paths(ls, params, cfg_path, settings)
-    rank, iteration = dump_selection(params, settings)
+    selection = dump_selection(params, settings)
     bar = ProgressBar(ls)
     job = CompareJob(
         paths,
         bar.report,
         memory_budget=settings.memory_budget,
         workers=settings.workers,
-        rank=rank,
-        iteration=iteration,
+        **selection,
     )
     ls.state.compare_job = job
     try:
@@ -182,7 +181,7 @@ async def compare(ls: FusionSwitchServer, params: dict):
         for line in outcome.stderr_tail:
             log(ls, f"fusion-switch compare: {line}")
         message = f"fusion-switch: the comparison failed: {outcome.message}"
-        offered = await _offer_choice(ls, paths, rank, iteration, message)
+        offered = await _offer_choice(ls, paths, selection, message)
         if offered is not None:
             return offered
         raise CommandError(message)
@@ -211,7 +210,8 @@ async def compare(ls: FusionSwitchServer, params: dict):
 
 
 def _selected(params: dict, key: str, setting: str) -> str:
-    """`rank` or `iteration`: the argument (text or a whole number), else the setting."""
+    """`rank`, `iteration` or `step`: the argument (text or a whole number), else the
+    setting."""
     value = params.get(key)
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return str(value)
@@ -220,12 +220,14 @@ def _selected(params: dict, key: str, setting: str) -> str:
     return (value or "").strip() or setting
 
 
-def dump_selection(params: dict, settings: CompareSettings) -> tuple[str, str]:
-    """(rank, iteration) for `compare --rank/--iteration`: arguments first, then settings.
-    The editor compares one rank: `--rank all` makes one comparison per rank, each with its
-    own suspects, and a configuration shows the suspects of one comparison."""
+def dump_selection(params: dict, settings: CompareSettings) -> dict[str, str]:
+    """{rank, iteration, step} for `compare --rank/--iteration/--step`: arguments first, then
+    settings ("" for none). The editor compares one rank: `--rank all` makes one comparison
+    per rank, each with its own suspects, and a configuration shows the suspects of one
+    comparison."""
     rank = _selected(params, "rank", settings.rank)
     iteration = _selected(params, "iteration", settings.iteration)
+    step = _selected(params, "step", settings.step)
     if rank.lower() == "all":
         raise Refused(
             'fusion-switch: compare: rank "all" is for the command line: --rank all compares '
@@ -234,24 +236,39 @@ def dump_selection(params: dict, settings: CompareSettings) -> tuple[str, str]:
             "terminal, then set fusionSwitch.compare.rank (or the argument rank) to the rank "
             "whose suspects the editor should show."
         )
-    if rank and not rank.isdecimal():
+    if rank and not _rank_shaped(rank):
         raise CommandError(
-            f"fusion-switch: compare: rank must be a device id (a whole number such as 0), "
-            f"got {rank!r}"
+            "fusion-switch: compare: a rank is a device id such as 0, or the folders above the "
+            "time folder and the device id such as node0/0, as `fusion-switch dumps` lists "
+            f"them; got {rank!r}"
         )
-    return rank, iteration
+    return {"rank": rank, "iteration": iteration, "step": step}
+
+
+def _rank_shaped(rank: str) -> bool:
+    """A rank as `compare --rank` takes it (`readers.dumptree` rank_key): a device id, under
+    folder names when the tree tells two servers' devices apart (`node0/0`)."""
+    *folders, device = rank.split("/")
+    return device.isdecimal() and all(f and f not in (".", "..") for f in folders)
 
 
 async def _offer_choice(
-    ls: FusionSwitchServer, paths: ComparePaths, rank: str, iteration: str, message: str
+    ls: FusionSwitchServer, paths: ComparePaths, selection: dict[str, str], message: str
 ) -> dict | None:
-    """When the comparison needs a rank or an iteration named and the dumps hold values that
-    would work: the answer `{error, choose: {key: values}}`, the message naming the editor's
-    setting and argument (shown, unless the client offers the values itself); else None."""
+    """When the comparison needs a step, a rank or an iteration named and the dumps hold
+    values that would work: the answer `{error, choose: {key: values}}`, the message naming
+    the editor's setting and argument (shown, unless the client offers the values itself);
+    else None."""
     from ...workflow.dump_choices import choice_needed, editor_hint
 
     choice = await asyncio.to_thread(
-        choice_needed, paths.on_dump, paths.off_dump, rank, iteration, message
+        choice_needed,
+        paths.on_dump,
+        paths.off_dump,
+        selection["rank"],
+        selection["iteration"],
+        message,
+        step=selection["step"],
     )
     if choice is None:
         return None
