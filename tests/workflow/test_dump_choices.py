@@ -58,6 +58,11 @@ ITERATION_MESSAGE = "-m x: holds 2 iterations (0, 1); pass --iteration I to comp
         ([(0, "0"), (1, "0")], [(0, "0"), (1, "0")], "", "", "-cf g.json: no such file", None),
         # already given: nothing to pick
         ([(0, "0"), (1, "0")], [(0, "0"), (1, "0")], "1", "", RANK_MESSAGE, None),
+        # one rank on both sides (-m holds two, so compare asks): that one, with the setting
+        # named (a review: only a choice of two or more was offered, and the editor then
+        # showed "pass --rank R" with no pick and no setting)
+        ([(0, "0"), (1, "0")], [(1, "0")], "", "", RANK_MESSAGE, ("rank", ["1"])),
+        ([(0, "3"), (0, "4")], [(0, "4")], "", "", ITERATION_MESSAGE, ("iteration", ["4"])),
         # no rank on both sides: nothing that would work
         ([(0, "0"), (1, "0")], [(2, "0"), (3, "0")], "", "", RANK_MESSAGE, None),
     ],
@@ -78,6 +83,8 @@ def test_the_hint_names_the_setting_and_the_argument() -> None:
     assert "fusionSwitch.compare.rank" in hint and '"rank"' in hint and "0, 1" in hint
     hint = editor_hint(Choice("iteration", ["3", "10"]))
     assert "fusionSwitch.compare.iteration" in hint and '"iteration"' in hint
+    hint = editor_hint(Choice("step", ["1"]))
+    assert '"step": 1 (the only training step dumped on both sides)' in hint, hint
 
 
 def test_two_servers_device_zero_are_two_ranks_to_pick(tmp_path: Path) -> None:
@@ -122,6 +129,11 @@ def test_a_step_is_asked_first_then_the_rank_of_that_step(tmp_path: Path) -> Non
     assert ranks is not None and (ranks.key, ranks.values) == ("rank", ["0", "1"])
     iterations = choice_needed(on, off, "1", "", ITERATION_MESSAGE, step="step1")
     assert iterations is not None and iterations.values == ["4", "5"]
+    # one step on both sides: offered as well (-m holds two)
+    found = choice_needed(
+        stepped(tmp_path / "on1", both), stepped(tmp_path / "off1", both[2:]), "", "", STEP_MESSAGE
+    )
+    assert found is not None and (found.key, found.values) == ("step", ["1"])
     # while a step is missing, no rank or iteration of all steps together is offered
     assert choice_needed(on, off, "", "", RANK_MESSAGE) is None
     assert choice_needed(on, off, "1", "", ITERATION_MESSAGE) is None

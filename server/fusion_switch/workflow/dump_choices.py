@@ -36,9 +36,10 @@ def choice_needed(
     """What to ask for after a comparison failed with `message`, in the order `compare`
     chooses (`readers.dumptree.select_leaves`): a step when it names ``--step`` and none was
     given, else a rank (of that step) when it names ``--rank`` and none was given, else an
-    iteration (of that step and rank) when it names ``--iteration`` and none was given; None
-    when no value is dumped on both sides (a pick could not help), when a choice made before
-    is missing, or when the trees cannot be read."""
+    iteration (of that step and rank) when it names ``--iteration`` and none was given. One
+    value on both sides is offered too: `compare` asks because a side holds several. None when
+    no value is dumped on both sides (a pick could not help), when a choice made before is
+    missing, or when the trees cannot be read."""
     from ..readers.dumptree import DumpTreeError, leaves_of_rank, scan_dump_tree, step_number
 
     try:
@@ -47,7 +48,7 @@ def choice_needed(
         return None
     if not step and _FLAG["step"] in message:
         values = _common(*(tree.steps for tree in trees))
-        return Choice("step", values) if len(values) > 1 else None
+        return Choice("step", values) if values else None
     sides = []  # (tree, its leaves of the step given, as `--step` reads it: 1 or step1)
     for tree in trees:
         if not step and len(tree.steps) > 1:
@@ -56,7 +57,7 @@ def choice_needed(
         sides.append((tree, [leaf for leaf in tree.leaves if not step or leaf.step == wanted]))
     if not rank and _FLAG["rank"] in message:
         values = _common(*(tree.values("rank_key", leaves) for tree, leaves in sides))
-        return Choice("rank", values) if len(values) > 1 else None
+        return Choice("rank", values) if values else None
     if not iteration and _FLAG["iteration"] in message:
         found = []
         for tree, leaves in sides:
@@ -70,7 +71,7 @@ def choice_needed(
         values = _common(*found)
         if "stats" in trees[0].kinds and values:
             values.append("all")  # statistics compare every iteration at once
-        return Choice("iteration", values) if len(values) > 1 else None
+        return Choice("iteration", values) if values else None
     return None
 
 
@@ -81,8 +82,12 @@ def _common(first: list, second: list) -> list[str]:
 
 def editor_hint(choice: Choice) -> str:
     """What to do from the editor (its message replaces the command line's flag)."""
-    values = ", ".join(choice.values)
+    what = _WHAT[choice.key]
+    if len(choice.values) == 1:  # "one of 4 (iterations ...)" read oddly
+        which = f"{choice.values[0]} (the only {what[:-1]} dumped on both sides)"
+    else:
+        which = f"one of {', '.join(choice.values)} ({what} dumped on both sides)"
     return (
         f"From the editor: set {SETTING[choice.key]} or give the compare command the argument "
-        f'"{choice.key}": one of {values} ({_WHAT[choice.key]} dumped on both sides).'
+        f'"{choice.key}": {which}.'
     )
