@@ -89,6 +89,7 @@ def _named_semaphores() -> set[str]:
     return {p.name for p in shm.glob("sem.mp-*")} if shm.is_dir() else set()
 
 
+@pytest.mark.machine_wide  # another test's cluster or fork server makes semaphores too
 @pytest.mark.parametrize("target", ["process", "group"])
 def test_a_killed_local_cluster_leaves_no_semaphore_and_no_warning(case, tmp_path, target):
     """`--scheduler local` killed with SIGKILL: to its process group (a job manager's last
