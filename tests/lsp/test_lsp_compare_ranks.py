@@ -22,6 +22,16 @@ from pytest_lsp import ClientServerConfig, client_capabilities
 CFG = '{\n  "Switch": {\n    "GraphFusion": {\n      "ALL": "on"\n    }\n  }\n}\n'
 
 
+def _arguments(roots: dict, case) -> dict:
+    """The compare command's dump and graph arguments."""
+    return {
+        "onDump": str(roots["on"]),
+        "offDump": str(roots["off"]),
+        "onGraph": str(case.on_graph),
+        "offGraph": str(case.off_graph),
+    }
+
+
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory) -> dict:
     """A generated case whose dump trees hold ranks 0 and 1 (rank 1 a copy of rank 0), and on
@@ -35,54 +45,34 @@ def ranks(tmp_path_factory) -> dict:
         again = rank1 / leaf.relative_to(rank0)
         shutil.copytree(again, again.parent / "1")
         roots[side] = rank0.parents[1]
-    return {
-        "onDump": str(roots["on"]),
-        "offDump": str(roots["off"]),
-        "onGraph": str(case.on_graph),
-        "offGraph": str(case.off_graph),
-    }
+    return _arguments(roots, case)
+
+
+def _time_folder_under(base: Path, folders: tuple[str, ...]) -> dict:
+    """A generated case whose dump trees hold its time folder under each of ``folders`` (hard
+    links), on both sides."""
+    case = generate_case(base / "case", n_ops=40)
+    roots = {}
+    for side, leaf in (("on", case.on_dump), ("off", case.off_dump)):
+        time = leaf.parents[3]
+        for folder in folders:
+            shutil.copytree(time, base / side / folder / time.name, copy_function=os.link)
+        roots[side] = base / side
+    return _arguments(roots, case)
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory) -> dict:
     """A generated case dumped on two servers, each with a device 0: ranks `node0/0` and
     `node1/0` (each a copy of the case's time folder under `node0/`, `node1/`)."""
-    base = tmp_path_factory.mktemp("servers")
-    case = generate_case(base / "case", n_ops=40)
-    roots = {}
-    for side, leaf in (("on", case.on_dump), ("off", case.off_dump)):
-        time = leaf.parents[3]
-        root = base / side
-        for node in ("node0", "node1"):
-            shutil.copytree(time, root / node / time.name, copy_function=os.link)
-        roots[side] = root
-    return {
-        "onDump": str(roots["on"]),
-        "offDump": str(roots["off"]),
-        "onGraph": str(case.on_graph),
-        "offGraph": str(case.off_graph),
-    }
+    return _time_folder_under(tmp_path_factory.mktemp("servers"), ("node0", "node1"))
 
 
 @pytest.fixture(scope="module")
 def steps(tmp_path_factory) -> dict:
     """A generated case laid out as MindSpore's Ascend O2 dump, `{step}/{time}/{device}/...`,
     with steps 0 and 1 on both sides (each a copy of the case's time folder)."""
-    base = tmp_path_factory.mktemp("steps")
-    case = generate_case(base / "case", n_ops=40)
-    roots = {}
-    for side, leaf in (("on", case.on_dump), ("off", case.off_dump)):
-        time = leaf.parents[3]
-        root = base / side
-        for step in ("0", "1"):
-            shutil.copytree(time, root / step / time.name, copy_function=os.link)
-        roots[side] = root
-    return {
-        "onDump": str(roots["on"]),
-        "offDump": str(roots["off"]),
-        "onGraph": str(case.on_graph),
-        "offGraph": str(case.off_graph),
-    }
+    return _time_folder_under(tmp_path_factory.mktemp("steps"), ("0", "1"))
 
 
 async def _session(tmp_path: Path, settings: dict | None = None, picks: bool = False):
@@ -164,6 +154,11 @@ async def test_the_settings_name_them_and_rank_all_is_refused(tmp_path, ranks) -
         await client.shutdown_session()
 
 
+def _compared(out: Path) -> dict:
+    """The dump folders and graphs the comparison into ``out`` used (its summary.json)."""
+    return json.loads((out / "summary.json").read_text(encoding="utf-8"))["inputs"]
+
+
 async def test_the_ranks_offered_are_the_ranks_taken(tmp_path, servers) -> None:
     """A reread: the pick offered `node0/0` and `node1/0` (two servers' device 0, as `--rank`
     names them), and the editor refused the one picked: "rank must be a device id"."""
@@ -176,7 +171,7 @@ async def test_the_ranks_offered_are_the_ranks_taken(tmp_path, servers) -> None:
         picked = {"cfgUri": uri, **servers, "rank": "node0/0", "output": str(out)}
         result = await _compare(client, picked)
         assert "verdict" in result, result
-        inputs = json.loads((out / "summary.json").read_text(encoding="utf-8"))["inputs"]
+        inputs = _compared(out)
         assert "/node0/" in inputs["on_dump"] and "/node0/" in inputs["off_dump"], inputs
     finally:
         await client.shutdown_session()
@@ -195,7 +190,7 @@ async def test_several_steps_are_offered_and_one_is_compared(tmp_path, steps) ->
         out = tmp_path / "out"
         result = await _compare(client, {"cfgUri": uri, **steps, "step": "1", "output": str(out)})
         assert "verdict" in result, result
-        inputs = json.loads((out / "summary.json").read_text(encoding="utf-8"))["inputs"]
+        inputs = _compared(out)
         assert "/1/" in inputs["on_dump"] and "/1/" in inputs["off_dump"], inputs
     finally:
         await client.shutdown_session()
@@ -205,7 +200,7 @@ async def test_several_steps_are_offered_and_one_is_compared(tmp_path, steps) ->
     try:
         result = await _compare(client, {"cfgUri": uri})
         assert "verdict" in result, result
-        inputs = json.loads((tmp_path / "set" / "summary.json").read_text(encoding="utf-8"))
-        assert "/0/" in inputs["inputs"]["on_dump"], inputs
+        inputs = _compared(tmp_path / "set")
+        assert "/0/" in inputs["on_dump"], inputs
     finally:
         await client.shutdown_session()
