@@ -20,7 +20,7 @@ if str(E2E) not in sys.path:
 
 from e2e_support import Session, start  # noqa: E402
 from fusion_switch.workflow.results import save_results  # noqa: E402
-from workflow_support import Editor, execute, fs, open_path, write_cfg  # noqa: E402
+from workflow_support import Editor, case_paths, execute, fs, open_path, write_cfg  # noqa: E402
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "fusion_switch", "serve"])
 STATUS = "fusionSwitch/status"
@@ -28,6 +28,7 @@ STATUS = "fusionSwitch/status"
 __all__ = [
     "STATUS",
     "Editor",
+    "case_paths",
     "execute",
     "fs",
     "open_path",

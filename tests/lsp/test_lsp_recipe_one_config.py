@@ -13,7 +13,7 @@ import pytest
 from fusion_switch.synth.generator import generate_case
 from fusion_switch.workflow.results import load_results, save_results
 from fusion_switch.workflow.state_dir import state_file
-from recipe_stdio import execute, open_path, recipe_fixtures, write_cfg
+from recipe_stdio import case_paths, execute, open_path, recipe_fixtures, write_cfg
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 recipe_client, session = recipe_fixtures()
@@ -51,10 +51,7 @@ async def test_one_cfg_s_comparison_is_never_another_s(session, case, tmp_path):
         session,
         "fusionSwitch.compare",
         cfgUri=ua,
-        onDump=str(case.on_dump),
-        offDump=str(case.off_dump),
-        onGraph=str(case.on_graph),
-        offGraph=str(case.off_graph),
+        **case_paths(case),
     )
     assert [s["rule"] for s in answer["suspects"]] == [RULE], answer
     assert _suspects(await session.next_diagnostics(ua, mark_a))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fusion_switch.synth.generator import generate_case
 from fusion_switch.workflow.results import load_results
-from recipe_stdio import execute, open_path, recipe_fixtures, write_cfg
+from recipe_stdio import case_paths, execute, open_path, recipe_fixtures, write_cfg
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 recipe_client, session = recipe_fixtures()
@@ -55,9 +55,7 @@ async def test_a_statistics_run_after_a_tensor_run_never_shows_the_old_verdict(
         session,
         "fusionSwitch.compare",
         cfgUri=uri,
-        onDump=str(case.on_dump),
-        offDump=str(case.off_dump),
-        **_graphs(case),
+        **case_paths(case),
     )
     assert first["suspects"], first  # the tensor run blames the injected rule
     out = path.parent / ".fusion-switch" / "fusion_switch.cfg.compare"
