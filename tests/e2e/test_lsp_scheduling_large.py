@@ -160,17 +160,20 @@ def completion(session: Session, uri: str, at: types.Position, msg_id: str) -> a
     return request(session, types.TEXT_DOCUMENT_COMPLETION, params, msg_id)
 
 
-async def typed_and_asked(session: Session, uri: str, letters: str, ids: str, after_second):
+async def typed_and_asked(
+    session: Session, uri: str, letters: str, ids: str, after: int, then
+) -> tuple[list[str], list]:
     """``letters`` typed one at a time into ``TEXT`` at ``KEY``, a completion asked after each
-    (ids ``ids`` + its number), ``after_second`` awaited after the second: (texts, answers)."""
+    (ids ``ids`` + its number), ``then`` awaited after letter number ``after`` (0: the first):
+    (texts, answers)."""
     text, texts, answers = TEXT, [], []
     for count, char in enumerate(letters):
         change, text = typed(text, KEY + count, char)
         session.change(uri, [change], text)
         texts.append(text)
         answers.append(completion(session, uri, position(text, KEY + count + 1), f"{ids}{count}"))
-        if count == 1:
-            await after_second()
+        if count == after:
+            await then()
     return texts, answers
 
 
@@ -277,7 +280,7 @@ async def test_a_cancelled_request_leaves_its_work_unstarted(session: Session) -
     async def cancel_it():  # the second request is cancelled by the client (as VS Code does)
         session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="c1"))
 
-    texts, answers = await typed_and_asked(session, uri, "Qqq", "c", after_second=cancel_it)
+    texts, answers = await typed_and_asked(session, uri, "Qqq", "c", after=1, then=cancel_it)
     await session.barrier()
     assert len(calls("analyse")) == analysed + 1
     gates(analyses=True, parses=True)
@@ -323,11 +326,14 @@ async def test_requests_waiting_for_parses_get_the_newest_text_first(session: Se
     uri = session.open("scheduling/newest-first/fusion_switch.cfg", TEXT)
     await until(lambda: len(calls("analyse")) > analysed)
 
-    async def its_parse_started():  # the first request's text is superseded: its parse
-        await until(lambda: len(calls("parse")) > parsed)  # starts, held
+    async def its_parse_started():  # the first request's parse starts, held
+        await until(lambda: len(calls("parse")) > parsed)
 
+    # waited for after the first letter, before the second is sent: waited for after the
+    # second (as before), the server had sometimes read both edits before any parse began,
+    # and rightly started the newest first (CI, with the suite spread over two workers)
     texts, answers = await typed_and_asked(
-        session, uri, "Newest", "n", after_second=its_parse_started
+        session, uri, "Newest", "n", after=0, then=its_parse_started
     )
     await session.barrier()
     gates(analyses=False, parses=True)
